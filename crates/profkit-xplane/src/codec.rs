@@ -1,0 +1,113 @@
+//! Whole-message reading and writing of XSpace, with a size limit.
+
+use std::io::{Read, Write};
+use std::path::Path;
+
+use bytes::Bytes;
+use prost::Message;
+
+use crate::error::{Error, Result};
+use crate::proto::{XPlane, XSpace};
+use crate::wire::{self, Msg};
+
+/// The default limit on an encoded XSpace read whole: 2 GiB, the largest message protobuf's own
+/// parsers accept. Use [`crate::XSpaceReader`] for larger files.
+pub const DEFAULT_MAX_SIZE: u64 = 2 << 30;
+
+/// Settings for reading an XSpace.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct ReadOptions {
+    /// The largest encoded message accepted, in bytes. For the streaming reader this bounds each
+    /// plane (and each string of the space); for whole reads the whole input.
+    pub max_size: u64,
+}
+
+impl Default for ReadOptions {
+    fn default() -> Self {
+        ReadOptions {
+            max_size: DEFAULT_MAX_SIZE,
+        }
+    }
+}
+
+impl ReadOptions {
+    /// Options with the given size limit.
+    pub fn with_max_size(max_size: u64) -> Self {
+        ReadOptions { max_size }
+    }
+}
+
+/// Decodes an XSpace from bytes. Byte fields share `bytes`' buffer rather than copying it.
+pub fn decode(bytes: impl Into<Bytes>) -> Result<XSpace> {
+    decode_with(bytes, ReadOptions::default())
+}
+
+/// Decodes an XSpace from bytes with the given options.
+pub fn decode_with(bytes: impl Into<Bytes>, options: ReadOptions) -> Result<XSpace> {
+    let bytes = bytes.into();
+    check_size("XSpace", 0, bytes.len() as u64, options.max_size)?;
+    XSpace::decode(bytes.clone()).map_err(|e| wire::explain(Msg::Space, &bytes, 0, "XSpace", &e))
+}
+
+/// Decodes a single XPlane (one element of `XSpace.planes`) from bytes.
+pub fn decode_plane(bytes: impl Into<Bytes>) -> Result<XPlane> {
+    let bytes = bytes.into();
+    XPlane::decode(bytes.clone()).map_err(|e| wire::explain(Msg::Plane, &bytes, 0, "XPlane", &e))
+}
+
+/// Reads everything from `reader` (at most `options.max_size` bytes) and decodes it.
+pub fn read(reader: impl Read, options: ReadOptions) -> Result<XSpace> {
+    let buf = read_limited(reader, options.max_size, "XSpace")?;
+    decode_with(buf, options)
+}
+
+/// Reads and decodes an XSpace file. Errors name the file.
+pub fn read_file(path: impl AsRef<Path>, options: ReadOptions) -> Result<XSpace> {
+    let path = path.as_ref();
+    let inner = || -> Result<XSpace> {
+        let file = std::fs::File::open(path)?;
+        let len = file.metadata()?.len();
+        check_size("XSpace", 0, len, options.max_size)?;
+        read(file, options)
+    };
+    inner().map_err(|e| e.in_file(path))
+}
+
+/// Encodes an XSpace to bytes.
+pub fn encode(space: &XSpace) -> Vec<u8> {
+    space.encode_to_vec()
+}
+
+/// Encodes an XSpace to `writer`.
+pub fn write(space: &XSpace, mut writer: impl Write) -> Result<()> {
+    writer.write_all(&space.encode_to_vec())?;
+    writer.flush()?;
+    Ok(())
+}
+
+/// Encodes an XSpace into a file, replacing it.
+pub fn write_file(space: &XSpace, path: impl AsRef<Path>) -> Result<()> {
+    let path = path.as_ref();
+    std::fs::write(path, space.encode_to_vec()).map_err(|e| Error::from(e).in_file(path))
+}
+
+pub(crate) fn check_size(what: &str, offset: u64, size: u64, limit: u64) -> Result<()> {
+    if size > limit {
+        return Err(Error::TooLarge {
+            what: what.to_owned(),
+            offset,
+            size,
+            limit,
+        });
+    }
+    Ok(())
+}
+
+/// Reads all of `reader` into memory, refusing more than `limit` bytes. The buffer grows with
+/// what actually arrives, never with a declared size.
+fn read_limited(reader: impl Read, limit: u64, what: &str) -> Result<Vec<u8>> {
+    let mut buf = Vec::new();
+    reader.take(limit.saturating_add(1)).read_to_end(&mut buf)?;
+    check_size(what, 0, buf.len() as u64, limit)?;
+    Ok(buf)
+}

@@ -1,0 +1,153 @@
+//! A short description of an XSpace: what `profkit inspect` prints.
+
+use std::collections::HashMap;
+
+use serde::Serialize;
+
+use crate::proto::{XPlane, XSpace};
+use crate::visitor::PlaneVisitor;
+
+/// How many event names [`Summary`] lists per plane.
+pub const TOP_EVENT_NAMES: usize = 10;
+
+/// Counts, time span and busiest event names of a space.
+#[derive(Clone, Debug, Default, PartialEq, Serialize)]
+pub struct Summary {
+    /// Hostnames recorded in the space.
+    pub hostnames: Vec<String>,
+    /// Number of errors recorded in the space.
+    pub errors: usize,
+    /// Number of warnings recorded in the space.
+    pub warnings: usize,
+    /// Planes, in file order.
+    pub planes: Vec<PlaneSummary>,
+    /// Total lines over all planes.
+    pub total_lines: usize,
+    /// Total events over all planes.
+    pub total_events: usize,
+}
+
+/// One plane of a [`Summary`].
+#[derive(Clone, Debug, Default, PartialEq, Serialize)]
+pub struct PlaneSummary {
+    /// Plane id.
+    pub id: i64,
+    /// Plane name.
+    pub name: String,
+    /// Number of lines.
+    pub lines: usize,
+    /// Number of events.
+    pub events: usize,
+    /// Number of event metadata entries.
+    pub event_metadata: usize,
+    /// Number of stat metadata entries.
+    pub stat_metadata: usize,
+    /// Number of plane stats.
+    pub stats: usize,
+    /// Earliest start of a timed event, in picoseconds (absent without timed events).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub start_ps: Option<i128>,
+    /// Latest end of a timed event, in picoseconds.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub end_ps: Option<i128>,
+    /// The event names with the largest total duration, largest first (ties by name).
+    pub top_events: Vec<EventNameSummary>,
+}
+
+/// Occurrences and total time of events sharing a (display) name.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize)]
+pub struct EventNameSummary {
+    /// The event's display name.
+    pub name: String,
+    /// Number of occurrences (an aggregated event counts its `num_occurrences`).
+    pub count: u64,
+    /// Sum of durations in picoseconds.
+    pub total_duration_ps: i128,
+}
+
+impl Summary {
+    /// Summarises `space`.
+    pub fn of(space: &XSpace) -> Summary {
+        let mut summary = Summary {
+            hostnames: space.hostnames.clone(),
+            errors: space.errors.len(),
+            warnings: space.warnings.len(),
+            ..Default::default()
+        };
+        for plane in &space.planes {
+            summary.add_plane(plane);
+        }
+        summary
+    }
+
+    /// Adds one plane (so a streamed space can be summarised plane by plane).
+    pub fn add_plane(&mut self, plane: &XPlane) {
+        let p = PlaneSummary::of(plane);
+        self.total_lines += p.lines;
+        self.total_events += p.events;
+        self.planes.push(p);
+    }
+
+    /// Earliest start over all planes, in picoseconds.
+    pub fn start_ps(&self) -> Option<i128> {
+        self.planes.iter().filter_map(|p| p.start_ps).min()
+    }
+
+    /// Latest end over all planes, in picoseconds.
+    pub fn end_ps(&self) -> Option<i128> {
+        self.planes.iter().filter_map(|p| p.end_ps).max()
+    }
+}
+
+impl PlaneSummary {
+    /// Summarises one plane.
+    pub fn of(plane: &XPlane) -> PlaneSummary {
+        let visitor = PlaneVisitor::new(plane);
+        let mut by_name: HashMap<&str, (u64, i128)> = HashMap::new();
+        let mut events = 0;
+        let mut span: Option<(i128, i128)> = None;
+        for line in visitor.lines() {
+            for event in line.events() {
+                events += 1;
+                let count = match event.num_occurrences() {
+                    Some(n) => u64::try_from(n).unwrap_or(0),
+                    None => {
+                        let (start, end) = (event.timestamp_ps(), event.end_timestamp_ps());
+                        span = Some(span.map_or((start, end), |(s, e)| (s.min(start), e.max(end))));
+                        1
+                    }
+                };
+                let entry = by_name.entry(event.display_name()).or_default();
+                entry.0 += count;
+                entry.1 += i128::from(event.duration_ps());
+            }
+        }
+        let mut top: Vec<EventNameSummary> = by_name
+            .into_iter()
+            .map(|(name, (count, total))| EventNameSummary {
+                name: name.to_owned(),
+                count,
+                total_duration_ps: total,
+            })
+            .collect();
+        top.sort_by(|a, b| {
+            b.total_duration_ps
+                .cmp(&a.total_duration_ps)
+                .then(b.count.cmp(&a.count))
+                .then_with(|| a.name.cmp(&b.name))
+        });
+        top.truncate(TOP_EVENT_NAMES);
+        PlaneSummary {
+            id: plane.id,
+            name: plane.name.clone(),
+            lines: plane.lines.len(),
+            events,
+            event_metadata: plane.event_metadata.len(),
+            stat_metadata: plane.stat_metadata.len(),
+            stats: plane.stats.len(),
+            start_ps: span.map(|s| s.0),
+            end_ps: span.map(|s| s.1),
+            top_events: top,
+        }
+    }
+}

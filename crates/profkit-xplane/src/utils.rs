@@ -1,0 +1,298 @@
+//! Space and plane utilities with the semantics of TSL's `xplane_utils`.
+
+use crate::builder::{PlaneBuilder, StatValue};
+use crate::proto::{XLine, XPlane, XSpace, x_event};
+use crate::visitor::PlaneVisitor;
+
+/// The first plane named exactly `name`.
+pub fn find_plane_with_name<'a>(space: &'a XSpace, name: &str) -> Option<&'a XPlane> {
+    space.planes.iter().find(|p| p.name == name)
+}
+
+/// The first plane named exactly `name`, mutably.
+pub fn find_mut_plane_with_name<'a>(space: &'a mut XSpace, name: &str) -> Option<&'a mut XPlane> {
+    space.planes.iter_mut().find(|p| p.name == name)
+}
+
+/// The plane named `name`, appended (with id = its index, as TSL does) if missing.
+pub fn find_or_add_plane_with_name<'a>(space: &'a mut XSpace, name: &str) -> &'a mut XPlane {
+    let index = match space.planes.iter().position(|p| p.name == name) {
+        Some(index) => index,
+        None => {
+            let id = space.planes.len() as i64;
+            space.planes.push(XPlane {
+                id,
+                name: name.to_owned(),
+                ..Default::default()
+            });
+            space.planes.len() - 1
+        }
+    };
+    &mut space.planes[index]
+}
+
+/// Every plane whose name starts with `prefix`, in file order.
+pub fn find_planes_with_prefix<'a>(space: &'a XSpace, prefix: &str) -> Vec<&'a XPlane> {
+    space.planes.iter().filter(|p| p.name.starts_with(prefix)).collect()
+}
+
+/// Every plane whose name starts with `prefix`, mutably.
+pub fn find_mut_planes_with_prefix<'a>(space: &'a mut XSpace, prefix: &str) -> Vec<&'a mut XPlane> {
+    space
+        .planes
+        .iter_mut()
+        .filter(|p| p.name.starts_with(prefix))
+        .collect()
+}
+
+/// The first line of `plane` with `id`.
+pub fn find_line_with_id(plane: &XPlane, id: i64) -> Option<&XLine> {
+    plane.lines.iter().find(|l| l.id == id)
+}
+
+/// The first line of `plane` named `name`.
+pub fn find_line_with_name<'a>(plane: &'a XPlane, name: &str) -> Option<&'a XLine> {
+    plane.lines.iter().find(|l| l.name == name)
+}
+
+/// Removes planes without lines.
+pub fn remove_empty_planes(space: &mut XSpace) {
+    space.planes.retain(|p| !p.lines.is_empty());
+}
+
+/// Removes lines without events.
+pub fn remove_empty_lines(plane: &mut XPlane) {
+    plane.lines.retain(|l| !l.events.is_empty());
+}
+
+fn event_start(line: &XLine, event: &crate::XEvent) -> i128 {
+    i128::from(line.timestamp_ns) * 1000 + i128::from(event.offset_ps().unwrap_or(0))
+}
+
+/// Sorts the events of a line by start ascending, then duration descending, so that a parent
+/// comes before the children it contains. The sort is stable.
+pub fn sort_line_events(line: &mut XLine) {
+    line.events
+        .sort_by_key(|e| (e.offset_ps().unwrap_or(0), std::cmp::Reverse(e.duration_ps)));
+}
+
+/// Sorts the events of every line of `plane`.
+pub fn sort_plane(plane: &mut XPlane) {
+    plane.lines.iter_mut().for_each(sort_line_events);
+}
+
+/// Sorts the events of every line of every plane.
+pub fn sort_space(space: &mut XSpace) {
+    space.planes.iter_mut().for_each(sort_plane);
+}
+
+/// Sorts the lines of `plane` by id (TSL's line ordering for display).
+pub fn sort_lines_by_id(plane: &mut XPlane) {
+    plane.lines.sort_by_key(|l| l.id);
+}
+
+/// Makes line timestamps relative to `start_time_ns`: every line whose timestamp is at or after
+/// it has it subtracted (TSL's `NormalizeTimestamps`). Lines before it, such as the counter line
+/// at 0, are left as they are.
+pub fn normalize_timestamps(plane: &mut XPlane, start_time_ns: i64) {
+    for line in &mut plane.lines {
+        if line.timestamp_ns >= start_time_ns {
+            line.timestamp_ns -= start_time_ns;
+        }
+    }
+}
+
+/// [`normalize_timestamps`] on every plane.
+pub fn normalize_space_timestamps(space: &mut XSpace, start_time_ns: i64) {
+    for plane in &mut space.planes {
+        normalize_timestamps(plane, start_time_ns);
+    }
+}
+
+/// Makes session-relative line timestamps absolute again by adding `start_time_ns` to every line
+/// except the counter line (whose events carry absolute offsets from 0). The sum saturates rather
+/// than wrapping.
+pub fn denormalize_timestamps(plane: &mut XPlane, start_time_ns: i64) {
+    for line in &mut plane.lines {
+        if line.id != crate::constants::COUNTERS_LINE_ID {
+            line.timestamp_ns = line.timestamp_ns.saturating_add(start_time_ns);
+        }
+    }
+}
+
+/// [`denormalize_timestamps`] on every plane.
+pub fn denormalize_space_timestamps(space: &mut XSpace, start_time_ns: i64) {
+    for plane in &mut space.planes {
+        denormalize_timestamps(plane, start_time_ns);
+    }
+}
+
+/// The earliest start and latest end, in picoseconds, of all timed (non-aggregated) events of
+/// `plane`; `None` for a plane without such events.
+pub fn plane_time_span_ps(plane: &XPlane) -> Option<(i128, i128)> {
+    let mut span: Option<(i128, i128)> = None;
+    for line in &plane.lines {
+        for event in &line.events {
+            if event.num_occurrences().is_some() {
+                continue;
+            }
+            let start = event_start(line, event);
+            let end = start + i128::from(event.duration_ps);
+            span = Some(match span {
+                None => (start, end),
+                Some((s, e)) => (s.min(start), e.max(end)),
+            });
+        }
+    }
+    span
+}
+
+/// Merges `src` into `dst` as TSL's `MergePlanes` does:
+/// - plane stats are copied by stat name, replacing a stat of the same name;
+/// - each source line goes to the destination line with the same id; an empty destination line
+///   takes the source line's timestamp and names, otherwise both are rebased to the earlier
+///   timestamp and the destination keeps its names where set;
+/// - event and stat metadata are re-interned by name (ref values too), so ids never clash.
+///
+/// Empty destination lines are removed first, as TSL does.
+pub fn merge_planes(src: &XPlane, dst: &mut XPlane) {
+    remove_empty_lines(dst);
+    let src_visitor = PlaneVisitor::new(src);
+    let mut builder = PlaneBuilder::new(dst);
+
+    for stat in src_visitor.stats() {
+        if let Some(value) = stat.value() {
+            builder.set_or_add_stat(stat.name(), value.to_owned_value());
+        }
+    }
+
+    // Event metadata by source id -> destination id, copied once.
+    let mut metadata_ids = std::collections::HashMap::new();
+    for line in src_visitor.lines() {
+        for event in line.events() {
+            if metadata_ids.contains_key(&event.metadata_id()) {
+                continue;
+            }
+            let dst_id = copy_event_metadata(&src_visitor, event.metadata_id(), &mut builder);
+            metadata_ids.insert(event.metadata_id(), dst_id);
+        }
+    }
+
+    for line in src_visitor.lines() {
+        let mut dst_line = builder.line(line.id());
+        let mut time_offset_ps: i128 = 0;
+        if dst_line.num_events() == 0 {
+            dst_line
+                .set_timestamp_ns(line.timestamp_ns())
+                .set_name(line.name());
+            if dst_line.line().display_name.is_empty() {
+                dst_line.set_display_name(line.raw().display_name.clone());
+            }
+        } else {
+            if line.timestamp_ns() <= dst_line.line().timestamp_ns {
+                dst_line.set_timestamp_ns_and_adjust_event_offsets(line.timestamp_ns());
+            } else {
+                time_offset_ps =
+                    (i128::from(line.timestamp_ns()) - i128::from(dst_line.line().timestamp_ns)) * 1000;
+            }
+            if dst_line.line().name.is_empty() {
+                dst_line.set_name(line.name());
+            }
+        }
+        for event in line.events() {
+            let metadata_id = metadata_ids
+                .get(&event.metadata_id())
+                .copied()
+                .unwrap_or(event.metadata_id());
+            let mut dst_event = dst_line.add_event_with_metadata_id(metadata_id);
+            match event.num_occurrences() {
+                Some(count) => {
+                    dst_event.set_num_occurrences(count);
+                }
+                None => {
+                    let offset = i128::from(event.offset_ps()) + time_offset_ps;
+                    dst_event.set_offset_ps(i64::try_from(offset).unwrap_or(if offset < 0 {
+                        i64::MIN
+                    } else {
+                        i64::MAX
+                    }));
+                }
+            }
+            dst_event.set_duration_ps(event.duration_ps());
+            for stat in event.stats() {
+                if let Some(value) = stat.value() {
+                    dst_event.add_stat(stat.name(), value.to_owned_value());
+                }
+            }
+        }
+    }
+}
+
+/// Interns the source event metadata `src_id` into the destination by name and fills what the
+/// destination lacks (display name, metadata bytes, stats, children), as TSL's `CopyEventMetadata`.
+fn copy_event_metadata(src: &PlaneVisitor<'_>, src_id: i64, dst: &mut PlaneBuilder<'_>) -> i64 {
+    let Some(md) = src.event_metadata(src_id) else {
+        // A dangling id stays dangling (validation reports it) rather than gaining a name.
+        return src_id;
+    };
+    let dst_id = dst.event_metadata_id(md.name());
+    let children: Vec<i64> = md
+        .children()
+        .map(|child| dst.event_metadata_id(child.name()))
+        .collect();
+    let stats: Vec<(String, StatValue)> = md
+        .stats()
+        .filter_map(|s| s.value().map(|v| (s.name().to_owned(), v.to_owned_value())))
+        .collect();
+    if let Some(mut out) = dst.event_metadata(dst_id) {
+        let raw = md.raw();
+        let (has_display, has_bytes, has_stats, has_children) = {
+            let existing = out.metadata();
+            (
+                !existing.display_name.is_empty(),
+                !existing.metadata.is_empty(),
+                !existing.stats.is_empty(),
+                !existing.child_id.is_empty(),
+            )
+        };
+        if !has_display && !raw.display_name.is_empty() {
+            out.set_display_name(raw.display_name.clone());
+        }
+        if !has_bytes && !raw.metadata.is_empty() {
+            out.set_metadata(raw.metadata.clone());
+        }
+        if !has_stats {
+            for (name, value) in stats {
+                out.add_stat(&name, value);
+            }
+        }
+        if !has_children {
+            for child in children {
+                out.add_child(child);
+            }
+        }
+    }
+    dst_id
+}
+
+/// Merges several planes into one new plane with the given id and name.
+pub fn merge_all_planes<'a>(planes: impl IntoIterator<Item = &'a XPlane>, id: i64, name: &str) -> XPlane {
+    let mut out = XPlane {
+        id,
+        name: name.to_owned(),
+        ..Default::default()
+    };
+    for plane in planes {
+        merge_planes(plane, &mut out);
+    }
+    out
+}
+
+/// Whether any event of `plane` is aggregated.
+pub fn has_aggregated_events(plane: &XPlane) -> bool {
+    plane
+        .lines
+        .iter()
+        .flat_map(|l| &l.events)
+        .any(|e| matches!(e.data, Some(x_event::Data::NumOccurrences(_))))
+}

@@ -1,0 +1,229 @@
+//! Validation of a decoded XSpace: every problem, each with where it is.
+//!
+//! Decoding already guarantees a well-formed encoding; validation checks what the schema cannot
+//! say and what the real tools rely on: ids that resolve, map keys equal to their value's id,
+//! events that nest without partial overlap, times that fit TSL's `i64` picoseconds, and stats
+//! that hold a value.
+
+use std::fmt;
+
+use crate::proto::{XEvent, XLine, XPlane, XSpace, XStat, x_event, x_stat};
+
+/// What kind of problem was found.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, serde::Serialize)]
+#[serde(rename_all = "snake_case")]
+#[non_exhaustive]
+pub enum ProblemKind {
+    /// An event's `metadata_id` is not a key of the plane's `event_metadata`.
+    UnknownEventMetadata,
+    /// A stat's `metadata_id` is not a key of the plane's `stat_metadata`.
+    UnknownStatMetadata,
+    /// A `ref_value` is not a key of the plane's `stat_metadata`.
+    UnknownRefValue,
+    /// A `child_id` is not a key of the plane's `event_metadata`.
+    UnknownChild,
+    /// A metadata map key differs from the `id` inside its value.
+    MapKeyMismatch,
+    /// Two events on a line overlap without one containing the other.
+    PartialOverlap,
+    /// An absolute time in picoseconds does not fit in `i64`.
+    TimestampOverflow,
+    /// A duration is negative.
+    NegativeDuration,
+    /// An aggregated event's occurrence count is negative.
+    NegativeOccurrences,
+    /// A stat has no value set.
+    UnsetStatValue,
+}
+
+/// One problem and where it is.
+#[derive(Clone, Debug, PartialEq, Eq, serde::Serialize)]
+pub struct Problem {
+    /// Path of the offending element, for example `planes[0].lines[2].events[7]`.
+    pub path: String,
+    /// What kind of problem it is.
+    pub kind: ProblemKind,
+    /// A sentence for people.
+    pub message: String,
+}
+
+impl fmt::Display for Problem {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}: {}", self.path, self.message)
+    }
+}
+
+/// Checks `space` and returns every problem found, in file order (empty when valid).
+pub fn validate(space: &XSpace) -> Vec<Problem> {
+    let mut problems = Vec::new();
+    for (index, plane) in space.planes.iter().enumerate() {
+        validate_plane_into(plane, &format!("planes[{index}]"), &mut problems);
+    }
+    problems
+}
+
+/// Checks one plane; paths start with `path` (for example `planes[3]`).
+pub fn validate_plane(plane: &XPlane, path: &str) -> Vec<Problem> {
+    let mut problems = Vec::new();
+    validate_plane_into(plane, path, &mut problems);
+    problems
+}
+
+struct Checker<'a> {
+    plane: &'a XPlane,
+    problems: &'a mut Vec<Problem>,
+}
+
+impl Checker<'_> {
+    fn report(&mut self, path: String, kind: ProblemKind, message: String) {
+        self.problems.push(Problem { path, kind, message });
+    }
+
+    fn stats(&mut self, stats: &[XStat], path: &str) {
+        for (index, stat) in stats.iter().enumerate() {
+            let path = format!("{path}.stats[{index}]");
+            if !self.plane.stat_metadata.contains_key(&stat.metadata_id) {
+                self.report(
+                    path.clone(),
+                    ProblemKind::UnknownStatMetadata,
+                    format!("stat metadata id {} resolves to nothing", stat.metadata_id),
+                );
+            }
+            match &stat.value {
+                None => self.report(path, ProblemKind::UnsetStatValue, "stat has no value set".into()),
+                Some(x_stat::Value::RefValue(id)) => {
+                    let resolves = i64::try_from(*id).is_ok_and(|id| self.plane.stat_metadata.contains_key(&id));
+                    if !resolves {
+                        self.report(
+                            path,
+                            ProblemKind::UnknownRefValue,
+                            format!("ref_value {id} resolves to no stat metadata"),
+                        );
+                    }
+                }
+                Some(_) => {}
+            }
+        }
+    }
+
+    fn line(&mut self, line: &XLine, path: &str) {
+        let base_ps = i128::from(line.timestamp_ns) * 1000;
+        // Timed events as (start, end, index), for the overlap check.
+        let mut spans: Vec<(i128, i128, usize)> = Vec::with_capacity(line.events.len());
+        for (index, event) in line.events.iter().enumerate() {
+            let path = format!("{path}.events[{index}]");
+            self.event(event, &path);
+            let offset = match event.data {
+                Some(x_event::Data::NumOccurrences(_)) => continue,
+                Some(x_event::Data::OffsetPs(v)) => v,
+                None => 0,
+            };
+            let start = base_ps + i128::from(offset);
+            let end = start + i128::from(event.duration_ps);
+            if i64::try_from(start).is_err() || i64::try_from(end).is_err() {
+                self.report(
+                    path,
+                    ProblemKind::TimestampOverflow,
+                    format!(
+                        "absolute time {start}..{end} ps (line timestamp_ns {} * 1000 + offset_ps {offset}) \
+                         does not fit in a signed 64-bit picosecond count; make line timestamps session-relative",
+                        line.timestamp_ns
+                    ),
+                );
+            }
+            if event.duration_ps >= 0 {
+                spans.push((start, end, index));
+            }
+        }
+        self.overlaps(&mut spans, path);
+    }
+
+    fn event(&mut self, event: &XEvent, path: &str) {
+        if !self.plane.event_metadata.contains_key(&event.metadata_id) {
+            self.report(
+                path.to_owned(),
+                ProblemKind::UnknownEventMetadata,
+                format!("event metadata id {} resolves to nothing", event.metadata_id),
+            );
+        }
+        if event.duration_ps < 0 {
+            self.report(
+                path.to_owned(),
+                ProblemKind::NegativeDuration,
+                format!("duration_ps is negative ({})", event.duration_ps),
+            );
+        }
+        if let Some(x_event::Data::NumOccurrences(n)) = event.data {
+            if n < 0 {
+                self.report(
+                    path.to_owned(),
+                    ProblemKind::NegativeOccurrences,
+                    format!("num_occurrences is negative ({n})"),
+                );
+            }
+        }
+        self.stats(&event.stats, path);
+    }
+
+    /// Events may nest but not partially overlap: with events sorted by start (longest first on
+    /// ties), each must end within every still-open event it starts inside.
+    fn overlaps(&mut self, spans: &mut [(i128, i128, usize)], path: &str) {
+        spans.sort_by_key(|&(start, end, index)| (start, std::cmp::Reverse(end), index));
+        let mut open: Vec<(i128, i128, usize)> = Vec::new();
+        for &(start, end, index) in spans.iter() {
+            while open.last().is_some_and(|&(_, top_end, _)| top_end <= start) {
+                open.pop();
+            }
+            if let Some(&(top_start, top_end, top_index)) = open.last() {
+                if end > top_end {
+                    self.report(
+                        format!("{path}.events[{index}]"),
+                        ProblemKind::PartialOverlap,
+                        format!(
+                            "event {start}..{end} ps partially overlaps events[{top_index}] {top_start}..{top_end} ps"
+                        ),
+                    );
+                    continue;
+                }
+            }
+            open.push((start, end, index));
+        }
+    }
+}
+
+fn validate_plane_into(plane: &XPlane, path: &str, problems: &mut Vec<Problem>) {
+    let mut checker = Checker { plane, problems };
+    checker.stats(&plane.stats, path);
+    for (key, md) in &plane.event_metadata {
+        let md_path = format!("{path}.event_metadata[{key}]");
+        if *key != md.id {
+            checker.report(
+                md_path.clone(),
+                ProblemKind::MapKeyMismatch,
+                format!("map key {key} differs from the metadata's id {}", md.id),
+            );
+        }
+        checker.stats(&md.stats, &md_path);
+        for (index, child) in md.child_id.iter().enumerate() {
+            if !plane.event_metadata.contains_key(child) {
+                checker.report(
+                    format!("{md_path}.child_id[{index}]"),
+                    ProblemKind::UnknownChild,
+                    format!("child event metadata id {child} resolves to nothing"),
+                );
+            }
+        }
+    }
+    for (key, md) in &plane.stat_metadata {
+        if *key != md.id {
+            checker.report(
+                format!("{path}.stat_metadata[{key}]"),
+                ProblemKind::MapKeyMismatch,
+                format!("map key {key} differs from the metadata's id {}", md.id),
+            );
+        }
+    }
+    for (index, line) in plane.lines.iter().enumerate() {
+        checker.line(line, &format!("{path}.lines[{index}]"));
+    }
+}

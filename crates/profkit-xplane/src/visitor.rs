@@ -1,0 +1,442 @@
+//! Read-only views of a plane with metadata resolved, in the spirit of TSL's `XPlaneVisitor`.
+//!
+//! Times are returned as `i128` picoseconds: `timestamp_ns * 1000 + offset_ps` does not fit in
+//! `i64` for epoch timestamps, and a wide type makes the arithmetic exact for every input
+//! ([`crate::validate`] reports the files whose times overflow TSL's `i64`).
+
+use std::collections::HashMap;
+use std::fmt;
+
+use crate::proto::{XEvent, XEventMetadata, XLine, XPlane, XStat, XStatMetadata, x_stat};
+
+/// A plane with name indexes for its stat metadata.
+pub struct PlaneVisitor<'a> {
+    plane: &'a XPlane,
+    stat_ids: HashMap<&'a str, i64>,
+}
+
+impl<'a> PlaneVisitor<'a> {
+    /// Visits `plane`.
+    pub fn new(plane: &'a XPlane) -> Self {
+        let mut stat_ids = HashMap::with_capacity(plane.stat_metadata.len());
+        for (id, md) in &plane.stat_metadata {
+            stat_ids.entry(md.name.as_str()).or_insert(*id);
+        }
+        PlaneVisitor { plane, stat_ids }
+    }
+
+    /// The plane itself.
+    pub fn raw(&self) -> &'a XPlane {
+        self.plane
+    }
+
+    /// The plane's id.
+    pub fn id(&self) -> i64 {
+        self.plane.id
+    }
+
+    /// The plane's name.
+    pub fn name(&self) -> &'a str {
+        &self.plane.name
+    }
+
+    /// The lines, in file order.
+    pub fn lines(&self) -> impl ExactSizeIterator<Item = LineVisitor<'_>> + '_ {
+        self.plane.lines.iter().map(move |line| LineVisitor { plane: self, line })
+    }
+
+    /// The plane's stats.
+    pub fn stats(&self) -> impl ExactSizeIterator<Item = StatVisitor<'_>> + '_ {
+        self.plane.stats.iter().map(move |stat| self.stat_visitor(stat))
+    }
+
+    /// The plane stat named `name`.
+    pub fn stat(&self, name: &str) -> Option<StatVisitor<'_>> {
+        let id = self.stat_metadata_id(name)?;
+        self.plane
+            .stats
+            .iter()
+            .find(|s| s.metadata_id == id)
+            .map(|s| self.stat_visitor(s))
+    }
+
+    /// The event metadata with `id`.
+    pub fn event_metadata(&self, id: i64) -> Option<EventMetadataVisitor<'_>> {
+        self.plane
+            .event_metadata
+            .get(&id)
+            .map(|metadata| EventMetadataVisitor { plane: self, metadata })
+    }
+
+    /// Every event metadata, by id.
+    pub fn event_metadata_iter(&self) -> impl Iterator<Item = EventMetadataVisitor<'_>> + '_ {
+        self.plane
+            .event_metadata
+            .values()
+            .map(move |metadata| EventMetadataVisitor { plane: self, metadata })
+    }
+
+    /// The stat metadata with `id`.
+    pub fn stat_metadata(&self, id: i64) -> Option<&'a XStatMetadata> {
+        self.plane.stat_metadata.get(&id)
+    }
+
+    /// The id of the stat metadata named `name` (the first, if several share it).
+    pub fn stat_metadata_id(&self, name: &str) -> Option<i64> {
+        self.stat_ids.get(name).copied()
+    }
+
+    fn stat_visitor<'v>(&'v self, stat: &'v XStat) -> StatVisitor<'v> {
+        StatVisitor {
+            plane: self,
+            stat,
+            metadata: self.plane.stat_metadata.get(&stat.metadata_id),
+        }
+    }
+}
+
+/// A line of a plane.
+#[derive(Clone, Copy)]
+pub struct LineVisitor<'v> {
+    plane: &'v PlaneVisitor<'v>,
+    line: &'v XLine,
+}
+
+impl<'v> LineVisitor<'v> {
+    /// The line itself.
+    pub fn raw(&self) -> &'v XLine {
+        self.line
+    }
+
+    /// The line's id.
+    pub fn id(&self) -> i64 {
+        self.line.id
+    }
+
+    /// `display_id` when non-zero, else `id`.
+    pub fn display_id(&self) -> i64 {
+        if self.line.display_id != 0 {
+            self.line.display_id
+        } else {
+            self.line.id
+        }
+    }
+
+    /// The line's name.
+    pub fn name(&self) -> &'v str {
+        &self.line.name
+    }
+
+    /// `display_name` when set, else `name`.
+    pub fn display_name(&self) -> &'v str {
+        if self.line.display_name.is_empty() {
+            &self.line.name
+        } else {
+            &self.line.display_name
+        }
+    }
+
+    /// The line's start in nanoseconds.
+    pub fn timestamp_ns(&self) -> i64 {
+        self.line.timestamp_ns
+    }
+
+    /// The profiled interval of the line, in picoseconds.
+    pub fn duration_ps(&self) -> i64 {
+        self.line.duration_ps
+    }
+
+    /// The events, in file order.
+    pub fn events(&self) -> impl ExactSizeIterator<Item = EventVisitor<'v>> + 'v {
+        let plane = self.plane;
+        let line = self.line;
+        line.events.iter().map(move |event| EventVisitor {
+            plane,
+            line,
+            event,
+            metadata: plane.plane.event_metadata.get(&event.metadata_id),
+        })
+    }
+}
+
+/// An event with its metadata resolved.
+#[derive(Clone, Copy)]
+pub struct EventVisitor<'v> {
+    plane: &'v PlaneVisitor<'v>,
+    line: &'v XLine,
+    event: &'v XEvent,
+    metadata: Option<&'v XEventMetadata>,
+}
+
+impl<'v> EventVisitor<'v> {
+    /// The event itself.
+    pub fn raw(&self) -> &'v XEvent {
+        self.event
+    }
+
+    /// The event's metadata id.
+    pub fn metadata_id(&self) -> i64 {
+        self.event.metadata_id
+    }
+
+    /// The event's metadata, if the id resolves.
+    pub fn metadata(&self) -> Option<EventMetadataVisitor<'v>> {
+        self.metadata.map(|metadata| EventMetadataVisitor {
+            plane: self.plane,
+            metadata,
+        })
+    }
+
+    /// The metadata's name; empty when the id resolves to nothing (as in TSL).
+    pub fn name(&self) -> &'v str {
+        self.metadata.map_or("", |m| m.name.as_str())
+    }
+
+    /// The metadata's display name when set, else its name.
+    pub fn display_name(&self) -> &'v str {
+        match self.metadata {
+            Some(m) if !m.display_name.is_empty() => &m.display_name,
+            _ => self.name(),
+        }
+    }
+
+    /// Whether this is an aggregated event (`num_occurrences` set, no offset).
+    pub fn is_aggregated(&self) -> bool {
+        self.event.num_occurrences().is_some()
+    }
+
+    /// The occurrence count of an aggregated event.
+    pub fn num_occurrences(&self) -> Option<i64> {
+        self.event.num_occurrences()
+    }
+
+    /// Offset from the line's start in picoseconds (0 for an aggregated event).
+    pub fn offset_ps(&self) -> i64 {
+        self.event.offset_ps().unwrap_or(0)
+    }
+
+    /// Duration in picoseconds.
+    pub fn duration_ps(&self) -> i64 {
+        self.event.duration_ps
+    }
+
+    /// Absolute start in picoseconds: `line.timestamp_ns * 1000 + offset_ps`.
+    pub fn timestamp_ps(&self) -> i128 {
+        i128::from(self.line.timestamp_ns) * 1000 + i128::from(self.offset_ps())
+    }
+
+    /// Absolute end in picoseconds: start plus duration.
+    pub fn end_timestamp_ps(&self) -> i128 {
+        self.timestamp_ps() + i128::from(self.event.duration_ps)
+    }
+
+    /// The event's own stats, in file order.
+    pub fn stats(&self) -> impl ExactSizeIterator<Item = StatVisitor<'v>> + 'v {
+        let plane = self.plane;
+        self.event.stats.iter().map(move |stat| plane.stat_visitor(stat))
+    }
+
+    /// The stats of the event's metadata, in file order.
+    pub fn metadata_stats(&self) -> impl Iterator<Item = StatVisitor<'v>> + 'v {
+        let plane = self.plane;
+        self.metadata
+            .into_iter()
+            .flat_map(|m| m.stats.iter())
+            .map(move |stat| plane.stat_visitor(stat))
+    }
+
+    /// Metadata stats then event stats: the order the trace viewer lists them in.
+    pub fn all_stats(&self) -> impl Iterator<Item = StatVisitor<'v>> + 'v {
+        self.metadata_stats().chain(self.stats())
+    }
+
+    /// The stat named `name`: the event's own first, then its metadata's.
+    pub fn stat(&self, name: &str) -> Option<StatVisitor<'v>> {
+        let id = self.plane.stat_metadata_id(name)?;
+        let plane = self.plane;
+        self.event
+            .stats
+            .iter()
+            .chain(self.metadata.into_iter().flat_map(|m| m.stats.iter()))
+            .find(|s| s.metadata_id == id)
+            .map(|s| plane.stat_visitor(s))
+    }
+}
+
+/// An event metadata with its stats resolved.
+#[derive(Clone, Copy)]
+pub struct EventMetadataVisitor<'v> {
+    plane: &'v PlaneVisitor<'v>,
+    metadata: &'v XEventMetadata,
+}
+
+impl<'v> EventMetadataVisitor<'v> {
+    /// The metadata itself.
+    pub fn raw(&self) -> &'v XEventMetadata {
+        self.metadata
+    }
+
+    /// Its id.
+    pub fn id(&self) -> i64 {
+        self.metadata.id
+    }
+
+    /// Its name.
+    pub fn name(&self) -> &'v str {
+        &self.metadata.name
+    }
+
+    /// Its display name when set, else its name.
+    pub fn display_name(&self) -> &'v str {
+        if self.metadata.display_name.is_empty() {
+            &self.metadata.name
+        } else {
+            &self.metadata.display_name
+        }
+    }
+
+    /// Its stats.
+    pub fn stats(&self) -> impl ExactSizeIterator<Item = StatVisitor<'v>> + 'v {
+        let plane = self.plane;
+        self.metadata.stats.iter().map(move |stat| plane.stat_visitor(stat))
+    }
+
+    /// The metadata of its children (ids that resolve to nothing are skipped).
+    pub fn children(&self) -> impl Iterator<Item = EventMetadataVisitor<'v>> + 'v {
+        let plane = self.plane;
+        self.metadata
+            .child_id
+            .iter()
+            .filter_map(move |id| plane.plane.event_metadata.get(id))
+            .map(move |metadata| EventMetadataVisitor { plane, metadata })
+    }
+}
+
+/// A stat with its name and value resolved.
+#[derive(Clone, Copy)]
+pub struct StatVisitor<'v> {
+    plane: &'v PlaneVisitor<'v>,
+    stat: &'v XStat,
+    metadata: Option<&'v XStatMetadata>,
+}
+
+impl<'v> StatVisitor<'v> {
+    /// The stat itself.
+    pub fn raw(&self) -> &'v XStat {
+        self.stat
+    }
+
+    /// Its metadata id.
+    pub fn metadata_id(&self) -> i64 {
+        self.stat.metadata_id
+    }
+
+    /// Its name; empty when the metadata id resolves to nothing.
+    pub fn name(&self) -> &'v str {
+        self.metadata.map_or("", |m| m.name.as_str())
+    }
+
+    /// Its metadata's description.
+    pub fn description(&self) -> &'v str {
+        self.metadata.map_or("", |m| m.description.as_str())
+    }
+
+    /// Its value, `None` when no value is set. A `ref_value` is resolved to the name of the stat
+    /// metadata it refers to (empty if that id resolves to nothing).
+    pub fn value(&self) -> Option<StatValueRef<'v>> {
+        Some(match self.stat.value.as_ref()? {
+            x_stat::Value::DoubleValue(v) => StatValueRef::Double(*v),
+            x_stat::Value::Uint64Value(v) => StatValueRef::Uint64(*v),
+            x_stat::Value::Int64Value(v) => StatValueRef::Int64(*v),
+            x_stat::Value::StrValue(v) => StatValueRef::Str(v),
+            x_stat::Value::BytesValue(v) => StatValueRef::Bytes(v),
+            x_stat::Value::RefValue(id) => StatValueRef::Ref(
+                i64::try_from(*id)
+                    .ok()
+                    .and_then(|id| self.plane.stat_metadata(id))
+                    .map_or("", |m| m.name.as_str()),
+            ),
+        })
+    }
+}
+
+/// A resolved stat value.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum StatValueRef<'a> {
+    /// `double_value`.
+    Double(f64),
+    /// `uint64_value`.
+    Uint64(u64),
+    /// `int64_value`.
+    Int64(i64),
+    /// `str_value`.
+    Str(&'a str),
+    /// `bytes_value`.
+    Bytes(&'a [u8]),
+    /// `ref_value`, resolved to the referenced stat metadata's name.
+    Ref(&'a str),
+}
+
+impl<'a> StatValueRef<'a> {
+    /// The value as a signed integer, for integer kinds that fit.
+    pub fn as_i64(&self) -> Option<i64> {
+        match *self {
+            StatValueRef::Int64(v) => Some(v),
+            StatValueRef::Uint64(v) => i64::try_from(v).ok(),
+            _ => None,
+        }
+    }
+
+    /// The value as an unsigned integer, for integer kinds that fit.
+    pub fn as_u64(&self) -> Option<u64> {
+        match *self {
+            StatValueRef::Uint64(v) => Some(v),
+            StatValueRef::Int64(v) => u64::try_from(v).ok(),
+            _ => None,
+        }
+    }
+
+    /// The value as a double, for numeric kinds.
+    pub fn as_f64(&self) -> Option<f64> {
+        match *self {
+            StatValueRef::Double(v) => Some(v),
+            StatValueRef::Uint64(v) => Some(v as f64),
+            StatValueRef::Int64(v) => Some(v as f64),
+            _ => None,
+        }
+    }
+
+    /// The value as a string, for `str_value` and (resolved) `ref_value`.
+    pub fn as_str(&self) -> Option<&'a str> {
+        match *self {
+            StatValueRef::Str(v) | StatValueRef::Ref(v) => Some(v),
+            _ => None,
+        }
+    }
+
+    /// An owned copy, ready for a builder (a ref stays a ref, to be re-interned).
+    pub fn to_owned_value(&self) -> crate::StatValue {
+        match *self {
+            StatValueRef::Double(v) => crate::StatValue::Double(v),
+            StatValueRef::Uint64(v) => crate::StatValue::Uint64(v),
+            StatValueRef::Int64(v) => crate::StatValue::Int64(v),
+            StatValueRef::Str(v) => crate::StatValue::Str(v.to_owned()),
+            StatValueRef::Bytes(v) => crate::StatValue::Bytes(bytes::Bytes::copy_from_slice(v)),
+            StatValueRef::Ref(v) => crate::StatValue::Ref(v.to_owned()),
+        }
+    }
+}
+
+/// Integers in decimal, doubles in Rust's shortest round-trip form, strings as they are, bytes as
+/// `<opaque bytes>` (the trace viewer's wording).
+impl fmt::Display for StatValueRef<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            StatValueRef::Double(v) => write!(f, "{v}"),
+            StatValueRef::Uint64(v) => write!(f, "{v}"),
+            StatValueRef::Int64(v) => write!(f, "{v}"),
+            StatValueRef::Str(v) | StatValueRef::Ref(v) => f.write_str(v),
+            StatValueRef::Bytes(_) => f.write_str("<opaque bytes>"),
+        }
+    }
+}
