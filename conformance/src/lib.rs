@@ -1,0 +1,1 @@
+//! Conformance case support.

@@ -1,0 +1,1 @@
+//! Fuzz target logic.
