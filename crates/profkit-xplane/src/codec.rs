@@ -111,3 +111,42 @@ fn read_limited(reader: impl Read, limit: u64, what: &str) -> Result<Vec<u8>> {
     check_size(what, 0, buf.len() as u64, limit)?;
     Ok(buf)
 }
+
+/// Whether `prefix` (the first bytes of a file, any length) looks like an encoded XSpace: every
+/// complete top-level field in it is one of XSpace's (planes, errors, warnings, hostnames) with the
+/// length-delimited wire type, and the first plane starts with a field of XPlane. An empty input is
+/// an empty XSpace. This is a quick content check for format detection, not a validation.
+pub fn looks_like_xspace(prefix: &[u8]) -> bool {
+    let mut pos = 0usize;
+    let mut fields = 0;
+    while pos < prefix.len() {
+        let Ok(tag) = wire::read_varint(prefix, &mut pos) else {
+            return fields > 0;
+        };
+        if !(1..=4).contains(&(tag >> 3)) || (tag & 7) as u8 != wire::LEN {
+            return false;
+        }
+        let Ok(len) = wire::read_varint(prefix, &mut pos) else {
+            return fields > 0;
+        };
+        if tag >> 3 == 1 && len > 0 {
+            // The plane's first field must be one of XPlane's, with its wire type.
+            let mut inner = pos;
+            if let Ok(first) = wire::read_varint(prefix, &mut inner) {
+                let ok = matches!(
+                    (first >> 3, (first & 7) as u8),
+                    (1, wire::VARINT) | (2..=6, wire::LEN)
+                );
+                if !ok {
+                    return false;
+                }
+            }
+        }
+        fields += 1;
+        match usize::try_from(len).ok().and_then(|l| pos.checked_add(l)) {
+            Some(next) => pos = next,
+            None => return false,
+        }
+    }
+    true
+}

@@ -50,7 +50,8 @@ mod wire;
 
 pub use builder::{EventBuilder, EventMetadataBuilder, LineBuilder, PlaneBuilder, StatValue};
 pub use codec::{
-    DEFAULT_MAX_SIZE, ReadOptions, decode, decode_plane, decode_with, encode, read, read_file, write,
+    DEFAULT_MAX_SIZE, ReadOptions, decode, decode_plane, decode_with, encode, looks_like_xspace, read,
+    read_file, write,
     write_file,
 };
 pub use error::{Error, Result};

@@ -1,0 +1,140 @@
+//! The `profkit` binary as a user runs it: outputs and exit codes.
+
+use std::path::PathBuf;
+use std::process::{Command, Output, Stdio};
+
+use profkit_xplane::{PlaneBuilder, XPlane, XSpace, encode};
+
+fn profkit(args: &[&str], stdin: Option<&[u8]>) -> Output {
+    let mut cmd = Command::new(env!("CARGO_BIN_EXE_profkit"));
+    cmd.args(args).stdin(Stdio::piped()).stdout(Stdio::piped()).stderr(Stdio::piped());
+    let mut child = cmd.spawn().unwrap();
+    {
+        use std::io::Write;
+        let mut pipe = child.stdin.take().unwrap();
+        if let Some(bytes) = stdin {
+            pipe.write_all(bytes).unwrap();
+        }
+    }
+    child.wait_with_output().unwrap()
+}
+
+fn text(bytes: &[u8]) -> String {
+    String::from_utf8_lossy(bytes).into_owned()
+}
+
+/// A small valid space: one host plane, two nested events with stats.
+fn sample_space() -> XSpace {
+    let mut plane = XPlane::default();
+    let mut b = PlaneBuilder::new(&mut plane);
+    b.set_name("/host:CPU");
+    let mut line = b.line(3);
+    line.set_name("main");
+    line.add_event("outer").set_offset_ps(0).set_duration_ps(10_000_000).add_stat("step_num", 1_i64);
+    line.add_event("inner").set_offset_ps(1_000_000).set_duration_ps(2_000_000);
+    XSpace {
+        planes: vec![plane],
+        hostnames: vec!["host-a".into()],
+        ..Default::default()
+    }
+}
+
+fn write_temp(name: &str, bytes: &[u8]) -> PathBuf {
+    let dir = std::env::temp_dir().join(format!("profkit-cli-test-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let path = dir.join(name);
+    std::fs::write(&path, bytes).unwrap();
+    path
+}
+
+#[test]
+fn inspect_prints_counts_and_top_events() {
+    let path = write_temp("a.xplane.pb", &encode(&sample_space()));
+    let out = profkit(&["inspect", path.to_str().unwrap()], None);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    let stdout = text(&out.stdout);
+    assert!(stdout.contains("planes: 1, lines: 1, events: 2"), "{stdout}");
+    assert!(stdout.contains("time span: 0.000000 us to 10.000000 us (10.000000 us)"), "{stdout}");
+    assert!(stdout.contains("hostnames: host-a"), "{stdout}");
+    let outer = stdout.find("outer").unwrap();
+    let inner = stdout.find("inner").unwrap();
+    assert!(outer < inner, "longest first: {stdout}");
+}
+
+#[test]
+fn inspect_json_is_machine_readable() {
+    let out = profkit(&["inspect", "--json", "-"], Some(&encode(&sample_space())));
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    let doc: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(doc["format"], "xspace");
+    assert_eq!(doc["summary"]["total_events"], 2);
+    assert_eq!(doc["summary"]["planes"][0]["top_events"][0]["name"], "outer");
+    assert_eq!(doc["summary"]["planes"][0]["end_ps"], 10_000_000);
+}
+
+#[test]
+fn dump_prints_canonical_json_that_reads_back() {
+    let space = sample_space();
+    let out = profkit(&["dump", "-"], Some(&encode(&space)));
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    let back = profkit_xplane::view::from_json(&text(&out.stdout)).unwrap();
+    assert_eq!(back, space);
+}
+
+#[test]
+fn validate_exits_0_when_valid_and_1_with_one_line_per_problem() {
+    let out = profkit(&["validate", "-"], Some(&encode(&sample_space())));
+    assert_eq!(out.status.code(), Some(0));
+    assert!(text(&out.stdout).contains("valid XSpace"));
+
+    let mut space = sample_space();
+    space.planes[0].lines[0].events[1].metadata_id = 99;
+    space.planes[0].lines[0].events[1].duration_ps = 50_000_000; // now sticks out of `outer`
+    let out = profkit(&["validate", "-"], Some(&encode(&space)));
+    assert_eq!(out.status.code(), Some(1));
+    let stdout = text(&out.stdout);
+    let lines: Vec<&str> = stdout.lines().collect();
+    assert_eq!(lines.len(), 2, "{stdout}");
+    assert!(lines.iter().any(|l| l.contains("planes[0].lines[0].events[1]") && l.contains("metadata id 99")));
+    assert!(lines.iter().any(|l| l.contains("partially overlaps")));
+}
+
+#[test]
+fn truncated_input_exits_1_naming_offset_and_path() {
+    let bytes = encode(&sample_space());
+    let cut = &bytes[..bytes.len() / 2];
+    for command in ["inspect", "dump", "validate"] {
+        let out = profkit(&[command, "-"], Some(cut));
+        assert_eq!(out.status.code(), Some(1), "{command}");
+        let stderr = text(&out.stderr);
+        assert!(stderr.contains("<stdin>"), "{stderr}");
+        assert!(stderr.contains("truncated"), "{stderr}");
+        assert!(stderr.contains("XSpace.planes[0]"), "{stderr}");
+        assert!(stderr.contains(&format!("byte {}", cut.len())), "{stderr}");
+    }
+}
+
+#[test]
+fn unknown_content_exits_1_and_from_overrides_detection() {
+    let out = profkit(&["inspect", "-"], Some(b"{\"not\": \"xspace\"}"));
+    assert_eq!(out.status.code(), Some(1));
+    assert!(text(&out.stderr).contains("unrecognised format"));
+    // With --from the content is decoded as XSpace, and the decoder says where it breaks.
+    let out = profkit(&["inspect", "--from", "xspace", "-"], Some(b"{\"not\": \"xspace\"}"));
+    assert_eq!(out.status.code(), Some(1));
+    assert!(text(&out.stderr).contains("at byte 0"), "{}", text(&out.stderr));
+}
+
+#[test]
+fn usage_errors_exit_2() {
+    assert_eq!(profkit(&["frobnicate"], None).status.code(), Some(2));
+    assert_eq!(profkit(&["inspect"], None).status.code(), Some(2));
+    assert_eq!(profkit(&["inspect", "--from", "nope", "x"], None).status.code(), Some(2));
+}
+
+#[test]
+fn missing_file_exits_1_naming_it() {
+    let out = profkit(&["inspect", "/nonexistent/x.xplane.pb"], None);
+    assert_eq!(out.status.code(), Some(1));
+    assert!(text(&out.stderr).contains("/nonexistent/x.xplane.pb"));
+}
