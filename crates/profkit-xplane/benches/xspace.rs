@@ -1,1 +1,382 @@
-fn main(){}
+//! Decode, encode and streaming throughput on a generated XSpace of one million events with two
+//! stats each, next to Python protobuf (upb) parsing the same file in the same run.
+//!
+//! `cargo bench -p profkit-xplane --bench xspace` runs criterion (MB/s and events/s for each
+//! benchmark), then times our decode and encode and upb's parse and serialize the same way (runs
+//! from memory, in turn, each result freed outside the timed region; best and median) and prints
+//! the comparison. The peer runs `benches/upb_parse.py` with `$PROFKIT_PYTHON`, or else
+//! `.oracle/xprof/bin/python` under the workspace root; without either it is skipped with a note.
+//! No figure here is a pass/fail threshold: docs/performance.md records them.
+//!
+//! Without `--bench` (as under `cargo test --benches`) it is a smoke test on 10,000 events.
+
+use std::fs::File;
+use std::hint::black_box;
+use std::io::{BufRead, BufReader, Write};
+use std::path::PathBuf;
+use std::process::{Child, ChildStdin, ChildStdout, Command, Stdio};
+use std::time::{Duration, Instant};
+
+use bytes::Bytes;
+use criterion::{Criterion, SamplingMode, Throughput};
+use profkit_xplane::{ReadOptions, XSpaceReader, decode, encode, read_file};
+
+mod common;
+use common::{Dataset, FULL_EVENTS, SMOKE_EVENTS};
+
+/// Runs of each side in the peer comparison.
+const PEER_RUNS: usize = 10;
+
+fn main() {
+    let bench = common::bench_mode();
+    let (events, stem) = if bench {
+        (FULL_EVENTS, "xspace_1m")
+    } else {
+        (SMOKE_EVENTS, "xspace_smoke")
+    };
+    let data = match Dataset::prepare(events, stem) {
+        Ok(data) => data,
+        Err(e) => {
+            eprintln!(
+                "cannot write the benchmark data under {}: {e}",
+                common::data_dir().display()
+            );
+            std::process::exit(1);
+        }
+    };
+    println!(
+        "data: {} ({} bytes, {} events, {} planes, largest plane {} bytes)",
+        data.path.display(),
+        data.bytes.len(),
+        data.events,
+        data.space.planes.len(),
+        data.largest_plane_bytes()
+    );
+
+    let mut criterion = Criterion::default()
+        .sample_size(10)
+        .warm_up_time(Duration::from_secs(1))
+        .measurement_time(Duration::from_secs(4))
+        .configure_from_args();
+    benches(&mut criterion, &data, stem);
+    criterion.final_summary();
+
+    // Under `--profile-time` criterion runs for a profiler, which wants only the benchmark.
+    if bench && !std::env::args().any(|a| a.starts_with("--profile-time")) {
+        peer_comparison(&data, stem);
+    }
+}
+
+fn benches(c: &mut Criterion, data: &Dataset, stem: &str) {
+    let mut group = c.benchmark_group(stem);
+    // One iteration takes tenths of a second: flat sampling keeps the run short.
+    group.sampling_mode(SamplingMode::Flat);
+    group.throughput(Throughput::ElementsAndBytes {
+        elements: data.events,
+        bytes: data.bytes.len() as u64,
+    });
+
+    let input = Bytes::from(data.bytes.clone());
+    group.bench_function("decode", |b| {
+        b.iter_with_large_drop(|| decode(black_box(input.clone())).map_err(|e| e.to_string()))
+    });
+    group.bench_function("encode", |b| b.iter(|| encode(black_box(&data.space))));
+    group.bench_function("read_file", |b| {
+        b.iter_with_large_drop(|| {
+            read_file(black_box(&data.path), ReadOptions::default()).map_err(|e| e.to_string())
+        })
+    });
+    group.bench_function("stream_planes", |b| {
+        b.iter(|| {
+            let file = File::open(black_box(&data.path)).map_err(|e| e.to_string())?;
+            let mut events = 0;
+            for plane in XSpaceReader::new(file, ReadOptions::default()).planes() {
+                events += common::plane_events(&plane.map_err(|e| e.to_string())?);
+            }
+            Ok::<u64, String>(events)
+        })
+    });
+    group.finish();
+}
+
+/// Wall-clock and on-CPU seconds of repeated runs of one operation.
+#[derive(Default)]
+struct Timings {
+    wall: Vec<f64>,
+    cpu: Vec<f64>,
+}
+
+impl Timings {
+    fn push(&mut self, (wall, cpu): (f64, f64)) {
+        self.wall.push(wall);
+        self.cpu.push(cpu);
+    }
+
+    fn best_median(times: &[f64]) -> (f64, f64) {
+        let mut sorted = times.to_vec();
+        sorted.sort_by(f64::total_cmp);
+        let best = sorted.first().copied().unwrap_or(f64::NAN);
+        let median = sorted.get(sorted.len() / 2).copied().unwrap_or(f64::NAN);
+        (best, median)
+    }
+
+    /// Best and median wall-clock seconds.
+    fn wall(&self) -> (f64, f64) {
+        Self::best_median(&self.wall)
+    }
+
+    /// Best and median seconds on the CPU.
+    fn cpu(&self) -> (f64, f64) {
+        Self::best_median(&self.cpu)
+    }
+
+    fn json(&self) -> serde_json::Value {
+        let ((best, median), (cpu_best, cpu_median)) = (self.wall(), self.cpu());
+        serde_json::json!({
+            "best_s": best, "median_s": median, "cpu_best_s": cpu_best, "cpu_median_s": cpu_median,
+            "wall_s": self.wall, "cpu_s": self.cpu,
+        })
+    }
+}
+
+/// Nanoseconds this thread has run on a CPU (the first field of `/proc/thread-self/schedstat`),
+/// the counterpart of Python's `time.thread_time()`: unlike wall time it leaves out the time
+/// other processes on the machine hold the CPU.
+fn thread_cpu_ns() -> Option<u64> {
+    let stat = std::fs::read_to_string("/proc/thread-self/schedstat").ok()?;
+    stat.split_whitespace().next()?.parse().ok()
+}
+
+/// The first line of `/proc/loadavg`, or an empty string.
+fn loadavg() -> String {
+    std::fs::read_to_string("/proc/loadavg")
+        .map(|s| s.trim().to_owned())
+        .unwrap_or_default()
+}
+
+/// (wall, CPU) seconds for one run of `f`; its result is dropped after the clocks stop.
+fn time_once<T>(f: impl FnOnce() -> T) -> (f64, f64) {
+    let cpu = thread_cpu_ns();
+    let start = Instant::now();
+    let out = black_box(f());
+    let wall = start.elapsed().as_secs_f64();
+    let cpu = match (cpu, thread_cpu_ns()) {
+        (Some(before), Some(after)) => after.saturating_sub(before) as f64 / 1e9,
+        _ => f64::NAN,
+    };
+    drop(out);
+    (wall, cpu)
+}
+
+/// Times our decode and encode against upb's parse and serialize of the same file, one run of
+/// each in turn, so that load from elsewhere on the machine falls on both sides alike.
+fn peer_comparison(data: &Dataset, stem: &str) {
+    let size = data.bytes.len() as f64;
+    let events = data.events as f64;
+    let line = |what: &str, t: &Timings| {
+        let ((best, median), (cpu_best, cpu_median)) = (t.wall(), t.cpu());
+        println!(
+            "  {what:<22} {:>7.1} {:>7.1} {:>7.1} {:>7.1}   {:>6.1} MB/s  {:>5.2} M events/s",
+            best * 1e3,
+            median * 1e3,
+            cpu_best * 1e3,
+            cpu_median * 1e3,
+            size / best / 1e6,
+            events / best / 1e6
+        );
+    };
+    println!(
+        "\npeer comparison: {} ({} bytes, {} events), {PEER_RUNS} alternating runs from memory",
+        data.path.display(),
+        data.bytes.len(),
+        data.events
+    );
+
+    let load_before = loadavg();
+    let mut peer = match Peer::start(data) {
+        Ok(peer) => Some(peer),
+        Err(why) => {
+            println!("  Python upb peer skipped: {why}");
+            None
+        }
+    };
+    let input = Bytes::from(data.bytes.clone());
+    let [mut decode_t, mut encode_t, mut parse_t, mut serialize_t] = <[Timings; 4]>::default();
+    for _ in 0..PEER_RUNS {
+        decode_t.push(time_once(|| {
+            decode(input.clone()).map_err(|e| e.to_string())
+        }));
+        encode_t.push(time_once(|| encode(&data.space)));
+        if let Some(p) = &mut peer {
+            match p
+                .time("parse")
+                .and_then(|parse| Ok((parse, p.time("serialize")?)))
+            {
+                Ok((parse, serialize)) => {
+                    parse_t.push(parse);
+                    serialize_t.push(serialize);
+                }
+                Err(why) => {
+                    println!("  Python upb peer failed: {why}");
+                    peer = None;
+                }
+            }
+        }
+    }
+    println!(
+        "  {:<22} {:>7} {:>7} {:>7} {:>7}   (throughput from the best wall time)",
+        "ms:", "best", "median", "cpu.bst", "cpu.med"
+    );
+    line("profkit decode", &decode_t);
+    line("profkit encode", &encode_t);
+
+    let mut results = serde_json::json!({
+        "file": data.path.display().to_string(),
+        "bytes": data.bytes.len(),
+        "events": data.events,
+        "runs": PEER_RUNS,
+        "profkit_decode": decode_t.json(),
+        "profkit_encode": encode_t.json(),
+    });
+    if let Some(p) = peer {
+        let text = |key: &str| {
+            p.header
+                .get(key)
+                .and_then(|v| v.as_str())
+                .unwrap_or("?")
+                .to_owned()
+        };
+        line("upb parse", &parse_t);
+        line("upb serialize", &serialize_t);
+        println!(
+            "  (Python {}, protobuf {} on {}; the peer counted {} events)",
+            text("python_version"),
+            text("protobuf_version"),
+            text("implementation"),
+            p.header
+                .get("events")
+                .and_then(serde_json::Value::as_u64)
+                .unwrap_or(0)
+        );
+        let (decode_wall, parse_wall) = (decode_t.wall(), parse_t.wall());
+        let (decode_cpu, parse_cpu) = (decode_t.cpu(), parse_t.cpu());
+        let verdict = if decode_wall.0 <= parse_wall.0 {
+            "at least as fast as"
+        } else {
+            "SLOWER than"
+        };
+        println!(
+            "  profkit decode is {verdict} upb's parse: {:.2}x its speed by best wall time, {:.2}x by \
+             median; {:.2}x and {:.2}x by CPU time",
+            parse_wall.0 / decode_wall.0,
+            parse_wall.1 / decode_wall.1,
+            parse_cpu.0 / decode_cpu.0,
+            parse_cpu.1 / decode_cpu.1
+        );
+        println!(
+            "  profkit encode is {:.2}x the speed of upb's serialize by best wall time, {:.2}x by median",
+            serialize_t.wall().0 / encode_t.wall().0,
+            serialize_t.wall().1 / encode_t.wall().1
+        );
+        results["upb"] = p.header.clone();
+        results["upb_parse"] = parse_t.json();
+        results["upb_serialize"] = serialize_t.json();
+    }
+    // Other work on the machine is what spreads the timings; keep it with the figures.
+    results["loadavg_before"] = load_before.into();
+    results["loadavg_after"] = loadavg().into();
+
+    let out = common::data_dir().join(format!("{stem}.results.json"));
+    match std::fs::write(&out, format!("{results:#}\n")) {
+        Ok(()) => println!("  results written to {}", out.display()),
+        Err(e) => println!("  cannot write {}: {e}", out.display()),
+    }
+}
+
+/// The interpreter with the protobuf wheel: `$PROFKIT_PYTHON`, else the oracle venv.
+fn python() -> Option<PathBuf> {
+    if let Some(p) = std::env::var_os("PROFKIT_PYTHON") {
+        return Some(PathBuf::from(p));
+    }
+    let venv = common::workspace_root().join(".oracle/xprof/bin/python");
+    venv.exists().then_some(venv)
+}
+
+/// `benches/upb_parse.py --serve`, answering one timed run per request.
+struct Peer {
+    child: Child,
+    stdin: Option<ChildStdin>,
+    stdout: BufReader<ChildStdout>,
+    header: serde_json::Value,
+}
+
+impl Peer {
+    fn start(data: &Dataset) -> Result<Peer, String> {
+        let python = python().ok_or(
+            "no $PROFKIT_PYTHON and no .oracle/xprof/bin/python (docs/performance.md says how to create it)",
+        )?;
+        let script = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("benches/upb_parse.py");
+        let mut child = Command::new(&python)
+            .arg(&script)
+            .arg("--descriptor-set")
+            .arg(&data.descriptor_set_path)
+            .arg("--data")
+            .arg(&data.path)
+            .arg("--serve")
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .spawn()
+            .map_err(|e| format!("cannot run {}: {e}", python.display()))?;
+        let (Some(stdin), Some(stdout)) = (child.stdin.take(), child.stdout.take()) else {
+            return Err("no pipes to the peer".into());
+        };
+        let mut peer = Peer {
+            child,
+            stdin: Some(stdin),
+            stdout: BufReader::new(stdout),
+            header: serde_json::Value::Null,
+        };
+        let header: serde_json::Value =
+            serde_json::from_str(&peer.read_line()?).map_err(|e| format!("peer header: {e}"))?;
+        if let Some(err) = header.get("error") {
+            return Err(format!("{err}"));
+        }
+        if header.get("events").and_then(serde_json::Value::as_u64) != Some(data.events) {
+            return Err(format!(
+                "the peer counted a different number of events: {header}"
+            ));
+        }
+        peer.header = header;
+        Ok(peer)
+    }
+
+    fn read_line(&mut self) -> Result<String, String> {
+        let mut line = String::new();
+        match self.stdout.read_line(&mut line) {
+            Ok(0) => Err("the peer exited".into()),
+            Ok(_) => Ok(line),
+            Err(e) => Err(e.to_string()),
+        }
+    }
+
+    /// (wall, CPU) seconds the peer took for one `command` (`parse` or `serialize`).
+    fn time(&mut self, command: &str) -> Result<(f64, f64), String> {
+        let stdin = self.stdin.as_mut().ok_or("the peer's stdin is closed")?;
+        writeln!(stdin, "{command}").map_err(|e| e.to_string())?;
+        stdin.flush().map_err(|e| e.to_string())?;
+        let line = self.read_line()?;
+        let mut words = line.split_whitespace().map(str::parse::<f64>);
+        match (words.next(), words.next()) {
+            (Some(Ok(wall)), Some(Ok(cpu))) => Ok((wall, cpu)),
+            _ => Err(format!("peer answered {line:?}")),
+        }
+    }
+}
+
+impl Drop for Peer {
+    fn drop(&mut self) {
+        // Closing stdin ends the peer's loop; waiting reaps it.
+        drop(self.stdin.take());
+        let _ = self.child.wait();
+    }
+}

@@ -107,6 +107,9 @@ struct Names {
     lines: HashMap<i64, usize>,
     last_event_id: i64,
     last_stat_id: i64,
+    /// Where the search for an unused id resumes once `last_*_id` has reached `i64::MAX`.
+    free_event_id: i64,
+    free_stat_id: i64,
 }
 
 /// Stat interning: the plane's stat metadata and its name index.
@@ -120,8 +123,11 @@ impl Stats<'_> {
         if let Some(&id) = self.names.stats.get(name) {
             return id;
         }
-        self.names.last_stat_id += 1;
-        let id = self.names.last_stat_id;
+        let id = next_id(
+            &mut self.names.last_stat_id,
+            &mut self.names.free_stat_id,
+            self.stat_metadata,
+        );
         self.stat_metadata.insert(
             id,
             XStatMetadata {
@@ -172,9 +178,15 @@ fn event_id(
     id
 }
 
-fn new_event_metadata(event_metadata: &mut BTreeMap<i64, XEventMetadata>, names: &mut Names) -> i64 {
-    names.last_event_id += 1;
-    let id = names.last_event_id;
+fn new_event_metadata(
+    event_metadata: &mut BTreeMap<i64, XEventMetadata>,
+    names: &mut Names,
+) -> i64 {
+    let id = next_id(
+        &mut names.last_event_id,
+        &mut names.free_event_id,
+        event_metadata,
+    );
     event_metadata.insert(
         id,
         XEventMetadata {
@@ -182,6 +194,22 @@ fn new_event_metadata(event_metadata: &mut BTreeMap<i64, XEventMetadata>, names:
             ..Default::default()
         },
     );
+    id
+}
+
+/// The id for new metadata: one past `last`, which it becomes. A plane read from a file may
+/// already use `i64::MAX`; then the smallest unused positive id is taken instead of overflowing.
+/// Ids are only ever added, so that search resumes where the last one ended (`free`), keeping
+/// many new names on such a plane linear rather than quadratic.
+fn next_id<V>(last: &mut i64, free: &mut i64, used: &BTreeMap<i64, V>) -> i64 {
+    if let Some(id) = last.checked_add(1) {
+        *last = id;
+        return id;
+    }
+    let id = ((*free).max(1)..=i64::MAX)
+        .find(|id| !used.contains_key(id))
+        .unwrap_or(0);
+    *free = id.saturating_add(1);
     id
 }
 
@@ -204,13 +232,18 @@ impl<'a> PlaneBuilder<'a> {
     /// A builder over `plane`, which may already hold lines and metadata.
     pub fn new(plane: &'a mut XPlane) -> Self {
         let mut names = Names::default();
+        // As in TSL, unnamed metadata is never found by name: asking for "" creates one.
         for (id, md) in &plane.event_metadata {
             names.last_event_id = names.last_event_id.max(*id);
-            names.events.entry(md.name.clone()).or_insert(*id);
+            if !md.name.is_empty() {
+                names.events.entry(md.name.clone()).or_insert(*id);
+            }
         }
         for (id, md) in &plane.stat_metadata {
             names.last_stat_id = names.last_stat_id.max(*id);
-            names.stats.entry(md.name.clone()).or_insert(*id);
+            if !md.name.is_empty() {
+                names.stats.entry(md.name.clone()).or_insert(*id);
+            }
         }
         for (index, line) in plane.lines.iter().enumerate() {
             names.lines.entry(line.id).or_insert(index);
@@ -525,7 +558,11 @@ impl EventBuilder<'_> {
     }
 
     /// Appends a stat by stat metadata id.
-    pub fn add_stat_with_metadata_id(&mut self, metadata_id: i64, value: impl Into<StatValue>) -> &mut Self {
+    pub fn add_stat_with_metadata_id(
+        &mut self,
+        metadata_id: i64,
+        value: impl Into<StatValue>,
+    ) -> &mut Self {
         let stat = self.stats.stat(metadata_id, value.into());
         self.event.stats.push(stat);
         self

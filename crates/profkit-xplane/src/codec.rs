@@ -46,13 +46,13 @@ pub fn decode(bytes: impl Into<Bytes>) -> Result<XSpace> {
 pub fn decode_with(bytes: impl Into<Bytes>, options: ReadOptions) -> Result<XSpace> {
     let bytes = bytes.into();
     check_size("XSpace", 0, bytes.len() as u64, options.max_size)?;
-    XSpace::decode(bytes.clone()).map_err(|e| wire::explain(Msg::Space, &bytes, 0, "XSpace", &e))
+    wire::decode(Msg::Space, bytes, 0, true, "XSpace")
 }
 
 /// Decodes a single XPlane (one element of `XSpace.planes`) from bytes.
 pub fn decode_plane(bytes: impl Into<Bytes>) -> Result<XPlane> {
     let bytes = bytes.into();
-    XPlane::decode(bytes.clone()).map_err(|e| wire::explain(Msg::Plane, &bytes, 0, "XPlane", &e))
+    wire::decode(Msg::Plane, bytes, 0, true, "XPlane")
 }
 
 /// Reads everything from `reader` (at most `options.max_size` bytes) and decodes it.

@@ -88,7 +88,8 @@ pub mod stats {
     pub const SYMBOL_ID: &str = "symbol_id";
 
     /// Stats the trace viewer does not show.
-    pub const HIDDEN_IN_TRACE_VIEWER: &[&str] = &["_pt", "_p", "_ct", "_c", "_r", FLOPS, PROGRAM_ID, SYMBOL_ID];
+    pub const HIDDEN_IN_TRACE_VIEWER: &[&str] =
+        &["_pt", "_p", "_ct", "_c", "_r", FLOPS, PROGRAM_ID, SYMBOL_ID];
 
     /// Whether the trace viewer hides the stat named `name`.
     pub fn is_hidden_in_trace_viewer(name: &str) -> bool {

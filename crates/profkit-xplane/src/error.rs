@@ -17,7 +17,9 @@ pub enum Error {
         reason: String,
     },
     /// The input ends inside a field: everything before `offset` was read.
-    #[error("truncated XSpace: input ends at byte {offset} inside {path}, which needs {needed} more bytes")]
+    #[error(
+        "truncated XSpace: input ends at byte {offset} inside {path}, which needs {needed} more bytes"
+    )]
     Truncated {
         /// Byte offset where the input ends.
         offset: u64,

@@ -34,28 +34,30 @@ pub mod proto {
 }
 
 /// The encoded `FileDescriptorSet` of the XSpace schema, for tools that load it at run time.
-pub const FILE_DESCRIPTOR_SET: &[u8] = include_bytes!(concat!(env!("OUT_DIR"), "/xplane_descriptor_set.bin"));
+pub const FILE_DESCRIPTOR_SET: &[u8] =
+    include_bytes!(concat!(env!("OUT_DIR"), "/xplane_descriptor_set.bin"));
 
 pub mod builder;
 mod codec;
 pub mod constants;
 mod error;
 mod stream;
+pub mod summary;
 pub mod utils;
 pub mod validate;
-pub mod summary;
 pub mod view;
 pub mod visitor;
 mod wire;
 
 pub use builder::{EventBuilder, EventMetadataBuilder, LineBuilder, PlaneBuilder, StatValue};
 pub use codec::{
-    DEFAULT_MAX_SIZE, ReadOptions, decode, decode_plane, decode_with, encode, looks_like_xspace, read,
-    read_file, write,
-    write_file,
+    DEFAULT_MAX_SIZE, ReadOptions, decode, decode_plane, decode_with, encode, looks_like_xspace,
+    read, read_file, write, write_file,
 };
 pub use error::{Error, Result};
-pub use proto::{XEvent, XEventMetadata, XLine, XPlane, XSpace, XStat, XStatMetadata, x_event, x_stat};
+pub use proto::{
+    XEvent, XEventMetadata, XLine, XPlane, XSpace, XStat, XStatMetadata, x_event, x_stat,
+};
 pub use stream::{SpaceItem, XSpaceReader};
 pub use validate::{Problem, ProblemKind, validate};
 pub use visitor::{EventVisitor, LineVisitor, PlaneVisitor, StatValueRef, StatVisitor};

@@ -6,12 +6,13 @@
 
 use std::io::{BufRead, BufReader, Read};
 
-use prost::Message;
-
 use crate::codec::ReadOptions;
 use crate::error::{Error, Result};
 use crate::proto::{XPlane, XSpace};
 use crate::wire::{self, Msg};
+
+/// One more than the largest field number protobuf allows (2^29 - 1).
+const MAX_FIELD_NUMBER_PLUS_ONE: u64 = 1 << 29;
 
 /// One top-level item of an XSpace, in file order.
 #[derive(Clone, Debug, PartialEq)]
@@ -93,7 +94,15 @@ impl<R: Read> XSpaceReader<R> {
         let start = self.offset;
         let mut value: u64 = 0;
         for i in 0..10u32 {
-            let byte = match self.reader.fill_buf()?.first() {
+            let available = loop {
+                match self.reader.fill_buf() {
+                    Ok(buf) => break buf,
+                    // A reader may be interrupted at any call; `Read` asks callers to retry.
+                    Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+                    Err(e) => return Err(e.into()),
+                }
+            };
+            let byte = match available.first() {
                 Some(&b) => b,
                 None if i == 0 && eof_ok => return Ok(None),
                 None => {
@@ -165,13 +174,19 @@ impl<R: Read> XSpaceReader<R> {
                     if let Some(c) = self.counts.get_mut(slot) {
                         *c += 1;
                     }
-                    (["", "planes", "errors", "warnings", "hostnames"].get(slot).copied().unwrap_or(""), index)
+                    (
+                        ["", "planes", "errors", "warnings", "hostnames"]
+                            .get(slot)
+                            .copied()
+                            .unwrap_or(""),
+                        index,
+                    )
                 }
-                0 => {
+                0 | MAX_FIELD_NUMBER_PLUS_ONE.. => {
                     return Err(Error::Malformed {
                         offset: tag_offset,
                         path: "XSpace".into(),
-                        reason: "invalid field number 0".into(),
+                        reason: format!("invalid field number {number}"),
                     });
                 }
                 _ => {
@@ -196,8 +211,7 @@ impl<R: Read> XSpaceReader<R> {
             let body = self.body(len, &path)?;
             if number == 1 {
                 let bytes = bytes::Bytes::from(body);
-                let plane = XPlane::decode(bytes.clone())
-                    .map_err(|e| wire::explain(Msg::Plane, &bytes, body_offset, &path, &e))?;
+                let plane: XPlane = wire::decode(Msg::Plane, bytes, body_offset, false, &path)?;
                 return Ok(Some(SpaceItem::Plane(plane)));
             }
             let text = String::from_utf8(body).map_err(|e| Error::Malformed {
@@ -225,18 +239,93 @@ impl<R: Read> XSpaceReader<R> {
                 let len = self.varint(&path, false)?.unwrap_or(0);
                 self.skip(len, &path)?;
             }
-            _ => {
-                // Groups are long obsolete and XSpace never had any; refusing them keeps the
-                // stream reader simple and bounded.
+            wire::START_GROUP => self.skip_group(number, path)?,
+            wire::END_GROUP => {
                 return Err(Error::Malformed {
                     offset: tag_offset,
                     path,
-                    reason: format!(
-                        "unsupported wire type {wire_type} ({}) at the top level",
-                        wire::wire_type_name(wire_type)
-                    ),
+                    reason: "end-group tag without a start".into(),
                 });
             }
+            _ => {
+                return Err(Error::Malformed {
+                    offset: tag_offset,
+                    path,
+                    reason: format!("invalid wire type {wire_type}"),
+                });
+            }
+        }
+        Ok(())
+    }
+
+    /// Skips an unknown group (obsolete, but valid protobuf that whole-message decoding accepts)
+    /// whose start tag for field `number` was just read. Nesting is followed to
+    /// [`wire::MAX_GROUP_DEPTH`] levels with a stack of that bound, never deeper.
+    fn skip_group(&mut self, number: u64, mut path: String) -> Result<()> {
+        // (field number, length of `path` without its component) of each open group; the
+        // outermost group's length does not matter, as the walk ends when it closes.
+        let mut open: Vec<(u64, usize)> = vec![(number, 0)];
+        while let Some(&(current, _)) = open.last() {
+            let tag_offset = self.offset;
+            let tag = self.varint(&path, false)?.unwrap_or(0);
+            let (inner, wire_type) = (tag >> 3, (tag & 7) as u8);
+            let malformed = |offset: u64, path: &str, reason: String| Error::Malformed {
+                offset,
+                path: path.to_owned(),
+                reason,
+            };
+            if wire_type == wire::END_GROUP {
+                if inner != current {
+                    return Err(malformed(
+                        tag_offset,
+                        &path,
+                        "end-group tag does not match its start".into(),
+                    ));
+                }
+                if let Some((_, len)) = open.pop() {
+                    path.truncate(len);
+                }
+                continue;
+            }
+            if inner == 0 || inner >= MAX_FIELD_NUMBER_PLUS_ONE {
+                return Err(malformed(
+                    tag_offset,
+                    &path,
+                    format!("invalid field number {inner}"),
+                ));
+            }
+            let before = path.len();
+            path.push_str(&format!(".<unknown field {inner}>"));
+            match wire_type {
+                wire::VARINT => {
+                    self.varint(&path, false)?;
+                }
+                wire::FIXED64 => self.skip(8, &path)?,
+                wire::FIXED32 => self.skip(4, &path)?,
+                wire::LEN => {
+                    let len = self.varint(&path, false)?.unwrap_or(0);
+                    self.skip(len, &path)?;
+                }
+                wire::START_GROUP => {
+                    if open.len() >= wire::MAX_GROUP_DEPTH as usize {
+                        return Err(malformed(
+                            tag_offset,
+                            &path,
+                            "groups nested too deeply".into(),
+                        ));
+                    }
+                    open.push((inner, before));
+                    continue;
+                }
+                _ => {
+                    return Err(malformed(
+                        tag_offset,
+                        &path,
+                        format!("invalid wire type {wire_type}"),
+                    ));
+                }
+            }
+            path.truncate(before);
         }
         Ok(())
     }

@@ -118,7 +118,8 @@ impl PlaneSummary {
                     }
                 };
                 let entry = by_name.entry(event.display_name()).or_default();
-                entry.0 += count;
+                // Counts come from the file: three of `i64::MAX` already overflow.
+                entry.0 = entry.0.saturating_add(count);
                 entry.1 += i128::from(event.duration_ps());
             }
         }

@@ -33,7 +33,11 @@ pub fn find_or_add_plane_with_name<'a>(space: &'a mut XSpace, name: &str) -> &'a
 
 /// Every plane whose name starts with `prefix`, in file order.
 pub fn find_planes_with_prefix<'a>(space: &'a XSpace, prefix: &str) -> Vec<&'a XPlane> {
-    space.planes.iter().filter(|p| p.name.starts_with(prefix)).collect()
+    space
+        .planes
+        .iter()
+        .filter(|p| p.name.starts_with(prefix))
+        .collect()
 }
 
 /// Every plane whose name starts with `prefix`, mutably.
@@ -93,11 +97,12 @@ pub fn sort_lines_by_id(plane: &mut XPlane) {
 
 /// Makes line timestamps relative to `start_time_ns`: every line whose timestamp is at or after
 /// it has it subtracted (TSL's `NormalizeTimestamps`). Lines before it, such as the counter line
-/// at 0, are left as they are.
+/// at 0, are left as they are. The difference saturates (a negative start can push it past
+/// `i64::MAX`) rather than overflowing.
 pub fn normalize_timestamps(plane: &mut XPlane, start_time_ns: i64) {
     for line in &mut plane.lines {
         if line.timestamp_ns >= start_time_ns {
-            line.timestamp_ns -= start_time_ns;
+            line.timestamp_ns = line.timestamp_ns.saturating_sub(start_time_ns);
         }
     }
 }
@@ -152,9 +157,12 @@ pub fn plane_time_span_ps(plane: &XPlane) -> Option<(i128, i128)> {
 /// - each source line goes to the destination line with the same id; an empty destination line
 ///   takes the source line's timestamp and names, otherwise both are rebased to the earlier
 ///   timestamp and the destination keeps its names where set;
-/// - event and stat metadata are re-interned by name (ref values too), so ids never clash.
+/// - event and stat metadata are re-interned by name (ref values too), so ids never clash; an
+///   event or stat whose metadata id resolves to nothing is interned under the empty name.
 ///
-/// Empty destination lines are removed first, as TSL does.
+/// Empty destination lines are removed first, as TSL does. Beyond TSL, event metadata children
+/// are carried over (re-interned by name), and stats without a value are dropped, as xprof
+/// drops them.
 pub fn merge_planes(src: &XPlane, dst: &mut XPlane) {
     remove_empty_lines(dst);
     let src_visitor = PlaneVisitor::new(src);
@@ -185,15 +193,18 @@ pub fn merge_planes(src: &XPlane, dst: &mut XPlane) {
             dst_line
                 .set_timestamp_ns(line.timestamp_ns())
                 .set_name(line.name());
+            // TSL's `SetDisplayNameIfEmpty(line.DisplayName())`: the source's display name, or
+            // its name when it has none.
             if dst_line.line().display_name.is_empty() {
-                dst_line.set_display_name(line.raw().display_name.clone());
+                dst_line.set_display_name(line.display_name());
             }
         } else {
             if line.timestamp_ns() <= dst_line.line().timestamp_ns {
                 dst_line.set_timestamp_ns_and_adjust_event_offsets(line.timestamp_ns());
             } else {
-                time_offset_ps =
-                    (i128::from(line.timestamp_ns()) - i128::from(dst_line.line().timestamp_ns)) * 1000;
+                time_offset_ps = (i128::from(line.timestamp_ns())
+                    - i128::from(dst_line.line().timestamp_ns))
+                    * 1000;
             }
             if dst_line.line().name.is_empty() {
                 dst_line.set_name(line.name());
@@ -232,8 +243,9 @@ pub fn merge_planes(src: &XPlane, dst: &mut XPlane) {
 /// destination lacks (display name, metadata bytes, stats, children), as TSL's `CopyEventMetadata`.
 fn copy_event_metadata(src: &PlaneVisitor<'_>, src_id: i64, dst: &mut PlaneBuilder<'_>) -> i64 {
     let Some(md) = src.event_metadata(src_id) else {
-        // A dangling id stays dangling (validation reports it) rather than gaining a name.
-        return src_id;
+        // As in TSL, an id that resolves to nothing is interned by its (empty) name: keeping the
+        // source id could make it resolve to an unrelated destination metadata.
+        return dst.event_metadata_id("");
     };
     let dst_id = dst.event_metadata_id(md.name());
     let children: Vec<i64> = md
@@ -276,7 +288,11 @@ fn copy_event_metadata(src: &PlaneVisitor<'_>, src_id: i64, dst: &mut PlaneBuild
 }
 
 /// Merges several planes into one new plane with the given id and name.
-pub fn merge_all_planes<'a>(planes: impl IntoIterator<Item = &'a XPlane>, id: i64, name: &str) -> XPlane {
+pub fn merge_all_planes<'a>(
+    planes: impl IntoIterator<Item = &'a XPlane>,
+    id: i64,
+    name: &str,
+) -> XPlane {
     let mut out = XPlane {
         id,
         name: name.to_owned(),

@@ -76,7 +76,11 @@ struct Checker<'a> {
 
 impl Checker<'_> {
     fn report(&mut self, path: String, kind: ProblemKind, message: String) {
-        self.problems.push(Problem { path, kind, message });
+        self.problems.push(Problem {
+            path,
+            kind,
+            message,
+        });
     }
 
     fn stats(&mut self, stats: &[XStat], path: &str) {
@@ -90,9 +94,14 @@ impl Checker<'_> {
                 );
             }
             match &stat.value {
-                None => self.report(path, ProblemKind::UnsetStatValue, "stat has no value set".into()),
+                None => self.report(
+                    path,
+                    ProblemKind::UnsetStatValue,
+                    "stat has no value set".into(),
+                ),
                 Some(x_stat::Value::RefValue(id)) => {
-                    let resolves = i64::try_from(*id).is_ok_and(|id| self.plane.stat_metadata.contains_key(&id));
+                    let resolves = i64::try_from(*id)
+                        .is_ok_and(|id| self.plane.stat_metadata.contains_key(&id));
                     if !resolves {
                         self.report(
                             path,
@@ -143,7 +152,10 @@ impl Checker<'_> {
             self.report(
                 path.to_owned(),
                 ProblemKind::UnknownEventMetadata,
-                format!("event metadata id {} resolves to nothing", event.metadata_id),
+                format!(
+                    "event metadata id {} resolves to nothing",
+                    event.metadata_id
+                ),
             );
         }
         if event.duration_ps < 0 {
@@ -165,28 +177,48 @@ impl Checker<'_> {
         self.stats(&event.stats, path);
     }
 
-    /// Events may nest but not partially overlap: with events sorted by start (longest first on
-    /// ties), each must end within every still-open event it starts inside.
+    /// Events may nest and touch but not partially overlap. With events taken by start (longest
+    /// first on ties), an event partially overlaps an earlier one exactly when that one ends
+    /// strictly inside it; the ends of the earlier events are kept in an ordered set, so every
+    /// such event is found (not only those overlapping an event that is itself well nested) in
+    /// `O(n log n)`. Each offending event is reported once, naming the earlier event that ends
+    /// first inside it, in file order.
     fn overlaps(&mut self, spans: &mut [(i128, i128, usize)], path: &str) {
         spans.sort_by_key(|&(start, end, index)| (start, std::cmp::Reverse(end), index));
-        let mut open: Vec<(i128, i128, usize)> = Vec::new();
+        // (end, index, start) of earlier events that may still end inside a later one.
+        let mut ends: std::collections::BTreeSet<(i128, usize, i128)> =
+            std::collections::BTreeSet::new();
+        let mut found: Vec<(usize, String)> = Vec::new();
         for &(start, end, index) in spans.iter() {
-            while open.last().is_some_and(|&(_, top_end, _)| top_end <= start) {
-                open.pop();
+            // Events ending at or before this start cannot end inside this or any later event.
+            while ends.first().is_some_and(|&(e, _, _)| e <= start) {
+                ends.pop_first();
             }
-            if let Some(&(top_start, top_end, top_index)) = open.last() {
-                if end > top_end {
-                    self.report(
-                        format!("{path}.events[{index}]"),
-                        ProblemKind::PartialOverlap,
-                        format!(
-                            "event {start}..{end} ps partially overlaps events[{top_index}] {top_start}..{top_end} ps"
-                        ),
-                    );
-                    continue;
-                }
+            // Ends strictly inside this event (none for an instant; `range` panics on an
+            // inverted range, so that case is left out first).
+            let inside = (start + 1, 0, i128::MIN)..(end, 0, i128::MIN);
+            let crossing = if end > start {
+                ends.range(inside).next()
+            } else {
+                None
+            };
+            if let Some(&(other_end, other, other_start)) = crossing {
+                found.push((
+                    index,
+                    format!(
+                        "event {start}..{end} ps partially overlaps events[{other}] {other_start}..{other_end} ps"
+                    ),
+                ));
             }
-            open.push((start, end, index));
+            ends.insert((end, index, start));
+        }
+        found.sort_by_key(|(index, _)| *index);
+        for (index, message) in found {
+            self.report(
+                format!("{path}.events[{index}]"),
+                ProblemKind::PartialOverlap,
+                message,
+            );
         }
     }
 }

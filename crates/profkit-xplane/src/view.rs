@@ -18,7 +18,9 @@ use base64::Engine as _;
 use serde::{Deserialize, Serialize};
 
 use crate::error::{Error, Result};
-use crate::proto::{XEvent, XEventMetadata, XLine, XPlane, XSpace, XStat, XStatMetadata, x_event, x_stat};
+use crate::proto::{
+    XEvent, XEventMetadata, XLine, XPlane, XSpace, XStat, XStatMetadata, x_event, x_stat,
+};
 
 /// The JSON layout of [`XSpace`].
 #[derive(Serialize, Deserialize, Default)]
@@ -284,13 +286,18 @@ impl StatView {
             values.push(x_stat::Value::StrValue(v.clone()));
         }
         if let Some(v) = &self.bytes_value {
-            values.push(x_stat::Value::BytesValue(from_b64(v, &format!("{path}.bytes_value"))?));
+            values.push(x_stat::Value::BytesValue(from_b64(
+                v,
+                &format!("{path}.bytes_value"),
+            )?));
         }
         if let Some(v) = self.ref_value {
             values.push(x_stat::Value::RefValue(v));
         }
         if values.len() > 1 {
-            return Err(Error::Json(format!("{path}: a stat holds at most one value field")));
+            return Err(Error::Json(format!(
+                "{path}: a stat holds at most one value field"
+            )));
         }
         Ok(XStat {
             metadata_id: self.metadata_id,
@@ -396,7 +403,8 @@ pub fn to_json(space: &XSpace) -> String {
 
 /// Writes the canonical JSON of `space` to `writer`.
 pub fn write_json(space: &XSpace, mut writer: impl std::io::Write) -> Result<()> {
-    serde_json::to_writer_pretty(&mut writer, &SpaceView::from(space)).map_err(|e| Error::Json(e.to_string()))?;
+    serde_json::to_writer_pretty(&mut writer, &SpaceView::from(space))
+        .map_err(|e| Error::Json(e.to_string()))?;
     writer.write_all(b"\n")?;
     Ok(())
 }

@@ -2,7 +2,7 @@
 //!
 //! Times are returned as `i128` picoseconds: `timestamp_ns * 1000 + offset_ps` does not fit in
 //! `i64` for epoch timestamps, and a wide type makes the arithmetic exact for every input
-//! ([`crate::validate`] reports the files whose times overflow TSL's `i64`).
+//! ([`mod@crate::validate`] reports the files whose times overflow TSL's `i64`).
 
 use std::collections::HashMap;
 use std::fmt;
@@ -42,12 +42,18 @@ impl<'a> PlaneVisitor<'a> {
 
     /// The lines, in file order.
     pub fn lines(&self) -> impl ExactSizeIterator<Item = LineVisitor<'_>> + '_ {
-        self.plane.lines.iter().map(move |line| LineVisitor { plane: self, line })
+        self.plane
+            .lines
+            .iter()
+            .map(move |line| LineVisitor { plane: self, line })
     }
 
     /// The plane's stats.
     pub fn stats(&self) -> impl ExactSizeIterator<Item = StatVisitor<'_>> + '_ {
-        self.plane.stats.iter().map(move |stat| self.stat_visitor(stat))
+        self.plane
+            .stats
+            .iter()
+            .map(move |stat| self.stat_visitor(stat))
     }
 
     /// The plane stat named `name`.
@@ -65,7 +71,10 @@ impl<'a> PlaneVisitor<'a> {
         self.plane
             .event_metadata
             .get(&id)
-            .map(|metadata| EventMetadataVisitor { plane: self, metadata })
+            .map(|metadata| EventMetadataVisitor {
+                plane: self,
+                metadata,
+            })
     }
 
     /// Every event metadata, by id.
@@ -73,7 +82,10 @@ impl<'a> PlaneVisitor<'a> {
         self.plane
             .event_metadata
             .values()
-            .map(move |metadata| EventMetadataVisitor { plane: self, metadata })
+            .map(move |metadata| EventMetadataVisitor {
+                plane: self,
+                metadata,
+            })
     }
 
     /// The stat metadata with `id`.
@@ -233,7 +245,10 @@ impl<'v> EventVisitor<'v> {
     /// The event's own stats, in file order.
     pub fn stats(&self) -> impl ExactSizeIterator<Item = StatVisitor<'v>> + 'v {
         let plane = self.plane;
-        self.event.stats.iter().map(move |stat| plane.stat_visitor(stat))
+        self.event
+            .stats
+            .iter()
+            .map(move |stat| plane.stat_visitor(stat))
     }
 
     /// The stats of the event's metadata, in file order.
@@ -298,7 +313,10 @@ impl<'v> EventMetadataVisitor<'v> {
     /// Its stats.
     pub fn stats(&self) -> impl ExactSizeIterator<Item = StatVisitor<'v>> + 'v {
         let plane = self.plane;
-        self.metadata.stats.iter().map(move |stat| plane.stat_visitor(stat))
+        self.metadata
+            .stats
+            .iter()
+            .map(move |stat| plane.stat_visitor(stat))
     }
 
     /// The metadata of its children (ids that resolve to nothing are skipped).

@@ -4,12 +4,14 @@
 //! over the same bytes to say exactly where the encoding breaks: the byte offset and the path down
 //! to the repeated element (`XSpace.planes[0].lines[2].events[5].stats[1]`). It allocates nothing
 //! sized by the input and recurses only as deep as the schema (plus a bounded depth for groups in
-//! unknown fields).
+//! unknown fields). Where prost accepts what the walk refuses (map tags of any wire type, groups
+//! nested past [`MAX_GROUP_DEPTH`]), a shallow scan after a successful decode sends the input to
+//! the walk as well, so that every reader refuses the same inputs with the same error.
 
 use crate::error::Error;
 
 /// Groups in unknown fields may nest; deeper than this is refused rather than followed.
-const MAX_GROUP_DEPTH: u32 = 64;
+pub(crate) const MAX_GROUP_DEPTH: u32 = 64;
 
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
 pub(crate) enum Msg {
@@ -49,7 +51,9 @@ impl Msg {
             (Msg::Plane, 4) => ("event_metadata", Kind::Msg(Msg::EventMetadataEntry), true),
             (Msg::Plane, 5) => ("stat_metadata", Kind::Msg(Msg::StatMetadataEntry), true),
             (Msg::Plane, 6) => ("stats", Kind::Msg(Msg::Stat), true),
-            (Msg::EventMetadataEntry, 1) | (Msg::StatMetadataEntry, 1) => ("key", Kind::Varint, false),
+            (Msg::EventMetadataEntry, 1) | (Msg::StatMetadataEntry, 1) => {
+                ("key", Kind::Varint, false)
+            }
             (Msg::EventMetadataEntry, 2) => ("value", Kind::Msg(Msg::EventMetadata), false),
             (Msg::StatMetadataEntry, 2) => ("value", Kind::Msg(Msg::StatMetadata), false),
             (Msg::Line, 1) => ("id", Kind::Varint, false),
@@ -175,40 +179,51 @@ impl Walker<'_> {
         }
     }
 
-    fn varint(&self, pos: &mut usize, path: &str) -> Result<u64, Fault> {
+    /// Reads a varint at `pos` that must end by `end`, the end of the enclosing message. `open`
+    /// says whether that message ends where the input ends rather than at a declared length, so
+    /// that running out of bytes is a truncation; inside a message whose declared length is
+    /// present in full, running out is corruption.
+    fn varint(&self, pos: &mut usize, end: usize, open: bool, path: &str) -> Result<u64, Fault> {
         let start = *pos;
-        read_varint(self.buf, pos).map_err(|(reason, ended)| {
-            if ended {
-                self.truncated(self.buf.len(), path, 1)
-            } else {
-                self.fault(start, path, reason)
-            }
+        let within = self.buf.get(..end).unwrap_or(self.buf);
+        read_varint(within, pos).map_err(|(reason, ended)| match (ended, open) {
+            (false, _) => self.fault(start, path, reason),
+            (true, true) => self.truncated(end, path, 1),
+            (true, false) => self.fault(
+                start,
+                path,
+                "varint runs past the end of the enclosing message",
+            ),
         })
     }
 
-    /// Walks the message occupying `start..end`.
-    fn message(&self, msg: Msg, start: usize, end: usize, path: &str) -> Result<(), Fault> {
+    /// Walks the message occupying `start..end`; `open` as for [`Walker::varint`].
+    fn message(
+        &self,
+        msg: Msg,
+        start: usize,
+        end: usize,
+        open: bool,
+        path: &str,
+    ) -> Result<(), Fault> {
         let mut pos = start;
         let mut counts: [u32; 12] = [0; 12];
         while pos < end {
             let tag_pos = pos;
-            let tag = self.varint(&mut pos, path)?;
-            if pos > end {
-                return Err(self.fault(tag_pos, path, "field tag runs past the end of the message"));
-            }
+            let tag = self.varint(&mut pos, end, open, path)?;
             let number = tag >> 3;
             let wire_type = (tag & 7) as u8;
             if number == 0 || number > u64::from(u32::MAX >> 3) {
                 return Err(self.fault(tag_pos, path, format!("invalid field number {number}")));
             }
             let Some((name, kind, repeated)) = msg.field(number) else {
-                self.skip(wire_type, number, &mut pos, end, path, tag_pos, 0)?;
+                self.skip(wire_type, number, &mut pos, end, open, path, tag_pos, 0)?;
                 continue;
             };
             let field_path = if repeated {
                 let slot = counts.get_mut(number as usize).map(|c| {
                     let index = *c;
-                    *c += 1;
+                    *c = c.saturating_add(1);
                     index
                 });
                 format!("{path}.{name}[{}]", slot.unwrap_or(0))
@@ -236,27 +251,21 @@ impl Walker<'_> {
             }
             match wire_type {
                 VARINT => {
-                    self.varint(&mut pos, &field_path)?;
-                    if pos > end {
-                        return Err(self.fault(tag_pos, &field_path, "varint runs past the end of the enclosing message"));
-                    }
+                    self.varint(&mut pos, end, open, &field_path)?;
                 }
                 FIXED64 => {
-                    if end - pos < 8 {
-                        return Err(self.short(pos, end, &field_path, 8));
+                    if end.saturating_sub(pos) < 8 {
+                        return Err(self.short(pos, end, open, &field_path, 8));
                     }
                     pos += 8;
                 }
                 _ => {
-                    let len_pos = pos;
-                    let len = self.varint(&mut pos, &field_path)?;
-                    if pos > end {
-                        return Err(self.fault(len_pos, &field_path, "length runs past the end of the enclosing message"));
-                    }
-                    let available = (end - pos) as u64;
+                    let len = self.varint(&mut pos, end, open, &field_path)?;
+                    let available = end.saturating_sub(pos) as u64;
                     if len > available {
-                        return Err(self.short(pos, end, &field_path, len));
+                        return Err(self.short(pos, end, open, &field_path, len));
                     }
+                    // `len <= available`, so this fits in usize and stays within `end`.
                     let body_end = pos + len as usize;
                     match kind {
                         Kind::Str => {
@@ -272,13 +281,12 @@ impl Walker<'_> {
                         Kind::RepeatedVarint => {
                             let mut p = pos;
                             while p < body_end {
-                                self.varint(&mut p, &field_path)?;
-                                if p > body_end {
-                                    return Err(self.fault(pos, &field_path, "packed varints run past their length"));
-                                }
+                                self.varint(&mut p, body_end, false, &field_path)?;
                             }
                         }
-                        Kind::Msg(inner) => self.message(inner, pos, body_end, &field_path)?,
+                        Kind::Msg(inner) => {
+                            self.message(inner, pos, body_end, false, &field_path)?
+                        }
                         Kind::Bytes | Kind::Varint | Kind::Fixed64 => {}
                     }
                     pos = body_end;
@@ -288,11 +296,15 @@ impl Walker<'_> {
         Ok(())
     }
 
-    /// A field of `needed` bytes starts at `pos` but its message ends at `end`: a truncation if the
-    /// message ends where the input does, corruption otherwise.
-    fn short(&self, pos: usize, end: usize, path: &str, needed: u64) -> Fault {
-        if end == self.buf.len() {
-            self.truncated(end, path, needed - (end - pos) as u64)
+    /// A field of `needed` bytes starts at `pos` but its message ends at `end`: a truncation if
+    /// the message is open-ended (ends with the input), corruption otherwise.
+    fn short(&self, pos: usize, end: usize, open: bool, path: &str, needed: u64) -> Fault {
+        if open {
+            self.truncated(
+                end,
+                path,
+                needed.saturating_sub(end.saturating_sub(pos) as u64),
+            )
         } else {
             self.fault(
                 pos,
@@ -309,6 +321,7 @@ impl Walker<'_> {
         number: u64,
         pos: &mut usize,
         end: usize,
+        open: bool,
         path: &str,
         tag_pos: usize,
         depth: u32,
@@ -316,19 +329,19 @@ impl Walker<'_> {
         let field_path = format!("{path}.<unknown field {number}>");
         match wire_type {
             VARINT => {
-                self.varint(pos, &field_path)?;
+                self.varint(pos, end, open, &field_path)?;
             }
             FIXED64 | FIXED32 => {
                 let n = if wire_type == FIXED64 { 8 } else { 4 };
-                if end - *pos < n {
-                    return Err(self.short(*pos, end, &field_path, n as u64));
+                if end.saturating_sub(*pos) < n {
+                    return Err(self.short(*pos, end, open, &field_path, n as u64));
                 }
                 *pos += n;
             }
             LEN => {
-                let len = self.varint(pos, &field_path)?;
-                if *pos > end || len > (end - *pos) as u64 {
-                    return Err(self.short(*pos, end.max(*pos), &field_path, len));
+                let len = self.varint(pos, end, open, &field_path)?;
+                if len > end.saturating_sub(*pos) as u64 {
+                    return Err(self.short(*pos, end, open, &field_path, len));
                 }
                 *pos += len as usize;
             }
@@ -338,47 +351,194 @@ impl Walker<'_> {
                 }
                 loop {
                     if *pos >= end {
-                        return Err(self.short(*pos, end, &field_path, 1));
+                        return Err(self.short(*pos, end, open, &field_path, 1));
                     }
                     let inner_pos = *pos;
-                    let tag = self.varint(pos, &field_path)?;
+                    let tag = self.varint(pos, end, open, &field_path)?;
                     let inner_type = (tag & 7) as u8;
                     if inner_type == END_GROUP {
                         if tag >> 3 != number {
-                            return Err(self.fault(inner_pos, &field_path, "end-group tag does not match its start"));
+                            return Err(self.fault(
+                                inner_pos,
+                                &field_path,
+                                "end-group tag does not match its start",
+                            ));
                         }
                         break;
                     }
-                    self.skip(inner_type, tag >> 3, pos, end, &field_path, inner_pos, depth + 1)?;
+                    if tag >> 3 == 0 || tag >> 3 > u64::from(u32::MAX >> 3) {
+                        return Err(self.fault(
+                            inner_pos,
+                            &field_path,
+                            format!("invalid field number {}", tag >> 3),
+                        ));
+                    }
+                    self.skip(
+                        inner_type,
+                        tag >> 3,
+                        pos,
+                        end,
+                        open,
+                        &field_path,
+                        inner_pos,
+                        depth + 1,
+                    )?;
                 }
             }
-            END_GROUP => return Err(self.fault(tag_pos, &field_path, "end-group tag without a start")),
-            _ => {
-                return Err(self.fault(tag_pos, &field_path, format!("invalid wire type {wire_type}")));
+            END_GROUP => {
+                return Err(self.fault(tag_pos, &field_path, "end-group tag without a start"));
             }
-        }
-        if *pos > end {
-            return Err(self.fault(tag_pos, &field_path, "field runs past the end of the enclosing message"));
+            _ => {
+                return Err(self.fault(
+                    tag_pos,
+                    &field_path,
+                    format!("invalid wire type {wire_type}"),
+                ));
+            }
         }
         Ok(())
     }
 }
 
 /// Finds the first encoding problem in `buf`, an encoded `msg` that starts at byte `base` of the
-/// whole input and sits at `path`. `None` means the walk found nothing wrong.
-pub(crate) fn locate(msg: Msg, buf: &[u8], base: u64, path: &str) -> Option<Fault> {
+/// whole input and sits at `path`. `None` means the walk found nothing wrong. `open_end` says
+/// whether `buf` ends where the input ends (a whole file: running out of bytes is a truncation)
+/// rather than at a declared length that was read in full (a streamed plane: it is corruption).
+pub(crate) fn locate(msg: Msg, buf: &[u8], base: u64, open_end: bool, path: &str) -> Option<Fault> {
     let walker = Walker { buf, base };
-    walker.message(msg, 0, buf.len(), path).err()
+    walker.message(msg, 0, buf.len(), open_end, path).err()
 }
 
-/// Turns a prost failure into an error with a byte offset and path, found by walking the bytes.
-pub(crate) fn explain(msg: Msg, buf: &[u8], base: u64, path: &str, err: &prost::DecodeError) -> Error {
-    match locate(msg, buf, base, path) {
+/// Turns a prost failure into an error with a byte offset and path, found by walking the bytes;
+/// `open_end` as for [`locate`].
+pub(crate) fn explain(
+    msg: Msg,
+    buf: &[u8],
+    base: u64,
+    open_end: bool,
+    path: &str,
+    err: &prost::DecodeError,
+) -> Error {
+    match locate(msg, buf, base, open_end, path) {
         Some(fault) => fault.into_error(),
         None => Error::Malformed {
             offset: base,
             path: path.to_owned(),
             reason: format!("rejected by the protobuf decoder: {err}"),
         },
+    }
+}
+
+/// Decodes `bytes`, an encoded `msg` (`M`), with prost, and turns any failure into a located
+/// error; `base`, `open_end` and `path` as for [`locate`].
+///
+/// Where prost is more lenient than the walk, a shallow scan of the outer levels catches it and
+/// the walk says where:
+/// - prost reads a map field without looking at its wire type: whatever the tag says, it takes the
+///   next bytes as a length and an entry, so a damaged `event_metadata` or `stat_metadata` tag is
+///   misread (`20 00` becomes an entry `0 => {}`) instead of refused;
+/// - prost follows groups in unknown fields as deep as its recursion limit; the walk and the
+///   streaming reader stop at [`MAX_GROUP_DEPTH`], so both readers refuse the same inputs.
+pub(crate) fn decode<M: prost::Message + Default>(
+    msg: Msg,
+    bytes: bytes::Bytes,
+    base: u64,
+    open_end: bool,
+    path: &str,
+) -> Result<M, Error> {
+    let decoded =
+        M::decode(bytes.clone()).map_err(|e| explain(msg, &bytes, base, open_end, path, &e))?;
+    if scan(msg, &bytes) != Scan::Suspect {
+        return Ok(decoded);
+    }
+    Err(match locate(msg, &bytes, base, open_end, path) {
+        Some(fault) => fault.into_error(),
+        None => Error::Malformed {
+            offset: base,
+            path: path.to_owned(),
+            reason: "prost accepted an encoding the schema walk cannot follow".into(),
+        },
+    })
+}
+
+/// What the shallow scan of [`decode`] found.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+enum Scan {
+    /// Nothing prost could have misread.
+    Fine,
+    /// A map tag that is not length-delimited, or groups nested too deeply.
+    Suspect,
+    /// Bytes the scan cannot follow (prost refuses those by itself).
+    Unreadable,
+}
+
+/// Scans the tags of `buf`, an encoded XSpace or XPlane, and of the planes in it (one level).
+fn scan(msg: Msg, buf: &[u8]) -> Scan {
+    let mut pos = 0;
+    while pos < buf.len() {
+        let Ok(tag) = read_varint(buf, &mut pos) else {
+            return Scan::Unreadable;
+        };
+        let (number, wire_type) = (tag >> 3, (tag & 7) as u8);
+        match (msg, number, wire_type) {
+            (Msg::Plane, 4 | 5, LEN) => {}
+            (Msg::Plane, 4 | 5, _) => return Scan::Suspect,
+            (Msg::Space, 1, LEN) => {
+                let Some(body) = len_delimited(buf, &mut pos) else {
+                    return Scan::Unreadable;
+                };
+                match scan(Msg::Plane, body) {
+                    Scan::Fine => continue,
+                    other => return other,
+                }
+            }
+            _ => {}
+        }
+        match skip_value(buf, &mut pos, wire_type, 0) {
+            Scan::Fine => {}
+            other => return other,
+        }
+    }
+    Scan::Fine
+}
+
+/// The body of the length-delimited field whose length starts at `pos`; moves past it.
+fn len_delimited<'b>(buf: &'b [u8], pos: &mut usize) -> Option<&'b [u8]> {
+    let len = usize::try_from(read_varint(buf, pos).ok()?).ok()?;
+    let end = pos.checked_add(len)?;
+    let body = buf.get(*pos..end)?;
+    *pos = end;
+    Some(body)
+}
+
+/// Skips the value of a field of `wire_type` at `pos`, inside `depth` groups.
+fn skip_value(buf: &[u8], pos: &mut usize, wire_type: u8, depth: u32) -> Scan {
+    match wire_type {
+        VARINT if read_varint(buf, pos).is_ok() => Scan::Fine,
+        FIXED64 | FIXED32 => {
+            let n = if wire_type == FIXED64 { 8 } else { 4 };
+            match pos.checked_add(n) {
+                Some(end) if end <= buf.len() => {
+                    *pos = end;
+                    Scan::Fine
+                }
+                _ => Scan::Unreadable,
+            }
+        }
+        LEN if len_delimited(buf, pos).is_some() => Scan::Fine,
+        START_GROUP if depth >= MAX_GROUP_DEPTH => Scan::Suspect,
+        START_GROUP => loop {
+            let Ok(tag) = read_varint(buf, pos) else {
+                return Scan::Unreadable;
+            };
+            if (tag & 7) as u8 == END_GROUP {
+                return Scan::Fine;
+            }
+            match skip_value(buf, pos, (tag & 7) as u8, depth + 1) {
+                Scan::Fine => {}
+                other => return other,
+            }
+        },
+        _ => Scan::Unreadable,
     }
 }

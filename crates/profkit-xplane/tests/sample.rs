@@ -2,7 +2,10 @@
 
 use profkit_xplane::{ReadOptions, XSpaceReader, decode, encode, read_file, validate};
 
-const SAMPLE: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../../../shared/samples/xplane/myhost.xplane.pb");
+const SAMPLE: &str = concat!(
+    env!("CARGO_MANIFEST_DIR"),
+    "/../../../shared/samples/xplane/myhost.xplane.pb"
+);
 
 #[test]
 fn sample_decodes_and_round_trips() {
@@ -19,7 +22,9 @@ fn sample_decodes_and_round_trips() {
     assert_eq!(ours.len(), bytes.len());
     assert_eq!(decode(ours.clone()).unwrap(), space);
     assert_eq!(encode(&decode(ours.clone()).unwrap()), ours);
-    let streamed = XSpaceReader::new(&bytes[..], ReadOptions::default()).collect_space().unwrap();
+    let streamed = XSpaceReader::new(&bytes[..], ReadOptions::default())
+        .collect_space()
+        .unwrap();
     assert_eq!(streamed, space);
     let from_file = read_file(SAMPLE, ReadOptions::default()).unwrap();
     assert_eq!(from_file, space);

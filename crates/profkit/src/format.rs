@@ -9,20 +9,36 @@ pub(crate) enum Format {
     /// TensorFlow / XLA profiler XSpace protobuf (`.xplane.pb`).
     #[value(name = "xspace", alias = "xplane")]
     Xspace,
+    /// X-DeepLearning tensor trace: a dataset directory, a path prefix, a data or a `.meta` file.
+    #[value(name = "xdl")]
+    Xdl,
 }
 
 impl fmt::Display for Format {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str(match self {
             Format::Xspace => "xspace",
+            Format::Xdl => "xdl",
         })
     }
 }
 
 /// Detects the format from the first bytes of the file, using the name only to break ties.
 pub(crate) fn detect(prefix: &[u8], path: &Path) -> Option<Format> {
-    let name = path.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
-    if profkit_xplane::looks_like_xspace(prefix) && (!prefix.is_empty() || name.ends_with(".xplane.pb")) {
+    let name = path
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    // XDL first: its check is the stricter one (a framed Header of UTF-8 keys).
+    if profkit_xdl::looks_like_data_file(prefix)
+        || (prefix.is_empty() && profkit_xdl::parse_file_name(&name).is_some_and(|n| !n.is_meta))
+        || (name.ends_with(".meta") && profkit_xdl::looks_like_meta(prefix))
+    {
+        return Some(Format::Xdl);
+    }
+    if profkit_xplane::looks_like_xspace(prefix)
+        && (!prefix.is_empty() || name.ends_with(".xplane.pb"))
+    {
         return Some(Format::Xspace);
     }
     None

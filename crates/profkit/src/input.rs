@@ -2,7 +2,7 @@
 
 use std::fs::File;
 use std::io::{BufRead, BufReader, Read};
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 use crate::Failure;
 use crate::format::{self, Format};
@@ -16,8 +16,11 @@ pub(crate) struct Input {
     pub name: String,
     /// The format, detected or given with `--from`.
     pub format: Format,
-    /// The content, positioned at its start.
+    /// The content, positioned at its start (empty for a directory or a path prefix).
     pub reader: Box<dyn BufRead>,
+    /// The path given, `None` for standard input. Formats made of several files (XDL datasets)
+    /// read from it rather than from `reader`.
+    pub path: Option<PathBuf>,
 }
 
 impl Input {
@@ -28,12 +31,21 @@ impl Input {
         } else {
             path.display().to_string()
         };
+        if !is_stdin && from.is_none_or(|f| f == Format::Xdl) && !path.is_file() {
+            // A directory or a path prefix can only be an XDL dataset.
+            if let Some(input) = crate::xdl::open_datasets(path, &name)? {
+                return Ok(input);
+            }
+        }
         let raw: Box<dyn Read> = if is_stdin {
             Box::new(std::io::stdin())
         } else {
-            let file = File::open(path).map_err(|e| Failure::BadInput(format!("{name}: cannot open: {e}")))?;
+            let file = File::open(path)
+                .map_err(|e| Failure::BadInput(format!("{name}: cannot open: {e}")))?;
             if file.metadata().is_ok_and(|m| m.is_dir()) {
-                return Err(Failure::BadInput(format!("{name}: is a directory, expected a file")));
+                return Err(Failure::BadInput(format!(
+                    "{name}: is a directory, expected a file"
+                )));
             }
             Box::new(file)
         };
@@ -41,10 +53,11 @@ impl Input {
         let format = match from {
             Some(format) => format,
             None => {
-                let prefix = peek(&mut reader, SNIFF_LEN).map_err(|e| Failure::BadInput(format!("{name}: cannot read: {e}")))?;
+                let prefix = peek(&mut reader, SNIFF_LEN)
+                    .map_err(|e| Failure::BadInput(format!("{name}: cannot read: {e}")))?;
                 format::detect(&prefix, path).ok_or_else(|| {
                     Failure::BadInput(format!(
-                        "{name}: unrecognised format (the content is not an XSpace); \
+                        "{name}: unrecognised format (the content is neither an XSpace nor an XDL trace); \
                          name the format with --from if you know it"
                     ))
                 })?
@@ -54,6 +67,7 @@ impl Input {
             name,
             format,
             reader,
+            path: (!is_stdin).then(|| path.to_path_buf()),
         })
     }
 }
@@ -66,6 +80,8 @@ fn peek(reader: &mut Box<dyn BufRead>, n: usize) -> std::io::Result<Vec<u8>> {
     let mut limited = taken.take(n as u64);
     limited.read_to_end(&mut prefix)?;
     let rest = limited.into_inner();
-    *reader = Box::new(BufReader::new(std::io::Cursor::new(prefix.clone()).chain(rest)));
+    *reader = Box::new(BufReader::new(
+        std::io::Cursor::new(prefix.clone()).chain(rest),
+    ));
     Ok(prefix)
 }

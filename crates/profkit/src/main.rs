@@ -1,4 +1,4 @@
-//! `profkit`: inspect, validate and dump machine-learning profiler files.
+//! `profkit`: inspect, validate, dump and convert machine-learning profiler files.
 //!
 //! Exit codes: 0 success, 1 bad or invalid input, 2 usage error.
 
@@ -6,6 +6,7 @@
 
 mod format;
 mod input;
+mod xdl;
 mod xspace;
 
 use std::path::PathBuf;
@@ -55,6 +56,29 @@ enum Command {
         #[arg(long, value_enum)]
         from: Option<Format>,
     },
+    /// Convert profiles to another format, or rewrite them in the same one.
+    ///
+    /// `--to xdl` rewrites XDL datasets (directories, path prefixes or files) into the output
+    /// directory, keeping each dataset's phase, name and rank and every record's bytes, split
+    /// at `--max-file-mb`.
+    Convert {
+        /// The inputs, then the output.
+        #[arg(value_name = "IN... OUT", num_args = 2.., required = true)]
+        paths: Vec<PathBuf>,
+        /// The output format.
+        #[arg(long, value_enum)]
+        to: Format,
+        /// The inputs' format, when detection from their content is not wanted.
+        #[arg(long, value_enum)]
+        from: Option<Format>,
+        /// XDL output: start a new data file once one reaches this many million bytes (the
+        /// original writer's `max_file_m_size`, default 300).
+        #[arg(long, value_name = "MB")]
+        max_file_mb: Option<f64>,
+        /// Replace files of the same datasets already in the output.
+        #[arg(long)]
+        overwrite: bool,
+    },
 }
 
 /// Why a command did not succeed.
@@ -66,6 +90,8 @@ pub(crate) enum Failure {
     Invalid,
     /// Writing the output failed (for example a closed pipe).
     Output(std::io::Error),
+    /// The command line asks for something that cannot be done (exit code 2, as clap's errors).
+    Usage(String),
 }
 
 fn run(cli: Cli) -> Result<(), Failure> {
@@ -74,18 +100,54 @@ fn run(cli: Cli) -> Result<(), Failure> {
             let input = input::Input::open(&file, from)?;
             match input.format {
                 Format::Xspace => xspace::inspect(input, json),
+                Format::Xdl => xdl::inspect(input, json),
             }
         }
         Command::Dump { file, from } => {
             let input = input::Input::open(&file, from)?;
             match input.format {
                 Format::Xspace => xspace::dump(input),
+                Format::Xdl => xdl::dump(input),
             }
         }
         Command::Validate { file, json, from } => {
             let input = input::Input::open(&file, from)?;
             match input.format {
                 Format::Xspace => xspace::validate(input, json),
+                Format::Xdl => xdl::validate(input, json),
+            }
+        }
+        Command::Convert {
+            mut paths,
+            to,
+            from,
+            max_file_mb,
+            overwrite,
+        } => {
+            let out = paths
+                .pop()
+                .ok_or_else(|| Failure::Usage("convert needs IN... OUT".into()))?;
+            if max_file_mb.is_some_and(|m| m.is_nan() || m < 0.0) {
+                return Err(Failure::Usage(
+                    "--max-file-mb must be a non-negative number".into(),
+                ));
+            }
+            let mut inputs = Vec::with_capacity(paths.len());
+            for path in &paths {
+                let input = input::Input::open(path, from)?;
+                if input.format != to {
+                    return Err(Failure::Usage(format!(
+                        "{}: converting {} to {to} is not supported yet",
+                        input.name, input.format
+                    )));
+                }
+                inputs.push(input);
+            }
+            match to {
+                Format::Xdl => xdl::convert(inputs, &out, max_file_mb, overwrite),
+                Format::Xspace => Err(Failure::Usage(format!(
+                    "converting to {to} is not supported yet"
+                ))),
             }
         }
     }
@@ -101,6 +163,10 @@ fn main() -> ExitCode {
             ExitCode::from(1)
         }
         Err(Failure::Invalid) => ExitCode::from(1),
+        Err(Failure::Usage(message)) => {
+            eprintln!("profkit: {message}");
+            ExitCode::from(2)
+        }
         Err(Failure::Output(e)) if e.kind() == std::io::ErrorKind::BrokenPipe => ExitCode::SUCCESS,
         Err(Failure::Output(e)) => {
             eprintln!("profkit: cannot write output: {e}");

@@ -46,7 +46,11 @@ fn write_summary(out: &mut impl Write, name: &str, s: &Summary) -> std::io::Resu
         writeln!(out, "hostnames: {}", s.hostnames.join(", "))?;
     }
     if s.errors > 0 || s.warnings > 0 {
-        writeln!(out, "recorded errors: {}, warnings: {}", s.errors, s.warnings)?;
+        writeln!(
+            out,
+            "recorded errors: {}, warnings: {}",
+            s.errors, s.warnings
+        )?;
     }
     writeln!(
         out,
@@ -56,7 +60,13 @@ fn write_summary(out: &mut impl Write, name: &str, s: &Summary) -> std::io::Resu
         s.total_events
     )?;
     if let (Some(start), Some(end)) = (s.start_ps(), s.end_ps()) {
-        writeln!(out, "time span: {} to {} ({})", us(start), us(end), us(end - start))?;
+        writeln!(
+            out,
+            "time span: {} to {} ({})",
+            us(start),
+            us(end),
+            us(end - start)
+        )?;
     }
     for p in &s.planes {
         write_plane(out, p)?;
@@ -73,11 +83,22 @@ fn write_plane(out: &mut impl Write, p: &PlaneSummary) -> std::io::Result<()> {
         p.lines, p.events, p.event_metadata, p.stat_metadata, p.stats
     )?;
     if let (Some(start), Some(end)) = (p.start_ps, p.end_ps) {
-        writeln!(out, "  time span: {} to {} ({})", us(start), us(end), us(end - start))?;
+        writeln!(
+            out,
+            "  time span: {} to {} ({})",
+            us(start),
+            us(end),
+            us(end - start)
+        )?;
     }
     if !p.top_events.is_empty() {
         writeln!(out, "  top events by total duration:")?;
-        let width = p.top_events.iter().map(|e| e.name.chars().count()).max().unwrap_or(0);
+        let width = p
+            .top_events
+            .iter()
+            .map(|e| e.name.chars().count())
+            .max()
+            .unwrap_or(0);
         for e in &p.top_events {
             writeln!(
                 out,
@@ -109,8 +130,13 @@ pub(crate) fn validate(input: Input, json: bool) -> Result<(), Failure> {
     let mut problems = Vec::new();
     let mut index = 0usize;
     for item in XSpaceReader::new(input.reader, ReadOptions::default()) {
-        if let SpaceItem::Plane(plane) = item.map_err(|e| Failure::BadInput(format!("{}: {e}", input.name)))? {
-            problems.extend(profkit_xplane::validate::validate_plane(&plane, &format!("planes[{index}]")));
+        if let SpaceItem::Plane(plane) =
+            item.map_err(|e| Failure::BadInput(format!("{}: {e}", input.name)))?
+        {
+            problems.extend(profkit_xplane::validate::validate_plane(
+                &plane,
+                &format!("planes[{index}]"),
+            ));
             index += 1;
         }
     }
@@ -131,5 +157,9 @@ pub(crate) fn validate(input: Input, json: bool) -> Result<(), Failure> {
             writeln!(out, "{}: {p}", input.name).map_err(Failure::Output)?;
         }
     }
-    if problems.is_empty() { Ok(()) } else { Err(Failure::Invalid) }
+    if problems.is_empty() {
+        Ok(())
+    } else {
+        Err(Failure::Invalid)
+    }
 }

@@ -7,7 +7,10 @@ use profkit_xplane::{PlaneBuilder, XPlane, XSpace, encode};
 
 fn profkit(args: &[&str], stdin: Option<&[u8]>) -> Output {
     let mut cmd = Command::new(env!("CARGO_BIN_EXE_profkit"));
-    cmd.args(args).stdin(Stdio::piped()).stdout(Stdio::piped()).stderr(Stdio::piped());
+    cmd.args(args)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped());
     let mut child = cmd.spawn().unwrap();
     {
         use std::io::Write;
@@ -30,8 +33,13 @@ fn sample_space() -> XSpace {
     b.set_name("/host:CPU");
     let mut line = b.line(3);
     line.set_name("main");
-    line.add_event("outer").set_offset_ps(0).set_duration_ps(10_000_000).add_stat("step_num", 1_i64);
-    line.add_event("inner").set_offset_ps(1_000_000).set_duration_ps(2_000_000);
+    line.add_event("outer")
+        .set_offset_ps(0)
+        .set_duration_ps(10_000_000)
+        .add_stat("step_num", 1_i64);
+    line.add_event("inner")
+        .set_offset_ps(1_000_000)
+        .set_duration_ps(2_000_000);
     XSpace {
         planes: vec![plane],
         hostnames: vec!["host-a".into()],
@@ -53,8 +61,14 @@ fn inspect_prints_counts_and_top_events() {
     let out = profkit(&["inspect", path.to_str().unwrap()], None);
     assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
     let stdout = text(&out.stdout);
-    assert!(stdout.contains("planes: 1, lines: 1, events: 2"), "{stdout}");
-    assert!(stdout.contains("time span: 0.000000 us to 10.000000 us (10.000000 us)"), "{stdout}");
+    assert!(
+        stdout.contains("planes: 1, lines: 1, events: 2"),
+        "{stdout}"
+    );
+    assert!(
+        stdout.contains("time span: 0.000000 us to 10.000000 us (10.000000 us)"),
+        "{stdout}"
+    );
     assert!(stdout.contains("hostnames: host-a"), "{stdout}");
     let outer = stdout.find("outer").unwrap();
     let inner = stdout.find("inner").unwrap();
@@ -68,7 +82,10 @@ fn inspect_json_is_machine_readable() {
     let doc: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
     assert_eq!(doc["format"], "xspace");
     assert_eq!(doc["summary"]["total_events"], 2);
-    assert_eq!(doc["summary"]["planes"][0]["top_events"][0]["name"], "outer");
+    assert_eq!(
+        doc["summary"]["planes"][0]["top_events"][0]["name"],
+        "outer"
+    );
     assert_eq!(doc["summary"]["planes"][0]["end_ps"], 10_000_000);
 }
 
@@ -95,7 +112,11 @@ fn validate_exits_0_when_valid_and_1_with_one_line_per_problem() {
     let stdout = text(&out.stdout);
     let lines: Vec<&str> = stdout.lines().collect();
     assert_eq!(lines.len(), 2, "{stdout}");
-    assert!(lines.iter().any(|l| l.contains("planes[0].lines[0].events[1]") && l.contains("metadata id 99")));
+    assert!(
+        lines
+            .iter()
+            .any(|l| l.contains("planes[0].lines[0].events[1]") && l.contains("metadata id 99"))
+    );
     assert!(lines.iter().any(|l| l.contains("partially overlaps")));
 }
 
@@ -119,17 +140,30 @@ fn unknown_content_exits_1_and_from_overrides_detection() {
     let out = profkit(&["inspect", "-"], Some(b"{\"not\": \"xspace\"}"));
     assert_eq!(out.status.code(), Some(1));
     assert!(text(&out.stderr).contains("unrecognised format"));
-    // With --from the content is decoded as XSpace, and the decoder says where it breaks.
-    let out = profkit(&["inspect", "--from", "xspace", "-"], Some(b"{\"not\": \"xspace\"}"));
+    // With --from the content is decoded as XSpace, and the decoder says where it breaks:
+    // here `planes` (field 1) arrives as a varint.
+    let out = profkit(&["inspect", "--from", "xspace", "-"], Some(b"\x08\x01"));
     assert_eq!(out.status.code(), Some(1));
-    assert!(text(&out.stderr).contains("at byte 0"), "{}", text(&out.stderr));
+    let stderr = text(&out.stderr);
+    assert!(stderr.contains("at byte 0 in XSpace.planes[0]"), "{stderr}");
+    assert!(stderr.contains("wire type 0"), "{stderr}");
+    // Without --from those bytes are not recognised at all.
+    assert_eq!(
+        profkit(&["inspect", "-"], Some(b"\x08\x01")).status.code(),
+        Some(1)
+    );
 }
 
 #[test]
 fn usage_errors_exit_2() {
     assert_eq!(profkit(&["frobnicate"], None).status.code(), Some(2));
     assert_eq!(profkit(&["inspect"], None).status.code(), Some(2));
-    assert_eq!(profkit(&["inspect", "--from", "nope", "x"], None).status.code(), Some(2));
+    assert_eq!(
+        profkit(&["inspect", "--from", "nope", "x"], None)
+            .status
+            .code(),
+        Some(2)
+    );
 }
 
 #[test]

@@ -1,0 +1,146 @@
+//! The `xplane` format: XSpace files read with `profkit-xplane`.
+//!
+//! A case holds `input.xplane.pb`. When it decodes, the outputs are `dump.json` (the canonical JSON
+//! view), `validate.txt` (one line per validation problem, empty when valid) and `summary.json`
+//! (what `profkit inspect` summarises). When it does not, the only output is `error.txt`, the
+//! decode error as displayed (byte offset and field path included).
+//!
+//! Asserted rather than recorded: re-encoding keeps every field (`decode(encode(x)) == x`), the
+//! JSON view reads back to the same space, the streaming reader agrees with the whole-file
+//! decoder, and an input the decoder rejects is rejected by the streaming reader with the same error.
+
+use std::path::Path;
+
+use profkit_xplane::summary::Summary;
+use profkit_xplane::{ReadOptions, XSpace, XSpaceReader, decode, encode, validate, view};
+
+use crate::{Format, GeneratedFile, Outputs};
+
+/// The input file of every xplane case.
+pub const INPUT: &str = "input.xplane.pb";
+/// xprof's trace viewer output for the case's input, kept for golden tests of our converter.
+pub const XPROF_TRACE_VIEWER: &str = "xprof.trace_viewer.json";
+
+/// The handler for `conformance/xplane/`.
+pub struct XPlaneFormat;
+
+impl Format for XPlaneFormat {
+    fn name(&self) -> &'static str {
+        "xplane"
+    }
+
+    fn output_names(&self) -> &'static [&'static str] {
+        &["dump.json", "validate.txt", "summary.json", "error.txt"]
+    }
+
+    fn run(&self, case_dir: &Path) -> Result<Outputs, String> {
+        let path = case_dir.join(INPUT);
+        let bytes =
+            std::fs::read(&path).map_err(|e| format!("cannot read {}: {e}", path.display()))?;
+        run_bytes(&bytes)
+    }
+
+    fn generated_inputs(&self) -> Vec<GeneratedFile> {
+        crate::xplane_cases::cases()
+            .into_iter()
+            .map(|case| GeneratedFile {
+                case: case.name.to_owned(),
+                file: INPUT.to_owned(),
+                contents: case.input,
+            })
+            .collect()
+    }
+}
+
+/// The outputs for one encoded XSpace (see the module documentation).
+pub fn run_bytes(bytes: &[u8]) -> Result<Outputs, String> {
+    let mut outputs = Outputs::new();
+    let space = match decode(bytes.to_vec()) {
+        Ok(space) => space,
+        Err(error) => {
+            match XSpaceReader::new(bytes, ReadOptions::default()).collect_space() {
+                Ok(space) => {
+                    return Err(format!(
+                        "decode rejects the input ({error}) but the streaming reader accepts it ({} planes)",
+                        space.planes.len()
+                    ));
+                }
+                Err(streamed) if streamed.to_string() != error.to_string() => {
+                    return Err(format!(
+                        "decode and the streaming reader disagree on the error:\n  decode: {error}\n  stream: {streamed}"
+                    ));
+                }
+                Err(_) => {}
+            }
+            outputs.insert("error.txt".into(), format!("{error}\n").into_bytes());
+            return Ok(outputs);
+        }
+    };
+    check_round_trips(bytes, &space)?;
+
+    let dump = view::to_json(&space);
+    let problems: String = validate(&space).iter().map(|p| format!("{p}\n")).collect();
+    let summary = serde_json::to_string_pretty(&Summary::of(&space))
+        .map_err(|e| format!("cannot serialise the summary: {e}"))?;
+    outputs.insert("dump.json".into(), dump.into_bytes());
+    outputs.insert("validate.txt".into(), problems.into_bytes());
+    outputs.insert("summary.json".into(), format!("{summary}\n").into_bytes());
+    Ok(outputs)
+}
+
+/// Whether two spaces hold the same data. `==` would do but for NaN doubles (NaN != NaN), so
+/// compare the canonical JSON (every field, NaN spelled out) and the encodings.
+fn same(a: &XSpace, b: &XSpace) -> bool {
+    a == b || (view::to_json(a) == view::to_json(b) && encode(a) == encode(b))
+}
+
+fn check_round_trips(bytes: &[u8], space: &XSpace) -> Result<(), String> {
+    let encoded = encode(space);
+    let again =
+        decode(encoded.clone()).map_err(|e| format!("our own encoding does not decode: {e}"))?;
+    if !same(&again, space) {
+        return Err(format!(
+            "decode(encode(x)) != x; the re-encoded space reads as:\n{}",
+            crate::diff::diff(&view::to_json(space), &view::to_json(&again))
+        ));
+    }
+    if encode(&again) != encoded {
+        return Err("encoding is not a fixed point: encode(decode(encode(x))) != encode(x)".into());
+    }
+
+    let streamed = XSpaceReader::new(bytes, ReadOptions::default())
+        .collect_space()
+        .map_err(|e| format!("decode accepts the input but the streaming reader fails: {e}"))?;
+    if !same(&streamed, space) {
+        return Err(format!(
+            "the streaming reader reads a different space (- decode, + stream):\n{}",
+            crate::diff::diff(&view::to_json(space), &view::to_json(&streamed))
+        ));
+    }
+
+    let json = view::to_json(space);
+    let from_json =
+        view::from_json(&json).map_err(|e| format!("the JSON view does not read back: {e}"))?;
+    if !same(&from_json, space) {
+        return Err(format!(
+            "from_json(to_json(x)) != x (- original, + read back):\n{}",
+            crate::diff::diff(&json, &view::to_json(&from_json))
+        ));
+    }
+    Ok(())
+}
+
+/// The host name xprof should see for a case: the space's first hostname when it is a plain file
+/// name, else the case directory name. xprof takes the host from the file name `<host>.xplane.pb`.
+pub fn host_name(case: &str, space: Option<&XSpace>) -> String {
+    let plain = |s: &str| {
+        !s.is_empty()
+            && s.len() <= 64
+            && s.bytes()
+                .all(|b| b.is_ascii_alphanumeric() || b == b'-' || b == b'_')
+    };
+    match space.and_then(|s| s.hostnames.first()) {
+        Some(host) if plain(host) => host.clone(),
+        _ => case.to_owned(),
+    }
+}

@@ -1,0 +1,4 @@
+
+{	/host:CPU*epoch timestamps€€¨±ãŸçË"
+À„=À„=(offset overflowè"õÿÿÿÿÿÿÿÀ„="
+op"late

@@ -1,0 +1,34 @@
+#!/usr/bin/env bash
+# Checks that the real xprof (2.24.2) reads every XSpace in conformance/xplane/, as given and as
+# re-encoded by profkit: its trace_viewer tool must return JSON with traceEvents, not None.
+#
+# Usage: conformance/xprof/check.sh            (from anywhere in the repository)
+#        BLESS=1 conformance/xprof/check.sh    also saves xprof's output as
+#                                              conformance/xplane/<case>/xprof.trace_viewer.json
+# The venv lives in <repo>/.oracle/xprof (git-ignored) and is reused when it already holds xprof
+# 2.24.2, so CI can cache it. Set XPROF_VENV to use another one.
+set -euo pipefail
+
+here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
+repo="$(cd "$here/../.." && pwd)"
+venv="${XPROF_VENV:-$repo/.oracle/xprof}"
+version="2.24.2"
+
+has_xprof() {
+    "$venv/bin/python" - "$version" <<'PY' 2>/dev/null
+import sys
+from importlib.metadata import version
+import xprof.convert.raw_to_tool_data  # noqa: F401  (fails when the native part is missing)
+sys.exit(0 if version("xprof") == sys.argv[1] else 1)
+PY
+}
+
+if ! has_xprof; then
+    echo "installing xprof $version into $venv"
+    python3 -m venv "$venv"
+    "$venv/bin/pip" install --quiet --no-deps "xprof==$version" protobuf six
+    has_xprof || { echo "xprof $version did not install into $venv" >&2; exit 1; }
+fi
+
+cd "$repo"
+exec "$venv/bin/python" "$here/check.py" --repo "$repo"

@@ -1,0 +1,24 @@
+//! Generates the XDL trace types from `proto/` with prost, compiling the schema with protox so that
+//! no system `protoc` is needed.
+
+use std::path::PathBuf;
+
+fn main() -> Result<(), Box<dyn std::error::Error>> {
+    let proto_root = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../proto");
+    let file = "xdl/proto/trace.proto";
+    println!("cargo:rerun-if-changed={}", proto_root.join(file).display());
+
+    let fds = protox::compile([file], [&proto_root])?;
+    let out_dir = PathBuf::from(std::env::var("OUT_DIR")?);
+    // Exported so that peers (Python protobuf in the benchmark) load the exact schema we compile.
+    std::fs::write(
+        out_dir.join("xdl_descriptor_set.bin"),
+        prost::Message::encode_to_vec(&fds),
+    )?;
+
+    prost_build::Config::new()
+        // Column data shares the frame buffer instead of being copied out of it.
+        .bytes(["."])
+        .compile_fds(fds)?;
+    Ok(())
+}

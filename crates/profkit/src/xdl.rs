@@ -1,0 +1,480 @@
+//! The commands for XDL tensor traces. An input is a directory of datasets, a path prefix, one data
+//! or meta file, or a data file on standard input. Everything streams record by record.
+
+use std::io::Write;
+use std::path::{Path, PathBuf};
+
+use profkit_xdl::json::{DumpEntry, DumpSource, MetaView, dump_entries, write_dump};
+use profkit_xdl::validate::{
+    DatasetReport, FileReport, KeySummary, Problem, check_data, check_dataset,
+};
+use profkit_xdl::{Dataset, DatasetWriter, MetaCheck, ReadOptions, WriterOptions, discover};
+
+use crate::Failure;
+use crate::format::Format;
+use crate::input::Input;
+
+/// Opens a directory or path prefix as XDL datasets: `Ok(None)` when it is neither (so the caller
+/// reports it as usual), an error for a directory without trace files.
+pub(crate) fn open_datasets(path: &Path, name: &str) -> Result<Option<Input>, Failure> {
+    match discover(path) {
+        Ok(_) => Ok(Some(Input {
+            name: name.to_owned(),
+            format: Format::Xdl,
+            reader: Box::new(std::io::empty()),
+            path: Some(path.to_path_buf()),
+        })),
+        Err(_) if path.is_dir() => Err(Failure::BadInput(format!(
+            "{name}: is a directory without XDL trace files (<train|test>.<name>.<rank>.<index>)"
+        ))),
+        Err(_) => Ok(None),
+    }
+}
+
+/// What an input holds: datasets found by name, or one data stream.
+enum Source {
+    Datasets(Vec<Dataset>),
+    Stream(Input),
+    /// A meta file whose name is not a trace file name: shown on its own.
+    Meta(PathBuf),
+}
+
+fn source(input: Input) -> Result<Source, Failure> {
+    let Some(path) = input.path.clone() else {
+        return Ok(Source::Stream(input));
+    };
+    match discover(&path) {
+        Ok(datasets) => Ok(Source::Datasets(datasets)),
+        Err(_) if path.to_string_lossy().ends_with(".meta") => Ok(Source::Meta(path)),
+        // A data file under another name: read it alone.
+        Err(_) if path.is_file() => Ok(Source::Stream(input)),
+        Err(e) => Err(Failure::BadInput(e.to_string())),
+    }
+}
+
+/// What a check of an input found.
+type Checked = (Vec<DatasetReport>, Vec<FileReport>, Vec<Problem>);
+
+/// Reads and checks everything: per dataset (or the one stream) a report and its problems.
+fn check(source: Source, name: &str) -> Result<Checked, Failure> {
+    let options = ReadOptions::default();
+    let mut problems = Vec::new();
+    match source {
+        Source::Datasets(datasets) => {
+            let mut reports = Vec::new();
+            for dataset in &datasets {
+                let (report, found) = check_dataset(dataset, options);
+                reports.push(report);
+                problems.extend(found);
+            }
+            Ok((reports, Vec::new(), problems))
+        }
+        Source::Stream(input) => {
+            let path = input.path.clone().unwrap_or_else(|| PathBuf::from(name));
+            let (report, found) = check_data(input.reader, Some(&path), options);
+            problems.extend(found);
+            Ok((Vec::new(), vec![report], problems))
+        }
+        Source::Meta(path) => {
+            profkit_xdl::read_meta_file(&path).map_err(|e| Failure::BadInput(e.to_string()))?;
+            Ok((Vec::new(), Vec::new(), problems))
+        }
+    }
+}
+
+/// Whether a problem means the data could not be read whole (as opposed to being inconsistent).
+fn is_read_failure(p: &Problem) -> bool {
+    use profkit_xdl::validate::ProblemKind as K;
+    matches!(
+        p.kind,
+        K::Truncated | K::Framing | K::Decode | K::Io | K::MetaUnreadable
+    )
+}
+
+fn json_out(doc: &serde_json::Value) -> Result<(), Failure> {
+    let mut out = std::io::stdout().lock();
+    serde_json::to_writer_pretty(&mut out, doc).map_err(|e| Failure::Output(e.into()))?;
+    writeln!(out).map_err(Failure::Output)
+}
+
+pub(crate) fn inspect(input: Input, json: bool) -> Result<(), Failure> {
+    let name = input.name.clone();
+    let src = source(input)?;
+    if let Source::Meta(path) = &src {
+        return show_meta(path, &name, json);
+    }
+    let (datasets, files, problems) = check(src, &name)?;
+    let unreadable: Vec<&Problem> = problems.iter().filter(|p| is_read_failure(p)).collect();
+    if json {
+        json_out(&serde_json::json!({
+            "input": name,
+            "format": "xdl",
+            "datasets": datasets,
+            "files": files,
+            "problems": problems,
+        }))?;
+    } else {
+        let mut out = std::io::stdout().lock();
+        write_inspect(&mut out, &name, &datasets, &files, &problems).map_err(Failure::Output)?;
+    }
+    if unreadable.is_empty() {
+        Ok(())
+    } else {
+        for p in unreadable {
+            eprintln!("profkit: {p}");
+        }
+        Err(Failure::Invalid)
+    }
+}
+
+fn show_meta(path: &Path, name: &str, json: bool) -> Result<(), Failure> {
+    let meta = profkit_xdl::read_meta_file(path).map_err(|e| Failure::BadInput(e.to_string()))?;
+    let mut out = std::io::stdout().lock();
+    if json {
+        drop(out);
+        return json_out(
+            &serde_json::json!({ "input": name, "format": "xdl", "meta": MetaView(&meta) }),
+        );
+    }
+    writeln!(out, "{name}: XDL meta file").map_err(Failure::Output)?;
+    for (field, value) in meta.fields() {
+        writeln!(out, "  {field}: {value}").map_err(Failure::Output)?;
+    }
+    Ok(())
+}
+
+fn range(begin: i64, end: i64) -> String {
+    if begin == end {
+        begin.to_string()
+    } else {
+        format!("{begin} to {end}")
+    }
+}
+
+fn plural(n: u64, one: &str, many: &str) -> String {
+    format!("{n} {}", if n == 1 { one } else { many })
+}
+
+fn shape_text(shape: &[i32]) -> String {
+    let dims: Vec<String> = shape.iter().map(i32::to_string).collect();
+    format!("[{}]", dims.join(", "))
+}
+
+fn write_keys(out: &mut impl Write, columns: &[KeySummary]) -> std::io::Result<()> {
+    if columns.is_empty() {
+        return Ok(());
+    }
+    writeln!(out, "  keys:")?;
+    let width = columns
+        .iter()
+        .map(|c| c.key.chars().count())
+        .max()
+        .unwrap_or(0);
+    for c in columns {
+        let dtypes: Vec<&str> = c.dtypes.iter().map(String::as_str).collect();
+        let mut shapes: Vec<String> = c.shapes.iter().map(|s| shape_text(s)).collect();
+        if c.more_shapes {
+            shapes.push("...".into());
+        }
+        let scalar = if c.shapes.len() == 1 && c.shapes.first().is_some_and(Vec::is_empty) {
+            " (scalar)"
+        } else {
+            ""
+        };
+        writeln!(
+            out,
+            "    {:width$}  {:7} {}{scalar}  ({} bytes of data)",
+            c.key,
+            dtypes.join("|"),
+            shapes.join(" | "),
+            c.data_bytes,
+            width = width
+        )?;
+    }
+    Ok(())
+}
+
+fn meta_text(f: &FileReport) -> &'static str {
+    match &f.meta_check {
+        None => "no meta file",
+        Some(MetaCheck::Agrees) => "meta agrees",
+        Some(MetaCheck::AgreesWithQuirk) => "meta agrees (original writer's -1 begin quirk)",
+        Some(MetaCheck::Disagrees(_)) => "meta DISAGREES",
+    }
+}
+
+fn write_file_line(out: &mut impl Write, f: &FileReport) -> std::io::Result<()> {
+    let name = f
+        .path
+        .as_deref()
+        .and_then(Path::file_name)
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    let index = f.index.map(|i| format!("{i:>3}  ")).unwrap_or_default();
+    let mut line = format!(
+        "    {index}{name}  {} bytes  {}",
+        f.bytes,
+        plural(f.records, "record", "records")
+    );
+    if f.records > 0 {
+        line.push_str(&format!(
+            "  lstep {}  gstep {}",
+            range(f.meta.lstep_begin, f.meta.lstep_end),
+            range(f.meta.gstep_begin, f.meta.gstep_end)
+        ));
+    }
+    if f.index.is_some() {
+        line.push_str(&format!("  {}", meta_text(f)));
+    }
+    if f.truncated {
+        line.push_str("  TRUNCATED");
+    }
+    writeln!(out, "{line}")
+}
+
+fn write_inspect(
+    out: &mut impl Write,
+    name: &str,
+    datasets: &[DatasetReport],
+    files: &[FileReport],
+    problems: &[Problem],
+) -> std::io::Result<()> {
+    if datasets.is_empty() {
+        writeln!(out, "{name}: XDL data file")?;
+        for f in files {
+            writeln!(out, "  records: {}, bytes: {}", f.records, f.bytes)?;
+            if f.records > 0 {
+                writeln!(
+                    out,
+                    "  steps: lstep {}, gstep {}, timestamps {} (ms)",
+                    range(f.meta.lstep_begin, f.meta.lstep_end),
+                    range(f.meta.gstep_begin, f.meta.gstep_end),
+                    range(f.meta.timestamp_begin, f.meta.timestamp_end)
+                )?;
+            }
+            write_keys(out, &f.columns)?;
+        }
+    } else {
+        let records: u64 = datasets.iter().map(|d| d.records).sum();
+        let mut ranks: Vec<u64> = datasets.iter().map(|d| d.rank).collect();
+        ranks.sort_unstable();
+        ranks.dedup();
+        let ranks: Vec<String> = ranks.iter().map(u64::to_string).collect();
+        writeln!(
+            out,
+            "{name}: XDL trace, {}, {} {}, {}",
+            plural(datasets.len() as u64, "dataset", "datasets"),
+            if ranks.len() == 1 { "rank" } else { "ranks" },
+            ranks.join(", "),
+            plural(records, "record", "records")
+        )?;
+        for d in datasets {
+            writeln!(out)?;
+            writeln!(
+                out,
+                "dataset {} (rank {}): {}, {}",
+                d.id(),
+                d.rank,
+                plural(d.files.len() as u64, "file", "files"),
+                plural(d.records, "record", "records")
+            )?;
+            if d.records > 0 {
+                writeln!(
+                    out,
+                    "  steps: lstep {}, gstep {}, timestamps {} (ms)",
+                    range(d.meta.lstep_begin, d.meta.lstep_end),
+                    range(d.meta.gstep_begin, d.meta.gstep_end),
+                    range(d.meta.timestamp_begin, d.meta.timestamp_end)
+                )?;
+            }
+            write_keys(out, &d.columns)?;
+            writeln!(out, "  files:")?;
+            for f in &d.files {
+                write_file_line(out, f)?;
+            }
+        }
+    }
+    if !problems.is_empty() {
+        writeln!(out)?;
+        writeln!(
+            out,
+            "{} found (see `profkit validate`)",
+            plural(problems.len() as u64, "problem", "problems")
+        )?;
+    }
+    Ok(())
+}
+
+pub(crate) fn dump(input: Input) -> Result<(), Failure> {
+    let name = input.name.clone();
+    let entries = match source(input)? {
+        Source::Datasets(datasets) => dump_entries(&datasets),
+        Source::Stream(input) => vec![DumpEntry {
+            name: input
+                .path
+                .as_deref()
+                .and_then(Path::file_name)
+                .map(|n| n.to_string_lossy().into_owned())
+                .unwrap_or(name),
+            source: DumpSource::Data(Box::new(input.reader)),
+        }],
+        Source::Meta(path) => vec![DumpEntry {
+            name: path
+                .file_name()
+                .map(|n| n.to_string_lossy().into_owned())
+                .unwrap_or(name),
+            source: DumpSource::MetaFile(path),
+        }],
+    };
+    let out = std::io::stdout().lock();
+    let mut out = std::io::BufWriter::new(out);
+    let errors =
+        write_dump(entries, &mut out, ReadOptions::default(), Some(1)).map_err(Failure::Output)?;
+    writeln!(out).map_err(Failure::Output)?;
+    out.flush().map_err(Failure::Output)?;
+    if errors.is_empty() {
+        return Ok(());
+    }
+    for e in &errors {
+        eprintln!("profkit: {e}");
+    }
+    Err(Failure::Invalid)
+}
+
+pub(crate) fn validate(input: Input, json: bool) -> Result<(), Failure> {
+    let name = input.name.clone();
+    let src = source(input)?;
+    let (datasets, files, problems) = check(src, &name)?;
+    let records: u64 = datasets.iter().map(|d| d.records).sum::<u64>()
+        + files.iter().map(|f| f.records).sum::<u64>();
+    let file_count = datasets.iter().map(|d| d.files.len()).sum::<usize>() + files.len();
+    if json {
+        json_out(&serde_json::json!({
+            "input": name,
+            "format": "xdl",
+            "valid": problems.is_empty(),
+            "problems": problems,
+        }))?;
+    } else {
+        let mut out = std::io::stdout().lock();
+        if problems.is_empty() {
+            writeln!(
+                out,
+                "{name}: valid XDL trace ({}, {}, {})",
+                plural(datasets.len() as u64, "dataset", "datasets"),
+                plural(file_count as u64, "data file", "data files"),
+                plural(records, "record", "records")
+            )
+            .map_err(Failure::Output)?;
+        } else {
+            for p in &problems {
+                writeln!(out, "{p}").map_err(Failure::Output)?;
+            }
+        }
+    }
+    if problems.is_empty() {
+        Ok(())
+    } else {
+        Err(Failure::Invalid)
+    }
+}
+
+/// `profkit convert IN... OUT --to xdl`: rewrites each dataset into `out` with its phase, name and
+/// rank, passing every record frame through unchanged, split at `max_file_mb`.
+pub(crate) fn convert(
+    inputs: Vec<Input>,
+    out: &Path,
+    max_file_mb: Option<f64>,
+    overwrite: bool,
+) -> Result<(), Failure> {
+    let out_dir =
+        profkit_xdl::local_output_dir(out).map_err(|e| Failure::BadInput(e.to_string()))?;
+    let mut datasets: Vec<Dataset> = Vec::new();
+    for input in inputs {
+        let Some(path) = input.path.clone() else {
+            return Err(Failure::Usage(
+                "cannot convert an XDL trace from standard input: a dataset's phase, name and rank come from its file names"
+                    .into(),
+            ));
+        };
+        let found = discover(&path).map_err(|e| Failure::BadInput(e.to_string()))?;
+        for d in found {
+            if let Some(other) = datasets.iter().find(|o| o.id == d.id) {
+                return Err(Failure::BadInput(format!(
+                    "dataset {} is in both {} and {}",
+                    d.id,
+                    other.dir.display(),
+                    d.dir.display()
+                )));
+            }
+            datasets.push(d);
+        }
+    }
+    let same_dir = |a: &Path, b: &Path| match (a.canonicalize(), b.canonicalize()) {
+        (Ok(a), Ok(b)) => a == b,
+        _ => false,
+    };
+    if let Some(d) = datasets.iter().find(|d| same_dir(&d.dir, &out_dir)) {
+        return Err(Failure::Usage(format!(
+            "the output {} is the input directory of dataset {}; write to another directory",
+            out_dir.display(),
+            d.id
+        )));
+    }
+    let limit = max_file_mb.unwrap_or(profkit_xdl::writer::DEFAULT_MAX_FILE_MB);
+    let mut stdout = std::io::stdout().lock();
+    for dataset in &datasets {
+        let mut reader = dataset.records(ReadOptions::default());
+        let keys = match reader.open_next() {
+            None => {
+                writeln!(stdout, "{}: no records, nothing written", dataset.id)
+                    .map_err(Failure::Output)?;
+                continue;
+            }
+            Some(Err(e)) => return Err(Failure::BadInput(e.to_string())),
+            Some(Ok(())) => reader.keys().map(<[String]>::to_vec).unwrap_or_default(),
+        };
+        let options = WriterOptions::new(&out_dir)
+            .phase(dataset.id.phase)
+            .name(dataset.id.name.clone())
+            .rank(dataset.id.rank)
+            .max_file_mb(limit)
+            .overwrite(overwrite);
+        let mut writer =
+            DatasetWriter::create(options, keys).map_err(|e| Failure::BadInput(e.to_string()))?;
+        let mut failure = None;
+        while let Some(item) = reader.next_with_frame() {
+            match item {
+                Ok((frame, _)) => {
+                    if let Err(e) = writer.write_encoded(frame.data) {
+                        failure = Some(e.to_string());
+                        break;
+                    }
+                }
+                Err(e) => {
+                    failure = Some(e.to_string());
+                    break;
+                }
+            }
+        }
+        let report = writer
+            .finish()
+            .map_err(|e| Failure::BadInput(e.to_string()))?;
+        writeln!(
+            stdout,
+            "{}: wrote {} in {} to {}",
+            dataset.id,
+            plural(report.records, "record", "records"),
+            plural(report.files.len() as u64, "file", "files"),
+            out_dir.display()
+        )
+        .map_err(Failure::Output)?;
+        if let Some(reason) = failure {
+            return Err(Failure::BadInput(format!(
+                "{reason}; the output holds the {} records before it",
+                report.records
+            )));
+        }
+    }
+    Ok(())
+}
