@@ -1,30 +1,12 @@
 //! The `profkit` binary as a user runs it: outputs and exit codes.
 
+mod common;
+
+use common::{profkit, text};
+
 use std::path::PathBuf;
-use std::process::{Command, Output, Stdio};
 
 use profkit_xplane::{PlaneBuilder, XPlane, XSpace, encode};
-
-fn profkit(args: &[&str], stdin: Option<&[u8]>) -> Output {
-    let mut cmd = Command::new(env!("CARGO_BIN_EXE_profkit"));
-    cmd.args(args)
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped());
-    let mut child = cmd.spawn().unwrap();
-    {
-        use std::io::Write;
-        let mut pipe = child.stdin.take().unwrap();
-        if let Some(bytes) = stdin {
-            pipe.write_all(bytes).unwrap();
-        }
-    }
-    child.wait_with_output().unwrap()
-}
-
-fn text(bytes: &[u8]) -> String {
-    String::from_utf8_lossy(bytes).into_owned()
-}
 
 /// A small valid space: one host plane, two nested events with stats.
 fn sample_space() -> XSpace {
