@@ -6,6 +6,7 @@
 
 mod format;
 mod input;
+mod plugin;
 mod xdl;
 mod xspace;
 
@@ -79,6 +80,11 @@ enum Command {
         #[arg(long)]
         overwrite: bool,
     },
+    /// Run and check TensorFlow profiler plugins (shared libraries exporting `TF_InitProfiler`).
+    Plugin {
+        #[command(subcommand)]
+        command: plugin::PluginCommand,
+    },
 }
 
 /// Why a command did not succeed.
@@ -150,6 +156,7 @@ fn run(cli: Cli) -> Result<(), Failure> {
                 ))),
             }
         }
+        Command::Plugin { command } => plugin::run(command),
     }
 }
 
