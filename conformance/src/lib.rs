@@ -25,6 +25,9 @@ use std::fmt;
 use std::path::{Path, PathBuf};
 
 pub mod diff;
+pub mod paddle;
+pub mod paddle_cases;
+pub mod poplar;
 pub mod xdl;
 pub mod xdl_cases;
 pub mod xplane;
@@ -65,7 +68,12 @@ pub trait Format {
 
 /// Every format handler, one per directory under `conformance/`.
 pub fn formats() -> Vec<Box<dyn Format>> {
-    vec![Box::new(xplane::XPlaneFormat), Box::new(xdl::XdlFormat)]
+    vec![
+        Box::new(xplane::XPlaneFormat),
+        Box::new(xdl::XdlFormat),
+        Box::new(poplar::PoplarFormat),
+        Box::new(paddle::PaddleFormat),
+    ]
 }
 
 /// The handler for the format directory named `name`.

@@ -17,6 +17,8 @@
 
 #![forbid(unsafe_code)]
 
+pub mod paddle;
+pub mod poplar;
 pub mod smoke;
 pub mod wire;
 pub mod xdl;
@@ -68,6 +70,41 @@ pub const TARGETS: &[Target] = &[
         name: "xdl_record",
         run: xdl::record::run,
         describe: |data| format!("{:#?}", profkit_xdl::decode_record(data.to_vec())),
+    },
+    Target {
+        name: "poplar_json",
+        run: poplar::json::run,
+        describe: |data| String::from_utf8_lossy(data).into_owned(),
+    },
+    Target {
+        name: "poplar_roundtrip",
+        run: poplar::roundtrip::run,
+        describe: poplar::roundtrip::describe,
+    },
+    Target {
+        name: "paddle_profile",
+        run: paddle::profile::run,
+        describe: |data| {
+            format!(
+                "{:#?}",
+                profkit_events::paddle::legacy::decode_profile(data)
+            )
+        },
+    },
+    Target {
+        name: "paddle_nodetrees",
+        run: paddle::nodetrees::run,
+        describe: |data| {
+            format!(
+                "{:#?}",
+                profkit_events::paddle::nodetree::decode_node_trees(data)
+            )
+        },
+    },
+    Target {
+        name: "paddle_pairing",
+        run: paddle::pairing::run,
+        describe: paddle::pairing::describe,
     },
 ];
 

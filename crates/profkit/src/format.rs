@@ -12,6 +12,15 @@ pub(crate) enum Format {
     /// X-DeepLearning tensor trace: a dataset directory, a path prefix, a data or a `.meta` file.
     #[value(name = "xdl")]
     Xdl,
+    /// Graphcore Poplar profile (JSON): a graph profile, an execution profile, or both combined.
+    #[value(name = "poplar")]
+    Poplar,
+    /// PaddlePaddle legacy profiler `Profile` protobuf (what `disable_profiler(key, path)` writes).
+    #[value(name = "paddle", alias = "paddle-profile")]
+    Paddle,
+    /// PaddlePaddle profiler node trees protobuf (`*.paddle_trace.pb`).
+    #[value(name = "paddle-trace", alias = "paddle-nodetrees")]
+    PaddleNodeTrees,
 }
 
 impl fmt::Display for Format {
@@ -19,6 +28,9 @@ impl fmt::Display for Format {
         f.write_str(match self {
             Format::Xspace => "xspace",
             Format::Xdl => "xdl",
+            Format::Poplar => "poplar",
+            Format::Paddle => "paddle",
+            Format::PaddleNodeTrees => "paddle-trace",
         })
     }
 }
@@ -35,6 +47,17 @@ pub(crate) fn detect(prefix: &[u8], path: &Path) -> Option<Format> {
         || (name.ends_with(".meta") && profkit_xdl::looks_like_meta(prefix))
     {
         return Some(Format::Xdl);
+    }
+    // A JSON object is never an XSpace; check Poplar's keys before the looser protobuf check.
+    if profkit_poplar::looks_like_poplar(prefix).is_some() {
+        return Some(Format::Poplar);
+    }
+    // Paddle's two protobufs before the XSpace check: their first elements differ from a plane's
+    // in field wire types (see profkit_events::paddle), so the three never match the same bytes.
+    match profkit_events::paddle::Format::detect(prefix) {
+        Some(profkit_events::paddle::Format::NodeTrees) => return Some(Format::PaddleNodeTrees),
+        Some(profkit_events::paddle::Format::Profile) => return Some(Format::Paddle),
+        None => {}
     }
     if profkit_xplane::looks_like_xspace(prefix)
         && (!prefix.is_empty() || name.ends_with(".xplane.pb"))

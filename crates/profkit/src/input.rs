@@ -57,8 +57,8 @@ impl Input {
                     .map_err(|e| Failure::BadInput(format!("{name}: cannot read: {e}")))?;
                 format::detect(&prefix, path).ok_or_else(|| {
                     Failure::BadInput(format!(
-                        "{name}: unrecognised format (the content is neither an XSpace nor an XDL trace); \
-                         name the format with --from if you know it"
+                        "{name}: unrecognised format (the content is not an XSpace, XDL trace, Poplar \
+                         profile or Paddle profile); name the format with --from if you know it"
                     ))
                 })?
             }

@@ -6,7 +6,9 @@
 
 mod format;
 mod input;
+mod paddle;
 mod plugin;
+mod poplar;
 mod xdl;
 mod xspace;
 
@@ -37,6 +39,10 @@ enum Command {
         /// The file's format, when detection from its content is not wanted.
         #[arg(long, value_enum)]
         from: Option<Format>,
+        /// Poplar: the graph profile (`graph.json`) an execution profile belongs to, to check its
+        /// references and work out times and balances.
+        #[arg(long, value_name = "FILE")]
+        graph: Option<PathBuf>,
     },
     /// Print a profile's complete content as canonical JSON.
     Dump {
@@ -56,6 +62,10 @@ enum Command {
         /// The file's format, when detection from its content is not wanted.
         #[arg(long, value_enum)]
         from: Option<Format>,
+        /// Poplar: the graph profile (`graph.json`) an execution profile belongs to, to check its
+        /// references and work out times and balances.
+        #[arg(long, value_name = "FILE")]
+        graph: Option<PathBuf>,
     },
     /// Convert profiles to another format, or rewrite them in the same one.
     ///
@@ -80,6 +90,25 @@ enum Command {
         #[arg(long)]
         overwrite: bool,
     },
+    /// Print PaddlePaddle's legacy profiling report of a Paddle profile (`Profile` or node trees),
+    /// layout for layout.
+    Report {
+        /// The file to read (`-` for standard input).
+        file: PathBuf,
+        /// Order rows among siblings by this, descending (default: the order their first call
+        /// ended).
+        #[arg(long, value_enum)]
+        sort: Option<paddle::SortArg>,
+        /// What the times measure (default: cpu).
+        #[arg(long, value_enum)]
+        place: Option<paddle::PlaceArg>,
+        /// Print the report's tables as JSON.
+        #[arg(long)]
+        json: bool,
+        /// The file's format, when detection from its content is not wanted.
+        #[arg(long, value_enum)]
+        from: Option<Format>,
+    },
     /// Run and check TensorFlow profiler plugins (shared libraries exporting `TF_InitProfiler`).
     Plugin {
         #[command(subcommand)]
@@ -102,25 +131,41 @@ pub(crate) enum Failure {
 
 fn run(cli: Cli) -> Result<(), Failure> {
     match cli.command {
-        Command::Inspect { file, json, from } => {
+        Command::Inspect {
+            file,
+            json,
+            from,
+            graph,
+        } => {
             let input = input::Input::open(&file, from)?;
             match input.format {
+                Format::Poplar => poplar::inspect(input, json, graph.as_deref()),
                 Format::Xspace => xspace::inspect(input, json),
                 Format::Xdl => xdl::inspect(input, json),
+                Format::Paddle | Format::PaddleNodeTrees => paddle::inspect(input, json),
             }
         }
         Command::Dump { file, from } => {
             let input = input::Input::open(&file, from)?;
             match input.format {
+                Format::Poplar => poplar::dump(input),
                 Format::Xspace => xspace::dump(input),
                 Format::Xdl => xdl::dump(input),
+                Format::Paddle | Format::PaddleNodeTrees => paddle::dump(input),
             }
         }
-        Command::Validate { file, json, from } => {
+        Command::Validate {
+            file,
+            json,
+            from,
+            graph,
+        } => {
             let input = input::Input::open(&file, from)?;
             match input.format {
+                Format::Poplar => poplar::validate(input, json, graph.as_deref()),
                 Format::Xspace => xspace::validate(input, json),
                 Format::Xdl => xdl::validate(input, json),
+                Format::Paddle | Format::PaddleNodeTrees => paddle::validate(input, json),
             }
         }
         Command::Convert {
@@ -151,8 +196,26 @@ fn run(cli: Cli) -> Result<(), Failure> {
             }
             match to {
                 Format::Xdl => xdl::convert(inputs, &out, max_file_mb, overwrite),
-                Format::Xspace => Err(Failure::Usage(format!(
-                    "converting to {to} is not supported yet"
+                Format::Xspace | Format::Poplar | Format::Paddle | Format::PaddleNodeTrees => Err(
+                    Failure::Usage(format!("converting to {to} is not supported yet")),
+                ),
+            }
+        }
+        Command::Report {
+            file,
+            sort,
+            place,
+            json,
+            from,
+        } => {
+            let input = input::Input::open(&file, from)?;
+            match input.format {
+                Format::Paddle | Format::PaddleNodeTrees => {
+                    paddle::report(input, sort, place, json)
+                }
+                other => Err(Failure::Usage(format!(
+                    "{}: report reads Paddle profiles (a legacy Profile or node trees), not {other}",
+                    input.name
                 ))),
             }
         }

@@ -1,0 +1,294 @@
+"""Checks profkit against paddlepaddle 3.3.1: its legacy reports and its node trees.
+
+Run through check.sh, which provides the venv. Each Paddle program runs in a child process
+(`check.py --program ...`) that prints Paddle's legacy report on its stdout, as
+`paddle.base.core.disable_profiler` does, and writes the `Profile` beside it:
+
+- `dygraph`: one thread of dygraph ops (matmul, relu, transpose, sum, three times) under
+  `core.enable_profiler`, in the CPU state with no sort key and in the All state sorted by calls;
+- `static`: a static-graph program of two fc layers run twice by the executor, whose `pd_op.*` ops
+  run on its worker thread and `StandaloneExecutor::run` on the main thread: two threads, so a
+  merged section, sorted by calls and with no sort key;
+- `nodetree`: a small training loop under `paddle.profiler.Profiler`, exported as node trees
+  (`.paddle_trace.pb`) and as a Chrome trace (`.json`).
+
+A legacy check passes when `profkit report` of the `Profile` has the rows of Paddle's printed report,
+in the same order, with the same calls (the times differ: Paddle's report and its file use
+different clocks). Only sort keys that do not depend on times are used, so that the order is
+Paddle's to give. A node trees check passes when profkit decodes the file completely (it
+re-encodes to the same bytes, `profkit validate` finds nothing) and every thread has as many host
+nodes as the Chrome trace has host events, and `profkit report` reads it.
+
+Prints one line per check and ends with `N passed, M failed`; exits non-zero if any failed.
+`--save DIR` also copies the static program's sorted-by-calls `Profile` and report into DIR as
+`input.pb` and `paddle-report.txt` (how `conformance/paddle/static-cpu-calls` was made).
+"""
+
+import argparse
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+
+CHILD_TIMEOUT_S = 300
+
+DYGRAPH = """
+import paddle
+from paddle.base import core
+paddle.set_device("cpu")
+paddle.seed(2024)
+x = paddle.randn([64, 64])
+w = paddle.randn([64, 32])
+core.enable_profiler(getattr(core.ProfilerState, STATE))
+for i in range(3):
+    y = paddle.matmul(x, w)
+    z = paddle.nn.functional.relu(y)
+    s = paddle.transpose(z, [1, 0]).sum()
+core.disable_profiler(getattr(core.EventSortingKey, KEY), PROFILE)
+"""
+
+STATIC = """
+import numpy as np
+import paddle
+from paddle.base import core
+paddle.enable_static()
+paddle.set_device("cpu")
+paddle.seed(2024)
+main, startup = paddle.static.Program(), paddle.static.Program()
+with paddle.static.program_guard(main, startup):
+    x = paddle.static.data("x", [16, 32], "float32")
+    h = paddle.static.nn.fc(x, 64, activation="relu")
+    out = paddle.mean(paddle.static.nn.fc(h, 8))
+exe = paddle.static.Executor(paddle.CPUPlace())
+exe.run(startup)
+feed = {"x": np.random.RandomState(0).rand(16, 32).astype("float32")}
+exe.run(main, feed=feed, fetch_list=[out])
+core.enable_profiler(getattr(core.ProfilerState, STATE))
+for i in range(2):
+    exe.run(main, feed=feed, fetch_list=[out])
+core.disable_profiler(getattr(core.EventSortingKey, KEY), PROFILE)
+"""
+
+NODETREE = """
+import paddle
+import paddle.profiler as profiler
+paddle.set_device("cpu")
+paddle.seed(2024)
+model = paddle.nn.Sequential(paddle.nn.Linear(16, 32), paddle.nn.ReLU(), paddle.nn.Linear(32, 4))
+opt = paddle.optimizer.SGD(learning_rate=0.01, parameters=model.parameters())
+prof = profiler.Profiler(targets=[profiler.ProfilerTarget.CPU], scheduler=(1, 3), timer_only=False)
+prof.start()
+for step in range(4):
+    with profiler.RecordEvent("train_step"):
+        loss = model(paddle.randn([8, 16])).mean()
+        loss.backward()
+        opt.step()
+        opt.clear_grad()
+    prof.step()
+prof.stop()
+prof.export(path=OUT + "/trace.paddle_trace.json", format="json")
+prof.export(path=OUT + "/trace.paddle_trace.pb", format="pb")
+"""
+
+# (name, program, profiler state, sort key, profkit --sort, profkit --place)
+LEGACY_RUNS = [
+    ("dygraph CPU kDefault", DYGRAPH, "kCPU", "kDefault", None, "cpu"),
+    ("dygraph All kCalls", DYGRAPH, "kAll", "kCalls", "calls", "all"),
+    ("static CPU kCalls", STATIC, "kCPU", "kCalls", "calls", "cpu"),
+    ("static CPU kDefault", STATIC, "kCPU", "kDefault", None, "cpu"),
+]
+
+
+def parse_rows(text):
+    """The Event Summary rows of a printed report: (section, merged, depth, name, calls)."""
+    rows = []
+    section = -1
+    merged = False
+    calls_at = None
+    for line in text.splitlines():
+        if "Memory Profiling Report" in line:
+            calls_at = None
+            continue
+        if "Profiling Report" in line:
+            section += 1
+            merged = False
+            calls_at = None
+            continue
+        if line.startswith("Note! This Report merge all thread info into one."):
+            merged = True
+            continue
+        words = line.split()
+        if line.startswith("Event ") and len(words) > 1 and words[1] == "Calls":
+            calls_at = line.index("Calls")
+            continue
+        if calls_at is None:
+            continue
+        if not line.strip() or line.startswith("---"):
+            calls_at = None
+            continue
+        head = line[:calls_at]
+        if head.endswith(" "):
+            name, rest = head.rstrip(), line[calls_at:]
+        else:
+            # The name overflows its column and the calls follow it directly.
+            cells = 9 if " (" in line else 5
+            glued = words[-(cells + 1)]
+            end = line.rindex(glued, 0, len(line) - sum(len(w) for w in words[-cells:])) + len(glued)
+            stripped = line[:end].rstrip("0123456789")
+            name, rest = stripped, line[len(stripped):]
+        indent = len(name) - len(name.lstrip(" "))
+        name = name.lstrip(" ")
+        try:
+            calls = int(rest.split()[0])
+        except (IndexError, ValueError):
+            continue
+        rows.append((section, merged, indent // 2 if name else 0, name, calls))
+    return rows
+
+
+def show(row):
+    section, merged, depth, name, calls = row
+    return f"{'[merged] ' if merged else ''}{'  ' * depth}{name} x{calls}"
+
+
+def run_program(source, env_vars, work):
+    """Runs a Paddle program in a child; returns (stdout text, error or None)."""
+    script = "".join(f"{k} = {json.dumps(v)}\n" for k, v in env_vars.items()) + source
+    path = os.path.join(work, "program.py")
+    with open(path, "w", encoding="utf-8") as f:
+        f.write(script)
+    log = os.path.join(work, "stderr.txt")
+    with open(log, "w", encoding="utf-8") as err:
+        try:
+            proc = subprocess.run(
+                [sys.executable, path],
+                stdout=subprocess.PIPE,
+                stderr=err,
+                text=True,
+                timeout=CHILD_TIMEOUT_S,
+                check=False,
+                cwd=work,
+            )
+        except subprocess.TimeoutExpired:
+            return "", f"Paddle took over {CHILD_TIMEOUT_S} s"
+    if proc.returncode != 0:
+        with open(log, encoding="utf-8", errors="replace") as f:
+            tail = "".join(f.readlines()[-5:]).strip()
+        return proc.stdout, f"Paddle exited with status {proc.returncode}: {tail}"
+    return proc.stdout, None
+
+
+def profkit(args, repo):
+    exe = os.path.join(repo, "target", "debug", "profkit")
+    return subprocess.run([exe] + args, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, check=False)
+
+
+def check_legacy(run, repo, work, save):
+    name, source, state, key, sort, place = run
+    os.makedirs(work)
+    profile = os.path.join(work, "profile.pb")
+    paddle_report, error = run_program(source, {"STATE": state, "KEY": key, "PROFILE": profile}, work)
+    if error:
+        return False, error
+    with open(os.path.join(work, "paddle-report.txt"), "w", encoding="utf-8") as f:
+        f.write(paddle_report)
+    args = ["report", profile, "--place", place] + (["--sort", sort] if sort else [])
+    ours = profkit(args, repo)
+    if ours.returncode != 0:
+        return False, f"profkit report failed: {ours.stderr.strip()}"
+    theirs_rows, ours_rows = parse_rows(paddle_report), parse_rows(ours.stdout)
+    if not theirs_rows:
+        return False, "Paddle printed no report rows"
+    if theirs_rows != ours_rows:
+        lines = []
+        for i in range(max(len(theirs_rows), len(ours_rows))):
+            a = show(theirs_rows[i]) if i < len(theirs_rows) else "(none)"
+            b = show(ours_rows[i]) if i < len(ours_rows) else "(none)"
+            if a != b:
+                lines.append(f"row {i}: Paddle {a!r}, profkit {b!r}")
+        return False, "rows differ: " + "; ".join(lines[:5])
+    sections = len({r[0] for r in theirs_rows})
+    threads = len({r[3].split("::")[0] for r in theirs_rows if not r[1] and re.match(r"thread\d+::", r[3])})
+    if save and name == "static CPU kCalls":
+        os.makedirs(save, exist_ok=True)
+        shutil.copy(profile, os.path.join(save, "input.pb"))
+        shutil.copy(os.path.join(work, "paddle-report.txt"), os.path.join(save, "paddle-report.txt"))
+    return True, f"{len(theirs_rows)} rows in {sections} sections, {threads} threads, same order and calls"
+
+
+def check_nodetree(repo, work):
+    os.makedirs(work)
+    _, error = run_program(NODETREE, {"OUT": work}, work)
+    if error:
+        return False, error
+    pb = os.path.join(work, "trace.paddle_trace.pb")
+    with open(os.path.join(work, "trace.paddle_trace.json"), encoding="utf-8") as f:
+        trace = json.load(f)
+    host = {}
+    for e in trace.get("traceEvents", []):
+        tid = e.get("tid") if isinstance(e, dict) else None
+        if e and e.get("ph") == "X" and isinstance(tid, str) and (tid.endswith("(C++)") or tid.endswith("(Python)")):
+            key = tid.split("(")[0]
+            host[key] = host.get(key, 0) + 1
+    decoded = subprocess.run(
+        ["cargo", "run", "--quiet", "-p", "conformance", "--bin", "paddle-decode", "--", pb],
+        cwd=repo,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        check=False,
+    )
+    if decoded.returncode != 0:
+        return False, f"profkit cannot decode it: {decoded.stderr.strip()}"
+    doc = json.loads(decoded.stdout)
+    if doc["format"] != "node_trees":
+        return False, f"detected as {doc['format']}"
+    if not doc["reencodes"]:
+        return False, "decoding loses fields: the message does not re-encode to the file's bytes"
+    if doc["threads"] != host:
+        return False, f"host nodes per thread {doc['threads']}, Chrome trace host events {host}"
+    validate = profkit(["validate", pb], repo)
+    if validate.returncode != 0:
+        return False, f"profkit validate: {validate.stdout.strip()} {validate.stderr.strip()}"
+    report = profkit(["report", pb], repo)
+    if report.returncode != 0 or not parse_rows(report.stdout):
+        return False, f"profkit report: {report.stderr.strip()}"
+    total = sum(host.values())
+    return True, f"{total} host nodes on {len(host)} threads, as in the Chrome trace; re-encodes byte for byte"
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--repo", required=True, help="repository root")
+    parser.add_argument("--save", help="save the static kCalls Profile and report into this folder")
+    args = parser.parse_args()
+    start = time.monotonic()
+    build = subprocess.run(["cargo", "build", "--quiet", "-p", "profkit", "-p", "conformance"], cwd=args.repo, check=False)
+    if build.returncode != 0:
+        print("cargo build failed; see above")
+        print("0 passed, 1 failed")
+        return 1
+    passed = failed = 0
+    with tempfile.TemporaryDirectory(prefix="paddle-check-") as tmp:
+        checks = [(run[0], lambda run=run, i=i: check_legacy(run, args.repo, os.path.join(tmp, f"legacy{i}"), args.save))
+                  for i, run in enumerate(LEGACY_RUNS)]
+        checks.append(("node trees", lambda: check_nodetree(args.repo, os.path.join(tmp, "nodetree"))))
+        for label, check in checks:
+            try:
+                ok, message = check()
+            except Exception as e:  # a failure of the check itself is a failed check
+                ok, message = False, f"{type(e).__name__}: {e}"
+            print(f"{'ok  ' if ok else 'FAIL'} {label}: {message}", flush=True)
+            passed += ok
+            failed += not ok
+    print(f"({time.monotonic() - start:.1f} s)")
+    print(f"{passed} passed, {failed} failed")
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

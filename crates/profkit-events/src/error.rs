@@ -1,0 +1,97 @@
+//! The one error type of this crate.
+
+use std::path::PathBuf;
+
+/// A failure to read, decode or write a profile, or to drive the recorder, with where it happened.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum Error {
+    /// The bytes are not a valid encoding of the message at `path`.
+    #[error("malformed {path} at byte {offset}: {reason}")]
+    Malformed {
+        /// Byte offset from the start of the input where the problem starts.
+        offset: u64,
+        /// Message and field path, for example `Profile.events[3].name`.
+        path: String,
+        /// What is wrong there.
+        reason: String,
+    },
+    /// The input ends inside a field: everything before `offset` was read.
+    #[error(
+        "truncated: the input ends at byte {offset} inside {path}, which needs {needed} more bytes"
+    )]
+    Truncated {
+        /// Byte offset where the input ends.
+        offset: u64,
+        /// Message and field path of the field that is cut short.
+        path: String,
+        /// How many more bytes the field needs (at least).
+        needed: u64,
+    },
+    /// A message or field is larger than the configured limit.
+    #[error("{what} at byte {offset} is {size} bytes, over the limit of {limit} bytes")]
+    TooLarge {
+        /// What is too large, for example `Profile` or `NodeTreesProto.thread_trees[0]`.
+        what: String,
+        /// Byte offset where it starts.
+        offset: u64,
+        /// Its size (for a whole input read from a stream: at least this).
+        size: u64,
+        /// The limit in force.
+        limit: u64,
+    },
+    /// The recorder was asked for something its state does not allow.
+    #[error("recorder: {0}")]
+    Recorder(String),
+    /// Reading or writing failed.
+    #[error("I/O error: {0}")]
+    Io(#[from] std::io::Error),
+    /// An error in a named file.
+    #[error("{}: {source}", path.display())]
+    InFile {
+        /// The file.
+        path: PathBuf,
+        /// What went wrong in it.
+        #[source]
+        source: Box<Error>,
+    },
+}
+
+impl Error {
+    /// Attaches the file the error came from (once).
+    pub fn in_file(self, path: impl Into<PathBuf>) -> Error {
+        match self {
+            Error::InFile { .. } => self,
+            other => Error::InFile {
+                path: path.into(),
+                source: Box::new(other),
+            },
+        }
+    }
+
+    /// The error without any file wrapper.
+    pub fn root(&self) -> &Error {
+        match self {
+            Error::InFile { source, .. } => source.root(),
+            other => other,
+        }
+    }
+
+    /// Whether the input was cut short (as opposed to corrupt).
+    pub fn is_truncation(&self) -> bool {
+        matches!(self.root(), Error::Truncated { .. })
+    }
+
+    /// The byte offset the error points at, if it has one.
+    pub fn offset(&self) -> Option<u64> {
+        match self.root() {
+            Error::Malformed { offset, .. }
+            | Error::Truncated { offset, .. }
+            | Error::TooLarge { offset, .. } => Some(*offset),
+            _ => None,
+        }
+    }
+}
+
+/// The result type of this crate.
+pub type Result<T, E = Error> = std::result::Result<T, E>;

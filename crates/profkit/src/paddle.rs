@@ -1,0 +1,260 @@
+//! The commands for PaddlePaddle's profiles: the legacy `Profile` and the new profiler's node trees
+//! (`*.paddle_trace.pb`). Both are read whole (a few megabytes for long runs) and turned into the
+//! event model for `report`.
+
+use std::io::Write;
+
+use profkit_events::paddle::{Problem, ReadOptions, legacy, nodetree};
+use profkit_events::report::{Place, Report, ReportOptions, SortKey};
+use profkit_events::{Recording, pair};
+
+use crate::Failure;
+use crate::format::Format;
+use crate::input::Input;
+
+/// A decoded Paddle file.
+enum Decoded {
+    Profile(legacy::Profile),
+    NodeTrees(nodetree::NodeTreesProto),
+}
+
+impl Decoded {
+    fn recording(&self) -> Recording {
+        match self {
+            Decoded::Profile(p) => legacy::to_recording(p),
+            Decoded::NodeTrees(t) => nodetree::to_recording(t),
+        }
+    }
+
+    fn problems(&self) -> Vec<Problem> {
+        match self {
+            Decoded::Profile(p) => legacy::validate(p),
+            Decoded::NodeTrees(t) => nodetree::validate(t),
+        }
+    }
+
+    fn kind(&self) -> &'static str {
+        match self {
+            Decoded::Profile(_) => "Paddle legacy Profile",
+            Decoded::NodeTrees(_) => "Paddle node trees",
+        }
+    }
+}
+
+fn decode(input: Input) -> Result<(String, Format, Decoded), Failure> {
+    let options = ReadOptions::default();
+    let decoded = match input.format {
+        Format::PaddleNodeTrees => {
+            nodetree::read_node_trees(input.reader, options).map(Decoded::NodeTrees)
+        }
+        _ => legacy::read_profile(input.reader, options).map(Decoded::Profile),
+    }
+    .map_err(|e| Failure::BadInput(format!("{}: {e}", input.name)))?;
+    Ok((input.name, input.format, decoded))
+}
+
+fn json_out(doc: &impl serde::Serialize) -> Result<(), Failure> {
+    let mut out = std::io::stdout().lock();
+    serde_json::to_writer_pretty(&mut out, doc).map_err(|e| Failure::Output(e.into()))?;
+    writeln!(out).map_err(Failure::Output)
+}
+
+fn ms(ns: u64) -> String {
+    format!("{}.{:06} ms", ns / 1_000_000, ns % 1_000_000)
+}
+
+pub(crate) fn inspect(input: Input, json: bool) -> Result<(), Failure> {
+    let (name, format, decoded) = decode(input)?;
+    let recording = decoded.recording();
+    let spans = pair(&recording.threads);
+    let ranges: usize = spans.threads.iter().map(|t| t.spans.len()).sum();
+    let warnings = spans.warnings().count();
+    if json {
+        let summary = match &decoded {
+            Decoded::Profile(p) => serde_json::to_value(legacy::summarize(p)),
+            Decoded::NodeTrees(t) => serde_json::to_value(nodetree::summarize(t)),
+        }
+        .map_err(|e| Failure::Output(e.into()))?;
+        return json_out(&serde_json::json!({
+            "file": name,
+            "format": format.to_string(),
+            "summary": summary,
+            "threads": recording.threads.len(),
+            "ranges": ranges,
+            "device_spans": recording.device_spans.len(),
+            "pairing_warnings": warnings,
+        }));
+    }
+    let mut text = format!("{name}: {}\n", decoded.kind());
+    match &decoded {
+        Decoded::Profile(p) => {
+            let s = legacy::summarize(p);
+            text += &format!(
+                "events: {} ({} CPU ranges, {} device), memory events: {}\n",
+                s.cpu_events + s.device_events,
+                s.cpu_events,
+                s.device_events,
+                s.mem_events
+            );
+            let threads: Vec<String> = s
+                .threads
+                .iter()
+                .map(|(t, n)| format!("thread {t}: {n}"))
+                .collect();
+            text += &format!("threads: {} ({})\n", s.threads.len(), threads.join(", "));
+            if let Some((start, end)) = s.cpu_span_ns {
+                text += &format!(
+                    "time span: {start} to {end} ns ({})\n",
+                    ms(end.saturating_sub(start))
+                );
+            }
+            text += &format!("nesting: up to {} levels\n", s.max_depth + 1);
+        }
+        Decoded::NodeTrees(t) => {
+            let s = nodetree::summarize(t);
+            text += &format!("version {}, span index {}\n", s.version, s.span_index);
+            for th in &s.threads {
+                let types: Vec<String> =
+                    th.by_type.iter().map(|(k, v)| format!("{k} {v}")).collect();
+                text += &format!(
+                    "thread {}{}: {} host nodes ({}), {} runtime, {} device, {} memory, {} operator supplements\n",
+                    th.thread_id,
+                    th.name
+                        .as_deref()
+                        .map(|n| format!(" {n:?}"))
+                        .unwrap_or_default(),
+                    th.host_nodes,
+                    types.join(", "),
+                    th.runtime_nodes,
+                    th.device_nodes,
+                    th.mem_nodes,
+                    th.op_supplement_nodes
+                );
+                if let Some((start, end)) = th.span_ns {
+                    text += &format!(
+                        "  time span: {start} to {end} ns ({})\n",
+                        ms(end.saturating_sub(start))
+                    );
+                }
+            }
+            for (k, v) in &s.extra_info {
+                text += &format!("extra info: {k} = {v}\n");
+            }
+            for d in &s.devices {
+                text += &format!("device: {d}\n");
+            }
+        }
+    }
+    text += &format!(
+        "ranges: {ranges} on {} threads, {} device spans, {warnings} pairing warnings\n",
+        recording.threads.len(),
+        recording.device_spans.len()
+    );
+    std::io::stdout()
+        .lock()
+        .write_all(text.as_bytes())
+        .map_err(Failure::Output)
+}
+
+pub(crate) fn dump(input: Input) -> Result<(), Failure> {
+    let (_, _, decoded) = decode(input)?;
+    match &decoded {
+        Decoded::Profile(p) => json_out(p),
+        Decoded::NodeTrees(t) => json_out(t),
+    }
+}
+
+pub(crate) fn validate(input: Input, json: bool) -> Result<(), Failure> {
+    let (name, format, decoded) = decode(input)?;
+    let problems = decoded.problems();
+    if json {
+        json_out(&serde_json::json!({
+            "file": name,
+            "format": format.to_string(),
+            "valid": problems.is_empty(),
+            "problems": problems,
+        }))?;
+    } else {
+        let mut out = std::io::stdout().lock();
+        if problems.is_empty() {
+            writeln!(out, "{name}: valid {}", decoded.kind()).map_err(Failure::Output)?;
+        }
+        for p in &problems {
+            writeln!(out, "{name}: {p}").map_err(Failure::Output)?;
+        }
+    }
+    if problems.is_empty() {
+        Ok(())
+    } else {
+        Err(Failure::Invalid)
+    }
+}
+
+/// The `--sort` values of `profkit report`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+pub(crate) enum SortArg {
+    /// Number of calls.
+    Calls,
+    /// Total time.
+    Total,
+    /// Longest call.
+    Max,
+    /// Shortest call.
+    Min,
+    /// Average call.
+    Ave,
+}
+
+/// The `--place` values of `profkit report`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+pub(crate) enum PlaceArg {
+    /// CPU time.
+    Cpu,
+    /// Device time.
+    Cuda,
+    /// CPU and device time.
+    All,
+}
+
+pub(crate) fn report(
+    input: Input,
+    sort: Option<SortArg>,
+    place: Option<PlaceArg>,
+    json: bool,
+) -> Result<(), Failure> {
+    let (name, _, decoded) = decode(input)?;
+    let recording = decoded.recording();
+    let options = ReportOptions {
+        sort: match sort {
+            None => SortKey::Default,
+            Some(SortArg::Calls) => SortKey::Calls,
+            Some(SortArg::Total) => SortKey::Total,
+            Some(SortArg::Max) => SortKey::Max,
+            Some(SortArg::Min) => SortKey::Min,
+            Some(SortArg::Ave) => SortKey::Ave,
+        },
+        place: place.map(|p| match p {
+            PlaceArg::Cpu => Place::Cpu,
+            PlaceArg::Cuda => Place::Cuda,
+            PlaceArg::All => Place::All,
+        }),
+        ..ReportOptions::default()
+    };
+    let report = Report::new(&recording, options);
+    for w in &report.warnings {
+        eprintln!("profkit: {name}: warning: {w}");
+    }
+    if report.hidden_rows > 0 {
+        eprintln!(
+            "profkit: {name}: warning: {} rows nested deeper than {} levels are not shown",
+            report.hidden_rows, options.max_depth
+        );
+    }
+    if json {
+        return json_out(&report);
+    }
+    std::io::stdout()
+        .lock()
+        .write_all(report.text().as_bytes())
+        .map_err(Failure::Output)
+}

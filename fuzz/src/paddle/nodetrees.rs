@@ -1,0 +1,35 @@
+//! Target `paddle_nodetrees`: arbitrary bytes into the node trees decoders.
+//!
+//! As `paddle_profile`, for `NodeTreesProto`: the whole decode and the streaming reader agree,
+//! refusals say where, and what decodes re-encodes to the same message, summarises, validates
+//! (without running forever on cycles) and goes through the event model.
+
+use profkit_events::paddle::{ReadOptions, nodetree};
+
+/// Runs the target on one input. Panics when a property does not hold.
+pub fn run(data: &[u8]) {
+    let _ = nodetree::looks_like_node_trees(data);
+    let whole = nodetree::decode_node_trees(data);
+    let streamed = nodetree::NodeTreesReader::new(data, ReadOptions::default()).collect_trees();
+    match (&whole, &streamed) {
+        (Ok(a), Ok(b)) => assert_eq!(a, b, "the streaming reader disagrees"),
+        (Ok(_), Err(e)) => panic!("only the streaming reader refuses: {e}"),
+        (Err(e), Ok(_)) => panic!("only the whole decode refuses: {e}"),
+        (Err(a), Err(b)) => {
+            super::profile::check_error(a, data, true);
+            super::profile::check_error(b, data, false);
+        }
+    }
+    let Ok(trees) = whole else { return };
+    let bytes = nodetree::encode_node_trees(&trees);
+    assert_eq!(
+        nodetree::decode_node_trees(&bytes).ok().as_ref(),
+        Some(&trees),
+        "decode(encode(t)) != t"
+    );
+    let summary = nodetree::summarize(&trees);
+    assert_eq!(summary.threads.len(), trees.thread_trees.len());
+    let _ = nodetree::validate(&trees);
+    let recording = nodetree::to_recording(&trees);
+    super::check_recording(&recording);
+}
