@@ -4,6 +4,7 @@ use std::io::{Read, Write};
 use std::path::Path;
 
 use bytes::Bytes;
+use profkit_wire::{LEN, VARINT, read_varint};
 use prost::Message;
 
 use crate::error::{Error, Result};
@@ -120,23 +121,20 @@ pub fn looks_like_xspace(prefix: &[u8]) -> bool {
     let mut pos = 0usize;
     let mut fields = 0;
     while pos < prefix.len() {
-        let Ok(tag) = wire::read_varint(prefix, &mut pos) else {
+        let Ok(tag) = read_varint(prefix, &mut pos) else {
             return fields > 0;
         };
-        if !(1..=4).contains(&(tag >> 3)) || (tag & 7) as u8 != wire::LEN {
+        if !(1..=4).contains(&(tag >> 3)) || (tag & 7) as u8 != LEN {
             return false;
         }
-        let Ok(len) = wire::read_varint(prefix, &mut pos) else {
+        let Ok(len) = read_varint(prefix, &mut pos) else {
             return fields > 0;
         };
         if tag >> 3 == 1 && len > 0 {
             // The plane's first field must be one of XPlane's, with its wire type.
             let mut inner = pos;
-            if let Ok(first) = wire::read_varint(prefix, &mut inner) {
-                let ok = matches!(
-                    (first >> 3, (first & 7) as u8),
-                    (1, wire::VARINT) | (2..=6, wire::LEN)
-                );
+            if let Ok(first) = read_varint(prefix, &mut inner) {
+                let ok = matches!((first >> 3, (first & 7) as u8), (1, VARINT) | (2..=6, LEN));
                 if !ok {
                     return false;
                 }

@@ -4,15 +4,14 @@
 //! and `hostnames` (4), in any order. [`XSpaceReader`] reads one field at a time, so a file of many
 //! gigabytes is processed with memory bounded by its largest plane.
 
-use std::io::{BufRead, BufReader, Read};
+use std::io::Read;
+
+use profkit_wire::{END_GROUP, LEN, MAX_FIELD_NUMBER, Problem, START_GROUP, WireReader, split_tag};
 
 use crate::codec::ReadOptions;
 use crate::error::{Error, Result};
 use crate::proto::{XPlane, XSpace};
-use crate::wire::{self, Msg};
-
-/// One more than the largest field number protobuf allows (2^29 - 1).
-const MAX_FIELD_NUMBER_PLUS_ONE: u64 = 1 << 29;
+use crate::wire::{self, MAX_GROUP_DEPTH, Msg};
 
 /// One top-level item of an XSpace, in file order.
 #[derive(Clone, Debug, PartialEq)]
@@ -42,9 +41,8 @@ pub enum SpaceItem {
 /// # Ok::<(), profkit_xplane::Error>(())
 /// ```
 pub struct XSpaceReader<R> {
-    reader: BufReader<R>,
+    input: WireReader<R, Error>,
     options: ReadOptions,
-    offset: u64,
     counts: [u64; 5],
     done: bool,
 }
@@ -53,9 +51,8 @@ impl<R: Read> XSpaceReader<R> {
     /// A reader over `reader`, which should yield an encoded XSpace.
     pub fn new(reader: R, options: ReadOptions) -> Self {
         XSpaceReader {
-            reader: BufReader::with_capacity(1 << 16, reader),
+            input: WireReader::new(reader, wire::error),
             options,
-            offset: 0,
             counts: [0; 5],
             done: false,
         }
@@ -63,7 +60,7 @@ impl<R: Read> XSpaceReader<R> {
 
     /// Bytes consumed so far.
     pub fn offset(&self) -> u64 {
-        self.offset
+        self.input.offset()
     }
 
     /// Only the planes; the space's strings are skipped.
@@ -89,84 +86,13 @@ impl<R: Read> XSpaceReader<R> {
         Ok(space)
     }
 
-    /// Reads a varint; `Ok(None)` at a clean end of input when `eof_ok`.
-    fn varint(&mut self, path: &str, eof_ok: bool) -> Result<Option<u64>> {
-        let start = self.offset;
-        let mut value: u64 = 0;
-        for i in 0..10u32 {
-            let available = loop {
-                match self.reader.fill_buf() {
-                    Ok(buf) => break buf,
-                    // A reader may be interrupted at any call; `Read` asks callers to retry.
-                    Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
-                    Err(e) => return Err(e.into()),
-                }
-            };
-            let byte = match available.first() {
-                Some(&b) => b,
-                None if i == 0 && eof_ok => return Ok(None),
-                None => {
-                    return Err(Error::Truncated {
-                        offset: self.offset,
-                        path: path.to_owned(),
-                        needed: 1,
-                    });
-                }
-            };
-            self.reader.consume(1);
-            self.offset += 1;
-            if i == 9 && byte > 1 {
-                break;
-            }
-            value |= u64::from(byte & 0x7f) << (7 * i);
-            if byte & 0x80 == 0 {
-                return Ok(Some(value));
-            }
-        }
-        Err(Error::Malformed {
-            offset: start,
-            path: path.to_owned(),
-            reason: "varint longer than 64 bits".into(),
-        })
-    }
-
-    /// Reads exactly `len` bytes (already checked against the limit).
-    fn body(&mut self, len: u64, path: &str) -> Result<Vec<u8>> {
-        let mut buf = Vec::new();
-        let got = (&mut self.reader).take(len).read_to_end(&mut buf)? as u64;
-        self.offset += got;
-        if got < len {
-            return Err(Error::Truncated {
-                offset: self.offset,
-                path: path.to_owned(),
-                needed: len - got,
-            });
-        }
-        Ok(buf)
-    }
-
-    /// Skips `len` bytes of an unknown field.
-    fn skip(&mut self, len: u64, path: &str) -> Result<()> {
-        let got = std::io::copy(&mut (&mut self.reader).take(len), &mut std::io::sink())?;
-        self.offset += got;
-        if got < len {
-            return Err(Error::Truncated {
-                offset: self.offset,
-                path: path.to_owned(),
-                needed: len - got,
-            });
-        }
-        Ok(())
-    }
-
     fn next_item(&mut self) -> Result<Option<SpaceItem>> {
         loop {
-            let tag_offset = self.offset;
-            let Some(tag) = self.varint("XSpace", true)? else {
+            let tag_offset = self.input.offset();
+            let Some(tag) = self.input.tag("XSpace")? else {
                 return Ok(None);
             };
-            let number = tag >> 3;
-            let wire_type = (tag & 7) as u8;
+            let (number, wire_type) = split_tag(tag);
             let (name, index) = match number {
                 1..=4 => {
                     let slot = number as usize;
@@ -182,12 +108,9 @@ impl<R: Read> XSpaceReader<R> {
                         index,
                     )
                 }
-                0 | MAX_FIELD_NUMBER_PLUS_ONE.. => {
-                    return Err(Error::Malformed {
-                        offset: tag_offset,
-                        path: "XSpace".into(),
-                        reason: format!("invalid field number {number}"),
-                    });
+                _ if number == 0 || number > MAX_FIELD_NUMBER => {
+                    let problem = Problem::InvalidFieldNumber(number);
+                    return Err(self.input.fault(tag_offset, "XSpace", problem));
                 }
                 _ => {
                     self.skip_unknown(number, wire_type, tag_offset)?;
@@ -195,29 +118,25 @@ impl<R: Read> XSpaceReader<R> {
                 }
             };
             let path = format!("XSpace.{name}[{index}]");
-            if wire_type != wire::LEN {
-                return Err(Error::Malformed {
-                    offset: tag_offset,
-                    path,
-                    reason: format!(
-                        "wire type {wire_type} ({}), expected 2 (length-delimited)",
-                        wire::wire_type_name(wire_type)
-                    ),
-                });
+            if wire_type != LEN {
+                let problem = Problem::WrongWireType {
+                    found: wire_type,
+                    expected: LEN,
+                };
+                return Err(self.input.fault(tag_offset, &path, problem));
             }
-            let len = self.varint(&path, false)?.unwrap_or(0);
-            let body_offset = self.offset;
+            let len = self.input.varint(&path)?;
+            let body_offset = self.input.offset();
             crate::codec::check_size(&path, body_offset, len, self.options.max_size)?;
-            let body = self.body(len, &path)?;
+            let body = self.input.body(len, &path)?;
             if number == 1 {
                 let bytes = bytes::Bytes::from(body);
                 let plane: XPlane = wire::decode(Msg::Plane, bytes, body_offset, false, &path)?;
                 return Ok(Some(SpaceItem::Plane(plane)));
             }
-            let text = String::from_utf8(body).map_err(|e| Error::Malformed {
-                offset: body_offset + e.utf8_error().valid_up_to() as u64,
-                path: path.clone(),
-                reason: "string is not valid UTF-8".into(),
+            let text = String::from_utf8(body).map_err(|e| {
+                let at = body_offset + e.utf8_error().valid_up_to() as u64;
+                self.input.fault(at, &path, Problem::InvalidUtf8)
             })?;
             return Ok(Some(match number {
                 2 => SpaceItem::Error(text),
@@ -229,101 +148,53 @@ impl<R: Read> XSpaceReader<R> {
 
     fn skip_unknown(&mut self, number: u64, wire_type: u8, tag_offset: u64) -> Result<()> {
         let path = format!("XSpace.<unknown field {number}>");
-        match wire_type {
-            wire::VARINT => {
-                self.varint(&path, false)?;
-            }
-            wire::FIXED64 => self.skip(8, &path)?,
-            wire::FIXED32 => self.skip(4, &path)?,
-            wire::LEN => {
-                let len = self.varint(&path, false)?.unwrap_or(0);
-                self.skip(len, &path)?;
-            }
-            wire::START_GROUP => self.skip_group(number, path)?,
-            wire::END_GROUP => {
-                return Err(Error::Malformed {
-                    offset: tag_offset,
-                    path,
-                    reason: "end-group tag without a start".into(),
-                });
-            }
-            _ => {
-                return Err(Error::Malformed {
-                    offset: tag_offset,
-                    path,
-                    reason: format!("invalid wire type {wire_type}"),
-                });
-            }
+        if self.input.skip_value(wire_type, &path)? {
+            return Ok(());
         }
-        Ok(())
+        let problem = match wire_type {
+            START_GROUP => return self.skip_group(number, path),
+            END_GROUP => Problem::EndGroupWithoutStart,
+            _ => Problem::InvalidWireType(wire_type),
+        };
+        Err(self.input.fault(tag_offset, &path, problem))
     }
 
     /// Skips an unknown group (obsolete, but valid protobuf that whole-message decoding accepts)
     /// whose start tag for field `number` was just read. Nesting is followed to
-    /// [`wire::MAX_GROUP_DEPTH`] levels with a stack of that bound, never deeper.
+    /// [`MAX_GROUP_DEPTH`] levels with a stack of that bound, never deeper.
     fn skip_group(&mut self, number: u64, mut path: String) -> Result<()> {
         // (field number, length of `path` without its component) of each open group; the
         // outermost group's length does not matter, as the walk ends when it closes.
         let mut open: Vec<(u64, usize)> = vec![(number, 0)];
         while let Some(&(current, _)) = open.last() {
-            let tag_offset = self.offset;
-            let tag = self.varint(&path, false)?.unwrap_or(0);
-            let (inner, wire_type) = (tag >> 3, (tag & 7) as u8);
-            let malformed = |offset: u64, path: &str, reason: String| Error::Malformed {
-                offset,
-                path: path.to_owned(),
-                reason,
-            };
-            if wire_type == wire::END_GROUP {
+            let tag_offset = self.input.offset();
+            let (inner, wire_type) = split_tag(self.input.varint(&path)?);
+            if wire_type == END_GROUP {
                 if inner != current {
-                    return Err(malformed(
-                        tag_offset,
-                        &path,
-                        "end-group tag does not match its start".into(),
-                    ));
+                    let problem = Problem::EndGroupMismatch;
+                    return Err(self.input.fault(tag_offset, &path, problem));
                 }
                 if let Some((_, len)) = open.pop() {
                     path.truncate(len);
                 }
                 continue;
             }
-            if inner == 0 || inner >= MAX_FIELD_NUMBER_PLUS_ONE {
-                return Err(malformed(
-                    tag_offset,
-                    &path,
-                    format!("invalid field number {inner}"),
-                ));
+            if inner == 0 || inner > MAX_FIELD_NUMBER {
+                let problem = Problem::InvalidFieldNumber(inner);
+                return Err(self.input.fault(tag_offset, &path, problem));
             }
             let before = path.len();
             path.push_str(&format!(".<unknown field {inner}>"));
-            match wire_type {
-                wire::VARINT => {
-                    self.varint(&path, false)?;
-                }
-                wire::FIXED64 => self.skip(8, &path)?,
-                wire::FIXED32 => self.skip(4, &path)?,
-                wire::LEN => {
-                    let len = self.varint(&path, false)?.unwrap_or(0);
-                    self.skip(len, &path)?;
-                }
-                wire::START_GROUP => {
-                    if open.len() >= wire::MAX_GROUP_DEPTH as usize {
-                        return Err(malformed(
-                            tag_offset,
-                            &path,
-                            "groups nested too deeply".into(),
-                        ));
-                    }
+            if !self.input.skip_value(wire_type, &path)? {
+                let problem = if wire_type != START_GROUP {
+                    Problem::InvalidWireType(wire_type)
+                } else if open.len() >= MAX_GROUP_DEPTH as usize {
+                    Problem::GroupsTooDeep
+                } else {
                     open.push((inner, before));
                     continue;
-                }
-                _ => {
-                    return Err(malformed(
-                        tag_offset,
-                        &path,
-                        format!("invalid wire type {wire_type}"),
-                    ));
-                }
+                };
+                return Err(self.input.fault(tag_offset, &path, problem));
             }
             path.truncate(before);
         }
