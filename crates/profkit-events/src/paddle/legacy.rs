@@ -126,7 +126,7 @@ impl<R: Read> ProfileReader<R> {
 
     /// Bytes consumed so far.
     pub fn offset(&self) -> u64 {
-        self.top.offset
+        self.top.offset()
     }
 
     /// Reads the rest into one `Profile`.
@@ -162,7 +162,7 @@ impl<R: Read> Iterator for ProfileReader<R> {
             (2, Field::Varint(v)) => Ok(ProfileItem::StartNs(v)),
             (3, Field::Varint(v)) => Ok(ProfileItem::EndNs(v)),
             _ => Err(Error::Malformed {
-                offset: self.top.offset,
+                offset: self.top.offset(),
                 path,
                 reason: "unexpected field".into(),
             }),

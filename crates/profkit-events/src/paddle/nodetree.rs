@@ -111,7 +111,7 @@ impl<R: Read> NodeTreesReader<R> {
 
     /// Bytes consumed so far.
     pub fn offset(&self) -> u64 {
-        self.top.offset
+        self.top.offset()
     }
 
     /// Reads the rest into one `NodeTreesProto`.
@@ -155,7 +155,7 @@ impl<R: Read> Iterator for NodeTreesReader<R> {
                     .map(NodeTreesItem::DeviceProperty)
             }
             _ => Err(Error::Malformed {
-                offset: self.top.offset,
+                offset: self.top.offset(),
                 path,
                 reason: "unexpected field".into(),
             }),

@@ -1,37 +1,21 @@
-//! The protobuf wire format of Paddle's two profile files, walked with their schemas.
+//! The schemas of Paddle's two profile files, for the protobuf wire walk of `profkit-wire`.
 //!
 //! prost decodes; when it refuses an input, [`locate`] walks the same bytes with the schema to
 //! say where the encoding breaks: the byte offset and the path down to the repeated element
-//! (`NodeTreesProto.thread_trees[0].host_nodes[12].host_trace_event.name`). The walk allocates
-//! nothing sized by the input and recurses only as deep as the schema, plus a bounded depth for
-//! groups in unknown fields. [`TopLevel`] reads a message's top-level fields one at a time from
-//! any `Read`, for the streaming readers.
+//! (`NodeTreesProto.thread_trees[0].host_nodes[12].host_trace_event.name`). [`TopLevel`] reads a
+//! message's top-level fields one at a time from any `Read`, for the streaming readers.
 
-use std::io::{BufRead, BufReader, Read};
+use std::io::Read;
+
+use profkit_wire::{
+    END_GROUP, FIXED32, Fault, Kind, LEN, MAX_FIELD_NUMBER, Problem, START_GROUP, Schema, VARINT,
+    WireReader, locate, read_varint, split_tag,
+};
 
 use crate::error::{Error, Result};
 
 /// Groups in unknown fields may nest; deeper than this is refused (prost's recursion limit).
 pub(crate) const MAX_GROUP_DEPTH: u32 = 100;
-
-pub(crate) const VARINT: u8 = 0;
-pub(crate) const FIXED64: u8 = 1;
-pub(crate) const LEN: u8 = 2;
-pub(crate) const START_GROUP: u8 = 3;
-pub(crate) const END_GROUP: u8 = 4;
-pub(crate) const FIXED32: u8 = 5;
-
-fn wire_type_name(wire_type: u8) -> &'static str {
-    match wire_type {
-        VARINT => "varint",
-        FIXED64 => "64-bit",
-        LEN => "length-delimited",
-        START_GROUP => "start-group",
-        END_GROUP => "end-group",
-        FIXED32 => "32-bit",
-        _ => "invalid",
-    }
-}
 
 /// The messages of both schemas.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -64,22 +48,13 @@ pub(crate) enum Msg {
     DeviceProperty,
 }
 
-#[derive(Clone, Copy)]
-enum Kind {
-    Varint,
-    Fixed32,
-    Str,
-    /// A repeated integer, packed or one varint per element.
-    Varints,
-    Msg(Msg),
-}
+impl Schema for Msg {
+    const MAX_GROUP_DEPTH: u32 = MAX_GROUP_DEPTH;
 
-impl Msg {
-    /// The field's name, kind and whether it repeats; `None` for a field the schema lacks.
-    fn field(self, number: u64) -> Option<(&'static str, Kind, bool)> {
+    fn field(self, number: u64) -> Option<profkit_wire::Field<Msg>> {
         use Kind::{Fixed32 as F32, Str, Varint as V};
-        let m = Kind::Msg;
-        Some(match (self, number) {
+        let m = Kind::Message;
+        let row = match (self, number) {
             (Msg::Profile, 1) => ("events", m(Msg::Event), true),
             (Msg::Profile, 2) => ("start_ns", V, false),
             (Msg::Profile, 3) => ("end_ns", V, false),
@@ -197,291 +172,30 @@ impl Msg {
             (Msg::DeviceProperty, 2) => ("name", Str, false),
             (Msg::DeviceProperty, 1 | 3..=14) => ("<scalar>", V, false),
             _ => return None,
-        })
-    }
-}
-
-/// Reads a varint at `pos`; on failure says why and whether the input simply ended.
-pub(crate) fn read_varint(buf: &[u8], pos: &mut usize) -> Result<u64, (&'static str, bool)> {
-    let mut value: u64 = 0;
-    for i in 0..10u32 {
-        let Some(&byte) = buf.get(*pos) else {
-            return Err(("input ends inside a varint", true));
         };
-        *pos += 1;
-        if i == 9 && byte > 1 {
-            return Err(("varint longer than 64 bits", false));
-        }
-        value |= u64::from(byte & 0x7f) << (7 * i);
-        if byte & 0x80 == 0 {
-            return Ok(value);
-        }
-    }
-    Err(("varint longer than 10 bytes", false))
-}
-
-/// Where the walk found the first problem.
-#[derive(Debug)]
-pub(crate) struct Fault {
-    offset: u64,
-    path: String,
-    reason: String,
-    /// The input ended inside a field that needs this many more bytes.
-    truncated_by: Option<u64>,
-}
-
-impl Fault {
-    pub(crate) fn into_error(self) -> Error {
-        match self.truncated_by {
-            Some(needed) => Error::Truncated {
-                offset: self.offset,
-                path: self.path,
-                needed,
-            },
-            None => Error::Malformed {
-                offset: self.offset,
-                path: self.path,
-                reason: self.reason,
-            },
-        }
+        Some(row.into())
     }
 }
 
-struct Walker<'a> {
-    buf: &'a [u8],
-    base: u64,
-}
-
-impl Walker<'_> {
-    fn fault(&self, pos: usize, path: &str, reason: impl Into<String>) -> Fault {
-        Fault {
-            offset: self.base + pos as u64,
-            path: path.to_owned(),
-            reason: reason.into(),
-            truncated_by: None,
-        }
+/// This crate's error for a fault the walk or a streaming read found.
+pub(crate) fn error(fault: Fault) -> Error {
+    let Fault {
+        offset,
+        path,
+        problem,
+    } = fault;
+    match problem {
+        Problem::Truncated { needed } => Error::Truncated {
+            offset,
+            path,
+            needed,
+        },
+        problem => Error::Malformed {
+            offset,
+            path,
+            reason: problem.to_string(),
+        },
     }
-
-    /// A field of `needed` bytes starts at `pos` but its message ends at `end`: the input was cut
-    /// if that message ends with the input (`open`), corrupt otherwise.
-    fn short(&self, pos: usize, end: usize, open: bool, path: &str, needed: u64) -> Fault {
-        if open {
-            Fault {
-                offset: self.base + end as u64,
-                path: path.to_owned(),
-                reason: "input ends inside this field".into(),
-                truncated_by: Some(needed.saturating_sub(end.saturating_sub(pos) as u64).max(1)),
-            }
-        } else {
-            self.fault(
-                pos,
-                path,
-                format!("field of {needed} bytes runs past the end of the enclosing message"),
-            )
-        }
-    }
-
-    fn varint(&self, pos: &mut usize, end: usize, open: bool, path: &str) -> Result<u64, Fault> {
-        let start = *pos;
-        let within = self.buf.get(..end).unwrap_or(self.buf);
-        read_varint(within, pos).map_err(|(reason, ended)| match (ended, open) {
-            (false, _) => self.fault(start, path, reason),
-            (true, true) => self.short(end, end, true, path, 1),
-            (true, false) => self.fault(
-                start,
-                path,
-                "varint runs past the end of the enclosing message",
-            ),
-        })
-    }
-
-    fn message(
-        &self,
-        msg: Msg,
-        start: usize,
-        end: usize,
-        open: bool,
-        path: &str,
-    ) -> Result<(), Fault> {
-        let mut pos = start;
-        let mut counts: [u32; 18] = [0; 18];
-        while pos < end {
-            let tag_pos = pos;
-            let tag = self.varint(&mut pos, end, open, path)?;
-            let (number, wire_type) = (tag >> 3, (tag & 7) as u8);
-            if number == 0 || number >= 1 << 29 {
-                return Err(self.fault(tag_pos, path, format!("invalid field number {number}")));
-            }
-            let Some((name, kind, repeated)) = msg.field(number) else {
-                self.skip(wire_type, number, &mut pos, end, open, path, tag_pos, 0)?;
-                continue;
-            };
-            let field_path = if repeated {
-                let slot = counts.get_mut(number as usize).map(|c| {
-                    let index = *c;
-                    *c = c.saturating_add(1);
-                    index
-                });
-                format!("{path}.{name}[{}]", slot.unwrap_or(0))
-            } else {
-                format!("{path}.{name}")
-            };
-            let expected = match kind {
-                Kind::Varint => VARINT,
-                Kind::Fixed32 => FIXED32,
-                Kind::Varints if wire_type == VARINT => VARINT,
-                Kind::Str | Kind::Varints | Kind::Msg(_) => LEN,
-            };
-            if wire_type != expected {
-                return Err(self.fault(
-                    tag_pos,
-                    &field_path,
-                    format!(
-                        "wire type {wire_type} ({}), expected {expected} ({})",
-                        wire_type_name(wire_type),
-                        wire_type_name(expected)
-                    ),
-                ));
-            }
-            match wire_type {
-                VARINT => {
-                    self.varint(&mut pos, end, open, &field_path)?;
-                }
-                FIXED32 => {
-                    if end.saturating_sub(pos) < 4 {
-                        return Err(self.short(pos, end, open, &field_path, 4));
-                    }
-                    pos += 4;
-                }
-                _ => {
-                    let len = self.varint(&mut pos, end, open, &field_path)?;
-                    if len > end.saturating_sub(pos) as u64 {
-                        return Err(self.short(pos, end, open, &field_path, len));
-                    }
-                    // `len` fits: it is at most what is left before `end`.
-                    let body_end = pos + len as usize;
-                    match kind {
-                        Kind::Str => {
-                            let body = self.buf.get(pos..body_end).unwrap_or_default();
-                            if let Err(e) = std::str::from_utf8(body) {
-                                return Err(self.fault(
-                                    pos + e.valid_up_to(),
-                                    &field_path,
-                                    "string is not valid UTF-8",
-                                ));
-                            }
-                        }
-                        Kind::Varints => {
-                            let mut p = pos;
-                            while p < body_end {
-                                self.varint(&mut p, body_end, false, &field_path)?;
-                            }
-                        }
-                        Kind::Msg(inner) => {
-                            self.message(inner, pos, body_end, false, &field_path)?
-                        }
-                        Kind::Varint | Kind::Fixed32 => {}
-                    }
-                    pos = body_end;
-                }
-            }
-        }
-        Ok(())
-    }
-
-    #[allow(clippy::too_many_arguments)]
-    fn skip(
-        &self,
-        wire_type: u8,
-        number: u64,
-        pos: &mut usize,
-        end: usize,
-        open: bool,
-        path: &str,
-        tag_pos: usize,
-        depth: u32,
-    ) -> Result<(), Fault> {
-        let field_path = format!("{path}.<unknown field {number}>");
-        match wire_type {
-            VARINT => {
-                self.varint(pos, end, open, &field_path)?;
-            }
-            FIXED64 | FIXED32 => {
-                let n = if wire_type == FIXED64 { 8 } else { 4 };
-                if end.saturating_sub(*pos) < n {
-                    return Err(self.short(*pos, end, open, &field_path, n as u64));
-                }
-                *pos += n;
-            }
-            LEN => {
-                let len = self.varint(pos, end, open, &field_path)?;
-                if len > end.saturating_sub(*pos) as u64 {
-                    return Err(self.short(*pos, end, open, &field_path, len));
-                }
-                *pos += len as usize;
-            }
-            START_GROUP => {
-                if depth >= MAX_GROUP_DEPTH {
-                    return Err(self.fault(tag_pos, &field_path, "groups nested too deeply"));
-                }
-                loop {
-                    if *pos >= end {
-                        return Err(self.short(*pos, end, open, &field_path, 1));
-                    }
-                    let inner_pos = *pos;
-                    let tag = self.varint(pos, end, open, &field_path)?;
-                    let (inner_number, inner_type) = (tag >> 3, (tag & 7) as u8);
-                    if inner_type == END_GROUP {
-                        if inner_number != number {
-                            return Err(self.fault(
-                                inner_pos,
-                                &field_path,
-                                "end-group tag does not match its start",
-                            ));
-                        }
-                        break;
-                    }
-                    if inner_number == 0 || inner_number >= 1 << 29 {
-                        return Err(self.fault(
-                            inner_pos,
-                            &field_path,
-                            format!("invalid field number {inner_number}"),
-                        ));
-                    }
-                    self.skip(
-                        inner_type,
-                        inner_number,
-                        pos,
-                        end,
-                        open,
-                        &field_path,
-                        inner_pos,
-                        depth + 1,
-                    )?;
-                }
-            }
-            END_GROUP => {
-                return Err(self.fault(tag_pos, &field_path, "end-group tag without a start"));
-            }
-            _ => {
-                return Err(self.fault(
-                    tag_pos,
-                    &field_path,
-                    format!("invalid wire type {wire_type}"),
-                ));
-            }
-        }
-        Ok(())
-    }
-}
-
-/// Finds the first encoding problem in `buf`, an encoded `msg` that starts at byte `base` of the
-/// input and sits at `path`. `open_end` says whether `buf` ends where the input ends (so running
-/// out of bytes is a truncation) rather than at a length that was read in full.
-pub(crate) fn locate(msg: Msg, buf: &[u8], base: u64, open_end: bool, path: &str) -> Option<Fault> {
-    Walker { buf, base }
-        .message(msg, 0, buf.len(), open_end, path)
-        .err()
 }
 
 /// Decodes `bytes` as `M` (the message `msg`) with prost; a refusal becomes an error with the
@@ -495,7 +209,7 @@ pub(crate) fn decode<M: prost::Message + Default>(
     path: &str,
 ) -> Result<M> {
     M::decode(bytes).map_err(|e| match locate(msg, bytes, base, open_end, path) {
-        Some(fault) => fault.into_error(),
+        Some(fault) => error(fault),
         None => Error::Malformed {
             offset: base,
             path: path.to_owned(),
@@ -517,8 +231,7 @@ pub(crate) enum Field {
 /// are checked against a limit before they are read, and their buffer grows with the bytes that
 /// arrive. Fields of unknown numbers (and 64- and 32-bit fields) are skipped.
 pub(crate) struct TopLevel<R> {
-    reader: BufReader<R>,
-    pub(crate) offset: u64,
+    input: WireReader<R, Error>,
     limit: u64,
     msg: Msg,
     name: &'static str,
@@ -530,8 +243,7 @@ pub(crate) struct TopLevel<R> {
 impl<R: Read> TopLevel<R> {
     pub(crate) fn new(reader: R, limit: u64, msg: Msg, name: &'static str) -> Self {
         TopLevel {
-            reader: BufReader::with_capacity(1 << 16, reader),
-            offset: 0,
+            input: WireReader::new(reader, error),
             limit,
             msg,
             name,
@@ -540,115 +252,39 @@ impl<R: Read> TopLevel<R> {
         }
     }
 
-    fn byte(&mut self) -> Result<Option<u8>> {
-        loop {
-            match self.reader.fill_buf() {
-                Ok(buf) => {
-                    let byte = buf.first().copied();
-                    if byte.is_some() {
-                        self.reader.consume(1);
-                        self.offset += 1;
-                    }
-                    return Ok(byte);
-                }
-                Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
-                Err(e) => return Err(e.into()),
-            }
-        }
+    /// Bytes consumed so far.
+    pub(crate) fn offset(&self) -> u64 {
+        self.input.offset()
     }
 
-    /// A varint; `Ok(None)` at a clean end of input when `eof_ok`.
-    fn varint(&mut self, path: &str, eof_ok: bool) -> Result<Option<u64>> {
-        let start = self.offset;
-        let mut value = 0u64;
-        for i in 0..10u32 {
-            let Some(byte) = self.byte()? else {
-                if i == 0 && eof_ok {
-                    return Ok(None);
-                }
-                return Err(Error::Truncated {
-                    offset: self.offset,
-                    path: path.to_owned(),
-                    needed: 1,
-                });
-            };
-            if i == 9 && byte > 1 {
-                break;
-            }
-            value |= u64::from(byte & 0x7f) << (7 * i);
-            if byte & 0x80 == 0 {
-                return Ok(Some(value));
-            }
-        }
-        Err(Error::Malformed {
-            offset: start,
-            path: path.to_owned(),
-            reason: "varint longer than 64 bits".into(),
-        })
-    }
-
-    /// Skips `n` bytes.
-    fn skip_bytes(&mut self, n: u64, path: &str) -> Result<()> {
-        let copied = std::io::copy(&mut (&mut self.reader).take(n), &mut std::io::sink())?;
-        self.offset += copied;
-        if copied < n {
-            return Err(Error::Truncated {
-                offset: self.offset,
-                path: path.to_owned(),
-                needed: n - copied,
-            });
-        }
-        Ok(())
-    }
-
+    /// Skips the rest of an unknown group for field `number`, inside `depth` others; everything
+    /// in it is named `path`.
     fn skip_group(&mut self, number: u64, path: &str, depth: u32) -> Result<()> {
         if depth >= MAX_GROUP_DEPTH {
-            return Err(Error::Malformed {
-                offset: self.offset,
-                path: path.to_owned(),
-                reason: "groups nested too deeply".into(),
-            });
+            let at = self.input.offset();
+            return Err(self.input.fault(at, path, Problem::GroupsTooDeep));
         }
         loop {
-            let at = self.offset;
-            let Some(tag) = self.varint(path, false)? else {
+            let at = self.input.offset();
+            let (inner, wire_type) = split_tag(self.input.varint(path)?);
+            if inner == 0 || inner > MAX_FIELD_NUMBER {
+                return Err(self
+                    .input
+                    .fault(at, path, Problem::InvalidFieldNumber(inner)));
+            }
+            if self.input.skip_value(wire_type, path)? {
                 continue;
-            };
-            let (inner, wire_type) = (tag >> 3, (tag & 7) as u8);
-            if inner == 0 || inner >= 1 << 29 {
-                return Err(Error::Malformed {
-                    offset: at,
-                    path: path.to_owned(),
-                    reason: format!("invalid field number {inner}"),
-                });
             }
-            match wire_type {
-                VARINT => {
-                    self.varint(path, false)?;
+            let problem = match wire_type {
+                START_GROUP => {
+                    self.skip_group(inner, path, depth + 1)?;
+                    continue;
                 }
-                FIXED64 => self.skip_bytes(8, path)?,
-                FIXED32 => self.skip_bytes(4, path)?,
-                LEN => {
-                    let len = self.varint(path, false)?.unwrap_or(0);
-                    self.skip_bytes(len, path)?;
-                }
-                START_GROUP => self.skip_group(inner, path, depth + 1)?,
                 END_GROUP if inner == number => return Ok(()),
-                END_GROUP => {
-                    return Err(Error::Malformed {
-                        offset: at,
-                        path: path.to_owned(),
-                        reason: "end-group tag does not match its start".into(),
-                    });
-                }
-                other => {
-                    return Err(Error::Malformed {
-                        offset: at,
-                        path: path.to_owned(),
-                        reason: format!("invalid wire type {other}"),
-                    });
-                }
-            }
+                END_GROUP => Problem::EndGroupMismatch,
+                other => Problem::InvalidWireType(other),
+            };
+            return Err(self.input.fault(at, path, problem));
         }
     }
 
@@ -658,122 +294,78 @@ impl<R: Read> TopLevel<R> {
         if self.done {
             return None;
         }
-        let result = self.read_field();
+        let result = self.read_field().transpose();
         if !matches!(result, Some(Ok(_))) {
             self.done = true;
         }
         result
     }
 
-    fn read_field(&mut self) -> Option<Result<(u64, String, Field)>> {
+    fn read_field(&mut self) -> Result<Option<(u64, String, Field)>> {
         loop {
-            let tag_at = self.offset;
-            let tag = match self.varint(self.name, true) {
-                Ok(Some(tag)) => tag,
-                Ok(None) => return None,
-                Err(e) => return Some(Err(e)),
+            let tag_at = self.input.offset();
+            let Some(tag) = self.input.tag(self.name)? else {
+                return Ok(None);
             };
-            let (number, wire_type) = (tag >> 3, (tag & 7) as u8);
-            if number == 0 || number >= 1 << 29 {
-                return Some(Err(Error::Malformed {
-                    offset: tag_at,
-                    path: self.name.to_owned(),
-                    reason: format!("invalid field number {number}"),
-                }));
+            let (number, wire_type) = split_tag(tag);
+            if number == 0 || number > MAX_FIELD_NUMBER {
+                let problem = Problem::InvalidFieldNumber(number);
+                return Err(self.input.fault(tag_at, self.name, problem));
             }
-            let Some((field, kind, repeated)) = self.msg.field(number) else {
+            let Some(field) = self.msg.field(number) else {
                 let path = format!("{}.<unknown field {number}>", self.name);
-                let skipped = match wire_type {
-                    VARINT => self.varint(&path, false).map(|_| ()),
-                    FIXED64 => self.skip_bytes(8, &path),
-                    FIXED32 => self.skip_bytes(4, &path),
-                    LEN => match self.varint(&path, false) {
-                        Ok(len) => self.skip_bytes(len.unwrap_or(0), &path),
-                        Err(e) => Err(e),
-                    },
-                    START_GROUP => self.skip_group(number, &path, 0),
-                    END_GROUP => Err(Error::Malformed {
-                        offset: tag_at,
-                        path,
-                        reason: "end-group tag without a start".into(),
-                    }),
-                    other => Err(Error::Malformed {
-                        offset: tag_at,
-                        path,
-                        reason: format!("invalid wire type {other}"),
-                    }),
-                };
-                if let Err(e) = skipped {
-                    return Some(Err(e));
+                if self.input.skip_value(wire_type, &path)? {
+                    continue;
                 }
-                continue;
+                let problem = match wire_type {
+                    START_GROUP => {
+                        self.skip_group(number, &path, 0)?;
+                        continue;
+                    }
+                    END_GROUP => Problem::EndGroupWithoutStart,
+                    other => Problem::InvalidWireType(other),
+                };
+                return Err(self.input.fault(tag_at, &path, problem));
             };
-            let path = if repeated {
+            let path = if field.repeated {
                 let index = self.counts.get(number as usize).copied().unwrap_or(0);
                 if let Some(c) = self.counts.get_mut(number as usize) {
                     *c += 1;
                 }
-                format!("{}.{field}[{index}]", self.name)
+                format!("{}.{}[{index}]", self.name, field.name)
             } else {
-                format!("{}.{field}", self.name)
+                format!("{}.{}", self.name, field.name)
             };
-            let expected = match kind {
-                Kind::Varint => VARINT,
-                Kind::Fixed32 => FIXED32,
-                _ => LEN,
-            };
+            let expected = field.kind.wire_type(wire_type);
             if wire_type != expected {
-                return Some(Err(Error::Malformed {
-                    offset: tag_at,
-                    path,
-                    reason: format!(
-                        "wire type {wire_type} ({}), expected {expected} ({})",
-                        wire_type_name(wire_type),
-                        wire_type_name(expected)
-                    ),
-                }));
+                let problem = Problem::WrongWireType {
+                    found: wire_type,
+                    expected,
+                };
+                return Err(self.input.fault(tag_at, &path, problem));
             }
             if wire_type == VARINT {
-                return Some(match self.varint(&path, false) {
-                    Ok(v) => Ok((number, path, Field::Varint(v.unwrap_or(0)))),
-                    Err(e) => Err(e),
-                });
+                let value = self.input.varint(&path)?;
+                return Ok(Some((number, path, Field::Varint(value))));
             }
-            let len = match self.varint(&path, false) {
-                Ok(len) => len.unwrap_or(0),
-                Err(e) => return Some(Err(e)),
-            };
-            let start = self.offset;
+            let len = self.input.varint(&path)?;
+            let start = self.input.offset();
             if len > self.limit {
-                return Some(Err(Error::TooLarge {
+                return Err(Error::TooLarge {
                     what: path,
                     offset: start,
                     size: len,
                     limit: self.limit,
-                }));
+                });
             }
-            let mut body = Vec::with_capacity(len.min(1 << 20) as usize);
-            match (&mut self.reader).take(len).read_to_end(&mut body) {
-                Ok(n) => self.offset += n as u64,
-                Err(e) => return Some(Err(e.into())),
-            }
-            if (body.len() as u64) < len {
-                return Some(Err(Error::Truncated {
-                    offset: self.offset,
-                    path,
-                    needed: len - body.len() as u64,
-                }));
-            }
-            if let Kind::Str = kind
+            let body = self.input.body(len, &path)?;
+            if let Kind::Str = field.kind
                 && let Err(e) = std::str::from_utf8(&body)
             {
-                return Some(Err(Error::Malformed {
-                    offset: start + e.valid_up_to() as u64,
-                    path,
-                    reason: "string is not valid UTF-8".into(),
-                }));
+                let at = start + e.valid_up_to() as u64;
+                return Err(self.input.fault(at, &path, Problem::InvalidUtf8));
             }
-            return Some(Ok((number, path, Field::Bytes(body, start))));
+            return Ok(Some((number, path, Field::Bytes(body, start))));
         }
     }
 }
@@ -791,16 +383,11 @@ pub(crate) fn top_fields_match(
         let Ok(tag) = read_varint(prefix, &mut pos) else {
             return fields > 0;
         };
-        let (number, wire_type) = (tag >> 3, (tag & 7) as u8);
-        let Some((_, kind, _)) = msg.field(number) else {
+        let (number, wire_type) = split_tag(tag);
+        let Some(field) = msg.field(number) else {
             return false;
         };
-        let expected = match kind {
-            Kind::Varint => VARINT,
-            Kind::Fixed32 => FIXED32,
-            _ => LEN,
-        };
-        if wire_type != expected {
+        if wire_type != field.kind.wire_type(wire_type) {
             return false;
         }
         let Ok(value) = read_varint(prefix, &mut pos) else {
@@ -834,17 +421,11 @@ pub(crate) fn fields_match(body: &[u8], msg: Msg) -> bool {
         let Ok(tag) = read_varint(body, &mut pos) else {
             break;
         };
-        let (number, wire_type) = (tag >> 3, (tag & 7) as u8);
-        let Some((_, kind, _)) = msg.field(number) else {
+        let (number, wire_type) = split_tag(tag);
+        let Some(field) = msg.field(number) else {
             return false;
         };
-        let ok = match kind {
-            Kind::Varint => wire_type == VARINT,
-            Kind::Fixed32 => wire_type == FIXED32,
-            Kind::Varints => wire_type == VARINT || wire_type == LEN,
-            Kind::Str | Kind::Msg(_) => wire_type == LEN,
-        };
-        if !ok {
+        if wire_type != field.kind.wire_type(wire_type) {
             return false;
         }
         fields += 1;
