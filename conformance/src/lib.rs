@@ -24,6 +24,7 @@ use std::collections::BTreeMap;
 use std::fmt;
 use std::path::{Path, PathBuf};
 
+pub mod chrome;
 pub mod diff;
 pub mod paddle;
 pub mod paddle_cases;
@@ -73,6 +74,7 @@ pub fn formats() -> Vec<Box<dyn Format>> {
         Box::new(xdl::XdlFormat),
         Box::new(poplar::PoplarFormat),
         Box::new(paddle::PaddleFormat),
+        Box::new(chrome::ChromeFormat),
     ]
 }
 

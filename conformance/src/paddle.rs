@@ -23,6 +23,9 @@
 use std::collections::BTreeMap;
 use std::path::Path;
 
+use profkit_convert::events::{recording_to_xspace, xspace_to_recording};
+use profkit_convert::paddle::{SINGLE_KEY, write_timeline};
+use profkit_convert::trace_viewer::{self, TraceViewerOptions};
 use profkit_events::paddle::{ReadOptions, legacy, nodetree};
 use profkit_events::report::{Place, Report, ReportOptions, SortKey, parse_rows};
 use profkit_events::{Recording, Spans, pair};
@@ -45,6 +48,8 @@ impl Format for PaddleFormat {
             "report.txt",
             "report.json",
             "validate.txt",
+            "chrome.json",
+            "timeline.json",
             "error.txt",
         ]
     }
@@ -195,6 +200,56 @@ fn spans_text(recording: &Recording, spans: &Spans) -> String {
     text
 }
 
+/// Paddle's own `tools/timeline.py` output for a case's `Profile`, where the case has it.
+pub const PADDLE_TIMELINE: &str = "paddle-timeline.json";
+
+/// timeline.py's output for a profile, `Err` with the reason where timeline.py fails (then the
+/// case has no `timeline.json`).
+fn timeline(profile: &legacy::Profile) -> Result<Vec<u8>, String> {
+    let mut out = Vec::new();
+    write_timeline(&[(SINGLE_KEY.to_owned(), profile)], &mut out).map_err(|e| e.to_string())?;
+    Ok(out)
+}
+
+/// The recording through the XSpace to Chrome trace JSON; asserted on the way: the XSpace reads
+/// back to a recording whose CPU report is the same (when threads carry no OS ids, which become
+/// line ids, and pairing left nothing out), memory aside.
+fn chrome(
+    recording: &Recording,
+    report: &Report,
+    options: ReportOptions,
+) -> Result<Vec<u8>, String> {
+    let (space, warnings) = recording_to_xspace(recording);
+    let back = xspace_to_recording(&space);
+    if warnings.is_empty() && recording.threads.iter().all(|t| t.os_tid.is_none()) {
+        let cpu = ReportOptions {
+            place: Some(Place::Cpu),
+            ..options
+        };
+        // Memory records become counters, which the event model does not read back.
+        let events_only = |text: String| match text.find("Memory Profiling Report") {
+            Some(i) => text[..i].to_owned(),
+            None => text,
+        };
+        let ours = events_only(Report::new(&back, cpu).text());
+        let original = events_only(Report::new(recording, cpu).text());
+        if ours != original {
+            return Err(format!(
+                "the recording reports differently after a trip through XSpace (- before, + after):\n{}",
+                crate::diff::diff(&original, &ours)
+            ));
+        }
+    }
+    let _ = report;
+    let mut out = Vec::new();
+    let options = TraceViewerOptions {
+        counter_events: true,
+        ..TraceViewerOptions::default()
+    };
+    trace_viewer::write_space(&space, &mut out, &options).map_err(|e| e.to_string())?;
+    Ok(out)
+}
+
 fn pretty(value: &Value) -> Result<Vec<u8>, String> {
     let text = serde_json::to_string_pretty(value).map_err(|e| e.to_string())?;
     Ok(format!("{text}\n").into_bytes())
@@ -320,6 +375,23 @@ pub fn run_case(case_dir: &Path) -> Result<Outputs, String> {
         "report.json".into(),
         pretty(&serde_json::to_value(&report).map_err(|e| e.to_string())?)?,
     );
+    outputs.insert("chrome.json".into(), chrome(&recording, &report, options)?);
+    if let Input::Profile(profile, _) = &input
+        && let Ok(timeline) = timeline(profile)
+    {
+        if let Ok(theirs) = std::fs::read(case_dir.join(PADDLE_TIMELINE)) {
+            if theirs != timeline {
+                return Err(format!(
+                    "our timeline differs from timeline.py's ({PADDLE_TIMELINE}; - timeline.py, + profkit):\n{}",
+                    crate::diff::diff(
+                        &String::from_utf8_lossy(&theirs).replace("},{", "},\n{"),
+                        &String::from_utf8_lossy(&timeline).replace("},{", "},\n{")
+                    )
+                ));
+            }
+        }
+        outputs.insert("timeline.json".into(), timeline);
+    }
     if let Some(problems) = problems {
         let text: String = problems
             .iter()

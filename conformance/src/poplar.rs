@@ -35,12 +35,50 @@ impl Format for PoplarFormat {
     }
 
     fn output_names(&self) -> &'static [&'static str] {
-        &["inspect.json", "validate.txt", "dump.json", "error.txt"]
+        &[
+            "inspect.json",
+            "validate.txt",
+            "dump.json",
+            "chrome.json",
+            "error.txt",
+        ]
     }
 
     fn run(&self, case_dir: &Path) -> Result<Outputs, String> {
-        run_case(case_dir)
+        let mut outputs = run_case(case_dir)?;
+        if !outputs.contains_key("error.txt") {
+            if let Some(chrome) = chrome(case_dir)? {
+                outputs.insert("chrome.json".into(), chrome);
+            }
+        }
+        Ok(outputs)
     }
+}
+
+/// The profile's simulated run as Chrome trace JSON (through the XSpace), when the case has an
+/// execution profile with a simulation and the graph profile for its clock.
+fn chrome(case_dir: &Path) -> Result<Option<Vec<u8>>, String> {
+    let Ok(file) = read(case_dir, "input.json") else {
+        return Ok(None);
+    };
+    let graph_file = read(case_dir, "graph.json").ok();
+    let graph = file
+        .graph()
+        .or_else(|| graph_file.as_ref().and_then(|g| g.graph()));
+    let Some(execution) = file.execution().filter(|e| e.simulation.is_some()) else {
+        return Ok(None);
+    };
+    let Some(graph) = graph else { return Ok(None) };
+    let space = profkit_convert::poplar::poplar_to_xspace(Some(execution), Some(graph))
+        .map_err(|e| e.to_string())?;
+    let mut out = Vec::new();
+    let options = profkit_convert::trace_viewer::TraceViewerOptions {
+        counter_events: true,
+        ..Default::default()
+    };
+    profkit_convert::trace_viewer::write_space(&space, &mut out, &options)
+        .map_err(|e| e.to_string())?;
+    Ok(Some(out))
 }
 
 fn read(case_dir: &Path, name: &str) -> Result<ProfileFile, profkit_poplar::Error> {

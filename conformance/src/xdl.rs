@@ -51,6 +51,7 @@ impl Format for XdlFormat {
             "dump.json",
             "validate.txt",
             "write.txt",
+            "chrome.json",
             "error.txt",
         ]
     }
@@ -111,6 +112,19 @@ pub fn run_case(case_dir: &Path) -> Result<Outputs, String> {
         .map_err(|e| format!("cannot serialise the reports: {e}"))?;
     outputs.insert("inspect.json".into(), format!("{inspect}\n").into_bytes());
     outputs.insert("validate.txt".into(), problems.into_bytes());
+
+    if clean {
+        let space = profkit_convert::xdl::datasets_to_xspace(&datasets, options)
+            .map_err(|e| format!("the XSpace conversion fails: {e}"))?;
+        let mut chrome = Vec::new();
+        let chrome_options = profkit_convert::trace_viewer::TraceViewerOptions {
+            counter_events: true,
+            ..Default::default()
+        };
+        profkit_convert::trace_viewer::write_space(&space, &mut chrome, &chrome_options)
+            .map_err(|e| format!("the Chrome conversion fails: {e}"))?;
+        outputs.insert("chrome.json".into(), chrome);
+    }
 
     let mut dump = Vec::new();
     write_dump(dump_entries(&datasets), &mut dump, options, Some(1))

@@ -11,6 +11,7 @@
 
 use std::path::Path;
 
+use profkit_convert::trace_viewer::{self, TraceViewerOptions};
 use profkit_xplane::summary::Summary;
 use profkit_xplane::{ReadOptions, XSpace, XSpaceReader, decode, encode, validate, view};
 
@@ -30,14 +31,33 @@ impl Format for XPlaneFormat {
     }
 
     fn output_names(&self) -> &'static [&'static str] {
-        &["dump.json", "validate.txt", "summary.json", "error.txt"]
+        &[
+            "dump.json",
+            "validate.txt",
+            "summary.json",
+            "chrome.json",
+            "error.txt",
+        ]
     }
 
     fn run(&self, case_dir: &Path) -> Result<Outputs, String> {
         let path = case_dir.join(INPUT);
         let bytes =
             std::fs::read(&path).map_err(|e| format!("cannot read {}: {e}", path.display()))?;
-        run_bytes(&bytes)
+        let outputs = run_bytes(&bytes)?;
+        let xprof_path = case_dir.join(XPROF_TRACE_VIEWER);
+        if let (Some(ours), Ok(theirs)) = (outputs.get("chrome.json"), std::fs::read(&xprof_path)) {
+            // The shared sample's copy was saved with one more newline than xprof returns.
+            let theirs = without_flow(String::from_utf8_lossy(&theirs).trim_end());
+            let ours = String::from_utf8_lossy(ours);
+            if ours.trim_end() != theirs {
+                return Err(format!(
+                    "chrome.json differs from xprof's output ({XPROF_TRACE_VIEWER} without its `flow` args; - xprof, + profkit):\n{}",
+                    crate::diff::diff(&theirs, &ours)
+                ));
+            }
+        }
+        Ok(outputs)
     }
 
     fn generated_inputs(&self) -> Vec<GeneratedFile> {
@@ -72,6 +92,27 @@ pub fn run_bytes(bytes: &[u8]) -> Result<Outputs, String> {
                 }
                 Err(_) => {}
             }
+            // The trace viewer conversion reads the space its own way; it must fail alike.
+            let mut sink = Vec::new();
+            match trace_viewer::convert(
+                std::io::Cursor::new(bytes),
+                &mut sink,
+                &TraceViewerOptions::default(),
+                None,
+            ) {
+                Ok(_) => {
+                    return Err(
+                        "decode rejects the input but the trace viewer conversion accepts it"
+                            .into(),
+                    );
+                }
+                Err(e) if e.to_string() != error.to_string() => {
+                    return Err(format!(
+                        "decode and the trace viewer conversion disagree on the error:\n  decode: {error}\n  convert: {e}"
+                    ));
+                }
+                Err(_) => {}
+            }
             outputs.insert("error.txt".into(), format!("{error}\n").into_bytes());
             return Ok(outputs);
         }
@@ -85,7 +126,55 @@ pub fn run_bytes(bytes: &[u8]) -> Result<Outputs, String> {
     outputs.insert("dump.json".into(), dump.into_bytes());
     outputs.insert("validate.txt".into(), problems.into_bytes());
     outputs.insert("summary.json".into(), format!("{summary}\n").into_bytes());
+    outputs.insert("chrome.json".into(), chrome(bytes, &space)?);
     Ok(outputs)
+}
+
+/// Our trace viewer JSON for the input, by the streaming converter; the in-memory one must agree.
+fn chrome(bytes: &[u8], space: &XSpace) -> Result<Vec<u8>, String> {
+    let options = TraceViewerOptions::default();
+    let mut streamed = Vec::new();
+    trace_viewer::convert(std::io::Cursor::new(bytes), &mut streamed, &options, None)
+        .map_err(|e| format!("the trace viewer conversion fails: {e}"))?;
+    let mut whole = Vec::new();
+    trace_viewer::write_space(space, &mut whole, &options)
+        .map_err(|e| format!("the in-memory trace viewer conversion fails: {e}"))?;
+    if whole != streamed {
+        return Err(format!(
+            "the streaming and in-memory trace viewer conversions differ (- streaming, + in memory):\n{}",
+            crate::diff::diff(
+                &String::from_utf8_lossy(&streamed),
+                &String::from_utf8_lossy(&whole)
+            )
+        ));
+    }
+    Ok(streamed)
+}
+
+/// xprof's trace viewer JSON without the `flow` args it salts per process: each
+/// `"flow": "<digits>"` entry goes, with its separator, and an `args` object left empty goes too
+/// (xprof writes none for an event without args).
+pub fn without_flow(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    for line in text.split_inclusive('\n') {
+        let mut line = line.to_owned();
+        while let Some(start) = line.find("\"flow\": \"") {
+            let value_start = start + "\"flow\": \"".len();
+            let Some(len) = line[value_start..].find('"') else {
+                break;
+            };
+            let mut end = value_start + len + 1;
+            let mut begin = start;
+            if line[end..].starts_with(", ") {
+                end += 2;
+            } else if line[..begin].ends_with(", ") {
+                begin -= 2;
+            }
+            line.replace_range(begin..end, "");
+        }
+        out.push_str(&line.replace("\"args\": {}, ", ""));
+    }
+    out
 }
 
 /// Whether two spaces hold the same data. `==` would do but for NaN doubles (NaN != NaN), so

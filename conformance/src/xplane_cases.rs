@@ -43,6 +43,9 @@ pub fn cases() -> Vec<Case> {
         ("invalid-picosecond-overflow", invalid_picosecond_overflow()),
         ("invalid-unset-stat-value", invalid_unset_stat_value()),
         ("invalid-negative-values", invalid_negative_values()),
+        ("gpu-ungrouped", gpu_ungrouped()),
+        ("tpu-ungrouped", tpu_ungrouped()),
+        ("loop-op", loop_op()),
     ];
     let mut cases: Vec<Case> = spaces
         .into_iter()
@@ -57,6 +60,182 @@ pub fn cases() -> Vec<Case> {
     });
     cases.extend(error_cases());
     cases
+}
+
+/// A host plane and a GPU as TensorFlow writes them before xprof groups them (no `group_id`):
+/// eager ops, ops in a function, a TF op on the host, launches matched by correlation id, internal
+/// events, and GPU streams in an order xprof renumbers (compute first, then by event count, ties
+/// broken by libstdc++'s sort), with an empty stream.
+fn gpu_ungrouped() -> XSpace {
+    let host = plane(0, constants::HOST_PLANE_NAME, |b| {
+        let mut t = b.line(100);
+        t.set_name("python3").set_timestamp_ns(1_000);
+        t.add_event("EagerExecute")
+            .set_offset_ps(US)
+            .set_duration_ps(10 * US)
+            .add_stat("is_func", 0_i64);
+        t.add_event("dense/MatMul:MatMul")
+            .set_offset_ps(2 * US)
+            .set_duration_ps(4 * US);
+        t.add_event("cudaLaunchKernel")
+            .set_offset_ps(3 * US)
+            .set_duration_ps(US)
+            .add_stat(stats::CORRELATION_ID, 1_u64);
+        t.add_event("MemoryAllocation")
+            .set_offset_ps(7 * US)
+            .add_stat("bytes_allocated", 256_i64);
+        t.add_event("FunctionRun")
+            .set_offset_ps(20 * US)
+            .set_duration_ps(20 * US);
+        t.add_event("EagerExecute")
+            .set_offset_ps(21 * US)
+            .set_duration_ps(10 * US)
+            .add_stat("is_func", 1_i64);
+        t.add_event("cudaLaunchKernel")
+            .set_offset_ps(22 * US)
+            .set_duration_ps(US)
+            .add_stat(stats::CORRELATION_ID, 2_u64);
+        t.add_event("relu:Relu")
+            .set_offset_ps(24 * US)
+            .set_duration_ps(US);
+        t.add_event("cudaMemcpyAsync")
+            .set_offset_ps(50 * US)
+            .set_duration_ps(US)
+            .add_stat(stats::CORRELATION_ID, 3_i64);
+        let mut u = b.line(101);
+        u.set_name("worker").set_timestamp_ns(1_000);
+        u.add_event("PrefetchProduce")
+            .set_offset_ps(US)
+            .set_duration_ps(US);
+        u.add_event("Iterator::Prefetch")
+            .set_offset_ps(3 * US)
+            .set_duration_ps(US);
+    });
+    let gpu = plane(1, "/device:GPU:0", |b| {
+        b.add_stat(stats::DEVICE_ID, 0_i64);
+        let streams: [(i64, &str, u64); 6] = [
+            (3, "Stream #3(MemcpyH2D)", 1),
+            (7, "Stream #7(Compute)", 2),
+            (5, "Stream #5(Compute)", 3),
+            (9, "Stream #9(Compute)", 0),
+            (11, "Stream #11(MemcpyD2H)", 1),
+            (13, "Stream #13", 2),
+        ];
+        for (id, name, count) in streams {
+            let mut l = b.line(id);
+            l.set_name(name).set_timestamp_ns(1_000);
+            for k in 0..count {
+                l.add_event(&format!("kernel_{id}_{k}"))
+                    .set_offset_ps((60 + 2 * k as i64) * US)
+                    .set_duration_ps(US)
+                    .add_stat(stats::CORRELATION_ID, 100 + id as u64 * 10 + k);
+            }
+        }
+        let mut k = b.line(20);
+        k.set_name("Stream #20(Compute)").set_timestamp_ns(1_000);
+        k.add_event("volta_sgemm")
+            .set_offset_ps(4 * US)
+            .set_duration_ps(2 * US)
+            .add_stat(stats::CORRELATION_ID, 1_u64);
+        k.add_event("relu_kernel")
+            .set_offset_ps(23 * US)
+            .set_duration_ps(US)
+            .add_stat(stats::CORRELATION_ID, 2_u64);
+        k.add_event("MemcpyH2D")
+            .set_offset_ps(51 * US)
+            .set_duration_ps(US)
+            .add_stat(stats::CORRELATION_ID, 3_u64)
+            .add_stat(stats::MEMCPY_DETAILS, "size:64");
+        k.add_event("no_correlation")
+            .set_offset_ps(53 * US)
+            .set_duration_ps(US);
+    });
+    space(vec![gpu, host])
+}
+
+/// A TPU space before grouping: a TensorCore plane whose lines xprof sorts (more than 16 events
+/// with tied starts, so libstdc++'s introsort moves ties) and whose empty line it drops, a
+/// grouping `Steps` line with a correlation id, an `Async XLA Ops` line, and a SparseCore plane.
+fn tpu_ungrouped() -> XSpace {
+    let tpu = plane(0, "/device:TPU:0", |b| {
+        b.line(1)
+            .set_name(constants::STEP_LINE_NAME)
+            .set_timestamp_ns(1_000)
+            .add_event("step 1")
+            .set_duration_ps(100 * US)
+            .add_stat(stats::STEP_NUM, 1_i64)
+            .add_stat(stats::CORRELATION_ID, 7_u64);
+        let mut ops = b.line(3);
+        ops.set_name(constants::XLA_OP_LINE_NAME)
+            .set_timestamp_ns(1_000);
+        for k in 0..24i64 {
+            // Starts 40, 39, ... in pairs of equal start and duration, with distinct names.
+            let start = 40 - k / 2;
+            ops.add_event(&format!("op.{k}"))
+                .set_offset_ps(start * US)
+                .set_duration_ps((1 + k % 3) * US)
+                .add_stat(stats::HLO_OP, format!("op.{k}"));
+        }
+        b.line(4)
+            .set_name(constants::XLA_ASYNC_OP_LINE_NAME)
+            .set_timestamp_ns(1_000)
+            .add_event("all-gather-start")
+            .set_offset_ps(3 * US)
+            .set_duration_ps(10 * US);
+        b.line(5).set_name("empty").set_timestamp_ns(1_000);
+        let mut counters = b.line(constants::COUNTERS_LINE_ID);
+        counters.set_name(constants::COUNTERS_LINE_NAME);
+        for (t, v) in [(3, 0.5), (1, 0.25), (2, 0.75)] {
+            counters
+                .add_event("HBM utilization")
+                .set_offset_ps(t * US)
+                .add_stat("value", v);
+        }
+    });
+    let sparse = plane(1, "/device:TPU:0 SparseCore 0", |b| {
+        let mut l = b.line(1);
+        l.set_name("Sparse Core Ops").set_timestamp_ns(1_000);
+        l.add_event("sc.2")
+            .set_offset_ps(5 * US)
+            .set_duration_ps(US);
+        l.add_event("sc.1")
+            .set_offset_ps(2 * US)
+            .set_duration_ps(US);
+        b.line(2).set_name("empty").set_timestamp_ns(1_000);
+    });
+    space(vec![tpu, sparse])
+}
+
+/// A space with one of TensorFlow's loop ops: xprof then skips grouping (no `is_eager`), but
+/// still renumbers GPU streams.
+fn loop_op() -> XSpace {
+    let host = plane(0, constants::HOST_PLANE_NAME, |b| {
+        let mut t = b.line(1);
+        t.set_name("main").set_timestamp_ns(1_000);
+        t.add_event("WhileOp-EvalCond")
+            .set_offset_ps(US)
+            .set_duration_ps(US);
+        t.add_event("cudaLaunchKernel")
+            .set_offset_ps(3 * US)
+            .set_duration_ps(US)
+            .add_stat(stats::CORRELATION_ID, 5_u64);
+    });
+    let gpu = plane(2, "/device:GPU:1", |b| {
+        b.line(2)
+            .set_name("Stream #2(MemcpyD2D)")
+            .set_timestamp_ns(1_000)
+            .add_event("copy")
+            .set_offset_ps(5 * US)
+            .set_duration_ps(US);
+        b.line(4)
+            .set_name("Stream #4(Compute)")
+            .set_timestamp_ns(1_000)
+            .add_event("kernel")
+            .set_offset_ps(4 * US)
+            .set_duration_ps(US)
+            .add_stat(stats::CORRELATION_ID, 5_u64);
+    });
+    space(vec![host, gpu])
 }
 
 /// One microsecond in picoseconds.

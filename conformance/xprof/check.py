@@ -1,4 +1,5 @@
-"""Checks that xprof's trace_viewer tool reads every XSpace case, as given and re-encoded by us.
+"""Checks that xprof's trace_viewer tool reads every XSpace case, as given and re-encoded by us,
+and that `profkit convert --to chrome` writes what xprof writes for each.
 
 Run through check.sh, which provides the venv. For each case under conformance/xplane/ whose input
 decodes, `cargo run -p conformance --bin xprof-inputs` writes the input and our re-encoding, each as
@@ -9,6 +10,10 @@ re-encoded file when, besides, xprof's output for it equals its output for the i
 `flow` args aside). What the events say is not judged here: golden tests of our converter do that
 with the saved outputs.
 
+For each input, `profkit convert <input> <out> --to chrome` must then write exactly xprof's live
+output but for the salted `flow` args: the same bytes once those are taken out (and so the same
+JSON).
+
 With BLESS=1, xprof's output for each case's input is saved as xprof.trace_viewer.json in the case
 folder, unless the saved file differs only in the `flow` args, which xprof salts per process.
 """
@@ -17,6 +22,7 @@ import argparse
 import concurrent.futures
 import json
 import os
+import re
 import subprocess
 import sys
 import tempfile
@@ -46,6 +52,44 @@ def without_flow(trace):
         if isinstance(event, dict) and isinstance(event.get("args"), dict):
             event["args"].pop("flow", None)
     return trace
+
+
+FLOW = re.compile(r'"flow": "[^"]*"(, )?')
+
+
+def text_without_flow(text):
+    """xprof's JSON text without its `flow` args, as profkit writes it (see xplane.rs)."""
+    out = []
+    for line in text.rstrip("\n").split("\n"):
+        line = FLOW.sub("", line).replace(", }", "}").replace('"args": {}, ', "")
+        out.append(line)
+    return "\n".join(out) + "\n"
+
+
+def check_ours(profkit, path, xprof_raw, work):
+    """Returns (ok, message): profkit's conversion of path against xprof's output."""
+    out_path = os.path.join(work, "profkit.json")
+    proc = subprocess.run(
+        [profkit, "convert", path, out_path, "--from", "xspace", "--to", "chrome"],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        check=False,
+    )
+    if proc.returncode != 0:
+        return False, f"profkit convert failed: {proc.stderr.strip()}"
+    with open(out_path, encoding="utf-8") as f:
+        ours = f.read()
+    theirs = text_without_flow(xprof_raw)
+    if ours == theirs:
+        return True, "profkit writes xprof's bytes (flow args aside)"
+    if json.loads(ours) == without_flow(json.loads(xprof_raw)):
+        return False, "profkit writes xprof's JSON (flow args aside) but not its bytes"
+    ours_lines, theirs_lines = ours.split("\n"), theirs.split("\n")
+    for i, (a, b) in enumerate(zip(theirs_lines, ours_lines)):
+        if a != b:
+            return False, f"profkit differs from xprof at line {i + 1}:\n  xprof:   {a}\n  profkit: {b}"
+    return False, f"profkit writes {len(ours_lines)} lines, xprof {len(theirs_lines)}"
 
 
 def check_one(path, work):
@@ -126,6 +170,12 @@ def main():
             print("xprof-inputs failed; see above")
             print("0 passed, 1 failed")
             return 1
+        build = subprocess.run(["cargo", "build", "--quiet", "-p", "profkit"], cwd=args.repo, check=False)
+        if build.returncode != 0:
+            print("building profkit failed; see above")
+            print("0 passed, 1 failed")
+            return 1
+        profkit = os.path.join(args.repo, "target", "debug", "profkit")
         files = []
         for line in listing.stdout.splitlines():
             case, variant, rest = line.split("\t", 2)
@@ -160,6 +210,14 @@ def main():
             else:
                 failed += 1
                 print(f"FAIL {label}: {message}")
+            if ok and variant == "input":
+                ours_ok, ours_message = check_ours(profkit, path, raw, os.path.join(tmp, "work", case, variant))
+                if ours_ok:
+                    passed += 1
+                    print(f"ok   {case} (profkit): {ours_message}")
+                else:
+                    failed += 1
+                    print(f"FAIL {case} (profkit): {ours_message}")
     print(f"checked in {time.monotonic() - start:.1f} s")
     print(f"{passed} passed, {failed} failed")
     return 1 if failed or passed == 0 else 0

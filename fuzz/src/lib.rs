@@ -17,6 +17,7 @@
 
 #![forbid(unsafe_code)]
 
+pub mod chrome;
 pub mod paddle;
 pub mod poplar;
 pub mod smoke;
@@ -105,6 +106,11 @@ pub const TARGETS: &[Target] = &[
         name: "paddle_pairing",
         run: paddle::pairing::run,
         describe: paddle::pairing::describe,
+    },
+    Target {
+        name: "chrome_json",
+        run: chrome::json::run,
+        describe: |data| String::from_utf8_lossy(data).into_owned(),
     },
 ];
 

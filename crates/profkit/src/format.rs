@@ -21,6 +21,13 @@ pub(crate) enum Format {
     /// PaddlePaddle profiler node trees protobuf (`*.paddle_trace.pb`).
     #[value(name = "paddle-trace", alias = "paddle-nodetrees")]
     PaddleNodeTrees,
+    /// Chrome trace JSON (Trace Event Format); written as xprof's trace viewer writes it.
+    #[value(name = "chrome", alias = "trace-event", alias = "json")]
+    Chrome,
+    /// The Chrome trace PaddlePaddle's `tools/timeline.py` writes from `Profile`s (output only;
+    /// read back as chrome).
+    #[value(name = "paddle-timeline")]
+    PaddleTimeline,
 }
 
 impl fmt::Display for Format {
@@ -31,6 +38,8 @@ impl fmt::Display for Format {
             Format::Poplar => "poplar",
             Format::Paddle => "paddle",
             Format::PaddleNodeTrees => "paddle-trace",
+            Format::Chrome => "chrome",
+            Format::PaddleTimeline => "paddle-timeline",
         })
     }
 }
@@ -51,6 +60,9 @@ pub(crate) fn detect(prefix: &[u8], path: &Path) -> Option<Format> {
     // A JSON object is never an XSpace; check Poplar's keys before the looser protobuf check.
     if profkit_poplar::looks_like_poplar(prefix).is_some() {
         return Some(Format::Poplar);
+    }
+    if profkit_convert::chrome::looks_like_chrome(prefix) {
+        return Some(Format::Chrome);
     }
     // Paddle's two protobufs before the XSpace check: their first elements differ from a plane's
     // in field wire types (see profkit_events::paddle), so the three never match the same bytes.

@@ -4,6 +4,7 @@
 
 #![forbid(unsafe_code)]
 
+mod convert;
 mod format;
 mod input;
 mod paddle;
@@ -69,16 +70,19 @@ enum Command {
     },
     /// Convert profiles to another format, or rewrite them in the same one.
     ///
-    /// `--to xdl` rewrites XDL datasets (directories, path prefixes or files) into the output
-    /// directory, keeping each dataset's phase, name and rank and every record's bytes, split
-    /// at `--max-file-mb`.
+    /// `--to chrome` writes Chrome trace JSON as xprof's trace viewer does; `--to xspace` an
+    /// XSpace (several XSpace inputs are merged, one per host); `--to paddle-timeline` what
+    /// Paddle's tools/timeline.py writes (several profiles as KEY=FILE); `--to xdl` rewrites XDL
+    /// datasets into the output directory, split at `--max-file-mb`. Without `--to`, an OUT
+    /// ending in .json means chrome and one ending in .pb xspace. OUT `-` is standard output.
+    /// `profkit formats` lists what converts to what.
     Convert {
         /// The inputs, then the output.
         #[arg(value_name = "IN... OUT", num_args = 2.., required = true)]
         paths: Vec<PathBuf>,
-        /// The output format.
+        /// The output format (default: from OUT's extension).
         #[arg(long, value_enum)]
-        to: Format,
+        to: Option<Format>,
         /// The inputs' format, when detection from their content is not wanted.
         #[arg(long, value_enum)]
         from: Option<Format>,
@@ -90,8 +94,17 @@ enum Command {
         #[arg(long)]
         overwrite: bool,
     },
-    /// Print PaddlePaddle's legacy profiling report of a Paddle profile (`Profile` or node trees),
-    /// layout for layout.
+    /// Merge the XSpaces of several hosts into one file (device planes renumbered, host threads
+    /// kept apart, times aligned on each host's session start).
+    Merge {
+        /// The inputs, then the output (`-` for standard output).
+        #[arg(value_name = "IN... OUT", num_args = 2.., required = true)]
+        paths: Vec<PathBuf>,
+    },
+    /// List the formats profkit reads and writes, and the conversions between them.
+    Formats,
+    /// Print PaddlePaddle's legacy profiling report of a profile (a Paddle `Profile` or node
+    /// trees, an XSpace, a Chrome trace), layout for layout.
     Report {
         /// The file to read (`-` for standard input).
         file: PathBuf,
@@ -143,6 +156,7 @@ fn run(cli: Cli) -> Result<(), Failure> {
                 Format::Xspace => xspace::inspect(input, json),
                 Format::Xdl => xdl::inspect(input, json),
                 Format::Paddle | Format::PaddleNodeTrees => paddle::inspect(input, json),
+                Format::Chrome | Format::PaddleTimeline => xspace::inspect_chrome(input, json),
             }
         }
         Command::Dump { file, from } => {
@@ -152,6 +166,7 @@ fn run(cli: Cli) -> Result<(), Failure> {
                 Format::Xspace => xspace::dump(input),
                 Format::Xdl => xdl::dump(input),
                 Format::Paddle | Format::PaddleNodeTrees => paddle::dump(input),
+                Format::Chrome | Format::PaddleTimeline => xspace::dump_chrome(input),
             }
         }
         Command::Validate {
@@ -166,6 +181,7 @@ fn run(cli: Cli) -> Result<(), Failure> {
                 Format::Xspace => xspace::validate(input, json),
                 Format::Xdl => xdl::validate(input, json),
                 Format::Paddle | Format::PaddleNodeTrees => paddle::validate(input, json),
+                Format::Chrome | Format::PaddleTimeline => xspace::validate_chrome(input, json),
             }
         }
         Command::Convert {
@@ -183,24 +199,15 @@ fn run(cli: Cli) -> Result<(), Failure> {
                     "--max-file-mb must be a non-negative number".into(),
                 ));
             }
-            let mut inputs = Vec::with_capacity(paths.len());
-            for path in &paths {
-                let input = input::Input::open(path, from)?;
-                if input.format != to {
-                    return Err(Failure::Usage(format!(
-                        "{}: converting {} to {to} is not supported yet",
-                        input.name, input.format
-                    )));
-                }
-                inputs.push(input);
-            }
-            match to {
-                Format::Xdl => xdl::convert(inputs, &out, max_file_mb, overwrite),
-                Format::Xspace | Format::Poplar | Format::Paddle | Format::PaddleNodeTrees => Err(
-                    Failure::Usage(format!("converting to {to} is not supported yet")),
-                ),
-            }
+            convert::convert(paths, out, to, from, max_file_mb, overwrite)
         }
+        Command::Merge { mut paths } => {
+            let out = paths
+                .pop()
+                .ok_or_else(|| Failure::Usage("merge needs IN... OUT".into()))?;
+            convert::merge_command(paths, out)
+        }
+        Command::Formats => convert::formats(),
         Command::Report {
             file,
             sort,
@@ -209,15 +216,24 @@ fn run(cli: Cli) -> Result<(), Failure> {
             from,
         } => {
             let input = input::Input::open(&file, from)?;
-            match input.format {
-                Format::Paddle | Format::PaddleNodeTrees => {
-                    paddle::report(input, sort, place, json)
+            let (name, recording) = match input.format {
+                Format::Paddle | Format::PaddleNodeTrees => convert::paddle_recording(input)?,
+                Format::Xspace => {
+                    let (name, space) = convert::xspace_whole(input)?;
+                    (name, profkit_convert::events::xspace_to_recording(&space))
                 }
-                other => Err(Failure::Usage(format!(
-                    "{}: report reads Paddle profiles (a legacy Profile or node trees), not {other}",
-                    input.name
-                ))),
-            }
+                Format::Chrome | Format::PaddleTimeline => {
+                    let (name, space) = convert::chrome_space(input)?;
+                    (name, profkit_convert::events::xspace_to_recording(&space))
+                }
+                other => {
+                    return Err(Failure::Usage(format!(
+                        "{}: report reads Paddle profiles (a legacy Profile or node trees), XSpaces and Chrome traces, not {other}",
+                        input.name
+                    )));
+                }
+            };
+            paddle::report(&name, &recording, sort, place, json)
         }
         Command::Plugin { command } => plugin::run(command),
     }

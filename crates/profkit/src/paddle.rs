@@ -216,14 +216,14 @@ pub(crate) enum PlaceArg {
     All,
 }
 
+/// Prints Paddle's legacy report of a recording (read from any format `report` takes).
 pub(crate) fn report(
-    input: Input,
+    name: &str,
+    recording: &Recording,
     sort: Option<SortArg>,
     place: Option<PlaceArg>,
     json: bool,
 ) -> Result<(), Failure> {
-    let (name, _, decoded) = decode(input)?;
-    let recording = decoded.recording();
     let options = ReportOptions {
         sort: match sort {
             None => SortKey::Default,
@@ -240,7 +240,7 @@ pub(crate) fn report(
         }),
         ..ReportOptions::default()
     };
-    let report = Report::new(&recording, options);
+    let report = Report::new(recording, options);
     for w in &report.warnings {
         eprintln!("profkit: {name}: warning: {w}");
     }

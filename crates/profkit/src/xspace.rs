@@ -163,3 +163,65 @@ pub(crate) fn validate(input: Input, json: bool) -> Result<(), Failure> {
         Err(Failure::Invalid)
     }
 }
+
+/// `inspect` of a Chrome trace: the summary of the XSpace it reads as.
+pub(crate) fn inspect_chrome(input: Input, json: bool) -> Result<(), Failure> {
+    let format = input.format;
+    let (name, space) = crate::convert::chrome_space(input)?;
+    let mut summary = Summary::default();
+    for plane in &space.planes {
+        summary.add_plane(plane);
+    }
+    let mut out = std::io::stdout().lock();
+    if json {
+        let doc = serde_json::json!({
+            "file": name,
+            "format": format.to_string(),
+            "summary": summary,
+        });
+        serde_json::to_writer_pretty(&mut out, &doc).map_err(|e| Failure::Output(e.into()))?;
+        return writeln!(out).map_err(Failure::Output);
+    }
+    writeln!(out, "{name}: Chrome trace, read as this XSpace:").map_err(Failure::Output)?;
+    write_summary(&mut out, &name, &summary).map_err(Failure::Output)
+}
+
+/// `dump` of a Chrome trace: the canonical JSON of the XSpace it reads as.
+pub(crate) fn dump_chrome(input: Input) -> Result<(), Failure> {
+    let (_, space) = crate::convert::chrome_space(input)?;
+    let mut out = std::io::BufWriter::new(std::io::stdout().lock());
+    profkit_xplane::view::write_json(&space, &mut out).map_err(|e| match e {
+        profkit_xplane::Error::Io(io) => Failure::Output(io),
+        other => Failure::Output(std::io::Error::other(other.to_string())),
+    })?;
+    out.flush().map_err(Failure::Output)
+}
+
+/// `validate` of a Chrome trace: it must read (the error names the JSON path, line and column),
+/// and what it reads as must be a valid XSpace.
+pub(crate) fn validate_chrome(input: Input, json: bool) -> Result<(), Failure> {
+    let (name, space) = crate::convert::chrome_space(input)?;
+    let problems = profkit_xplane::validate(&space);
+    let mut out = std::io::stdout().lock();
+    if json {
+        let doc = serde_json::json!({
+            "file": name,
+            "format": "chrome",
+            "valid": problems.is_empty(),
+            "problems": problems,
+        });
+        serde_json::to_writer_pretty(&mut out, &doc).map_err(|e| Failure::Output(e.into()))?;
+        writeln!(out).map_err(Failure::Output)?;
+    } else if problems.is_empty() {
+        writeln!(out, "{name}: valid Chrome trace").map_err(Failure::Output)?;
+    } else {
+        for p in &problems {
+            writeln!(out, "{name}: {p}").map_err(Failure::Output)?;
+        }
+    }
+    if problems.is_empty() {
+        Ok(())
+    } else {
+        Err(Failure::Invalid)
+    }
+}

@@ -271,9 +271,9 @@ fn errors_name_the_file_offset_and_path() {
         "{}",
         text(&out.stderr)
     );
-    // report is for Paddle's files only.
-    let xspace = conformance().join("xplane/sample-myhost/input.xplane.pb");
-    let out = profkit(&["report", xspace.to_str().unwrap()], None);
+    // report reads Paddle's files, XSpaces and Chrome traces, not Poplar profiles.
+    let poplar = conformance().join("poplar/combined/input.json");
+    let out = profkit(&["report", poplar.to_str().unwrap()], None);
     assert_eq!(out.status.code(), Some(2));
     assert!(text(&out.stderr).contains("report reads Paddle profiles"));
 }

@@ -300,10 +300,13 @@ fn convert_usage_errors_exit_2() {
         "{}",
         text(&out.stderr)
     );
-    let out = profkit(&["convert", &input(), "/tmp/x", "--to", "xspace"], None);
+    let out = profkit(
+        &["convert", &input(), "/tmp/x", "--to", "paddle-timeline"],
+        None,
+    );
     assert_eq!(out.status.code(), Some(2));
     assert!(
-        text(&out.stderr).contains("converting xdl to xspace is not supported"),
+        text(&out.stderr).contains("--to paddle-timeline reads Paddle legacy Profiles, not xdl"),
         "{}",
         text(&out.stderr)
     );

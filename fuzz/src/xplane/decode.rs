@@ -46,6 +46,38 @@ pub fn run(data: &[u8]) {
         }
     }
 
+    // The trace viewer conversion (which reads most planes lightly first) accepts exactly what the
+    // streaming reader accepts, fails with its error, and the in-memory conversion agrees.
+    let mut converted = Vec::new();
+    let result = profkit_convert::trace_viewer::convert(
+        std::io::Cursor::new(data),
+        &mut converted,
+        &profkit_convert::trace_viewer::TraceViewerOptions::default(),
+        None,
+    );
+    match (&streamed, result) {
+        (Ok(items), Ok(_)) => {
+            let mut again = Vec::new();
+            profkit_convert::trace_viewer::write_space(
+                &collect(items),
+                &mut again,
+                &profkit_convert::trace_viewer::TraceViewerOptions::default(),
+            )
+            .unwrap_or_else(|e| panic!("the in-memory conversion fails: {e}"));
+            assert!(
+                again == converted,
+                "the streaming and in-memory conversions differ"
+            );
+        }
+        (Err(e), Err(c)) => assert_eq!(
+            e.to_string(),
+            c.to_string(),
+            "the conversion fails differently from the streaming reader"
+        ),
+        (Ok(_), Err(c)) => panic!("the conversion fails on what the reader reads: {c}"),
+        (Err(e), Ok(_)) => panic!("the conversion accepts what the reader refuses: {e}"),
+    }
+
     // Reading from `Read` is decoding what was read.
     match (&whole, profkit_xplane::read(data, ReadOptions::default())) {
         (Ok(space), Ok(read)) => {

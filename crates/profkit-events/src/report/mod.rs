@@ -39,6 +39,9 @@ use crate::span::{PathId, Paths, Spans, Warning, pair};
 
 pub use cfmt::{f as format_f, g as format_g};
 pub use parse::{PrintedRow, parse_rows};
+/// libstdc++'s `std::sort`, step for step (unstable: ties come out where libstdc++ puts them), for
+/// code that must order equal keys as a C++ tool does.
+pub use stdsort::sort as std_sort;
 
 /// The widest name column the text report pads to.
 pub const MAX_NAME_WIDTH: usize = 1024;

@@ -1,0 +1,94 @@
+//! The one error type of this crate.
+
+use std::path::PathBuf;
+
+/// A failure to convert, with where it happened: errors of the format crates keep their byte
+/// offsets and paths, and the Chrome trace reader names the JSON path, line and column.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum Error {
+    /// Reading or writing an XSpace failed.
+    #[error(transparent)]
+    Xspace(#[from] profkit_xplane::Error),
+    /// Reading a Paddle profile failed.
+    #[error(transparent)]
+    Events(#[from] profkit_events::Error),
+    /// Reading an XDL dataset failed.
+    #[error(transparent)]
+    Xdl(#[from] profkit_xdl::Error),
+    /// Reading a Poplar profile failed.
+    #[error(transparent)]
+    Poplar(#[from] profkit_poplar::Error),
+    /// A Chrome trace is not JSON, or not the Trace Event Format.
+    #[error("Chrome trace JSON at {path} (line {line}, column {column}): {reason}")]
+    Chrome {
+        /// The JSON path of the value (`traceEvents[12].ts`), empty for the whole document.
+        path: String,
+        /// Line, from 1 (0 when unknown).
+        line: u64,
+        /// Column, from 1 (0 when unknown).
+        column: u64,
+        /// What is wrong there.
+        reason: String,
+    },
+    /// The input is valid but cannot be converted the way asked, as the real tool could not
+    /// either (for example an event type Paddle's `timeline.py` has no process for).
+    #[error("{0}")]
+    Unsupported(String),
+    /// Reading or writing failed.
+    #[error("I/O error: {0}")]
+    Io(#[from] std::io::Error),
+    /// An error in a named file.
+    #[error("{}: {source}", path.display())]
+    InFile {
+        /// The file.
+        path: PathBuf,
+        /// What went wrong in it.
+        #[source]
+        source: Box<Error>,
+    },
+}
+
+impl Error {
+    /// Attaches the file the error came from (errors that already name a file keep theirs).
+    pub fn in_file(self, path: impl Into<PathBuf>) -> Error {
+        match self {
+            Error::InFile { .. } => self,
+            Error::Xspace(profkit_xplane::Error::InFile { path, source }) => Error::InFile {
+                path,
+                source: Box::new(Error::Xspace(*source)),
+            },
+            Error::Events(profkit_events::Error::InFile { path, source }) => Error::InFile {
+                path,
+                source: Box::new(Error::Events(*source)),
+            },
+            other => Error::InFile {
+                path: path.into(),
+                source: Box::new(other),
+            },
+        }
+    }
+
+    /// The error without any file wrapper.
+    pub fn root(&self) -> &Error {
+        match self {
+            Error::InFile { source, .. } => source.root(),
+            other => other,
+        }
+    }
+
+    /// Whether writing the output failed because its reader went away (a closed pipe), which a
+    /// command-line tool treats as a normal end.
+    pub fn is_broken_pipe(&self) -> bool {
+        match self.root() {
+            Error::Io(e) => e.kind() == std::io::ErrorKind::BrokenPipe,
+            Error::Xspace(profkit_xplane::Error::Io(e)) => {
+                e.kind() == std::io::ErrorKind::BrokenPipe
+            }
+            _ => false,
+        }
+    }
+}
+
+/// The result type of this crate.
+pub type Result<T, E = Error> = std::result::Result<T, E>;

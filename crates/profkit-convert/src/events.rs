@@ -1,0 +1,386 @@
+//! The event model (the recorder's output, Paddle's files) to XSpace and back.
+//!
+//! To XSpace: the paired ranges of each thread become the events of a line of `/host:CPU` (the
+//! line id is the thread's OS id when known and unique, else its profiler index; the line name
+//! its name, or `thread <index>`), nested as they were recorded, with one event metadata per
+//! name; marks become events without duration marked by an `event_kind` stat of `mark`; device activity goes to `/device:GPU:<n>`
+//! (`/device:CUSTOM:<n>` for NPU kernels) planes, a line per stream; memory records become
+//! counters of the bytes in use per place on the host plane's `_counters_` line. Times are made
+//! relative to the earliest one, as TensorFlow writes files for xprof, and the `Task
+//! Environment` plane keeps that start (`profile_start_time`, nanoseconds since the epoch) and
+//! the end, so that converting back gives the original timestamps. Ranges that do not pair are
+//! left out, with the pairing's warnings returned.
+//!
+//! From XSpace: each line of `/host:CPU` (but the counter line) is a thread (its index the line
+//! id when that fits and is free, else the line's position) whose events are ranges (events marked
+//! `event_kind: mark` are marks), and the events of device planes are device spans; times are
+//! `profile_start_time` plus the event's offset, in whole nanoseconds.
+
+use std::collections::{BTreeMap, HashSet};
+
+use profkit_events::span::events_from_ranges;
+use profkit_events::{
+    DeviceKind, DeviceSpan, Event, EventKind, MemPlace, Name, Recording, ThreadEvents, Warning,
+    pair,
+};
+use profkit_xplane::constants::{
+    COUNTERS_LINE_ID, COUNTERS_LINE_NAME, HOST_PLANE_NAME, TASK_ENV_PLANE_NAME, stats,
+};
+use profkit_xplane::{PlaneBuilder, PlaneVisitor, StatValue, XPlane, XSpace};
+
+/// The stat that tells a mark from a range without duration.
+pub const MARK_STAT: &str = "event_kind";
+/// Its value for a mark.
+pub const MARK: &str = "mark";
+
+/// One event to put on a line: name, start and end in nanoseconds (absolute), stats.
+struct Item {
+    name: String,
+    start: u64,
+    end: u64,
+    stats: Vec<(&'static str, StatValue)>,
+}
+
+/// Picoseconds from `start` to `t` (nanoseconds), saturating.
+fn rel_ps(t: u64, start: u64) -> i64 {
+    let ns = i128::from(t) - i128::from(start);
+    i64::try_from(ns * 1000).unwrap_or(if ns < 0 { i64::MIN } else { i64::MAX })
+}
+
+/// Adds a line of `items` (sorted as TSL sorts: by start, longer first) to the plane.
+fn add_line(builder: &mut PlaneBuilder<'_>, id: i64, name: &str, start: u64, mut items: Vec<Item>) {
+    items.sort_by(|a, b| a.start.cmp(&b.start).then(b.end.cmp(&a.end)));
+    let first = items.first().map_or(start, |i| i.start);
+    let line_start_ns = i64::try_from(first.saturating_sub(start)).unwrap_or(i64::MAX);
+    let mut line = builder.line(id);
+    line.set_name(name).set_timestamp_ns(line_start_ns);
+    for item in items {
+        let mut event = line.add_event(&item.name);
+        event
+            .set_offset_ps(rel_ps(item.start, first))
+            .set_duration_ps(rel_ps(item.end.max(item.start), item.start));
+        for (stat, value) in item.stats {
+            event.add_stat(stat, value);
+        }
+    }
+}
+
+fn place_label(place: MemPlace) -> String {
+    match place {
+        MemPlace::Cpu => "cpu".into(),
+        MemPlace::Cuda => "gpu".into(),
+        MemPlace::CudaPinned => "cudapinned".into(),
+        MemPlace::Xpu => "xpu".into(),
+        MemPlace::Npu => "npu".into(),
+        MemPlace::Other(code) => format!("place{code}"),
+    }
+}
+
+/// The XSpace of a recording, and the warnings of pairing its events (see the module
+/// documentation).
+pub fn recording_to_xspace(recording: &Recording) -> (XSpace, Vec<Warning>) {
+    let spans = pair(&recording.threads);
+    let warnings: Vec<Warning> = spans.warnings().cloned().collect();
+
+    // The session: the earliest and latest time of anything recorded.
+    let mut times = spans
+        .threads
+        .iter()
+        .flat_map(|t| t.spans.iter().flat_map(|s| [s.start_ns, s.end_ns]))
+        .chain(
+            recording
+                .threads
+                .iter()
+                .flat_map(|t| t.events.iter().map(|e| e.cpu_ns)),
+        )
+        .chain(
+            recording
+                .device_spans
+                .iter()
+                .flat_map(|d| [d.start_ns, d.end_ns]),
+        )
+        .chain(
+            recording
+                .memory
+                .iter()
+                .flat_map(|m| [m.start_ns, m.end_ns].into_iter().filter(|t| *t != 0)),
+        );
+    let first = times.next();
+    let (start, stop) = times.fold((first.unwrap_or(0), first.unwrap_or(0)), |(lo, hi), t| {
+        (lo.min(t), hi.max(t))
+    });
+
+    let mut space = XSpace::default();
+    let mut host = XPlane::default();
+    {
+        let mut builder = PlaneBuilder::new(&mut host);
+        builder.set_id(0).set_name(HOST_PLANE_NAME);
+        let mut used: HashSet<i64> = HashSet::new();
+        for (thread, thread_spans) in recording.threads.iter().zip(&spans.threads) {
+            let wanted = thread
+                .os_tid
+                .and_then(|t| i64::try_from(t).ok())
+                .filter(|t| !used.contains(t) && *t != COUNTERS_LINE_ID);
+            let mut id = wanted.unwrap_or(i64::from(thread.thread));
+            while used.contains(&id) || id == COUNTERS_LINE_ID {
+                id = id.wrapping_add(1);
+            }
+            used.insert(id);
+            let mut items: Vec<Item> = thread_spans
+                .spans
+                .iter()
+                .map(|span| {
+                    let mut stats = Vec::new();
+                    if let (Some(a), Some(b)) = (span.device_start, span.device_end) {
+                        if a.device == b.device {
+                            stats.push((stats::DEVICE_ID, StatValue::Int64(i64::from(a.device))));
+                            stats
+                                .push(("device_duration_ps", StatValue::Int64(rel_ps(b.ns, a.ns))));
+                        }
+                    }
+                    Item {
+                        name: span.name.to_string(),
+                        start: span.start_ns,
+                        end: span.end_ns,
+                        stats,
+                    }
+                })
+                .collect();
+            for &mark in &thread_spans.marks {
+                if let Some(event) = thread.events.get(mark) {
+                    items.push(Item {
+                        name: event.name.to_string(),
+                        start: event.cpu_ns,
+                        end: event.cpu_ns,
+                        stats: vec![(MARK_STAT, StatValue::Str(MARK.into()))],
+                    });
+                }
+            }
+            let name = thread
+                .name
+                .clone()
+                .unwrap_or_else(|| format!("thread {}", thread.thread));
+            add_line(&mut builder, id, &name, start, items);
+        }
+        // Memory: the bytes in use per place, at every allocation and free.
+        if !recording.memory.is_empty() {
+            let mut changes: BTreeMap<String, Vec<(u64, i128)>> = BTreeMap::new();
+            for m in &recording.memory {
+                let series = format!("memory {}:{}", place_label(m.place), m.device);
+                let entry = changes.entry(series).or_default();
+                entry.push((m.start_ns, i128::from(m.bytes)));
+                if m.end_ns != 0 {
+                    entry.push((m.end_ns, -i128::from(m.bytes)));
+                }
+            }
+            let mut line = builder.line(COUNTERS_LINE_ID);
+            line.set_name(COUNTERS_LINE_NAME).set_timestamp_ns(0);
+            for (series, mut list) in changes {
+                list.sort_by_key(|c| c.0);
+                let mut total: i128 = 0;
+                let mut i = 0;
+                while let Some(&(t, _)) = list.get(i) {
+                    while let Some(&(u, size)) = list.get(i) {
+                        if u != t {
+                            break;
+                        }
+                        total += size;
+                        i += 1;
+                    }
+                    line.add_event(&series)
+                        .set_offset_ps(rel_ps(t, start))
+                        .add_stat("bytes_in_use", i64::try_from(total).unwrap_or(i64::MAX));
+                }
+            }
+        }
+    }
+    space.planes.push(host);
+
+    // Device activity: a plane per device, a line per stream.
+    let mut devices: BTreeMap<(bool, i64), BTreeMap<u64, Vec<Item>>> = BTreeMap::new();
+    for d in &recording.device_spans {
+        let npu = d.kind == DeviceKind::NpuKernel;
+        let mut stats = Vec::new();
+        if let Some(detail) = &d.detail {
+            stats.push(("detail_info", StatValue::Str(detail.clone())));
+        }
+        if let Some(bytes) = d.bytes {
+            stats.push(("bytes", StatValue::Uint64(bytes)));
+        }
+        let kind = match d.kind {
+            DeviceKind::Kernel | DeviceKind::NpuKernel => "kernel".to_owned(),
+            DeviceKind::Memcpy => "memcpy".to_owned(),
+            DeviceKind::Memset => "memset".to_owned(),
+            DeviceKind::Other(code) => format!("type {code}"),
+        };
+        stats.push(("kind", StatValue::Str(kind)));
+        devices
+            .entry((npu, d.device))
+            .or_default()
+            .entry(d.stream)
+            .or_default()
+            .push(Item {
+                name: d.name.clone(),
+                start: d.start_ns,
+                end: d.end_ns,
+                stats,
+            });
+    }
+    let mut next_id = 1;
+    for ((npu, device), streams) in devices {
+        let mut plane = XPlane::default();
+        let prefix = if npu {
+            "/device:CUSTOM:"
+        } else {
+            "/device:GPU:"
+        };
+        {
+            let mut builder = PlaneBuilder::new(&mut plane);
+            builder
+                .set_id(next_id)
+                .set_name(format!("{prefix}{device}"));
+            builder.add_stat(stats::DEVICE_ID, device);
+            for (stream, items) in streams {
+                let id = i64::try_from(stream).unwrap_or(i64::MAX);
+                add_line(&mut builder, id, &format!("Stream #{stream}"), start, items);
+            }
+        }
+        next_id += 1;
+        space.planes.push(plane);
+    }
+
+    let mut env = XPlane::default();
+    {
+        let mut builder = PlaneBuilder::new(&mut env);
+        builder.set_id(next_id).set_name(TASK_ENV_PLANE_NAME);
+        builder.add_stat(stats::PROFILE_START_TIME, start);
+        builder.add_stat(stats::PROFILE_STOP_TIME, stop);
+    }
+    space.planes.push(env);
+    (space, warnings)
+}
+
+/// The session start an XSpace records (`profile_start_time` of its `Task Environment` plane),
+/// 0 when it has none.
+pub fn session_start_ns(space: &XSpace) -> u64 {
+    space
+        .planes
+        .iter()
+        .find(|p| p.name == TASK_ENV_PLANE_NAME)
+        .and_then(|p| {
+            PlaneVisitor::new(p)
+                .stat(stats::PROFILE_START_TIME)
+                .and_then(|s| s.value())
+                .and_then(|v| v.as_u64())
+        })
+        .unwrap_or(0)
+}
+
+/// Nanoseconds since `start` of a picosecond time, clamped to what a `u64` holds.
+fn to_ns(start: u64, ps: i128) -> u64 {
+    let ns = i128::from(start) + ps.div_euclid(1000);
+    u64::try_from(ns.max(0)).unwrap_or(u64::MAX)
+}
+
+/// The event model of an XSpace (see the module documentation).
+pub fn xspace_to_recording(space: &XSpace) -> Recording {
+    let start = session_start_ns(space);
+    let mut recording = Recording::default();
+    if let Some(host) = space.planes.iter().find(|p| p.name == HOST_PLANE_NAME) {
+        let visitor = PlaneVisitor::new(host);
+        let mut used: HashSet<u32> = HashSet::new();
+        for (index, line) in visitor.lines().enumerate() {
+            if line.id() == COUNTERS_LINE_ID || line.name() == COUNTERS_LINE_NAME {
+                continue;
+            }
+            // The line id is the thread's index when it is one (and free), else its position.
+            let mut thread = u32::try_from(line.id())
+                .ok()
+                .filter(|t| !used.contains(t))
+                .unwrap_or_else(|| u32::try_from(index).unwrap_or(u32::MAX));
+            while used.contains(&thread) {
+                thread = thread.wrapping_add(1);
+            }
+            used.insert(thread);
+            let mut ranges: Vec<(Name, u64, u64)> = Vec::new();
+            let mut marks: Vec<Event> = Vec::new();
+            for event in line.events() {
+                if event.is_aggregated() {
+                    continue;
+                }
+                let begin = to_ns(start, event.timestamp_ps());
+                let name = Name::Owned(event.name().to_owned());
+                let is_mark = event.duration_ps() == 0
+                    && event
+                        .stat(MARK_STAT)
+                        .and_then(|s| s.value())
+                        .is_some_and(|v| v.as_str() == Some(MARK));
+                if is_mark {
+                    marks.push(Event::new(EventKind::Mark, name, thread, begin));
+                } else {
+                    ranges.push((name, begin, to_ns(start, event.end_timestamp_ps())));
+                }
+            }
+            let mut events = events_from_ranges(thread, &ranges);
+            for mark in marks {
+                let at = events.partition_point(|e| e.cpu_ns <= mark.cpu_ns);
+                events.insert(at, mark);
+            }
+            recording.threads.push(ThreadEvents {
+                thread,
+                name: Some(line.display_name().to_owned()),
+                os_tid: u64::try_from(line.id()).ok(),
+                events,
+            });
+        }
+    }
+    for plane in space
+        .planes
+        .iter()
+        .filter(|p| p.name.starts_with("/device:"))
+    {
+        let visitor = PlaneVisitor::new(plane);
+        let device = plane
+            .name
+            .rsplit(':')
+            .next()
+            .and_then(|n| n.parse::<i64>().ok())
+            .unwrap_or(plane.id);
+        for line in visitor.lines() {
+            if line.id() == COUNTERS_LINE_ID {
+                continue;
+            }
+            for event in line.events() {
+                if event.is_aggregated() {
+                    continue;
+                }
+                let name = event.name();
+                let has = |stat: &str| event.stat(stat).is_some();
+                let kind = if has(stats::MEMCPY_DETAILS) || name.contains("emcpy") {
+                    DeviceKind::Memcpy
+                } else if name.contains("emset") {
+                    DeviceKind::Memset
+                } else {
+                    DeviceKind::Kernel
+                };
+                recording.device_spans.push(DeviceSpan {
+                    kind,
+                    name: name.to_owned(),
+                    device,
+                    stream: u64::try_from(line.id()).unwrap_or(0),
+                    start_ns: to_ns(start, event.timestamp_ps()),
+                    end_ns: to_ns(start, event.end_timestamp_ps()),
+                    detail: event
+                        .stat("detail_info")
+                        .and_then(|s| s.value())
+                        .and_then(|v| v.as_str().map(str::to_owned)),
+                    bytes: event
+                        .stat("bytes")
+                        .and_then(|s| s.value())
+                        .and_then(|v| v.as_u64()),
+                });
+            }
+        }
+    }
+    recording
+}

@@ -1,0 +1,46 @@
+//! Conversions between the formats of machine-learning profilers, as the real tools make them.
+//!
+//! The XSpace is the hub: every format converts to it (Paddle's `Profile` and node trees and the
+//! recorder's event model through [`events`], Poplar execution profiles through [`poplar`], XDL
+//! datasets through [`xdl`], Chrome trace JSON through [`chrome`]) and from it to Chrome trace
+//! JSON exactly as xprof's trace viewer writes it ([`trace_viewer`], with the parts of xprof's
+//! preprocessing that change what it shows in [`xprof`]), streamed plane by plane. Beside the
+//! hub: Paddle's legacy `Profile` to the timeline `tools/timeline.py` writes, byte for byte
+//! ([`paddle`]); the XSpace back to the event model (so Paddle's report works on any XSpace);
+//! writing XSpaces item by item and merging those of several hosts ([`merge`]); and the number
+//! and string formatting of the tools reproduced ([`text`]).
+//!
+//! ```
+//! use profkit_convert::trace_viewer::{TraceViewerOptions, write_space};
+//! use profkit_xplane::{PlaneBuilder, XPlane, XSpace};
+//! let mut plane = XPlane::default();
+//! let mut b = PlaneBuilder::new(&mut plane);
+//! b.set_name("/host:CPU");
+//! b.line(7).set_name("main").add_event("step").set_offset_ps(1_000_000).set_duration_ps(2_500_000);
+//! let space = XSpace { planes: vec![plane], ..XSpace::default() };
+//! let mut json = Vec::new();
+//! write_space(&space, &mut json, &TraceViewerOptions::default())?;
+//! let json = String::from_utf8(json).unwrap();
+//! assert!(json.contains(r#"{"dur": 2.5, "name": "step", "ph": "X", "pid": 701, "tid": 7, "ts": 1.0},"#));
+//! # Ok::<(), profkit_convert::Error>(())
+//! ```
+
+#![forbid(unsafe_code)]
+#![cfg_attr(
+    not(test),
+    warn(clippy::unwrap_used, clippy::expect_used, clippy::panic)
+)]
+
+pub mod chrome;
+mod error;
+pub mod events;
+mod lite;
+pub mod merge;
+pub mod paddle;
+pub mod poplar;
+pub mod text;
+pub mod trace_viewer;
+pub mod xdl;
+pub mod xprof;
+
+pub use error::{Error, Result};

@@ -1,0 +1,726 @@
+//! XSpace to Chrome trace JSON, byte for byte as xprof 2.24.2's `trace_viewer` tool makes it.
+//!
+//! xprof shows the plane named exactly `/host:CPU` as process 701, and the device planes: those
+//! named `/device:GPU:...`, or if there are none `/device:TPU:...`, or if none `/device:CUSTOM:...`,
+//! each as process `1 + plane id`; other planes are not shown. A line is a thread whose id is the
+//! line's display id (as a 32-bit unsigned number) and whose name is its display name; lines named
+//! `Async XLA Ops` are left out. An event is named by its metadata's display name (the metadata
+//! name going to the `long_name` arg) or its name, renamed by a `step_name` stat; its args are the
+//! metadata's stats then its own, every value a string (`absl::StrCat` for numbers, `<opaque
+//! bytes>`, the referenced name for a ref), stats the viewer hides left out. Times are picoseconds
+//! divided by 10^6, written by Python's `json` module: an event with a duration is `"ph": "X"`,
+//! one without is an instant `"ph": "i"` on its thread. The document starts with process and
+//! thread metadata events, sorted by pid and tid, and ends with an empty event `{}`.
+//!
+//! The conversion streams: a first pass over the planes learns what the metadata events and
+//! xprof's preprocessing need (see [`crate::xprof`]), decoding the events only of the planes whose
+//! events it needs and keeping the others' as bytes; a second writes each shown plane's events as
+//! it reads the plane again, host plane first, then decodes the planes not shown so that a
+//! malformed file fails as with the streaming reader. Memory is bounded by the largest plane.
+//!
+//! Where profkit differs from xprof, on purpose: xprof keeps only the 1,000,000 earliest events of
+//! a bigger trace (its non-streaming viewer cannot load more) and then lists them by time; profkit
+//! writes every event. xprof adds a `flow` arg salted per process, which cannot be reproduced and
+//! is left out.
+
+use std::collections::BTreeMap;
+use std::collections::HashMap;
+use std::io::{Read, Seek, SeekFrom, Write};
+
+use profkit_xplane::constants::{
+    COUNTERS_LINE_ID, CUSTOM_PLANE_PREFIX, GPU_PLANE_PREFIX, HOST_PLANE_NAME, TPU_PLANE_PREFIX,
+    XLA_ASYNC_OP_LINE_NAME, stats::is_hidden_in_trace_viewer,
+};
+use profkit_xplane::{ReadOptions, SpaceItem, XPlane, XSpace, XSpaceReader, x_stat};
+
+use crate::error::Result;
+use crate::text::{push_json_str, push_py_float, push_six_digits};
+use crate::xprof::{self, INTERNAL_EVENTS, SpaceFacts};
+
+/// xprof's process id for the host plane (`kHostThreadsDeviceId`).
+pub const HOST_PID: u32 = 701;
+/// xprof's process id of a device plane is this plus the plane id (`kFirstDeviceId`).
+pub const FIRST_DEVICE_PID: u32 = 1;
+
+const HEADER: &str =
+    "{\"displayTimeUnit\":\"ns\",\"metadata\":{\"highres-ticks\":true},\n\"traceEvents\":[\n";
+const FOOTER: &str = "{}]}\n";
+
+/// How to convert.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct TraceViewerOptions {
+    /// Apply the parts of xprof's preprocessing that profkit reproduces ([`crate::xprof`]). On by
+    /// default; without it the output is what xprof's converter makes of the space as it is.
+    pub preprocess: bool,
+    /// Write the events of each plane's counter line (`_counters_`) as Chrome counter events
+    /// (`"ph": "C"`, numeric stats as numbers) rather than as xprof's instant events. Off by
+    /// default (xprof's output); the converters from other formats turn it on.
+    pub counter_events: bool,
+    /// Settings for reading the XSpace.
+    pub read: ReadOptions,
+}
+
+impl Default for TraceViewerOptions {
+    fn default() -> Self {
+        TraceViewerOptions {
+            preprocess: true,
+            counter_events: false,
+            read: ReadOptions::default(),
+        }
+    }
+}
+
+/// What a conversion wrote.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct TraceViewerSummary {
+    /// Processes (shown planes).
+    pub processes: usize,
+    /// Threads (lines).
+    pub threads: usize,
+    /// Events other than metadata.
+    pub events: u64,
+    /// What xprof would do to this space before converting it that profkit does not reproduce
+    /// (see [`crate::xprof`]); empty when the output is xprof's, `flow` args aside.
+    pub unreproduced: Vec<&'static str>,
+}
+
+/// Reports progress as bytes of input processed (each byte counts twice: once per pass).
+pub type Progress<'a> = Option<&'a mut dyn FnMut(u64)>;
+
+/// The planes xprof shows, as indices into the space's planes: the host plane, then the devices.
+fn select(names: &[&str]) -> (Option<usize>, Vec<usize>) {
+    let host = names.iter().position(|n| *n == HOST_PLANE_NAME);
+    let mut devices = Vec::new();
+    for prefix in [GPU_PLANE_PREFIX, TPU_PLANE_PREFIX, CUSTOM_PLANE_PREFIX] {
+        devices = names
+            .iter()
+            .enumerate()
+            .filter(|(_, n)| n.starts_with(prefix))
+            .map(|(i, _)| i)
+            .collect();
+        if !devices.is_empty() {
+            break;
+        }
+    }
+    (host, devices)
+}
+
+fn device_pid(plane_id: i64) -> u32 {
+    FIRST_DEVICE_PID.wrapping_add(plane_id as u32)
+}
+
+/// The trace's processes and threads, for the metadata events: pid to (name, tid to name).
+#[derive(Default)]
+struct Devices(BTreeMap<u32, (String, BTreeMap<u32, String>)>);
+
+impl Devices {
+    /// TSL's `BuildDeviceAndResources`: later planes and lines with the same ids overwrite names.
+    fn add(&mut self, pid: u32, name: &str, lines: &[(i64, String)]) {
+        let device = self.0.entry(pid).or_default();
+        device.0 = name.to_owned();
+        for (id, line_name) in lines {
+            device.1.insert(*id as u32, line_name.clone());
+        }
+    }
+
+    fn write(&self, out: &mut String) {
+        for (pid, (name, resources)) in &self.0 {
+            if !name.is_empty() {
+                out.push_str("{\"args\": {\"name\": ");
+                push_json_str(out, name);
+                out.push_str(&format!(
+                    "}}, \"name\": \"process_name\", \"ph\": \"M\", \"pid\": {pid}}},\n"
+                ));
+            }
+            out.push_str(&format!(
+                "{{\"args\": {{\"sort_index\": {pid}}}, \"name\": \"process_sort_index\", \"ph\": \"M\", \"pid\": {pid}}},\n"
+            ));
+            for (tid, thread) in resources {
+                if !thread.is_empty() {
+                    out.push_str("{\"args\": {\"name\": ");
+                    push_json_str(out, thread);
+                    out.push_str(&format!(
+                        "}}, \"name\": \"thread_name\", \"ph\": \"M\", \"pid\": {pid}, \"tid\": {tid}}},\n"
+                    ));
+                }
+                out.push_str(&format!(
+                    "{{\"args\": {{\"sort_index\": {tid}}}, \"name\": \"thread_sort_index\", \"ph\": \"M\", \"pid\": {pid}, \"tid\": {tid}}},\n"
+                ));
+            }
+        }
+    }
+
+    fn threads(&self) -> usize {
+        self.0.values().map(|(_, r)| r.len()).sum()
+    }
+}
+
+/// The lines of a plane without their events, and how many events each had: all the first pass
+/// keeps of a plane.
+struct Shadow {
+    plane: XPlane,
+    counts: Vec<usize>,
+}
+
+impl Shadow {
+    fn of_lite(plane: &crate::lite::PlaneLite) -> Shadow {
+        let shadow = XPlane {
+            id: plane.id,
+            name: plane.name.clone(),
+            lines: plane
+                .lines
+                .iter()
+                .map(|l| profkit_xplane::XLine {
+                    id: l.id,
+                    display_id: l.display_id,
+                    name: l.name.clone(),
+                    display_name: l.display_name.clone(),
+                    ..Default::default()
+                })
+                .collect(),
+            ..XPlane::default()
+        };
+        Shadow {
+            plane: shadow,
+            counts: plane.lines.iter().map(|l| l.events.len()).collect(),
+        }
+    }
+
+    fn of(plane: &XPlane) -> Shadow {
+        let mut shadow = XPlane {
+            id: plane.id,
+            name: plane.name.clone(),
+            ..XPlane::default()
+        };
+        shadow.lines = plane
+            .lines
+            .iter()
+            .map(|l| profkit_xplane::XLine {
+                id: l.id,
+                display_id: l.display_id,
+                name: l.name.clone(),
+                display_name: l.display_name.clone(),
+                ..Default::default()
+            })
+            .collect();
+        Shadow {
+            plane: shadow,
+            counts: plane.lines.iter().map(|l| l.events.len()).collect(),
+        }
+    }
+}
+
+/// Converts an XSpace held in memory.
+pub fn write_space<W: Write>(
+    space: &XSpace,
+    output: W,
+    options: &TraceViewerOptions,
+) -> Result<TraceViewerSummary> {
+    let mut facts = SpaceFacts::default();
+    for plane in &space.planes {
+        facts.observe(plane);
+    }
+    let names: Vec<&str> = space.planes.iter().map(|p| p.name.as_str()).collect();
+    let shadows: Vec<Shadow> = space.planes.iter().map(Shadow::of).collect();
+    let mut writer = Writer::new(output, *options, facts);
+    let (host, devices) = select(&names);
+    writer.metadata(&shadows, host, &devices)?;
+    for index in host.into_iter().chain(devices) {
+        if let Some(plane) = space.planes.get(index) {
+            let pid = if Some(index) == host {
+                HOST_PID
+            } else {
+                device_pid(plane.id)
+            };
+            if writer.options.preprocess && writer.facts.preprocesses() {
+                let mut plane = plane.clone();
+                xprof::preprocess_plane(&mut plane, &writer.facts);
+                writer.plane(&plane, pid)?;
+            } else {
+                writer.plane(plane, pid)?;
+            }
+        }
+    }
+    writer.finish()
+}
+
+/// Converts an encoded XSpace read from `input`, which is read twice (see the module
+/// documentation); memory stays bounded by the largest plane.
+pub fn convert<R: Read + Seek, W: Write>(
+    mut input: R,
+    output: W,
+    options: &TraceViewerOptions,
+    mut progress: Progress<'_>,
+) -> Result<TraceViewerSummary> {
+    let start = input.stream_position()?;
+    // First pass: names, line layouts, what preprocessing needs, and where each plane is; light
+    // (events left encoded) for the planes whose events it does not need.
+    let (facts, shadows, ranges) = match light_pass(&mut input, options, &mut progress) {
+        Some(found) => found,
+        None => {
+            // Something is off: the streaming reader reads it again, and says what.
+            input.seek(SeekFrom::Start(start))?;
+            full_pass(&mut input, options, &mut progress)?
+        }
+    };
+    let names: Vec<&str> = shadows.iter().map(|s| s.plane.name.as_str()).collect();
+    let (host, devices) = select(&names);
+    let mut writer = Writer::new(output, *options, facts);
+    writer.metadata(&shadows, host, &devices)?;
+    // Second pass: the shown planes, host first.
+    let shown: Vec<usize> = host.into_iter().chain(devices.iter().copied()).collect();
+    for &index in &shown {
+        let (Some(&(from, to)), Some(shadow)) = (ranges.get(index), shadows.get(index)) else {
+            continue;
+        };
+        input.seek(SeekFrom::Start(start + from))?;
+        let mut plane = None;
+        for item in XSpaceReader::new((&mut input).take(to - from), options.read) {
+            match item {
+                Ok(SpaceItem::Plane(p)) => plane = Some(p),
+                Ok(_) => {}
+                Err(e) => return Err(located(&mut input, start, options, e)),
+            }
+        }
+        let Some(mut plane) = plane else { continue };
+        let pid = if Some(index) == host {
+            HOST_PID
+        } else {
+            device_pid(shadow.plane.id)
+        };
+        if options.preprocess {
+            xprof::preprocess_plane(&mut plane, &writer.facts);
+        }
+        writer.plane(&plane, pid)?;
+        if let Some(report) = progress.as_mut() {
+            report(to - from);
+        }
+    }
+    // The planes not shown were only read lightly: decode them too, so that a malformed one is
+    // an error, as it is for xprof.
+    for (index, &(from, to)) in ranges.iter().enumerate() {
+        if shown.contains(&index)
+            || shadows
+                .get(index)
+                .is_some_and(|s| SpaceFacts::needs_events(&s.plane.name))
+        {
+            continue;
+        }
+        input.seek(SeekFrom::Start(start + from))?;
+        let failed = XSpaceReader::new((&mut input).take(to - from), options.read)
+            .find_map(|item| item.err());
+        if let Some(e) = failed {
+            return Err(located(&mut input, start, options, e));
+        }
+    }
+    writer.finish()
+}
+
+type FirstPass = (SpaceFacts, Vec<Shadow>, Vec<(u64, u64)>);
+
+/// The error `e` found reading one plane on its own, located in the whole space: the streaming
+/// reader reads the space from `start` and reports where it fails (with offsets from the start
+/// of the input and the plane's index in the path).
+fn located<R: Read + Seek>(
+    input: &mut R,
+    start: u64,
+    options: &TraceViewerOptions,
+    e: profkit_xplane::Error,
+) -> crate::Error {
+    if input.seek(SeekFrom::Start(start)).is_err() {
+        return e.into();
+    }
+    match full_pass(input, options, &mut None) {
+        Err(found) => found,
+        Ok(_) => e.into(),
+    }
+}
+
+/// The first pass with the streaming reader: every plane decoded whole.
+fn full_pass<R: Read>(
+    input: &mut R,
+    options: &TraceViewerOptions,
+    progress: &mut Progress<'_>,
+) -> Result<FirstPass> {
+    let mut facts = SpaceFacts::default();
+    let mut shadows = Vec::new();
+    let mut ranges = Vec::new();
+    let mut reader = XSpaceReader::new(input, options.read);
+    loop {
+        let before = reader.offset();
+        let Some(item) = reader.next() else { break };
+        if let SpaceItem::Plane(plane) = item? {
+            facts.observe(&plane);
+            shadows.push(Shadow::of(&plane));
+            ranges.push((before, reader.offset()));
+        }
+        if let Some(report) = progress.as_mut() {
+            report(reader.offset() - before);
+        }
+    }
+    Ok((facts, shadows, ranges))
+}
+
+/// The first pass without decoding the events of planes whose events it does not need (see
+/// [`crate::lite`]); `None` when anything is unexpected, for [`full_pass`] to say what.
+fn light_pass<R: Read>(
+    input: &mut R,
+    options: &TraceViewerOptions,
+    progress: &mut Progress<'_>,
+) -> Option<FirstPass> {
+    let mut facts = SpaceFacts::default();
+    let mut shadows = Vec::new();
+    let mut ranges = Vec::new();
+    let mut splitter = crate::lite::Splitter::new(input, options.read.max_size);
+    let mut done = 0;
+    while let Some(item) = splitter.next_item()? {
+        if let crate::lite::Item::Plane { bytes, from, to } = item {
+            let lite = crate::lite::decode(bytes.clone())?;
+            if SpaceFacts::needs_events(&lite.name) {
+                let plane = profkit_xplane::decode_plane(bytes).ok()?;
+                facts.observe(&plane);
+                shadows.push(Shadow::of(&plane));
+            } else {
+                facts.observe_names(
+                    &lite.name,
+                    lite.event_metadata.values().map(|m| m.name.as_str()),
+                    lite.stat_metadata.values().map(|m| m.name.as_str()),
+                );
+                shadows.push(Shadow::of_lite(&lite));
+            }
+            ranges.push((from, to));
+            if let Some(report) = progress.as_mut() {
+                report(to - done);
+            }
+            done = to;
+        }
+    }
+    Some((facts, shadows, ranges))
+}
+
+/// Writes the document piece by piece.
+struct Writer<W: Write> {
+    out: W,
+    buf: String,
+    options: TraceViewerOptions,
+    facts: SpaceFacts,
+    summary: TraceViewerSummary,
+}
+
+impl<W: Write> Writer<W> {
+    fn new(out: W, options: TraceViewerOptions, facts: SpaceFacts) -> Self {
+        let facts = if options.preprocess {
+            facts
+        } else {
+            SpaceFacts {
+                grouped: true,
+                ..SpaceFacts::default()
+            }
+        };
+        Writer {
+            out,
+            buf: String::with_capacity(1 << 16),
+            options,
+            facts,
+            summary: TraceViewerSummary::default(),
+        }
+    }
+
+    fn flush_if_full(&mut self) -> Result<()> {
+        if self.buf.len() >= 1 << 16 {
+            self.out.write_all(self.buf.as_bytes())?;
+            self.buf.clear();
+        }
+        Ok(())
+    }
+
+    fn metadata(
+        &mut self,
+        shadows: &[Shadow],
+        host: Option<usize>,
+        devices: &[usize],
+    ) -> Result<()> {
+        let mut table = Devices::default();
+        for index in host.iter().copied().chain(devices.iter().copied()) {
+            let Some(shadow) = shadows.get(index) else {
+                continue;
+            };
+            let pid = if Some(index) == host {
+                HOST_PID
+            } else {
+                device_pid(shadow.plane.id)
+            };
+            let lines = xprof::line_layout(&shadow.plane, &shadow.counts, &self.facts);
+            table.add(pid, &shadow.plane.name, &lines);
+        }
+        self.summary.processes = table.0.len();
+        self.summary.unreproduced = self.facts.unreproduced();
+        self.summary.threads = table.threads();
+        self.buf.push_str(HEADER);
+        table.write(&mut self.buf);
+        self.flush_if_full()
+    }
+
+    fn plane(&mut self, plane: &XPlane, pid: u32) -> Result<()> {
+        PlaneWriter {
+            out: &mut self.out,
+            buf: &mut self.buf,
+            options: self.options,
+            summary: &mut self.summary,
+        }
+        .plane(plane, pid)
+    }
+
+    fn finish(mut self) -> Result<TraceViewerSummary> {
+        self.buf.push_str(FOOTER);
+        self.out.write_all(self.buf.as_bytes())?;
+        self.out.flush()?;
+        Ok(self.summary)
+    }
+}
+
+/// Writes the events of planes: the part of [`Writer`] the second pass needs while the reader
+/// thread borrows the rest.
+struct PlaneWriter<'w, W: Write> {
+    out: &'w mut W,
+    buf: &'w mut String,
+    options: TraceViewerOptions,
+    summary: &'w mut TraceViewerSummary,
+}
+
+impl<W: Write> PlaneWriter<'_, W> {
+    fn flush_if_full(&mut self) -> Result<()> {
+        if self.buf.len() >= 1 << 16 {
+            self.out.write_all(self.buf.as_bytes())?;
+            self.buf.clear();
+        }
+        Ok(())
+    }
+
+    fn plane(&mut self, plane: &XPlane, pid: u32) -> Result<()> {
+        let stats: HashMap<i64, &str> = plane
+            .stat_metadata
+            .iter()
+            .map(|(id, m)| (*id, m.name.as_str()))
+            .collect();
+        let mut args: Vec<(&str, Arg<'_>)> = Vec::new();
+        let mut numbers: Vec<(&str, Number)> = Vec::new();
+        for line in &plane.lines {
+            let display_name = if line.display_name.is_empty() {
+                &line.name
+            } else {
+                &line.display_name
+            };
+            if display_name == XLA_ASYNC_OP_LINE_NAME {
+                continue;
+            }
+            let display_id = if line.display_id != 0 {
+                line.display_id
+            } else {
+                line.id
+            };
+            let tid = display_id as u32;
+            let counters = self.options.counter_events && line.id == COUNTERS_LINE_ID;
+            for event in &line.events {
+                let metadata = plane.event_metadata.get(&event.metadata_id);
+                let name = metadata.map_or("", |m| m.name.as_str());
+                if INTERNAL_EVENTS.contains(&name) {
+                    continue;
+                }
+                args.clear();
+                numbers.clear();
+                let mut shown = match metadata {
+                    Some(m) if !m.display_name.is_empty() => {
+                        args.push(("long_name", Arg::Str(name)));
+                        Arg::Str(&m.display_name)
+                    }
+                    _ => Arg::Str(name),
+                };
+                let metadata_stats = metadata.map(|m| m.stats.as_slice()).unwrap_or(&[]);
+                for stat in metadata_stats.iter().chain(&event.stats) {
+                    let Some(value) = &stat.value else { continue };
+                    let stat_name = stats.get(&stat.metadata_id).copied().unwrap_or("");
+                    if is_hidden_in_trace_viewer(stat_name) {
+                        continue;
+                    }
+                    let arg = Arg::of(value, &stats);
+                    if stat_name == "step_name" {
+                        shown = arg;
+                    }
+                    if counters {
+                        if let Some(number) = Number::of(value) {
+                            numbers.push((stat_name, number));
+                        }
+                    }
+                    args.push((stat_name, arg));
+                }
+                let (begin, _) = xprof::timespan(line, event);
+                let duration = event.duration_ps as u64;
+                if counters && !numbers.is_empty() {
+                    write_counter(self.buf, pid, shown, begin, &mut numbers);
+                } else {
+                    write_event(self.buf, pid, tid, shown, begin, duration, &mut args);
+                }
+                self.summary.events += 1;
+                self.flush_if_full()?;
+            }
+        }
+        Ok(())
+    }
+}
+
+/// A stat value, to be written as xprof's `XStatVisitor::ToString` writes it.
+#[derive(Clone, Copy)]
+enum Arg<'a> {
+    Str(&'a str),
+    Int(i64),
+    Uint(u64),
+    Double(f64),
+    Bytes,
+}
+
+impl<'a> Arg<'a> {
+    fn of(value: &'a x_stat::Value, stats: &HashMap<i64, &'a str>) -> Arg<'a> {
+        match value {
+            x_stat::Value::DoubleValue(v) => Arg::Double(*v),
+            x_stat::Value::Uint64Value(v) => Arg::Uint(*v),
+            x_stat::Value::Int64Value(v) => Arg::Int(*v),
+            x_stat::Value::StrValue(v) => Arg::Str(v),
+            x_stat::Value::BytesValue(_) => Arg::Bytes,
+            x_stat::Value::RefValue(id) => Arg::Str(
+                i64::try_from(*id)
+                    .ok()
+                    .and_then(|id| stats.get(&id))
+                    .copied()
+                    .unwrap_or(""),
+            ),
+        }
+    }
+
+    /// Appends the value as a JSON string.
+    fn push(self, out: &mut String) {
+        match self {
+            Arg::Str(s) => push_json_str(out, s),
+            Arg::Int(v) => {
+                out.push('"');
+                out.push_str(itoa::Buffer::new().format(v));
+                out.push('"');
+            }
+            Arg::Uint(v) => {
+                out.push('"');
+                out.push_str(itoa::Buffer::new().format(v));
+                out.push('"');
+            }
+            Arg::Double(v) => {
+                out.push('"');
+                push_six_digits(out, v);
+                out.push('"');
+            }
+            Arg::Bytes => out.push_str("\"<opaque bytes>\""),
+        }
+    }
+}
+
+/// A numeric stat, for counter events.
+#[derive(Clone, Copy)]
+enum Number {
+    Int(i128),
+    Float(f64),
+}
+
+impl Number {
+    fn of(value: &x_stat::Value) -> Option<Number> {
+        match value {
+            x_stat::Value::DoubleValue(v) if v.is_finite() => Some(Number::Float(*v)),
+            x_stat::Value::Uint64Value(v) => Some(Number::Int(i128::from(*v))),
+            x_stat::Value::Int64Value(v) => Some(Number::Int(i128::from(*v))),
+            _ => None,
+        }
+    }
+}
+
+/// Sorts `(key, value)` pairs by key and keeps the last of equal keys: a Python dict filled in
+/// order, then dumped with `sort_keys`.
+fn sort_last_wins<T>(pairs: &mut Vec<(&str, T)>) {
+    pairs.reverse();
+    pairs.sort_by(|a, b| a.0.cmp(b.0));
+    pairs.dedup_by(|later, earlier| later.0 == earlier.0);
+}
+
+fn push_u32(out: &mut String, v: u32) {
+    out.push_str(itoa::Buffer::new().format(v));
+}
+
+fn write_event(
+    out: &mut String,
+    pid: u32,
+    tid: u32,
+    name: Arg<'_>,
+    begin_ps: u64,
+    duration_ps: u64,
+    args: &mut Vec<(&str, Arg<'_>)>,
+) {
+    out.push('{');
+    if !args.is_empty() {
+        sort_last_wins(args);
+        out.push_str("\"args\": {");
+        for (i, (key, value)) in args.iter().enumerate() {
+            if i > 0 {
+                out.push_str(", ");
+            }
+            push_json_str(out, key);
+            out.push_str(": ");
+            value.push(out);
+        }
+        out.push_str("}, ");
+    }
+    if duration_ps != 0 {
+        out.push_str("\"dur\": ");
+        push_py_float(out, duration_ps as f64 / 1e6);
+        out.push_str(", ");
+    }
+    out.push_str("\"name\": ");
+    name.push(out);
+    if duration_ps != 0 {
+        out.push_str(", \"ph\": \"X\", \"pid\": ");
+        push_u32(out, pid);
+        out.push_str(", \"tid\": ");
+    } else {
+        out.push_str(", \"ph\": \"i\", \"pid\": ");
+        push_u32(out, pid);
+        out.push_str(", \"s\": \"t\", \"tid\": ");
+    }
+    push_u32(out, tid);
+    out.push_str(", \"ts\": ");
+    push_py_float(out, begin_ps as f64 / 1e6);
+    out.push_str("},\n");
+}
+
+fn write_counter(
+    out: &mut String,
+    pid: u32,
+    name: Arg<'_>,
+    begin_ps: u64,
+    numbers: &mut Vec<(&str, Number)>,
+) {
+    sort_last_wins(numbers);
+    out.push_str("{\"args\": {");
+    for (i, (key, value)) in numbers.iter().enumerate() {
+        if i > 0 {
+            out.push_str(", ");
+        }
+        push_json_str(out, key);
+        out.push_str(": ");
+        match value {
+            Number::Int(v) => out.push_str(&v.to_string()),
+            Number::Float(v) => push_py_float(out, *v),
+        }
+    }
+    out.push_str("}, \"name\": ");
+    name.push(out);
+    out.push_str(", \"ph\": \"C\", \"pid\": ");
+    push_u32(out, pid);
+    out.push_str(", \"ts\": ");
+    push_py_float(out, begin_ps as f64 / 1e6);
+    out.push_str("},\n");
+}

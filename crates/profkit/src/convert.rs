@@ -1,0 +1,604 @@
+//! `profkit convert`, `profkit merge` and `profkit formats`: every format to the XSpace hub and on
+//! to Chrome trace JSON (as xprof's trace viewer writes it), Paddle's timeline, or back to XSpace.
+//!
+//! XSpace inputs stream (two passes for Chrome output, so a file is read twice; standard input is
+//! read into memory first); the other formats are read whole into an XSpace. Output goes to a
+//! temporary file beside OUT that replaces it only when the conversion succeeds, so a failure
+//! never leaves half a file; `-` writes to standard output.
+
+use std::fs::File;
+use std::io::{BufReader, BufWriter, Cursor, IsTerminal, Read, Seek, Write};
+use std::path::{Path, PathBuf};
+
+use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
+use profkit_convert::merge::{HostInput, merge, reencode};
+use profkit_convert::trace_viewer::{self, TraceViewerOptions};
+use profkit_convert::{chrome, events, paddle as paddle_timeline, poplar, xdl};
+use profkit_events::Recording;
+use profkit_events::paddle::{ReadOptions as PaddleReadOptions, legacy, nodetree};
+use profkit_poplar::ProfileFile;
+use profkit_xplane::{ReadOptions, XSpace, encode};
+
+use crate::Failure;
+use crate::format::Format;
+use crate::input::Input;
+
+/// The conversions `profkit convert` makes, as (from, to).
+pub(crate) const CONVERSIONS: &[(Format, &[Format])] = &[
+    (Format::Xspace, &[Format::Chrome, Format::Xspace]),
+    (
+        Format::Paddle,
+        &[Format::Chrome, Format::Xspace, Format::PaddleTimeline],
+    ),
+    (Format::PaddleNodeTrees, &[Format::Chrome, Format::Xspace]),
+    (Format::Poplar, &[Format::Chrome, Format::Xspace]),
+    (Format::Xdl, &[Format::Chrome, Format::Xspace, Format::Xdl]),
+    (Format::Chrome, &[Format::Chrome, Format::Xspace]),
+];
+
+/// Formats `report` reads.
+pub(crate) const REPORTED: &[Format] = &[
+    Format::Paddle,
+    Format::PaddleNodeTrees,
+    Format::Xspace,
+    Format::Chrome,
+];
+
+/// `profkit formats`: every format, what reads it, and where it converts to.
+pub(crate) fn formats() -> Result<(), Failure> {
+    use clap::ValueEnum;
+    let mut out = std::io::stdout().lock();
+    let mut text =
+        String::from("Formats (detected from content; --from and --to take these names):\n");
+    for format in Format::value_variants() {
+        let help = format
+            .to_possible_value()
+            .and_then(|v| v.get_help().map(|h| h.to_string()))
+            .unwrap_or_default();
+        text.push_str(&format!("  {:<14} {help}\n", format.to_string()));
+    }
+    text.push_str("\nConversions (profkit convert IN... OUT --to TO):\n");
+    for (from, targets) in CONVERSIONS {
+        let to: Vec<String> = targets.iter().map(ToString::to_string).collect();
+        text.push_str(&format!(
+            "  {:<14} -> {}\n",
+            from.to_string(),
+            to.join(", ")
+        ));
+    }
+    let reported: Vec<String> = REPORTED.iter().map(ToString::to_string).collect();
+    text.push_str(&format!(
+        "\nprofkit report reads: {}\nprofkit merge reads and writes: xspace\n",
+        reported.join(", ")
+    ));
+    out.write_all(text.as_bytes()).map_err(Failure::Output)
+}
+
+/// A progress bar on stderr, drawn only when stderr is a terminal.
+pub(crate) struct Progress(Option<ProgressBar>);
+
+impl Progress {
+    pub(crate) fn new(total: u64, what: &str) -> Progress {
+        if !std::io::stderr().is_terminal() || total == 0 {
+            return Progress(None);
+        }
+        let bar = ProgressBar::with_draw_target(Some(total), ProgressDrawTarget::stderr());
+        if let Ok(style) = ProgressStyle::with_template(
+            "{msg} [{elapsed_precise}] {wide_bar} {bytes}/{total_bytes} ({eta})",
+        ) {
+            bar.set_style(style);
+        }
+        bar.set_message(what.to_owned());
+        Progress(Some(bar))
+    }
+
+    pub(crate) fn inc(&mut self, bytes: u64) {
+        if let Some(bar) = &self.0 {
+            bar.inc(bytes);
+        }
+    }
+
+    pub(crate) fn finish(self) {
+        if let Some(bar) = self.0 {
+            bar.finish_and_clear();
+        }
+    }
+}
+
+/// Where output goes: standard output, or a temporary file that replaces OUT on success.
+pub(crate) struct Output {
+    target: Option<(PathBuf, PathBuf)>,
+}
+
+impl Output {
+    pub(crate) fn create(path: &Path) -> Result<(Output, Box<dyn Write>), Failure> {
+        if path.as_os_str() == "-" {
+            let out: Box<dyn Write> =
+                Box::new(BufWriter::with_capacity(1 << 16, std::io::stdout()));
+            return Ok((Output { target: None }, out));
+        }
+        let mut tmp = path.as_os_str().to_owned();
+        tmp.push(format!(".profkit-{}.tmp", std::process::id()));
+        let tmp = PathBuf::from(tmp);
+        let file = File::create(&tmp)
+            .map_err(|e| Failure::BadInput(format!("{}: cannot create: {e}", path.display())))?;
+        Ok((
+            Output {
+                target: Some((tmp, path.to_path_buf())),
+            },
+            Box::new(BufWriter::with_capacity(1 << 16, file)),
+        ))
+    }
+
+    /// Moves the output into place after `result` succeeded, or removes it.
+    pub(crate) fn finish<T>(self, result: Result<T, Failure>) -> Result<T, Failure> {
+        let Some((tmp, path)) = self.target else {
+            return result;
+        };
+        match result {
+            Ok(value) => {
+                std::fs::rename(&tmp, &path).map_err(|e| {
+                    let _ = std::fs::remove_file(&tmp);
+                    Failure::BadInput(format!("{}: cannot write: {e}", path.display()))
+                })?;
+                Ok(value)
+            }
+            Err(e) => {
+                let _ = std::fs::remove_file(&tmp);
+                Err(e)
+            }
+        }
+    }
+}
+
+/// A conversion error: a broken pipe is the reader's business, anything else names the input
+/// (the error itself names the place in it).
+fn failure(name: &str, e: profkit_convert::Error) -> Failure {
+    if e.is_broken_pipe() {
+        return Failure::Output(std::io::Error::from(std::io::ErrorKind::BrokenPipe));
+    }
+    match e.root() {
+        profkit_convert::Error::Io(io) if io.kind() != std::io::ErrorKind::UnexpectedEof => {
+            Failure::Output(std::io::Error::new(io.kind(), io.to_string()))
+        }
+        _ => Failure::BadInput(format!("{name}: {e}")),
+    }
+}
+
+/// A seekable source for an XSpace input: the file itself, or standard input read into memory.
+enum Source {
+    File(BufReader<File>, u64),
+    Memory(Cursor<Vec<u8>>),
+}
+
+impl Source {
+    fn open(input: Input) -> Result<Source, Failure> {
+        match &input.path {
+            Some(path) => {
+                let file = File::open(path)
+                    .map_err(|e| Failure::BadInput(format!("{}: cannot open: {e}", input.name)))?;
+                let len = file.metadata().map(|m| m.len()).unwrap_or(0);
+                Ok(Source::File(BufReader::with_capacity(1 << 16, file), len))
+            }
+            None => {
+                let mut bytes = Vec::new();
+                let mut reader = input.reader;
+                reader
+                    .read_to_end(&mut bytes)
+                    .map_err(|e| Failure::BadInput(format!("{}: cannot read: {e}", input.name)))?;
+                Ok(Source::Memory(Cursor::new(bytes)))
+            }
+        }
+    }
+
+    fn len(&self) -> u64 {
+        match self {
+            Source::File(_, len) => *len,
+            Source::Memory(c) => c.get_ref().len() as u64,
+        }
+    }
+}
+
+impl Read for Source {
+    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+        match self {
+            Source::File(f, _) => f.read(buf),
+            Source::Memory(c) => c.read(buf),
+        }
+    }
+}
+
+impl Seek for Source {
+    fn seek(&mut self, pos: std::io::SeekFrom) -> std::io::Result<u64> {
+        match self {
+            Source::File(f, _) => f.seek(pos),
+            Source::Memory(c) => c.seek(pos),
+        }
+    }
+}
+
+/// The host xprof would see for a file: `<host>.xplane.pb` gives `host`, any other name its
+/// stem; standard input is `stdin`.
+fn host_of(input: &Input) -> String {
+    let Some(name) = input
+        .path
+        .as_ref()
+        .and_then(|p| p.file_name())
+        .map(|n| n.to_string_lossy().into_owned())
+    else {
+        return "stdin".into();
+    };
+    name.strip_suffix(".xplane.pb")
+        .or_else(|| name.split('.').next())
+        .unwrap_or(&name)
+        .to_owned()
+}
+
+fn print_warnings(name: &str, warnings: impl IntoIterator<Item = String>) {
+    for w in warnings {
+        eprintln!("profkit: {name}: warning: {w}");
+    }
+}
+
+/// The event model of a Paddle input, for `convert` and `report`.
+pub(crate) fn paddle_recording(input: Input) -> Result<(String, Recording), Failure> {
+    let options = PaddleReadOptions::default();
+    let recording = match input.format {
+        Format::PaddleNodeTrees => {
+            nodetree::read_node_trees(input.reader, options).map(|t| nodetree::to_recording(&t))
+        }
+        _ => legacy::read_profile(input.reader, options).map(|p| legacy::to_recording(&p)),
+    }
+    .map_err(|e| Failure::BadInput(format!("{}: {e}", input.name)))?;
+    Ok((input.name, recording))
+}
+
+/// The XSpace of a Chrome trace input.
+pub(crate) fn chrome_space(input: Input) -> Result<(String, XSpace), Failure> {
+    let mut bytes = Vec::new();
+    let mut reader = input.reader;
+    reader
+        .read_to_end(&mut bytes)
+        .map_err(|e| Failure::BadInput(format!("{}: cannot read: {e}", input.name)))?;
+    let import = chrome::chrome_to_xspace(&bytes).map_err(|e| failure(&input.name, e))?;
+    print_warnings(&input.name, import.warnings);
+    for (phase, count) in &import.skipped {
+        eprintln!(
+            "profkit: {}: note: {count} events of phase {phase:?} have no place in an XSpace and are left out",
+            input.name
+        );
+    }
+    Ok((input.name, import.space))
+}
+
+/// The XSpace of an XSpace input, whole.
+pub(crate) fn xspace_whole(input: Input) -> Result<(String, XSpace), Failure> {
+    let space = profkit_xplane::read(input.reader, ReadOptions::default())
+        .map_err(|e| Failure::BadInput(format!("{}: {e}", input.name)))?;
+    Ok((input.name, space))
+}
+
+/// Inputs of other formats than XSpace as spaces (one per input, Poplar's graph and execution
+/// profiles and XDL's datasets taken together).
+fn spaces_of(inputs: Vec<Input>) -> Result<Vec<(String, XSpace)>, Failure> {
+    let mut spaces = Vec::new();
+    let mut poplar_files: Vec<(String, ProfileFile)> = Vec::new();
+    let mut datasets = Vec::new();
+    let mut xdl_names = Vec::new();
+    for input in inputs {
+        match input.format {
+            Format::Xspace => spaces.push(xspace_whole(input)?),
+            Format::Chrome | Format::PaddleTimeline => spaces.push(chrome_space(input)?),
+            Format::Paddle | Format::PaddleNodeTrees => {
+                let (name, recording) = paddle_recording(input)?;
+                let (space, warnings) = events::recording_to_xspace(&recording);
+                print_warnings(&name, warnings.iter().map(ToString::to_string));
+                spaces.push((name, space));
+            }
+            Format::Poplar => {
+                let file = profkit_poplar::from_reader(input.reader)
+                    .map_err(|e| Failure::BadInput(format!("{}: {e}", input.name)))?;
+                poplar_files.push((input.name, file));
+            }
+            Format::Xdl => {
+                let Some(path) = input.path.clone() else {
+                    return Err(Failure::Usage(
+                        "cannot convert an XDL trace from standard input: a dataset's rank comes from its file names".into(),
+                    ));
+                };
+                datasets.extend(
+                    profkit_xdl::discover(&path)
+                        .map_err(|e| Failure::BadInput(format!("{}: {e}", input.name)))?,
+                );
+                xdl_names.push(input.name);
+            }
+        }
+    }
+    if !poplar_files.is_empty() {
+        let graph = poplar_files.iter().find_map(|(_, f)| f.graph());
+        let executions: Vec<&(String, ProfileFile)> = poplar_files
+            .iter()
+            .filter(|(_, f)| f.execution().is_some())
+            .collect();
+        let name = poplar_files
+            .iter()
+            .map(|(n, _)| n.as_str())
+            .collect::<Vec<_>>()
+            .join(" + ");
+        if executions.len() > 1 {
+            return Err(Failure::Usage(format!(
+                "{name}: give one Poplar execution profile (and its graph profile) per conversion"
+            )));
+        }
+        let execution = executions.first().and_then(|(_, f)| f.execution());
+        let space = poplar::poplar_to_xspace(execution, graph).map_err(|e| failure(&name, e))?;
+        spaces.push((name, space));
+    }
+    if !datasets.is_empty() {
+        let name = xdl_names.join(" + ");
+        let space = xdl::datasets_to_xspace(&datasets, profkit_xdl::ReadOptions::default())
+            .map_err(|e| failure(&name, e))?;
+        spaces.push((name, space));
+    }
+    Ok(spaces)
+}
+
+/// Merges spaces (the multi-host case) through their encodings; one space passes through.
+fn merged(spaces: Vec<(String, XSpace)>) -> Result<(String, XSpace), Failure> {
+    if spaces.len() == 1 {
+        if let Some(only) = spaces.into_iter().next() {
+            return Ok(only);
+        }
+        return Err(Failure::Usage("nothing to convert".into()));
+    }
+    let name = spaces
+        .iter()
+        .map(|(n, _)| n.as_str())
+        .collect::<Vec<_>>()
+        .join(" + ");
+    let mut inputs: Vec<HostInput<Cursor<Vec<u8>>>> = spaces
+        .iter()
+        .enumerate()
+        .map(|(i, (_, space))| HostInput {
+            fallback_host: format!("host-{i}"),
+            reader: Cursor::new(encode(space)),
+        })
+        .collect();
+    let mut out = Vec::new();
+    merge(&mut inputs, &mut out, ReadOptions::default()).map_err(|e| failure(&name, e))?;
+    let space =
+        profkit_xplane::decode(out).map_err(|e| Failure::BadInput(format!("{name}: {e}")))?;
+    Ok((name, space))
+}
+
+/// Splits `trainer0=a.pb,trainer1=b.pb` arguments into (key, path), as timeline.py's
+/// `--profile_path` does; an argument that names an existing file is a path as it is.
+fn timeline_keys(paths: &[PathBuf]) -> Result<Vec<(Option<String>, PathBuf)>, Failure> {
+    let mut out = Vec::new();
+    for path in paths {
+        if path.exists() || path.as_os_str() == "-" {
+            out.push((None, path.clone()));
+            continue;
+        }
+        let text = path.to_string_lossy();
+        for part in text.split(',') {
+            match part.split_once('=') {
+                Some((key, file)) => out.push((Some(key.to_owned()), PathBuf::from(file))),
+                None => out.push((None, PathBuf::from(part))),
+            }
+        }
+    }
+    Ok(out)
+}
+
+fn paddle_timeline(paths: &[PathBuf], from: Option<Format>, out: &Path) -> Result<(), Failure> {
+    let keyed = timeline_keys(paths)?;
+    let several = keyed.len() > 1;
+    let mut profiles = Vec::new();
+    for (key, path) in keyed {
+        let key = match key {
+            Some(key) => key,
+            None if !several => paddle_timeline::SINGLE_KEY.to_owned(),
+            None => {
+                return Err(Failure::Usage(format!(
+                    "{}: with several profiles, give each its key as timeline.py does (trainer0=a.pb trainer1=b.pb)",
+                    path.display()
+                )));
+            }
+        };
+        let input = Input::open(&path, from)?;
+        if input.format != Format::Paddle {
+            return Err(Failure::Usage(format!(
+                "{}: --to paddle-timeline reads Paddle legacy Profiles, not {}",
+                input.name, input.format
+            )));
+        }
+        let profile = legacy::read_profile(input.reader, PaddleReadOptions::default())
+            .map_err(|e| Failure::BadInput(format!("{}: {e}", input.name)))?;
+        profiles.push((key, profile));
+    }
+    let keyed = paddle_timeline::keyed(profiles);
+    let refs: Vec<(String, &legacy::Profile)> = keyed.iter().map(|(k, p)| (k.clone(), p)).collect();
+    let (output, writer) = Output::create(out)?;
+    let result = paddle_timeline::write_timeline(&refs, writer).map_err(|e| failure("timeline", e));
+    output.finish(result)
+}
+
+/// `profkit convert IN... OUT [--from F] [--to F]`.
+pub(crate) fn convert(
+    paths: Vec<PathBuf>,
+    out: PathBuf,
+    to: Option<Format>,
+    from: Option<Format>,
+    max_file_mb: Option<f64>,
+    overwrite: bool,
+) -> Result<(), Failure> {
+    let to = match to {
+        Some(to) => to,
+        None => infer_target(&out)?,
+    };
+    if to == Format::PaddleTimeline {
+        return paddle_timeline(&paths, from, &out);
+    }
+    if to == Format::Xdl {
+        let mut inputs = Vec::with_capacity(paths.len());
+        for path in &paths {
+            let input = Input::open(path, from)?;
+            if input.format != Format::Xdl {
+                return Err(Failure::Usage(format!(
+                    "{}: --to xdl rewrites XDL datasets, not {}",
+                    input.name, input.format
+                )));
+            }
+            inputs.push(input);
+        }
+        return crate::xdl::convert(inputs, &out, max_file_mb, overwrite);
+    }
+    if !matches!(to, Format::Xspace | Format::Chrome) {
+        return Err(Failure::Usage(format!(
+            "converting to {to} is not supported (see profkit formats)"
+        )));
+    }
+    let mut inputs = Vec::with_capacity(paths.len());
+    for path in &paths {
+        inputs.push(Input::open(path, from)?);
+    }
+    if inputs.iter().all(|i| i.format == Format::Xspace) {
+        return convert_xspaces(inputs, &out, to);
+    }
+    let spaces = spaces_of(inputs)?;
+    let (name, space) = merged(spaces)?;
+    let (output, mut writer) = Output::create(&out)?;
+    let result = match to {
+        Format::Xspace => writer
+            .write_all(&encode(&space))
+            .and_then(|()| writer.flush())
+            .map_err(Failure::Output),
+        _ => {
+            let options = TraceViewerOptions {
+                counter_events: true,
+                ..TraceViewerOptions::default()
+            };
+            trace_viewer::write_space(&space, writer, &options)
+                .map(|_| ())
+                .map_err(|e| failure(&name, e))
+        }
+    };
+    output.finish(result)
+}
+
+fn infer_target(out: &Path) -> Result<Format, Failure> {
+    let name = out.to_string_lossy();
+    if name.ends_with(".json") {
+        Ok(Format::Chrome)
+    } else if name.ends_with(".pb") {
+        Ok(Format::Xspace)
+    } else {
+        Err(Failure::Usage(format!(
+            "{name}: name the output format with --to (chrome, xspace, paddle-timeline, xdl)"
+        )))
+    }
+}
+
+/// XSpace inputs: streamed.
+fn convert_xspaces(inputs: Vec<Input>, out: &Path, to: Format) -> Result<(), Failure> {
+    let options = ReadOptions::default();
+    if inputs.len() > 1 {
+        // Several hosts: merged first (in memory for Chrome output, which reads it twice).
+        let names: Vec<String> = inputs.iter().map(|i| i.name.clone()).collect();
+        let name = names.join(" + ");
+        let mut hosts = Vec::with_capacity(inputs.len());
+        for input in inputs {
+            let fallback_host = host_of(&input);
+            hosts.push(HostInput {
+                fallback_host,
+                reader: Source::open(input)?,
+            });
+        }
+        if to == Format::Xspace {
+            let (output, writer) = Output::create(out)?;
+            let result = merge(&mut hosts, writer, options)
+                .map(|_| ())
+                .map_err(|e| failure(&name, e));
+            return output.finish(result);
+        }
+        let mut merged_bytes = Vec::new();
+        merge(&mut hosts, &mut merged_bytes, options).map_err(|e| failure(&name, e))?;
+        let (output, writer) = Output::create(out)?;
+        let result = trace_viewer::convert(
+            Cursor::new(merged_bytes),
+            writer,
+            &TraceViewerOptions::default(),
+            None,
+        )
+        .map(|s| note_unreproduced(&name, &s.unreproduced))
+        .map_err(|e| failure(&name, e));
+        return output.finish(result);
+    }
+    let Some(input) = inputs.into_iter().next() else {
+        return Err(Failure::Usage("convert needs IN... OUT".into()));
+    };
+    let name = input.name.clone();
+    let mut source = Source::open(input)?;
+    let (output, writer) = Output::create(out)?;
+    let result = if to == Format::Xspace {
+        let mut progress = Progress::new(source.len(), "re-encoding");
+        let mut report = |n: u64| progress.inc(n);
+        let result = reencode(&mut source, writer, options, Some(&mut report))
+            .map(|_| ())
+            .map_err(|e| failure(&name, e));
+        progress.finish();
+        result
+    } else {
+        let mut progress = Progress::new(source.len() * 2, "converting");
+        let mut report = |n: u64| progress.inc(n);
+        let result = trace_viewer::convert(
+            &mut source,
+            writer,
+            &TraceViewerOptions::default(),
+            Some(&mut report),
+        )
+        .map(|s| note_unreproduced(&name, &s.unreproduced))
+        .map_err(|e| failure(&name, e));
+        progress.finish();
+        result
+    };
+    output.finish(result)
+}
+
+fn note_unreproduced(name: &str, what: &[&str]) {
+    for w in what {
+        eprintln!(
+            "profkit: {name}: note: xprof would also apply {w}; profkit does not reproduce it, so its trace viewer output differs there"
+        );
+    }
+}
+
+/// `profkit merge IN... OUT`: the spaces of several hosts in one.
+pub(crate) fn merge_command(paths: Vec<PathBuf>, out: PathBuf) -> Result<(), Failure> {
+    let mut hosts = Vec::with_capacity(paths.len());
+    let mut names = Vec::new();
+    for path in &paths {
+        let input = Input::open(path, Some(Format::Xspace))?;
+        names.push(input.name.clone());
+        let fallback_host = host_of(&input);
+        hosts.push(HostInput {
+            fallback_host,
+            reader: Source::open(input)?,
+        });
+    }
+    let name = names.join(" + ");
+    let (output, writer) = Output::create(&out)?;
+    let result = merge(&mut hosts, writer, ReadOptions::default()).map_err(|e| failure(&name, e));
+    let summary = output.finish(result)?;
+    if out.as_os_str() != "-" {
+        println!(
+            "merged {} hosts ({}) into {} planes in {}",
+            summary.hosts.len(),
+            summary.hosts.join(", "),
+            summary.planes,
+            out.display()
+        );
+    }
+    Ok(())
+}

@@ -1,0 +1,89 @@
+//! Target `chrome_json`: any bytes into the Chrome trace reader.
+//!
+//! The reader is its own JSON parser, so it is checked against serde_json's: a text serde_json
+//! refuses, the reader refuses too (but for the one leniency the Trace Event Format asks for, a
+//! bare event array left open at the end). Refusals name a line within the text and a column (or 0 and 0 for the whole trace). What
+//! reads converts to an XSpace that validates without problems of the references kind, writes as
+//! Chrome trace JSON that is valid JSON, and that JSON reads back to a space writing the same text.
+
+use profkit_convert::Error;
+use profkit_convert::chrome::chrome_to_xspace;
+use profkit_convert::trace_viewer::{TraceViewerOptions, write_space};
+use profkit_xplane::ProblemKind;
+
+fn write(space: &profkit_xplane::XSpace) -> Vec<u8> {
+    let options = TraceViewerOptions {
+        counter_events: true,
+        ..TraceViewerOptions::default()
+    };
+    let mut out = Vec::new();
+    write_space(space, &mut out, &options).unwrap_or_else(|e| panic!("cannot write: {e}"));
+    out
+}
+
+/// Runs the target on one input.
+pub fn run(data: &[u8]) {
+    // serde_json stops at 128 levels (the reader at 256), refuses lone surrogates (the reader
+    // reads them as U+FFFD, as Python's json reads them into a str) and numbers past a double's
+    // range (valid JSON, which the reader keeps as text: a time that large is refused later, as
+    // out of range, and an arg keeps its text).
+    let serde = serde_json::from_slice::<serde_json::Value>(data);
+    let serde_ok = match &serde {
+        Ok(_) => true,
+        Err(e) => {
+            let message = e.to_string();
+            message.contains("recursion limit")
+                || message.contains("surrogate")
+                || message.contains("number out of range")
+        }
+    };
+    let import = match chrome_to_xspace(data) {
+        Ok(import) => import,
+        Err(Error::Chrome { line, column, .. }) => {
+            let lines = data.iter().filter(|b| **b == b'\n').count() as u64 + 1;
+            // 0 and 0 for an error about the whole trace (its time span).
+            assert!(line <= lines, "line {line} of {lines}");
+            assert_eq!(line == 0, column == 0, "line {line}, column {column}");
+            return;
+        }
+        Err(other) => panic!("an error that is not a Chrome error: {other}"),
+    };
+    let text = String::from_utf8_lossy(data);
+    let trimmed = text.trim_start_matches('\u{feff}').trim();
+    let open_array = trimmed.starts_with('[') && !trimmed.ends_with(']');
+    assert!(
+        serde_ok || open_array,
+        "the reader accepts a text serde_json refuses: {:?}",
+        serde.err()
+    );
+    for problem in profkit_xplane::validate(&import.space) {
+        assert!(
+            !matches!(
+                problem.kind,
+                ProblemKind::UnknownEventMetadata
+                    | ProblemKind::UnknownStatMetadata
+                    | ProblemKind::MapKeyMismatch
+            ),
+            "the reader built a space with broken references: {problem}"
+        );
+    }
+    let chrome = write(&import.space);
+    serde_json::from_slice::<serde_json::Value>(&chrome)
+        .unwrap_or_else(|e| panic!("our Chrome JSON is not JSON: {e}"));
+    let again = chrome_to_xspace(&chrome)
+        .unwrap_or_else(|e| panic!("our Chrome JSON does not read back: {e}"));
+    let second = write(&again.space);
+    if second != chrome {
+        let (a, b) = (
+            String::from_utf8_lossy(&chrome),
+            String::from_utf8_lossy(&second),
+        );
+        let first_difference = a
+            .lines()
+            .zip(b.lines())
+            .find(|(x, y)| x != y)
+            .map(|(x, y)| format!("\n- {x}\n+ {y}"))
+            .unwrap_or_default();
+        panic!("the Chrome JSON does not come back through an XSpace:{first_difference}");
+    }
+}
