@@ -50,18 +50,23 @@ pub(crate) fn formats() -> Result<(), Failure> {
     let mut out = std::io::stdout().lock();
     let mut text =
         String::from("Formats (detected from content; --from and --to take these names):\n");
+    let width = Format::value_variants()
+        .iter()
+        .map(|f| f.to_string().len())
+        .max()
+        .unwrap_or(0);
     for format in Format::value_variants() {
         let help = format
             .to_possible_value()
             .and_then(|v| v.get_help().map(|h| h.to_string()))
             .unwrap_or_default();
-        text.push_str(&format!("  {:<14} {help}\n", format.to_string()));
+        text.push_str(&format!("  {:<width$} {help}\n", format.to_string()));
     }
     text.push_str("\nConversions (profkit convert IN... OUT --to TO):\n");
     for (from, targets) in CONVERSIONS {
         let to: Vec<String> = targets.iter().map(ToString::to_string).collect();
         text.push_str(&format!(
-            "  {:<14} -> {}\n",
+            "  {:<width$} -> {}\n",
             from.to_string(),
             to.join(", ")
         ));

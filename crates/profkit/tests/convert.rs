@@ -307,9 +307,30 @@ fn formats_lists_conversions() {
     let run = profkit(&["formats"], None);
     assert!(run.status.success());
     let out = text(&run.stdout);
+    let conversions: Vec<Vec<&str>> = out
+        .lines()
+        .filter(|l| l.contains(" -> "))
+        .map(|l| l.split_whitespace().collect())
+        .collect();
     assert!(
-        out.contains("paddle         -> chrome, xspace, paddle-timeline"),
+        conversions.contains(&vec![
+            "paddle",
+            "->",
+            "chrome,",
+            "xspace,",
+            "paddle-timeline"
+        ]),
         "{out}"
     );
-    assert!(out.contains("chrome"), "{out}");
+    // The descriptions of the format list start in one column, however long the names.
+    let listing: Vec<&str> = out.lines().skip(1).take_while(|l| !l.is_empty()).collect();
+    assert!(listing.len() >= 7, "{out}");
+    let columns: std::collections::BTreeSet<usize> = listing
+        .iter()
+        .map(|l| {
+            let name_end = 2 + l.trim_start().find(' ').unwrap_or(0);
+            name_end + l[name_end..].len() - l[name_end..].trim_start().len()
+        })
+        .collect();
+    assert_eq!(columns.len(), 1, "{out}");
 }
