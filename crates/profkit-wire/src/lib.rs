@@ -134,6 +134,23 @@ mod tests {
     }
 
     #[test]
+    fn faults_sort_into_truncation_or_corruption() {
+        #[derive(Debug, PartialEq)]
+        enum E {
+            Cut(u64, String, u64),
+            Bad(u64, String, String),
+        }
+        let cut = Fault::new(9, "M.f", Problem::Truncated { needed: 4 });
+        assert_eq!(cut.into_error(E::Cut, E::Bad), E::Cut(9, "M.f".into(), 4));
+        let bad = Fault::new(3, "M.g", Problem::VarintTooLong);
+        let reason = Problem::VarintTooLong.to_string();
+        assert_eq!(
+            bad.into_error(E::Cut, E::Bad),
+            E::Bad(3, "M.g".into(), reason)
+        );
+    }
+
+    #[test]
     fn tags() {
         assert_eq!(split_tag(0x0a), (1, LEN));
         assert_eq!(wire_type_name(START_GROUP), "start-group");

@@ -32,6 +32,21 @@ impl Fault {
             problem,
         }
     }
+
+    /// Sorts the fault into the two errors every format crate reports: a truncation (the input
+    /// ends inside a field; `truncated` gets the offset, the path and how many more bytes the
+    /// field needs) or corruption (`malformed` gets the offset, the path and the reason in
+    /// words). A crate maps both onto its own error type.
+    pub fn into_error<E>(
+        self,
+        truncated: impl FnOnce(u64, String, u64) -> E,
+        malformed: impl FnOnce(u64, String, String) -> E,
+    ) -> E {
+        match self.problem {
+            Problem::Truncated { needed } => truncated(self.offset, self.path, needed),
+            problem => malformed(self.offset, self.path, problem.to_string()),
+        }
+    }
 }
 
 /// What is wrong with an encoding. Its `Display` is the reason error messages give; a crate

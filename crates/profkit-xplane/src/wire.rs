@@ -9,8 +9,8 @@
 //! well, so that every reader refuses the same inputs with the same error.
 
 use profkit_wire::{
-    END_GROUP, FIXED32, FIXED64, Fault, Field, Kind, LEN, Problem, START_GROUP, Schema, VARINT,
-    locate, read_varint, split_tag,
+    END_GROUP, FIXED32, FIXED64, Fault, Field, Kind, LEN, START_GROUP, Schema, VARINT, locate,
+    read_varint, split_tag,
 };
 
 use crate::error::Error;
@@ -87,23 +87,18 @@ impl Schema for Msg {
 
 /// This crate's error for a fault the walk or a streaming read found.
 pub(crate) fn error(fault: Fault) -> Error {
-    let Fault {
-        offset,
-        path,
-        problem,
-    } = fault;
-    match problem {
-        Problem::Truncated { needed } => Error::Truncated {
+    fault.into_error(
+        |offset, path, needed| Error::Truncated {
             offset,
             path,
             needed,
         },
-        problem => Error::Malformed {
+        |offset, path, reason| Error::Malformed {
             offset,
             path,
-            reason: problem.to_string(),
+            reason,
         },
-    }
+    )
 }
 
 /// Turns a prost failure into an error with a byte offset and path, found by walking the bytes;

@@ -179,23 +179,18 @@ impl Schema for Msg {
 
 /// This crate's error for a fault the walk or a streaming read found.
 pub(crate) fn error(fault: Fault) -> Error {
-    let Fault {
-        offset,
-        path,
-        problem,
-    } = fault;
-    match problem {
-        Problem::Truncated { needed } => Error::Truncated {
+    fault.into_error(
+        |offset, path, needed| Error::Truncated {
             offset,
             path,
             needed,
         },
-        problem => Error::Malformed {
+        |offset, path, reason| Error::Malformed {
             offset,
             path,
-            reason: problem.to_string(),
+            reason,
         },
-    }
+    )
 }
 
 /// Decodes `bytes` as `M` (the message `msg`) with prost; a refusal becomes an error with the
