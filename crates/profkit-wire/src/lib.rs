@@ -37,10 +37,12 @@
     warn(clippy::unwrap_used, clippy::expect_used, clippy::panic)
 )]
 
+mod decode;
 mod read;
 mod schema;
 mod walk;
 
+pub use decode::{FaultError, decode, refusal};
 pub use read::WireReader;
 pub use schema::{Field, Kind, MAX_INDEXED_FIELD, Schema};
 pub use walk::{Fault, Problem, locate};

@@ -6,7 +6,9 @@
 
 use std::io::Read;
 
-use profkit_wire::{END_GROUP, LEN, MAX_FIELD_NUMBER, Problem, START_GROUP, WireReader, split_tag};
+use profkit_wire::{
+    END_GROUP, FaultError, LEN, MAX_FIELD_NUMBER, Problem, START_GROUP, WireReader, split_tag,
+};
 
 use crate::codec::ReadOptions;
 use crate::error::{Error, Result};
@@ -51,7 +53,7 @@ impl<R: Read> XSpaceReader<R> {
     /// A reader over `reader`, which should yield an encoded XSpace.
     pub fn new(reader: R, options: ReadOptions) -> Self {
         XSpaceReader {
-            input: WireReader::new(reader, wire::error),
+            input: WireReader::new(reader, Error::from_fault),
             options,
             counts: [0; 5],
             done: false,

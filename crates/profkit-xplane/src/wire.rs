@@ -1,7 +1,8 @@
 //! The XSpace schema, for the protobuf wire walk of `profkit-wire`, and decoding with located
 //! errors.
 //!
-//! prost decodes fast but reports only a message path. When it rejects an input, [`locate`] walks
+//! prost decodes fast but reports only a message path. When it rejects an input, the walk of
+//! `profkit-wire` goes over
 //! the same bytes with the schema below to say exactly where the encoding breaks: the byte offset
 //! and the path down to the repeated element (`XSpace.planes[0].lines[2].events[5].stats[1]`).
 //! Where prost accepts what the walk refuses (map tags of any wire type, groups nested past
@@ -9,8 +10,8 @@
 //! well, so that every reader refuses the same inputs with the same error.
 
 use profkit_wire::{
-    END_GROUP, FIXED32, FIXED64, Fault, Field, Kind, LEN, START_GROUP, Schema, VARINT, locate,
-    read_varint, split_tag,
+    END_GROUP, FIXED32, FIXED64, Field, Kind, LEN, START_GROUP, Schema, VARINT, read_varint,
+    refusal, split_tag,
 };
 
 use crate::error::Error;
@@ -85,44 +86,10 @@ impl Schema for Msg {
     }
 }
 
-/// This crate's error for a fault the walk or a streaming read found.
-pub(crate) fn error(fault: Fault) -> Error {
-    fault.into_error(
-        |offset, path, needed| Error::Truncated {
-            offset,
-            path,
-            needed,
-        },
-        |offset, path, reason| Error::Malformed {
-            offset,
-            path,
-            reason,
-        },
-    )
-}
-
-/// Turns a prost failure into an error with a byte offset and path, found by walking the bytes;
-/// `open_end` as for [`locate`].
-pub(crate) fn explain(
-    msg: Msg,
-    buf: &[u8],
-    base: u64,
-    open_end: bool,
-    path: &str,
-    err: &prost::DecodeError,
-) -> Error {
-    match locate(msg, buf, base, open_end, path) {
-        Some(fault) => error(fault),
-        None => Error::Malformed {
-            offset: base,
-            path: path.to_owned(),
-            reason: format!("rejected by the protobuf decoder: {err}"),
-        },
-    }
-}
+profkit_wire::fault_error!(Error);
 
 /// Decodes `bytes`, an encoded `msg` (`M`), with prost, and turns any failure into a located
-/// error; `base`, `open_end` and `path` as for [`locate`].
+/// error; `base`, `open_end` and `path` as for [`profkit_wire::locate`].
 ///
 /// Where prost is more lenient than the walk, a shallow scan of the outer levels catches it and
 /// the walk says where:
@@ -138,19 +105,13 @@ pub(crate) fn decode<M: prost::Message + Default>(
     open_end: bool,
     path: &str,
 ) -> Result<M, Error> {
-    let decoded =
-        M::decode(bytes.clone()).map_err(|e| explain(msg, &bytes, base, open_end, path, &e))?;
+    let decoded: M =
+        profkit_wire::decode::<_, _, _, Error>(msg, bytes.clone(), base, open_end, path)?;
     if scan(msg, &bytes) != Scan::Suspect {
         return Ok(decoded);
     }
-    Err(match locate(msg, &bytes, base, open_end, path) {
-        Some(fault) => error(fault),
-        None => Error::Malformed {
-            offset: base,
-            path: path.to_owned(),
-            reason: "prost accepted an encoding the schema walk cannot follow".into(),
-        },
-    })
+    let reason = "prost accepted an encoding the schema walk cannot follow";
+    Err(refusal(msg, &bytes, base, open_end, path, reason))
 }
 
 /// What the shallow scan of [`decode`] found.

@@ -8,8 +8,8 @@
 use std::io::Read;
 
 use profkit_wire::{
-    END_GROUP, FIXED32, Fault, Kind, LEN, MAX_FIELD_NUMBER, Problem, START_GROUP, Schema, VARINT,
-    WireReader, locate, read_varint, split_tag,
+    END_GROUP, FIXED32, FaultError, Kind, LEN, MAX_FIELD_NUMBER, Problem, START_GROUP, Schema,
+    VARINT, WireReader, read_varint, split_tag,
 };
 
 use crate::error::{Error, Result};
@@ -177,21 +177,7 @@ impl Schema for Msg {
     }
 }
 
-/// This crate's error for a fault the walk or a streaming read found.
-pub(crate) fn error(fault: Fault) -> Error {
-    fault.into_error(
-        |offset, path, needed| Error::Truncated {
-            offset,
-            path,
-            needed,
-        },
-        |offset, path, reason| Error::Malformed {
-            offset,
-            path,
-            reason,
-        },
-    )
-}
+profkit_wire::fault_error!(Error);
 
 /// Decodes `bytes` as `M` (the message `msg`) with prost; a refusal becomes an error with the
 /// offset and path the walk finds (or prost's own reason, at `base`, if the walk finds nothing
@@ -203,14 +189,7 @@ pub(crate) fn decode<M: prost::Message + Default>(
     open_end: bool,
     path: &str,
 ) -> Result<M> {
-    M::decode(bytes).map_err(|e| match locate(msg, bytes, base, open_end, path) {
-        Some(fault) => error(fault),
-        None => Error::Malformed {
-            offset: base,
-            path: path.to_owned(),
-            reason: format!("rejected by the protobuf decoder: {e}"),
-        },
-    })
+    profkit_wire::decode(msg, bytes, base, open_end, path)
 }
 
 /// One top-level field read by [`TopLevel`].
@@ -238,7 +217,7 @@ pub(crate) struct TopLevel<R> {
 impl<R: Read> TopLevel<R> {
     pub(crate) fn new(reader: R, limit: u64, msg: Msg, name: &'static str) -> Self {
         TopLevel {
-            input: WireReader::new(reader, error),
+            input: WireReader::new(reader, Error::from_fault),
             limit,
             msg,
             name,
