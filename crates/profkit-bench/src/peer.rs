@@ -1,0 +1,108 @@
+//! A peer outside Rust (a Python script) that times its side of a comparison on request.
+//!
+//! The protocol: the script starts with its arguments and `--serve`, prints one JSON line (its
+//! header: what it read, its versions; or `{"error": ...}`), then answers each command line on
+//! its stdin with one line. The bench alternates one run of ours with one request to the peer,
+//! so that load from elsewhere on the machine falls on both sides alike.
+
+use std::ffi::OsStr;
+use std::io::{BufRead, BufReader, Write};
+use std::path::{Path, PathBuf};
+use std::process::{Child, ChildStdin, ChildStdout, Command, Stdio};
+
+/// The interpreter to run a peer with: `$PROFKIT_PYTHON`, else `python` of the venv
+/// `.oracle/<venv>` under the workspace root when it exists.
+pub fn python(venv: &str) -> Option<PathBuf> {
+    if let Some(p) = std::env::var_os("PROFKIT_PYTHON") {
+        return Some(PathBuf::from(p));
+    }
+    let python = crate::paths::workspace_root()
+        .join(".oracle")
+        .join(venv)
+        .join("bin/python");
+    python.exists().then_some(python)
+}
+
+/// A running peer.
+pub struct Peer {
+    child: Child,
+    stdin: Option<ChildStdin>,
+    stdout: BufReader<ChildStdout>,
+    /// The JSON line the peer printed first.
+    pub header: serde_json::Value,
+}
+
+impl Peer {
+    /// Starts `python script ARGS... --serve` and reads its header; a header with `error` is an
+    /// error.
+    pub fn start<S: AsRef<OsStr>>(
+        python: &Path,
+        script: &Path,
+        args: &[S],
+    ) -> Result<Peer, String> {
+        let mut child = Command::new(python)
+            .arg(script)
+            .args(args)
+            .arg("--serve")
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .spawn()
+            .map_err(|e| format!("cannot run {}: {e}", python.display()))?;
+        let (Some(stdin), Some(stdout)) = (child.stdin.take(), child.stdout.take()) else {
+            return Err("no pipes to the peer".into());
+        };
+        let mut peer = Peer {
+            child,
+            stdin: Some(stdin),
+            stdout: BufReader::new(stdout),
+            header: serde_json::Value::Null,
+        };
+        let header: serde_json::Value =
+            serde_json::from_str(&peer.read_line()?).map_err(|e| format!("peer header: {e}"))?;
+        if let Some(err) = header.get("error") {
+            return Err(format!("{err}"));
+        }
+        peer.header = header;
+        Ok(peer)
+    }
+
+    fn read_line(&mut self) -> Result<String, String> {
+        let mut line = String::new();
+        match self.stdout.read_line(&mut line) {
+            Ok(0) => Err("the peer exited".into()),
+            Ok(_) => Ok(line),
+            Err(e) => Err(e.to_string()),
+        }
+    }
+
+    /// Sends one command line and returns the peer's answer line.
+    pub fn ask(&mut self, command: &str) -> Result<String, String> {
+        let stdin = self.stdin.as_mut().ok_or("the peer's stdin is closed")?;
+        writeln!(stdin, "{command}").map_err(|e| e.to_string())?;
+        stdin.flush().map_err(|e| e.to_string())?;
+        self.read_line()
+    }
+
+    /// Sends one command and reads the answer as whitespace-separated numbers (seconds, as a
+    /// timing answer gives them).
+    pub fn numbers(&mut self, command: &str) -> Result<Vec<f64>, String> {
+        let line = self.ask(command)?;
+        line.split_whitespace()
+            .map(|w| w.parse().map_err(|_| format!("peer answered {line:?}")))
+            .collect()
+    }
+
+    /// Sends one command and reads the answer as JSON.
+    pub fn json(&mut self, command: &str) -> Result<serde_json::Value, String> {
+        let line = self.ask(command)?;
+        serde_json::from_str(&line).map_err(|_| format!("peer answered {line:?}"))
+    }
+}
+
+impl Drop for Peer {
+    fn drop(&mut self) {
+        // Closing stdin ends the peer's loop; waiting reaps it.
+        drop(self.stdin.take());
+        let _ = self.child.wait();
+    }
+}

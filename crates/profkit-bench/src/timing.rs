@@ -1,0 +1,99 @@
+//! Wall-clock and on-CPU time of single runs, and the summaries the benchmarks report.
+
+use std::hint::black_box;
+use std::time::Instant;
+
+/// Seconds this thread has run on a CPU (the first field of `/proc/thread-self/schedstat`), the
+/// counterpart of Python's `time.thread_time()`: unlike wall time it leaves out the time other
+/// processes on the machine hold the CPU.
+pub fn thread_cpu() -> Option<f64> {
+    let stat = std::fs::read_to_string("/proc/thread-self/schedstat").ok()?;
+    let ns: u64 = stat.split_whitespace().next()?.parse().ok()?;
+    Some(ns as f64 / 1e9)
+}
+
+/// (wall, CPU) seconds for one run of `f`; its result is dropped after the clocks stop. CPU is
+/// NaN where the system does not tell.
+pub fn time_once<T>(f: impl FnOnce() -> T) -> (f64, f64) {
+    let cpu = thread_cpu();
+    let start = Instant::now();
+    let out = black_box(f());
+    let wall = start.elapsed().as_secs_f64();
+    let cpu = match (cpu, thread_cpu()) {
+        (Some(before), Some(after)) => (after - before).max(0.0),
+        _ => f64::NAN,
+    };
+    drop(out);
+    (wall, cpu)
+}
+
+/// The best (smallest) and the median of `times`; NaN for none.
+pub fn best_median(times: &[f64]) -> (f64, f64) {
+    let mut sorted = times.to_vec();
+    sorted.sort_by(f64::total_cmp);
+    let best = sorted.first().copied().unwrap_or(f64::NAN);
+    let median = sorted.get(sorted.len() / 2).copied().unwrap_or(f64::NAN);
+    (best, median)
+}
+
+/// Wall-clock and on-CPU seconds of repeated runs of one operation.
+#[derive(Clone, Debug, Default)]
+pub struct Timings {
+    /// Wall-clock seconds of each run.
+    pub wall: Vec<f64>,
+    /// On-CPU seconds of each run.
+    pub cpu: Vec<f64>,
+}
+
+impl Timings {
+    /// Adds one run's (wall, CPU) seconds.
+    pub fn push(&mut self, (wall, cpu): (f64, f64)) {
+        self.wall.push(wall);
+        self.cpu.push(cpu);
+    }
+
+    /// Best and median wall-clock seconds.
+    pub fn wall(&self) -> (f64, f64) {
+        best_median(&self.wall)
+    }
+
+    /// Best and median seconds on the CPU.
+    pub fn cpu(&self) -> (f64, f64) {
+        best_median(&self.cpu)
+    }
+
+    /// The runs and their summaries, for a results file.
+    pub fn json(&self) -> serde_json::Value {
+        let ((best, median), (cpu_best, cpu_median)) = (self.wall(), self.cpu());
+        serde_json::json!({
+            "best_s": best, "median_s": median, "cpu_best_s": cpu_best, "cpu_median_s": cpu_median,
+            "wall_s": self.wall, "cpu_s": self.cpu,
+        })
+    }
+}
+
+/// The first line of `/proc/loadavg`, or an empty string: other work on the machine is what
+/// spreads the timings, so results keep it beside the figures.
+pub fn loadavg() -> String {
+    std::fs::read_to_string("/proc/loadavg")
+        .map(|s| s.trim().to_owned())
+        .unwrap_or_default()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn best_and_median() {
+        assert_eq!(best_median(&[5.0, 1.0, 4.0, 2.0]), (1.0, 4.0));
+        let (b, m) = best_median(&[]);
+        assert!(b.is_nan() && m.is_nan());
+        let mut t = Timings::default();
+        t.push((2.0, 1.0));
+        t.push((1.0, 3.0));
+        assert_eq!(t.wall().0, 1.0);
+        assert_eq!(t.cpu().0, 1.0);
+        assert_eq!(t.json()["best_s"], 1.0);
+    }
+}
