@@ -2,6 +2,8 @@
 
 use std::path::PathBuf;
 
+use profkit_error::InFile;
+
 /// A failure to convert, with where it happened: errors of the format crates keep their byte
 /// offsets and paths, and the Chrome trace reader names the JSON path, line and column.
 #[derive(Debug, thiserror::Error)]
@@ -39,40 +41,29 @@ pub enum Error {
     #[error("I/O error: {0}")]
     Io(#[from] std::io::Error),
     /// An error in a named file.
-    #[error("{}: {source}", path.display())]
-    InFile {
-        /// The file.
-        path: PathBuf,
-        /// What went wrong in it.
-        #[source]
-        source: Box<Error>,
-    },
+    #[error(transparent)]
+    InFile(InFile<Error>),
 }
 
 impl Error {
     /// Attaches the file the error came from (errors that already name a file keep theirs).
     pub fn in_file(self, path: impl Into<PathBuf>) -> Error {
         match self {
-            Error::InFile { .. } => self,
-            Error::Xspace(profkit_xplane::Error::InFile { path, source }) => Error::InFile {
-                path,
-                source: Box::new(Error::Xspace(*source)),
-            },
-            Error::Events(profkit_events::Error::InFile { path, source }) => Error::InFile {
-                path,
-                source: Box::new(Error::Events(*source)),
-            },
-            other => Error::InFile {
-                path: path.into(),
-                source: Box::new(other),
-            },
+            Error::InFile(_) => self,
+            Error::Xspace(profkit_xplane::Error::InFile(f)) => {
+                Error::InFile(InFile::new(f.path, Error::Xspace(*f.source)))
+            }
+            Error::Events(profkit_events::Error::InFile(f)) => {
+                Error::InFile(InFile::new(f.path, Error::Events(*f.source)))
+            }
+            other => Error::InFile(InFile::new(path, other)),
         }
     }
 
     /// The error without any file wrapper.
     pub fn root(&self) -> &Error {
         match self {
-            Error::InFile { source, .. } => source.root(),
+            Error::InFile(f) => f.source.root(),
             other => other,
         }
     }

@@ -1,6 +1,6 @@
 //! The one error type of this crate.
 
-use std::path::PathBuf;
+use profkit_error::InFile;
 
 /// A failure to read, decode or write a profile, or to drive the recorder, with where it happened.
 #[derive(Debug, thiserror::Error)]
@@ -47,36 +47,11 @@ pub enum Error {
     #[error("I/O error: {0}")]
     Io(#[from] std::io::Error),
     /// An error in a named file.
-    #[error("{}: {source}", path.display())]
-    InFile {
-        /// The file.
-        path: PathBuf,
-        /// What went wrong in it.
-        #[source]
-        source: Box<Error>,
-    },
+    #[error(transparent)]
+    InFile(InFile<Error>),
 }
 
 impl Error {
-    /// Attaches the file the error came from (once).
-    pub fn in_file(self, path: impl Into<PathBuf>) -> Error {
-        match self {
-            Error::InFile { .. } => self,
-            other => Error::InFile {
-                path: path.into(),
-                source: Box::new(other),
-            },
-        }
-    }
-
-    /// The error without any file wrapper.
-    pub fn root(&self) -> &Error {
-        match self {
-            Error::InFile { source, .. } => source.root(),
-            other => other,
-        }
-    }
-
     /// Whether the input was cut short (as opposed to corrupt).
     pub fn is_truncation(&self) -> bool {
         matches!(self.root(), Error::Truncated { .. })
@@ -92,6 +67,8 @@ impl Error {
         }
     }
 }
+
+profkit_error::file_context!(Error);
 
 /// The result type of this crate.
 pub type Result<T, E = Error> = std::result::Result<T, E>;

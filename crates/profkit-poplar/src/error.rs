@@ -1,7 +1,7 @@
 //! The one error type of this crate.
 
+use profkit_error::InFile;
 use std::fmt;
-use std::path::PathBuf;
 
 /// Where in a JSON text something is: the path of the value (`memory.byTile.total[3]`, empty for
 /// the top level) and its position.
@@ -75,36 +75,11 @@ pub enum Error {
     #[error("I/O error: {0}")]
     Io(#[from] std::io::Error),
     /// An error in a named file.
-    #[error("{}: {source}", path.display())]
-    InFile {
-        /// The file.
-        path: PathBuf,
-        /// What went wrong in it.
-        #[source]
-        source: Box<Error>,
-    },
+    #[error(transparent)]
+    InFile(InFile<Error>),
 }
 
 impl Error {
-    /// Attaches the file the error came from (once: an error already naming a file keeps it).
-    pub fn in_file(self, path: impl Into<PathBuf>) -> Error {
-        match self {
-            Error::InFile { .. } => self,
-            other => Error::InFile {
-                path: path.into(),
-                source: Box::new(other),
-            },
-        }
-    }
-
-    /// The error without any file wrapper.
-    pub fn root(&self) -> &Error {
-        match self {
-            Error::InFile { source, .. } => source.root(),
-            other => other,
-        }
-    }
-
     /// Where in the JSON text the error is, when it is about the text.
     pub fn location(&self) -> Option<&Location> {
         match self.root() {
@@ -126,6 +101,8 @@ impl Error {
         matches!(self.root(), Error::Truncated { .. })
     }
 }
+
+profkit_error::file_context!(Error);
 
 /// The result type of this crate.
 pub type Result<T, E = Error> = std::result::Result<T, E>;

@@ -2,6 +2,8 @@
 
 use std::path::PathBuf;
 
+use profkit_error::InFile;
+
 use crate::DType;
 
 /// A failure to read, decode, check or write XDL trace data, with where it happened.
@@ -145,36 +147,11 @@ pub enum Error {
     #[error("I/O error: {0}")]
     Io(#[from] std::io::Error),
     /// An error in a named file.
-    #[error("{}: {source}", path.display())]
-    InFile {
-        /// The file.
-        path: PathBuf,
-        /// What went wrong in it.
-        #[source]
-        source: Box<Error>,
-    },
+    #[error(transparent)]
+    InFile(InFile<Error>),
 }
 
 impl Error {
-    /// Attaches the file the error came from (once: an error already naming a file keeps it).
-    pub fn in_file(self, path: impl Into<PathBuf>) -> Error {
-        match self {
-            Error::InFile { .. } | Error::Dataset { .. } => self,
-            other => Error::InFile {
-                path: path.into(),
-                source: Box::new(other),
-            },
-        }
-    }
-
-    /// The error without any file wrapper.
-    pub fn root(&self) -> &Error {
-        match self {
-            Error::InFile { source, .. } => source.root(),
-            other => other,
-        }
-    }
-
     /// Whether the input was cut short inside a frame (as opposed to being corrupt): the records
     /// before the cut were complete, so a caller may keep them and go on.
     pub fn is_truncation(&self) -> bool {
@@ -200,6 +177,8 @@ impl Error {
         }
     }
 }
+
+profkit_error::file_context!(Error, keeps: Error::Dataset { .. });
 
 /// The result type of this crate.
 pub type Result<T, E = Error> = std::result::Result<T, E>;

@@ -176,9 +176,9 @@ fn files_round_trip_and_errors_name_the_file() {
     let missing = dir.join("missing.xplane.pb");
     let e = read_file(&missing, ReadOptions::default()).unwrap_err();
     match &e {
-        Error::InFile { path, source } => {
-            assert_eq!(path, &missing);
-            assert!(matches!(**source, Error::Io(_)));
+        Error::InFile(f) => {
+            assert_eq!(f.path, missing);
+            assert!(matches!(*f.source, Error::Io(_)));
         }
         other => panic!("{other:?}"),
     }
@@ -188,7 +188,7 @@ fn files_round_trip_and_errors_name_the_file() {
     let unwritable = dir.join("no-such-dir").join("out.xplane.pb");
     let e = write_file(&space, &unwritable).unwrap_err();
     assert!(
-        matches!(&e, Error::InFile { path, .. } if *path == unwritable),
+        matches!(&e, Error::InFile(f) if f.path == unwritable),
         "{e:?}"
     );
 
@@ -204,7 +204,7 @@ fn files_round_trip_and_errors_name_the_file() {
     assert!(matches!(e.root(), Error::Malformed { offset: 4, .. }));
     // Wrapping twice keeps the first file.
     let twice = e.in_file("other");
-    assert!(matches!(&twice, Error::InFile { path: p, .. } if *p == path));
+    assert!(matches!(&twice, Error::InFile(f) if f.path == path));
     std::fs::remove_dir_all(&dir).unwrap();
 }
 

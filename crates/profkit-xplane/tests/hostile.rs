@@ -976,10 +976,7 @@ fn files_over_the_limit_are_refused_by_their_length() {
     let bytes = encode(&rich_space());
     std::fs::write(&path, &bytes).unwrap();
     let e = read_file(&path, ReadOptions::with_max_size(10)).unwrap_err();
-    assert!(
-        matches!(&e, Error::InFile { path: p, .. } if *p == path),
-        "{e:?}"
-    );
+    assert!(matches!(&e, Error::InFile(f) if f.path == path), "{e:?}");
     assert_eq!(
         got(&e),
         Got::TooLarge {

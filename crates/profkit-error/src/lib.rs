@@ -1,0 +1,95 @@
+//! The error plumbing profkit's crates share.
+//!
+//! Every profkit crate has one error type of its own, with its own wording, and says where a
+//! problem is in the terms of its format (a byte offset and a field path, a frame, a JSON path).
+//! What they all add on top is the file: a reader that opens a file attaches its name to any
+//! error from inside it, once, and a caller that wants the error itself looks past the file. That
+//! is the same in every crate, so it is said here once: [`InFile`] is the attached file, and
+//! [`file_context!`] gives an error enum with an `InFile(InFile<Self>)` variant its `in_file` and
+//! `root` methods.
+//!
+//! ```
+//! use profkit_error::InFile;
+//!
+//! #[derive(Debug, thiserror::Error)]
+//! enum Error {
+//!     #[error("bad byte at {0}")]
+//!     Bad(u64),
+//!     /// An error in a named file.
+//!     #[error(transparent)]
+//!     InFile(InFile<Error>),
+//! }
+//! profkit_error::file_context!(Error);
+//!
+//! let e = Error::Bad(7).in_file("a.pb").in_file("b.pb");
+//! assert_eq!(e.to_string(), "a.pb: bad byte at 7");
+//! assert!(matches!(e.root(), Error::Bad(7)));
+//! ```
+
+#![forbid(unsafe_code)]
+
+use std::fmt;
+use std::path::PathBuf;
+
+/// An error in a named file: the file, and what went wrong in it. Shown as `FILE: ERROR`.
+#[derive(Debug)]
+pub struct InFile<E> {
+    /// The file.
+    pub path: PathBuf,
+    /// What went wrong in it.
+    pub source: Box<E>,
+}
+
+impl<E> InFile<E> {
+    /// `source`, in the file `path`.
+    pub fn new(path: impl Into<PathBuf>, source: E) -> Self {
+        InFile {
+            path: path.into(),
+            source: Box::new(source),
+        }
+    }
+}
+
+impl<E: fmt::Display> fmt::Display for InFile<E> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}: {}", self.path.display(), self.source)
+    }
+}
+
+impl<E: std::error::Error + 'static> std::error::Error for InFile<E> {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        Some(&*self.source)
+    }
+}
+
+/// Gives an error enum with a variant `InFile(InFile<Self>)` the methods `in_file` (attach the
+/// file, once: an error already naming a file keeps it) and `root` (the error past any file).
+///
+/// `file_context!(Error, keeps: PATTERN)` also leaves errors matching `PATTERN` as they are in
+/// `in_file`, for variants that name their file in their own words.
+#[macro_export]
+macro_rules! file_context {
+    ($error:ident) => {
+        $crate::file_context!($error, keeps: $error::InFile(_));
+    };
+    ($error:ident, keeps: $keeps:pat) => {
+        impl $error {
+            /// Attaches the file the error came from (once: an error already naming a file keeps
+            /// it).
+            pub fn in_file(self, path: impl Into<std::path::PathBuf>) -> $error {
+                match self {
+                    $error::InFile(_) | $keeps => self,
+                    other => $error::InFile($crate::InFile::new(path, other)),
+                }
+            }
+
+            /// The error without any file wrapper.
+            pub fn root(&self) -> &$error {
+                match self {
+                    $error::InFile(f) => f.source.root(),
+                    other => other,
+                }
+            }
+        }
+    };
+}
