@@ -396,7 +396,7 @@ fn compact(values: Vec<u64>) -> Counts {
 
 impl<'de> Deserialize<'de> for Counts {
     fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Counts, D::Error> {
-        deserializer.deserialize_newtype_struct(crate::reader::COUNTS_TOKEN, CountsVisitor)
+        deserializer.deserialize_newtype_struct(crate::number::COUNTS_TOKEN, CountsVisitor)
     }
 }
 

@@ -73,10 +73,19 @@ impl<'de> Visitor<'de> for IntVisitor {
     }
 }
 
+/// The newtype name under which [`Counts`](crate::Counts) asks for an array of integers up to
+/// `u64::MAX`. Other deserializers ignore the name and hand over an ordinary sequence; this
+/// crate's reader reads the whole array in one loop and hands over, as the bytes of a `[u64]`,
+/// the largest value, how many values are not zero, then the values.
+pub(crate) const COUNTS_TOKEN: &str = "$profkit_poplar::private::Counts";
+
+/// As [`COUNTS_TOKEN`], for arrays of indices (integers below 2^32).
+pub(crate) const INDICES_TOKEN: &str = "$profkit_poplar::private::Indices";
+
 pub(crate) const INT: &str = "a non-negative integer";
 pub(crate) const INDEX: &str = "an index (a non-negative integer below 2^32)";
 
-/// An integer array as the reader hands it over (see `reader::COUNTS_TOKEN`): the bytes of a
+/// An integer array as the reader hands it over (see [`COUNTS_TOKEN`]): the bytes of a
 /// `[u64]` holding the largest value, how many values are not zero, then the values.
 pub(crate) struct IntArray<'a> {
     pub(crate) largest: u64,
@@ -188,7 +197,7 @@ impl<'de> Deserialize<'de> for Indices {
                     .map(Indices)
             }
         }
-        d.deserialize_newtype_struct(crate::reader::INDICES_TOKEN, V)
+        d.deserialize_newtype_struct(INDICES_TOKEN, V)
     }
 }
 

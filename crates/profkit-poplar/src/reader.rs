@@ -17,6 +17,7 @@ use std::path::Path;
 use serde::de::{self, DeserializeOwned, DeserializeSeed, MapAccess, SeqAccess, Visitor};
 
 use crate::error::{Error, Location, Result};
+use crate::number::{COUNTS_TOKEN, INDICES_TOKEN};
 
 /// The deepest nesting of arrays and objects read by default, and the most that can be asked for:
 /// serde_json's default recursion limit (128, of which a value may use 127 levels), which keeps
@@ -29,15 +30,6 @@ pub const DEFAULT_MAX_STRING_BYTES: usize = 64 << 20;
 
 /// The size of the read buffer.
 const BUFFER_BYTES: usize = 128 << 10;
-
-/// The newtype name under which [`Counts`](crate::Counts) asks for an array of integers up to
-/// `u64::MAX`. Other deserializers ignore the name and hand over an ordinary sequence; this one
-/// reads the whole array in one loop and hands over, as the bytes of a `[u64]`, the largest
-/// value, how many values are not zero, then the values.
-pub(crate) const COUNTS_TOKEN: &str = "$profkit_poplar::private::Counts";
-
-/// As [`COUNTS_TOKEN`], for arrays of indices (integers below 2^32).
-pub(crate) const INDICES_TOKEN: &str = "$profkit_poplar::private::Indices";
 
 /// Settings of the reader.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
