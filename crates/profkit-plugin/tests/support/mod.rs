@@ -24,7 +24,7 @@ pub fn plugins_dir() -> PathBuf {
 /// A scratch directory for the tests of this package.
 pub fn scratch() -> PathBuf {
     let dir = Path::new(env!("CARGO_TARGET_TMPDIR"))
-        .join(concat!(env!("CARGO_PKG_NAME"), "-plugin-tests"));
+        .join(concat!("plugin-tests-", env!("CARGO_PKG_NAME")));
     std::fs::create_dir_all(&dir).unwrap();
     dir
 }
