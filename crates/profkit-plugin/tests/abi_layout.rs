@@ -9,77 +9,90 @@ use std::mem::{offset_of, size_of};
 
 use profkit_plugin::abi::*;
 
-/// One layout fact: its name, the C expression for it, Rust's value, and the value profkit
-/// ships on x86_64 where that is pinned.
+/// One layout fact: its name, the C expression for it, and Rust's value.
 struct Fact {
     name: String,
     c: String,
     rust: usize,
-    x86_64: Option<usize>,
 }
 
-/// `size TP_Profiler`, `size TF_Code = Code`: a struct's size.
-/// `offset TP_Profiler.ext`: a field's offset. `constant TP_MAJOR`: a constant's value.
-macro_rules! fact {
-    (size $c:ident $(= $rust:ty)? $(; x86_64 $x:expr)?) => {
-        fact!(@ concat!("sizeof ", stringify!($c)), concat!("sizeof(", stringify!($c), ")"),
-              size_of::<fact!(@type $c $($rust)?)>(), [$($x)?])
+impl Fact {
+    fn new(name: &str, c: &str, rust: usize) -> Fact {
+        Fact {
+            name: name.to_owned(),
+            c: c.to_owned(),
+            rust,
+        }
+    }
+}
+
+/// Each struct's size and the offsets of the fields listed.
+macro_rules! layouts {
+    ($($t:ident { $($f:ident),* $(,)? })*) => {
+        vec![$(
+            Fact::new(
+                concat!("sizeof ", stringify!($t)),
+                concat!("sizeof(", stringify!($t), ")"),
+                size_of::<$t>(),
+            ),
+            $(Fact::new(
+                concat!("offset ", stringify!($t), ".", stringify!($f)),
+                concat!("offsetof(", stringify!($t), ", ", stringify!($f), ")"),
+                offset_of!($t, $f),
+            ),)*
+        )*]
     };
-    (offset $t:ident . $f:ident $(; x86_64 $x:expr)?) => {
-        fact!(@ concat!("offset ", stringify!($t), ".", stringify!($f)),
-              concat!("offsetof(", stringify!($t), ", ", stringify!($f), ")"),
-              offset_of!($t, $f), [$($x)?])
-    };
-    (constant $c:ident $(; x86_64 $x:expr)?) => {
-        fact!(@ concat!("const ", stringify!($c)), stringify!($c),
-              usize::try_from($c).unwrap(), [$($x)?])
-    };
-    (@type $c:ident) => { $c };
-    (@type $c:ident $rust:ty) => { $rust };
-    (@pin) => { None };
-    (@pin $x:expr) => { Some($x) };
-    (@ $name:expr, $c:expr, $rust:expr, [$($x:expr)?]) => {
-        Fact { name: $name.to_owned(), c: $c.to_owned(), rust: $rust, x86_64: fact!(@pin $($x)?) }
+}
+
+/// Each constant's value.
+macro_rules! constants {
+    ($($c:ident),* $(,)?) => {
+        vec![$(Fact::new(
+            concat!("const ", stringify!($c)),
+            stringify!($c),
+            usize::try_from($c).unwrap(),
+        )),*]
     };
 }
 
 fn facts() -> Vec<Fact> {
-    vec![
-        fact!(size TP_Profiler),
-        fact!(offset TP_Profiler.struct_size),
-        fact!(offset TP_Profiler.ext),
-        fact!(offset TP_Profiler.device_type),
-        fact!(size TP_ProfilerFns),
-        fact!(offset TP_ProfilerFns.struct_size),
-        fact!(offset TP_ProfilerFns.ext),
-        fact!(offset TP_ProfilerFns.start),
-        fact!(offset TP_ProfilerFns.stop),
-        fact!(offset TP_ProfilerFns.collect_data_xspace),
-        fact!(size TF_ProfilerRegistrationParams),
-        fact!(offset TF_ProfilerRegistrationParams.struct_size),
-        fact!(offset TF_ProfilerRegistrationParams.ext),
-        fact!(offset TF_ProfilerRegistrationParams.major_version),
-        fact!(offset TF_ProfilerRegistrationParams.minor_version),
-        fact!(offset TF_ProfilerRegistrationParams.patch_version),
-        fact!(offset TF_ProfilerRegistrationParams.profiler; x86_64 32),
-        fact!(offset TF_ProfilerRegistrationParams.profiler_fns),
-        fact!(offset TF_ProfilerRegistrationParams.destroy_profiler; x86_64 48),
-        fact!(offset TF_ProfilerRegistrationParams.destroy_profiler_fns),
-        fact!(constant TP_PROFILER_STRUCT_SIZE; x86_64 24),
-        fact!(constant TP_PROFILER_FNS_STRUCT_SIZE; x86_64 40),
-        fact!(constant TF_PROFILER_REGISTRATION_PARAMS_STRUCT_SIZE; x86_64 64),
-        fact!(constant TP_MAJOR),
-        fact!(constant TP_MINOR),
-        fact!(constant TP_PATCH),
-        fact!(size TF_Code = Code),
-    ]
+    let mut facts = layouts! {
+        TP_Profiler { struct_size, ext, device_type }
+        TP_ProfilerFns { struct_size, ext, start, stop, collect_data_xspace }
+        TF_ProfilerRegistrationParams {
+            struct_size, ext, major_version, minor_version, patch_version,
+            profiler, profiler_fns, destroy_profiler, destroy_profiler_fns,
+        }
+    };
+    facts.extend(constants![
+        TP_PROFILER_STRUCT_SIZE,
+        TP_PROFILER_FNS_STRUCT_SIZE,
+        TF_PROFILER_REGISTRATION_PARAMS_STRUCT_SIZE,
+        TP_MAJOR,
+        TP_MINOR,
+        TP_PATCH,
+    ]);
+    facts.push(Fact::new(
+        "sizeof TF_Code",
+        "sizeof(TF_Code)",
+        size_of::<Code>(),
+    ));
+    facts
 }
+
+/// The values profkit ships on x86_64.
+const SHIPPED_ON_X86_64: [(&str, usize); 5] = [
+    ("const TP_PROFILER_STRUCT_SIZE", 24),
+    ("const TP_PROFILER_FNS_STRUCT_SIZE", 40),
+    ("const TF_PROFILER_REGISTRATION_PARAMS_STRUCT_SIZE", 64),
+    ("offset TF_ProfilerRegistrationParams.profiler", 32),
+    ("offset TF_ProfilerRegistrationParams.destroy_profiler", 48),
+];
 
 /// The C program printing every fact as `name value`.
 fn program(facts: &[Fact]) -> String {
-    let mut text = String::from(
-        "#include <stddef.h>\n#include <stdio.h>\n#include \"profkit_plugin.h\"\nint main(void) {\n",
-    );
+    let mut text = String::from("#include <stdio.h>\n#include \"profkit_plugin.h\"\n");
+    text += "int main(void) {\n";
     for fact in facts {
         text += &format!(
             "  printf(\"%s %zu\\n\", \"{}\", (size_t)({}));\n",
@@ -127,10 +140,10 @@ fn c_and_rust_agree_on_every_size_and_offset() {
 #[test]
 fn the_shipped_sizes_on_x86_64() {
     if cfg!(all(target_arch = "x86_64", target_pointer_width = "64")) {
-        let pinned: Vec<Fact> = facts().into_iter().filter(|f| f.x86_64.is_some()).collect();
-        assert_eq!(pinned.len(), 5);
-        for fact in pinned {
-            assert_eq!(Some(fact.rust), fact.x86_64, "{}", fact.name);
+        let facts = facts();
+        for (name, shipped) in SHIPPED_ON_X86_64 {
+            let rust = facts.iter().find(|f| f.name == name).map(|f| f.rust);
+            assert_eq!(rust, Some(shipped), "{name}");
         }
     }
 }
