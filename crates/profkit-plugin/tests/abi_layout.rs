@@ -1,5 +1,6 @@
-//! C and Rust agree on every size and offset of the ABI: a C program compiled against
-//! `include/profkit_plugin.h` prints them and the test compares them with Rust's.
+//! C and Rust agree on every size and offset of the ABI: one table of layout facts gives both the
+//! C program, compiled against `include/profkit_plugin.h`, that prints them, and Rust's values
+//! that the test compares them with.
 
 mod support;
 
@@ -8,35 +9,104 @@ use std::mem::{offset_of, size_of};
 
 use profkit_plugin::abi::*;
 
-const PROGRAM: &str = r#"
-#include <stdio.h>
-#include "profkit_plugin.h"
-#define SIZE(T) printf("sizeof %s %zu\n", #T, sizeof(T))
-#define OFF(T, F) printf("offset %s.%s %zu\n", #T, #F, offsetof(T, F))
-int main(void) {
-  SIZE(TP_Profiler); OFF(TP_Profiler, struct_size); OFF(TP_Profiler, ext); OFF(TP_Profiler, device_type);
-  SIZE(TP_ProfilerFns); OFF(TP_ProfilerFns, struct_size); OFF(TP_ProfilerFns, ext);
-  OFF(TP_ProfilerFns, start); OFF(TP_ProfilerFns, stop); OFF(TP_ProfilerFns, collect_data_xspace);
-  SIZE(TF_ProfilerRegistrationParams); OFF(TF_ProfilerRegistrationParams, struct_size);
-  OFF(TF_ProfilerRegistrationParams, ext); OFF(TF_ProfilerRegistrationParams, major_version);
-  OFF(TF_ProfilerRegistrationParams, minor_version); OFF(TF_ProfilerRegistrationParams, patch_version);
-  OFF(TF_ProfilerRegistrationParams, profiler); OFF(TF_ProfilerRegistrationParams, profiler_fns);
-  OFF(TF_ProfilerRegistrationParams, destroy_profiler);
-  OFF(TF_ProfilerRegistrationParams, destroy_profiler_fns);
-  printf("const TP_PROFILER_STRUCT_SIZE %zu\n", (size_t)TP_PROFILER_STRUCT_SIZE);
-  printf("const TP_PROFILER_FNS_STRUCT_SIZE %zu\n", (size_t)TP_PROFILER_FNS_STRUCT_SIZE);
-  printf("const TF_PROFILER_REGISTRATION_PARAMS_STRUCT_SIZE %zu\n",
-         (size_t)TF_PROFILER_REGISTRATION_PARAMS_STRUCT_SIZE);
-  printf("const version %d.%d.%d\n", TP_MAJOR, TP_MINOR, TP_PATCH);
-  printf("sizeof TF_Code %zu\n", sizeof(TF_Code));
-  return 0;
+/// One layout fact: its name, the C expression for it, and Rust's value.
+struct Fact {
+    name: String,
+    c: String,
+    rust: usize,
 }
-"#;
 
-fn c_layout() -> BTreeMap<String, String> {
+impl Fact {
+    fn new(name: &str, c: &str, rust: usize) -> Fact {
+        Fact {
+            name: name.to_owned(),
+            c: c.to_owned(),
+            rust,
+        }
+    }
+}
+
+/// Each struct's size and the offsets of the fields listed.
+macro_rules! layouts {
+    ($($t:ident { $($f:ident),* $(,)? })*) => {
+        vec![$(
+            Fact::new(
+                concat!("sizeof ", stringify!($t)),
+                concat!("sizeof(", stringify!($t), ")"),
+                size_of::<$t>(),
+            ),
+            $(Fact::new(
+                concat!("offset ", stringify!($t), ".", stringify!($f)),
+                concat!("offsetof(", stringify!($t), ", ", stringify!($f), ")"),
+                offset_of!($t, $f),
+            ),)*
+        )*]
+    };
+}
+
+/// Each constant's value.
+macro_rules! constants {
+    ($($c:ident),* $(,)?) => {
+        vec![$(Fact::new(
+            concat!("const ", stringify!($c)),
+            stringify!($c),
+            usize::try_from($c).unwrap(),
+        )),*]
+    };
+}
+
+fn facts() -> Vec<Fact> {
+    let mut facts = layouts! {
+        TP_Profiler { struct_size, ext, device_type }
+        TP_ProfilerFns { struct_size, ext, start, stop, collect_data_xspace }
+        TF_ProfilerRegistrationParams {
+            struct_size, ext, major_version, minor_version, patch_version,
+            profiler, profiler_fns, destroy_profiler, destroy_profiler_fns,
+        }
+    };
+    facts.extend(constants![
+        TP_PROFILER_STRUCT_SIZE,
+        TP_PROFILER_FNS_STRUCT_SIZE,
+        TF_PROFILER_REGISTRATION_PARAMS_STRUCT_SIZE,
+        TP_MAJOR,
+        TP_MINOR,
+        TP_PATCH,
+    ]);
+    facts.push(Fact::new(
+        "sizeof TF_Code",
+        "sizeof(TF_Code)",
+        size_of::<Code>(),
+    ));
+    facts
+}
+
+/// The values profkit ships on x86_64.
+const SHIPPED_ON_X86_64: [(&str, usize); 5] = [
+    ("const TP_PROFILER_STRUCT_SIZE", 24),
+    ("const TP_PROFILER_FNS_STRUCT_SIZE", 40),
+    ("const TF_PROFILER_REGISTRATION_PARAMS_STRUCT_SIZE", 64),
+    ("offset TF_ProfilerRegistrationParams.profiler", 32),
+    ("offset TF_ProfilerRegistrationParams.destroy_profiler", 48),
+];
+
+/// The C program printing every fact as `name value`.
+fn program(facts: &[Fact]) -> String {
+    let mut text = String::from("#include <stdio.h>\n#include \"profkit_plugin.h\"\n");
+    text += "int main(void) {\n";
+    for fact in facts {
+        text += &format!(
+            "  printf(\"%s %zu\\n\", \"{}\", (size_t)({}));\n",
+            fact.name, fact.c
+        );
+    }
+    text + "  return 0;\n}\n"
+}
+
+/// What C says, fact by fact.
+fn c_layout(facts: &[Fact]) -> BTreeMap<String, String> {
     let dir = support::scratch();
     let source = dir.join("layout.c");
-    std::fs::write(&source, PROGRAM).unwrap();
+    std::fs::write(&source, program(facts)).unwrap();
     let exe = dir.join("layout");
     support::compile(&exe, &[source.to_str().unwrap()]);
     let output = std::process::Command::new(&exe).output().unwrap();
@@ -54,108 +124,26 @@ fn c_layout() -> BTreeMap<String, String> {
 #[test]
 #[cfg_attr(miri, ignore)]
 fn c_and_rust_agree_on_every_size_and_offset() {
-    let mut rust: BTreeMap<String, String> = BTreeMap::new();
-    let mut put = |k: &str, v: usize| {
-        rust.insert(k.to_owned(), v.to_string());
-    };
-    put("sizeof TP_Profiler", size_of::<TP_Profiler>());
-    put(
-        "offset TP_Profiler.struct_size",
-        offset_of!(TP_Profiler, struct_size),
-    );
-    put("offset TP_Profiler.ext", offset_of!(TP_Profiler, ext));
-    put(
-        "offset TP_Profiler.device_type",
-        offset_of!(TP_Profiler, device_type),
-    );
-    put("sizeof TP_ProfilerFns", size_of::<TP_ProfilerFns>());
-    put(
-        "offset TP_ProfilerFns.struct_size",
-        offset_of!(TP_ProfilerFns, struct_size),
-    );
-    put("offset TP_ProfilerFns.ext", offset_of!(TP_ProfilerFns, ext));
-    put(
-        "offset TP_ProfilerFns.start",
-        offset_of!(TP_ProfilerFns, start),
-    );
-    put(
-        "offset TP_ProfilerFns.stop",
-        offset_of!(TP_ProfilerFns, stop),
-    );
-    put(
-        "offset TP_ProfilerFns.collect_data_xspace",
-        offset_of!(TP_ProfilerFns, collect_data_xspace),
-    );
-    type P = TF_ProfilerRegistrationParams;
-    put("sizeof TF_ProfilerRegistrationParams", size_of::<P>());
-    put(
-        "offset TF_ProfilerRegistrationParams.struct_size",
-        offset_of!(P, struct_size),
-    );
-    put(
-        "offset TF_ProfilerRegistrationParams.ext",
-        offset_of!(P, ext),
-    );
-    put(
-        "offset TF_ProfilerRegistrationParams.major_version",
-        offset_of!(P, major_version),
-    );
-    put(
-        "offset TF_ProfilerRegistrationParams.minor_version",
-        offset_of!(P, minor_version),
-    );
-    put(
-        "offset TF_ProfilerRegistrationParams.patch_version",
-        offset_of!(P, patch_version),
-    );
-    put(
-        "offset TF_ProfilerRegistrationParams.profiler",
-        offset_of!(P, profiler),
-    );
-    put(
-        "offset TF_ProfilerRegistrationParams.profiler_fns",
-        offset_of!(P, profiler_fns),
-    );
-    put(
-        "offset TF_ProfilerRegistrationParams.destroy_profiler",
-        offset_of!(P, destroy_profiler),
-    );
-    put(
-        "offset TF_ProfilerRegistrationParams.destroy_profiler_fns",
-        offset_of!(P, destroy_profiler_fns),
-    );
-    put("const TP_PROFILER_STRUCT_SIZE", TP_PROFILER_STRUCT_SIZE);
-    put(
-        "const TP_PROFILER_FNS_STRUCT_SIZE",
-        TP_PROFILER_FNS_STRUCT_SIZE,
-    );
-    put(
-        "const TF_PROFILER_REGISTRATION_PARAMS_STRUCT_SIZE",
-        TF_PROFILER_REGISTRATION_PARAMS_STRUCT_SIZE,
-    );
-    put("sizeof TF_Code", size_of::<Code>());
-    rust.insert(
-        "const version".into(),
-        format!("{TP_MAJOR}.{TP_MINOR}.{TP_PATCH}"),
-    );
-    assert_eq!(c_layout(), rust);
+    let facts = facts();
+    let mut c = c_layout(&facts);
+    let mut wrong = Vec::new();
+    for fact in &facts {
+        let said = c.remove(&fact.name);
+        if said != Some(fact.rust.to_string()) {
+            wrong.push(format!("{}: C {said:?}, Rust {}", fact.name, fact.rust));
+        }
+    }
+    assert!(wrong.is_empty(), "C and Rust disagree: {wrong:#?}");
+    assert!(c.is_empty(), "C printed facts the table lacks: {c:?}");
 }
 
 #[test]
 fn the_shipped_sizes_on_x86_64() {
     if cfg!(all(target_arch = "x86_64", target_pointer_width = "64")) {
-        assert_eq!(
-            (
-                TP_PROFILER_STRUCT_SIZE,
-                TP_PROFILER_FNS_STRUCT_SIZE,
-                TF_PROFILER_REGISTRATION_PARAMS_STRUCT_SIZE
-            ),
-            (24, 40, 64)
-        );
-        assert_eq!(offset_of!(TF_ProfilerRegistrationParams, profiler), 32);
-        assert_eq!(
-            offset_of!(TF_ProfilerRegistrationParams, destroy_profiler),
-            48
-        );
+        let facts = facts();
+        for (name, shipped) in SHIPPED_ON_X86_64 {
+            let rust = facts.iter().find(|f| f.name == name).map(|f| f.rust);
+            assert_eq!(rust, Some(shipped), "{name}");
+        }
     }
 }

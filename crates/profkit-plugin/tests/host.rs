@@ -4,15 +4,17 @@
 
 mod support;
 
-use profkit_plugin::check::{Check, CheckId, CheckOptions, Outcome, run_in_process};
+use std::path::Path;
+
+use profkit_plugin::check::{Check, CheckId, CheckOptions, Message, Outcome, run_in_process};
 use profkit_plugin::host::Library;
 use profkit_plugin::{Error, status};
 
 // This test binary is the host: it exports the TF_Status functions (see build.rs).
 profkit_plugin::export_tf_status!();
 
-fn checks(mode: &str, tag: &str) -> Vec<Check> {
-    let lib = support::c_plugin(mode, tag);
+/// The checks of the plugin at `lib`, run in this process.
+fn checks_of(lib: &Path) -> Vec<Check> {
     let options = CheckOptions {
         sessions: 3,
         // Other tests run in this process at the same time: memory is checked in the CLI tests.
@@ -20,31 +22,133 @@ fn checks(mode: &str, tag: &str) -> Vec<Check> {
         ..CheckOptions::default()
     };
     let mut checks = Vec::new();
-    run_in_process(&lib, &options, &mut |m| {
-        if let profkit_plugin::check::Message::Check { check } = m {
+    run_in_process(lib, &options, &mut |m| {
+        if let Message::Check { check } = m {
             checks.push(check.clone());
         }
     });
     checks
 }
 
-fn outcome(checks: &[Check], id: CheckId) -> (Outcome, String) {
-    let c = checks
-        .iter()
-        .find(|c| c.id == id)
-        .unwrap_or_else(|| panic!("{id:?} missing from {checks:#?}"));
-    (c.outcome, c.detail.clone())
+/// What a check must find: its outcome, and words its detail holds.
+type Want = (CheckId, Outcome, &'static str);
+
+/// The problems with `checks` against `want`: a check missing or with another outcome or detail,
+/// and checks out of report order (the child reports all but no-crash, each once).
+fn problems(checks: &[Check], want: &[Want]) -> Vec<String> {
+    let mut found = Vec::new();
+    let ids: Vec<CheckId> = checks.iter().map(|c| c.id).collect();
+    if ids != CheckId::ALL[..CheckId::ALL.len() - 1] {
+        found.push(format!("the child reported {ids:?}"));
+    }
+    for &(id, outcome, needle) in want {
+        match checks.iter().find(|c| c.id == id) {
+            None => found.push(format!("{id:?} missing")),
+            Some(c) if c.outcome != outcome || !c.detail.contains(needle) => found.push(format!(
+                "{id:?}: want {outcome:?} with {needle:?}, got {:?}: {:?}",
+                c.outcome, c.detail
+            )),
+            Some(_) => {}
+        }
+    }
+    found
 }
 
-#[track_caller]
-fn expect(checks: &[Check], id: CheckId, want: Outcome, needle: &str) {
-    let (got, detail) = outcome(checks, id);
-    assert_eq!(got, want, "{id:?}: {detail}\n{checks:#?}");
-    assert!(
-        detail.contains(needle),
-        "{id:?}: {detail:?} lacks {needle:?}"
-    );
-}
+/// The C test plugin's modes and what the checker must find in each.
+const CASES: &[(&str, &[Want])] = &[
+    (
+        "null_fn",
+        &[
+            (
+                CheckId::Init,
+                Outcome::Fail,
+                "'collect_data_xspace' field in TP_ProfilerFns must be set",
+            ),
+            (CheckId::Restart, Outcome::Skip, "null"),
+        ],
+    ),
+    (
+        "bad_device",
+        &[
+            (
+                CheckId::DeviceType,
+                Outcome::Fail,
+                "\"MyDevice\" does not match",
+            ),
+            (CheckId::Init, Outcome::Fail, "abort"),
+            (CheckId::Restart, Outcome::Pass, "3 sessions"),
+        ],
+    ),
+    (
+        // TF_SetStatus hard-linked.
+        "error_init",
+        &[(
+            CheckId::Init,
+            Outcome::Fail,
+            "TF_InitProfiler returned UNAVAILABLE: no device here",
+        )],
+    ),
+    (
+        "size_mismatch",
+        &[(CheckId::CallsAgree, Outcome::Fail, "the second")],
+    ),
+    (
+        "no_size",
+        &[(CheckId::FirstCallSize, Outcome::Fail, "uninitialised")],
+    ),
+    (
+        "ignore_small",
+        &[(CheckId::SmallBuffer, Outcome::Fail, "wrote past the end")],
+    ),
+    (
+        "accept_small",
+        &[(CheckId::SmallBuffer, Outcome::Fail, "accepted")],
+    ),
+    (
+        "empty_bytes",
+        &[(CheckId::EmptySession, Outcome::Fail, "holding no events")],
+    ),
+    (
+        "not_restartable",
+        &[(
+            CheckId::Restart,
+            Outcome::Fail,
+            "this profiler starts only once",
+        )],
+    ),
+    (
+        "destroy_frees",
+        &[(
+            CheckId::Destroy,
+            Outcome::Fail,
+            "state freed by destroy_profiler",
+        )],
+    ),
+    (
+        // Replacing core-owned pointers.
+        "clobber",
+        &[
+            (
+                CheckId::Init,
+                Outcome::Fail,
+                "'device_type' field in TP_Profiler must be set",
+            ),
+            (CheckId::Abi, Outcome::Fail, "params.profiler was replaced"),
+        ],
+    ),
+    (
+        // Stricter than TensorFlow.
+        "bad_struct_size",
+        &[
+            (CheckId::Init, Outcome::Pass, "OK"),
+            (
+                CheckId::Abi,
+                Outcome::Fail,
+                "TP_Profiler.struct_size is 16, not 24",
+            ),
+        ],
+    ),
+];
 
 #[test]
 #[cfg_attr(miri, ignore)]
@@ -56,7 +160,7 @@ fn this_process_exports_its_status_functions() {
 #[test]
 #[cfg_attr(miri, ignore)]
 fn a_correct_c_plugin_registers_and_runs_sessions() {
-    let lib = Library::open(support::c_plugin("good", "session")).unwrap();
+    let lib = Library::open(support::c_plugin("good")).unwrap();
     let registration = lib.init();
     assert_eq!(registration.tensorflow_problems(), Vec::<String>::new());
     assert_eq!(registration.strict_problems(), Vec::<String>::new());
@@ -78,7 +182,7 @@ fn a_correct_c_plugin_registers_and_runs_sessions() {
 #[test]
 #[cfg_attr(miri, ignore)]
 fn every_check_passes_for_a_correct_plugin() {
-    let checks = checks("good", "checks");
+    let checks = checks_of(&support::c_plugin("good"));
     for check in &checks {
         assert_eq!(check.outcome, Outcome::Pass, "{check:?}");
     }
@@ -104,160 +208,36 @@ fn missing_files_and_symbols_are_load_failures() {
         err.to_string().contains("does not export TF_InitProfiler"),
         "{err}"
     );
-    let checks = {
-        let mut v = Vec::new();
-        run_in_process(&lib, &CheckOptions::default(), &mut |m| {
-            if let profkit_plugin::check::Message::Check { check } = m {
-                v.push(check.clone());
-            }
-        });
-        v
-    };
-    expect(&checks, CheckId::Load, Outcome::Fail, "TF_InitProfiler");
-    expect(&checks, CheckId::Restart, Outcome::Skip, "did not load");
+    let checks = checks_of(&lib);
+    let want = [
+        (CheckId::Load, Outcome::Fail, "TF_InitProfiler"),
+        (CheckId::Restart, Outcome::Skip, "did not load"),
+    ];
+    assert_eq!(problems(&checks, &want), Vec::<String>::new());
 }
 
 #[test]
 #[cfg_attr(miri, ignore)]
-fn a_null_function_fails_init_and_stops_the_run() {
-    let checks = checks("null_fn", "a");
-    expect(
-        &checks,
-        CheckId::Init,
-        Outcome::Fail,
-        "'collect_data_xspace' field in TP_ProfilerFns must be set",
+fn each_broken_mode_fails_its_checks() {
+    support::run_cases(
+        CASES,
+        |(mode, _)| mode,
+        |(mode, want)| problems(&checks_of(&support::c_plugin(mode)), want),
     );
-    expect(&checks, CheckId::Restart, Outcome::Skip, "null");
-    let lib = Library::open(support::c_plugin("null_fn", "b")).unwrap();
+}
+
+#[test]
+#[cfg_attr(miri, ignore)]
+fn the_host_refuses_a_null_function() {
+    let lib = Library::open(support::c_plugin("null_fn")).unwrap();
     assert!(matches!(lib.init().profiler(), Err(Error::Invalid { .. })));
 }
 
 #[test]
 #[cfg_attr(miri, ignore)]
-fn an_illegal_device_type_fails_but_sessions_still_run() {
-    let checks = checks("bad_device", "a");
-    expect(
-        &checks,
-        CheckId::DeviceType,
-        Outcome::Fail,
-        "\"MyDevice\" does not match",
-    );
-    expect(&checks, CheckId::Init, Outcome::Fail, "abort");
-    expect(&checks, CheckId::Restart, Outcome::Pass, "3 sessions");
-}
-
-#[test]
-#[cfg_attr(miri, ignore)]
-fn an_init_error_set_through_a_hard_linked_tf_set_status() {
-    let checks = checks("error_init", "a");
-    expect(
-        &checks,
-        CheckId::Init,
-        Outcome::Fail,
-        "TF_InitProfiler returned UNAVAILABLE: no device here",
-    );
-}
-
-#[test]
-#[cfg_attr(miri, ignore)]
-fn sizes_that_differ_between_the_two_calls() {
-    let checks = checks("size_mismatch", "a");
-    expect(&checks, CheckId::CallsAgree, Outcome::Fail, "the second");
-    let lib = Library::open(support::c_plugin("size_mismatch", "b")).unwrap();
+fn the_host_refuses_sizes_that_differ_between_the_two_calls() {
+    let lib = Library::open(support::c_plugin("size_mismatch")).unwrap();
     let mut profiler = lib.init().profiler().unwrap();
     let err = profiler.session(|| {}).unwrap_err();
     assert!(matches!(err, Error::SizeMismatch { .. }), "{err}");
-}
-
-#[test]
-#[cfg_attr(miri, ignore)]
-fn a_first_call_that_leaves_the_size_unwritten() {
-    let checks = checks("no_size", "a");
-    expect(
-        &checks,
-        CheckId::FirstCallSize,
-        Outcome::Fail,
-        "uninitialised",
-    );
-}
-
-#[test]
-#[cfg_attr(miri, ignore)]
-fn too_small_buffers_overrun_or_accepted() {
-    let checks = checks("ignore_small", "a");
-    expect(
-        &checks,
-        CheckId::SmallBuffer,
-        Outcome::Fail,
-        "wrote past the end",
-    );
-    let checks = self::checks("accept_small", "a");
-    expect(&checks, CheckId::SmallBuffer, Outcome::Fail, "accepted");
-}
-
-#[test]
-#[cfg_attr(miri, ignore)]
-fn bytes_without_events_from_an_idle_session() {
-    let checks = checks("empty_bytes", "a");
-    expect(
-        &checks,
-        CheckId::EmptySession,
-        Outcome::Fail,
-        "holding no events",
-    );
-}
-
-#[test]
-#[cfg_attr(miri, ignore)]
-fn a_plugin_that_starts_once() {
-    let checks = checks("not_restartable", "a");
-    expect(
-        &checks,
-        CheckId::Restart,
-        Outcome::Fail,
-        "this profiler starts only once",
-    );
-}
-
-#[test]
-#[cfg_attr(miri, ignore)]
-fn destroy_callbacks_that_free_state_in_use() {
-    let checks = checks("destroy_frees", "a");
-    expect(
-        &checks,
-        CheckId::Destroy,
-        Outcome::Fail,
-        "state freed by destroy_profiler",
-    );
-}
-
-#[test]
-#[cfg_attr(miri, ignore)]
-fn replacing_core_owned_pointers() {
-    let checks = checks("clobber", "a");
-    expect(
-        &checks,
-        CheckId::Init,
-        Outcome::Fail,
-        "'device_type' field in TP_Profiler must be set",
-    );
-    expect(
-        &checks,
-        CheckId::Abi,
-        Outcome::Fail,
-        "params.profiler was replaced",
-    );
-}
-
-#[test]
-#[cfg_attr(miri, ignore)]
-fn wrong_struct_sizes_are_stricter_than_tensorflow() {
-    let checks = checks("bad_struct_size", "a");
-    expect(&checks, CheckId::Init, Outcome::Pass, "OK");
-    expect(
-        &checks,
-        CheckId::Abi,
-        Outcome::Fail,
-        "TP_Profiler.struct_size is 16, not 24",
-    );
 }
