@@ -1,6 +1,6 @@
 //! The event model: marks, push ranges and pop ranges, recorded per thread.
 //!
-//! This is the seed's model, as Paddle still implements it: an [`Event`] has a kind, a name, the
+//! This is Paddle's event model, as Paddle still implements it: an [`Event`] has a kind, a name, the
 //! index of the profiler thread that recorded it, a CPU timestamp in nanoseconds and, when a
 //! device was profiled, a device timestamp. A thread's events form a [`ThreadEvents`] list, in
 //! the order they were recorded; a [`Recording`] holds the lists of every thread, plus what a file
@@ -14,7 +14,7 @@ use serde::{Deserialize, Serialize};
 /// An event name: borrowed for `&'static str` names (no allocation), owned otherwise.
 pub type Name = Cow<'static, str>;
 
-/// The three kinds of event of the seed's `EventKind`.
+/// The three kinds of event of Paddle's `EventKind`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum EventKind {
@@ -131,7 +131,7 @@ impl ThreadEvents {
     }
 }
 
-/// Which clocks a recording's ranges were timed with: the seed's `ProfilerState`, with Paddle's
+/// Which clocks a recording's ranges were timed with: Paddle's `ProfilerState`, with Paddle's
 /// `All`.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]

@@ -1,4 +1,4 @@
-//! A low-overhead recorder of events for Rust programs: the seed's `RecordEvent`.
+//! A low-overhead recorder of events for Rust programs, in the manner of Paddle's `RecordEvent`.
 //!
 //! One global state word says whether the recorder is on (and in which [`ProfilerState`]); when it
 //! is off, a [`RecordEvent`], [`mark`] or [`record_event!`](crate::record_event) costs one relaxed
@@ -83,7 +83,7 @@ fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
 /// index of something that will give one later), and [`DeviceTimer::resolve`] turns tokens into
 /// nanoseconds when [`disable`] collects the events.
 ///
-/// A CUDA backend, as the seed designs it: `timestamp` takes a `cudaEvent_t` from a pool (grown
+/// A CUDA backend, as Paddle's profiler design has it: `timestamp` takes a `cudaEvent_t` from a pool (grown
 /// off the hot path), records it on the current stream with `cudaEventRecord`, and returns its
 /// pool index; `resolve` calls `cudaEventSynchronize` on it and returns
 /// `cudaEventElapsedTime(reference, event)` in nanoseconds, where `reference` is an event
@@ -556,7 +556,7 @@ impl Callsite {
     }
 }
 
-/// A range: a push when made, the matching pop when dropped (the seed's `RecordEvent`). Nothing
+/// A range: a push when made, the matching pop when dropped (Paddle's `RecordEvent`). Nothing
 /// is recorded when the recorder is off when it is made; a pop whose session has ended is not
 /// recorded either (its push shows up as never popped).
 #[must_use = "the range ends when this is dropped: bind it with `let _range = ...`"]

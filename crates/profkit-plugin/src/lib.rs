@@ -6,7 +6,7 @@
 //! device type, `TP_ProfilerFns` with `start`, `stop` and `collect_data_xspace`), then runs
 //! profiling sessions: `start`, `stop`, and a two-call `collect_data_xspace` that first asks for
 //! the size of the serialised XSpace, then for the bytes. Where the RFC and TensorFlow's code
-//! differ, this crate follows the code (`../shared/reference/plugin-abi.md`).
+//! differ, this crate follows the code.
 //!
 //! - [`plugin`]: implement [`plugin::Profiler`] and invoke [`export_profiler!`] in a `cdylib`;
 //!   the generated code does everything TensorFlow relies on and keeps panics from crossing the

@@ -11,7 +11,7 @@ record! {
         "bytesReceivedByTile" => bytes_received_by_tile: req Vec<Counts>,
         /// `bytesSentByTile[exchange][tile]`.
         "bytesSentByTile" => bytes_sent_by_tile: req Vec<Counts>,
-        /// `codeBytesByTile[exchange][tile]` (not in the seed; seen in Graphcore's code).
+        /// `codeBytesByTile[exchange][tile]` (not in the format's documentation; seen in Graphcore's code).
         "codeBytesByTile" => code_bytes_by_tile: opt Vec<Counts>,
         /// `cyclesByTile[exchange][tile]`.
         "cyclesByTile" => cycles_by_tile: req Vec<Counts>,

@@ -101,9 +101,9 @@ pub enum Program {
     Sync(Block),
     /// `WriteUndef`.
     WriteUndef(Block),
-    /// `Execute` (the seed names the program class; files use `OnTileExecute`).
+    /// `Execute` (the documentation names the program class; files use `OnTileExecute`).
     Execute(Block),
-    /// `Copy` (the seed names the program class; files use the exchange tags).
+    /// `Copy` (the documentation names the program class; files use the exchange tags).
     Copy(Block),
     /// Any other tag.
     Unknown(UnknownProgram),

@@ -117,10 +117,10 @@ pub enum Step {
     StreamCopy(ExchangeStep),
     /// `CopySharedStructure`.
     CopySharedStructure(ExchangeStep),
-    /// `SharedStructureCopy`: the seed names this among the exchange steps once (likely
+    /// `SharedStructureCopy`: the format's documentation names this among the exchange steps once (likely
     /// `CopySharedStructure` misspelt); read and written as spelt.
     SharedStructureCopy(ExchangeStep),
-    /// `Sync` (the seed's example spells it `sync`; `lowercase_tag` keeps the spelling).
+    /// `Sync` (the documentation's example spells it `sync`; `lowercase_tag` keeps the spelling).
     Sync {
         /// The step.
         step: SyncStep,

@@ -162,7 +162,7 @@ pub struct WriteReport {
     pub bytes: u64,
 }
 
-/// A function applied to a key's column before it is written (the seed's `summary=`).
+/// A function applied to a key's column before it is written (the original writer's `summary=`).
 pub type SummaryFn = Box<dyn FnMut(Column) -> Column + Send>;
 
 /// Writes one dataset: one phase, name and rank.

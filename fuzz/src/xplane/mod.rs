@@ -87,12 +87,11 @@ pub fn seed_encodings() -> Vec<Vec<u8>> {
     vec![encode(&full), encode(&strings_only)]
 }
 
-/// The real sample shared by the team, if it is there (`../shared/samples/xplane/` beside the
-/// repository).
+/// The real sample the conformance suite ships (written by the official Python classes).
 pub fn sample_encoding() -> Option<Vec<u8>> {
     let path = concat!(
         env!("CARGO_MANIFEST_DIR"),
-        "/../../shared/samples/xplane/myhost.xplane.pb"
+        "/../conformance/xplane/sample-myhost/input.xplane.pb"
     );
     std::fs::read(path).ok()
 }

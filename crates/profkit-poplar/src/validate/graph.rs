@@ -77,7 +77,7 @@ pub fn validate_graph(graph: &GraphProfile, base: &str) -> Vec<Problem> {
     }
     let per_tile = Some((tiles, "numTiles"));
 
-    // Sections the seed documents.
+    // Sections the format documents.
     for (present, key) in [
         (graph.optimization_info.is_some(), "optimizationInfo"),
         (graph.graph.is_some(), "graph"),

@@ -8,7 +8,7 @@
 //! must run in parallel but differ in length, and an execution profile that refers to programs,
 //! compute sets, exchanges or vertex types its graph profile lacks. Warnings are what a valid
 //! profile may well have: a section the format documents but the file lacks (older SDKs), a tag or
-//! mode this crate does not know, a step without a field the seed says it has.
+//! mode this crate does not know, a step without a field the format's documentation says it has.
 
 use std::fmt;
 
