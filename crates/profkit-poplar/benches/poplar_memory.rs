@@ -11,7 +11,6 @@
 //! `cargo bench -p profkit-poplar --bench poplar_memory`; without `--bench` it runs on the smoke
 //! data set.
 
-use std::ffi::OsStr;
 use std::hint::black_box;
 use std::path::Path;
 
@@ -64,11 +63,9 @@ fn measure(mode: &str, path: &Path) -> Result<(), String> {
 }
 
 fn main() -> Result<(), String> {
-    if let Some(args) = child::measure_args() {
-        let [mode, path] = &args[..] else {
-            return Err("--measure needs a mode and a file".into());
-        };
-        return measure(mode, Path::new(path));
+    if let Some(args) = child::mode_and_file() {
+        let (mode, path) = args?;
+        return measure(&mode, &path);
     }
     let (stem, sizes) = if profkit_bench::bench_mode() {
         ("poplar_graph_16ipu", common::FULL)
@@ -89,7 +86,7 @@ fn main() -> Result<(), String> {
         ("slice", "fs::read + from_slice (typed)"),
         ("value", "fs::read + serde_json Value"),
     ] {
-        let figures = child::run(&[OsStr::new(mode), path.as_os_str()])?;
+        let figures = child::run_mode(mode, &path)?;
         let [peak, kept, hwm] = ["heap_peak", "kept", "vm_hwm"].map(|k| child::figure(&figures, k));
         let (peak, kept, hwm) = (peak?, kept?, hwm?);
         println!(

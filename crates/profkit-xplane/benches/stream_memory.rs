@@ -11,7 +11,6 @@
 //! `cargo bench -p profkit-xplane --bench stream_memory`; without `--bench` (as under
 //! `cargo test --benches`) it runs on 10,000 events.
 
-use std::ffi::OsStr;
 use std::fs::File;
 use std::path::Path;
 
@@ -57,7 +56,7 @@ struct Measured {
 }
 
 fn run_child(mode: &str, path: &Path) -> Result<Measured, String> {
-    let figures = child::run(&[OsStr::new(mode), path.as_os_str()])?;
+    let figures = child::run_mode(mode, path)?;
     Ok(Measured {
         events: child::figure(&figures, "events")?,
         heap_peak: child::figure(&figures, "heap_peak")?,
@@ -70,11 +69,9 @@ fn mb(bytes: u64) -> f64 {
 }
 
 fn main() -> Result<(), String> {
-    if let Some(args) = child::measure_args() {
-        let [mode, path] = &args[..] else {
-            return Err("--measure needs a mode and a file".into());
-        };
-        return measure_one(mode, Path::new(path));
+    if let Some(args) = child::mode_and_file() {
+        let (mode, path) = args?;
+        return measure_one(&mode, &path);
     }
 
     let (events, stem) = if profkit_bench::bench_mode() {
