@@ -15,6 +15,8 @@
 //! ```
 
 use std::collections::BTreeMap;
+use std::ffi::OsStr;
+use std::path::{Path, PathBuf};
 use std::process::Command;
 
 /// The arguments after `--measure` when this process is a measuring child, else `None`.
@@ -24,6 +26,21 @@ pub fn measure_args() -> Option<Vec<String>> {
     Some(args.collect())
 }
 
+/// The arguments of a child that measures a mode on a file (`--measure MODE FILE`, as
+/// [`run_mode`] starts it), or `None` when this process is not a measuring child.
+pub fn mode_and_file() -> Option<Result<(String, PathBuf), String>> {
+    let args = measure_args()?;
+    Some(match <[String; 2]>::try_from(args) {
+        Ok([mode, file]) => Ok((mode, PathBuf::from(file))),
+        Err(_) => Err("--measure needs a mode and a file".into()),
+    })
+}
+
+/// Runs this binary again as `--measure MODE FILE` (see [`mode_and_file`]) and reads its figures.
+pub fn run_mode(mode: &str, file: &Path) -> Result<BTreeMap<String, u64>, String> {
+    run(&[OsStr::new(mode), file.as_os_str()])
+}
+
 /// Prints the child's figures as one line of `key=value` words.
 pub fn print(figures: &[(&str, u64)]) {
     let words: Vec<String> = figures.iter().map(|(k, v)| format!("{k}={v}")).collect();
@@ -31,7 +48,7 @@ pub fn print(figures: &[(&str, u64)]) {
 }
 
 /// Runs this binary again as `--measure ARGS...` and reads the `key=value` words it printed.
-pub fn run<S: AsRef<std::ffi::OsStr>>(args: &[S]) -> Result<BTreeMap<String, u64>, String> {
+pub fn run<S: AsRef<OsStr>>(args: &[S]) -> Result<BTreeMap<String, u64>, String> {
     let exe = std::env::current_exe().map_err(|e| e.to_string())?;
     let out = Command::new(exe)
         .arg("--measure")

@@ -13,14 +13,25 @@ use std::process::{Child, ChildStdin, ChildStdout, Command, Stdio};
 /// The interpreter to run a peer with: `$PROFKIT_PYTHON`, else `python` of the venv
 /// `.oracle/<venv>` under the workspace root when it exists.
 pub fn python(venv: &str) -> Option<PathBuf> {
-    if let Some(p) = std::env::var_os("PROFKIT_PYTHON") {
-        return Some(PathBuf::from(p));
+    if let Some(p) = env_python() {
+        return Some(p);
     }
     let python = crate::paths::workspace_root()
         .join(".oracle")
         .join(venv)
         .join("bin/python");
     python.exists().then_some(python)
+}
+
+/// The interpreter for a peer that needs nothing but Python's standard library:
+/// `$PROFKIT_PYTHON`, else `python3` as found on `PATH`.
+pub fn system_python() -> PathBuf {
+    env_python().unwrap_or_else(|| PathBuf::from("python3"))
+}
+
+/// `$PROFKIT_PYTHON`, which overrides every peer's interpreter.
+fn env_python() -> Option<PathBuf> {
+    std::env::var_os("PROFKIT_PYTHON").map(PathBuf::from)
 }
 
 /// A running peer.
@@ -105,4 +116,26 @@ impl Drop for Peer {
         drop(self.stdin.take());
         let _ = self.child.wait();
     }
+}
+
+/// The started peer, or `None` after printing `  Python peer skipped: WHY`: a bench goes on
+/// without a peer it cannot start (no interpreter, a missing module, other data).
+pub fn or_skip(peer: Result<Peer, String>) -> Option<Peer> {
+    peer.map_err(|why| println!("  Python peer skipped: {why}"))
+        .ok()
+}
+
+/// Asks the peer, if there is one, with `ask`; on an error prints `  Python peer failed: WHY` and
+/// drops the peer, so that the rest of the bench runs without it.
+pub fn ask_or_drop<T>(
+    peer: &mut Option<Peer>,
+    ask: impl FnOnce(&mut Peer) -> Result<T, String>,
+) -> Option<T> {
+    let answer = ask(peer.as_mut()?);
+    answer
+        .map_err(|why| {
+            println!("  Python peer failed: {why}");
+            *peer = None;
+        })
+        .ok()
 }

@@ -13,45 +13,18 @@
 //! Without `--bench` (as under `cargo test --benches`) it is a smoke test on one IPU.
 
 use std::hint::black_box;
-use std::io::{BufRead, BufReader, Write};
-use std::path::{Path, PathBuf};
-use std::process::{Child, ChildStdin, ChildStdout, Command, Stdio};
-use std::time::{Duration, Instant};
+use std::path::Path;
+use std::time::Duration;
 
 use criterion::{Criterion, SamplingMode, Throughput};
+use profkit_bench::peer::{self, Peer};
+use profkit_bench::timing::{Timings, time_once};
 use profkit_poplar::GraphProfile;
 
 mod common;
 
 /// Runs of each side in the peer comparison.
 const PEER_RUNS: usize = 5;
-
-/// The thread's CPU time in seconds, where `/proc` has it.
-fn thread_cpu() -> Option<f64> {
-    let text = std::fs::read_to_string("/proc/thread-self/schedstat").ok()?;
-    let ns: f64 = text.split_whitespace().next()?.parse().ok()?;
-    Some(ns / 1e9)
-}
-
-/// Wall and CPU seconds of `f`, the result dropped after the clocks stop.
-fn time_once<T>(f: impl FnOnce() -> T) -> (f64, f64) {
-    let cpu = thread_cpu();
-    let start = Instant::now();
-    let out = black_box(f());
-    let wall = start.elapsed().as_secs_f64();
-    let cpu = thread_cpu().zip(cpu).map_or(f64::NAN, |(b, a)| b - a);
-    drop(out);
-    (wall, cpu)
-}
-
-fn best_median(mut times: Vec<f64>) -> (f64, f64) {
-    times.retain(|t| t.is_finite());
-    times.sort_by(f64::total_cmp);
-    (
-        times.first().copied().unwrap_or(f64::NAN),
-        times.get(times.len() / 2).copied().unwrap_or(f64::NAN),
-    )
-}
 
 /// What proves the whole file was read: the numbers the Python peer reports too.
 fn counts(g: &GraphProfile) -> serde_json::Value {
@@ -76,7 +49,7 @@ fn read_value(path: &Path) -> Result<serde_json::Value, String> {
 }
 
 fn main() {
-    let bench = common::bench_mode();
+    let bench = profkit_bench::bench_mode();
     let (stem, sizes) = if bench {
         ("poplar_graph_16ipu", common::FULL)
     } else {
@@ -137,33 +110,13 @@ fn main() {
 fn peer_comparison(path: &Path, expected: &serde_json::Value) {
     let size = std::fs::metadata(path).map(|m| m.len()).unwrap_or(0) as f64;
     println!("\npeer comparison: {PEER_RUNS} alternating runs, the file in the page cache");
-    let mut peer = match Peer::start(path, expected) {
-        Ok(p) => Some(p),
-        Err(why) => {
-            println!("  Python peer skipped: {why}");
-            None
-        }
-    };
-    let mut wall: [Vec<f64>; 3] = Default::default();
-    let mut cpu: [Vec<f64>; 3] = Default::default();
+    let mut peer = peer::or_skip(start_peer(path, expected));
+    let mut timings: [Timings; 3] = Default::default();
     for _ in 0..PEER_RUNS {
-        let (w, c) = time_once(|| read_typed(path));
-        wall[0].push(w);
-        cpu[0].push(c);
-        let (w, c) = time_once(|| read_value(path));
-        wall[1].push(w);
-        cpu[1].push(c);
-        if let Some(p) = &mut peer {
-            match p.run() {
-                Ok((w, c)) => {
-                    wall[2].push(w);
-                    cpu[2].push(c);
-                }
-                Err(why) => {
-                    println!("  Python peer failed: {why}");
-                    peer = None;
-                }
-            }
+        timings[0].push(time_once(|| read_typed(path)));
+        timings[1].push(time_once(|| read_value(path)));
+        if let Some(run) = peer::ask_or_drop(&mut peer, run) {
+            timings[2].push(run);
         }
     }
     let names = [
@@ -172,9 +125,8 @@ fn peer_comparison(path: &Path, expected: &serde_json::Value) {
         "Python json.load",
     ];
     let mut results = serde_json::json!({ "runs": PEER_RUNS, "bytes": size, "counts": expected });
-    let stats: Vec<((f64, f64), (f64, f64))> = (0..3)
-        .map(|i| (best_median(wall[i].clone()), best_median(cpu[i].clone())))
-        .collect();
+    let stats: Vec<((f64, f64), (f64, f64))> =
+        timings.iter().map(|t| (t.wall(), t.cpu())).collect();
     for (i, ((wb, wm), (cb, cm))) in stats.iter().enumerate() {
         if !wb.is_finite() {
             continue;
@@ -190,7 +142,7 @@ fn peer_comparison(path: &Path, expected: &serde_json::Value) {
         );
         results[["profkit", "serde_json_value", "python_json_load"][i]] = serde_json::json!({
             "wall_best_s": wb, "wall_median_s": wm, "cpu_best_s": cb, "cpu_median_s": cm,
-            "wall_s": wall[i], "cpu_s": cpu[i],
+            "wall_s": timings[i].wall, "cpu_s": timings[i].cpu,
         });
     }
     let ours = stats[0];
@@ -206,7 +158,7 @@ fn peer_comparison(path: &Path, expected: &serde_json::Value) {
         }
     }
     if let Some(p) = &mut peer {
-        if let Ok(rss) = p.peak_rss() {
+        if let Ok(rss) = peak_rss(p) {
             println!(
                 "  Python's peak resident set: {:.0} MB ({:.1}x the file)",
                 rss / 1e6,
@@ -221,95 +173,36 @@ fn peer_comparison(path: &Path, expected: &serde_json::Value) {
         );
         results["python"] = p.header.clone();
     }
-    let out = common::data_dir().join("poplar.results.json");
-    match std::fs::write(&out, format!("{results:#}\n")) {
-        Ok(()) => println!("  results written to {}", out.display()),
-        Err(e) => println!("  cannot write {}: {e}", out.display()),
+    profkit_bench::paths::write_results("poplar.results.json", &results);
+}
+
+/// `benches/json_load.py --serve` (the standard library only, so any `python3`), once it has
+/// read the same data as ours.
+fn start_peer(path: &Path, expected: &serde_json::Value) -> Result<Peer, String> {
+    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("benches/json_load.py");
+    let data = [Path::new("--data"), path];
+    let peer = Peer::start(&peer::system_python(), &script, &data)?;
+    if &peer.header["counts"] != expected {
+        return Err(format!(
+            "the peer read other data: {} against {expected}",
+            peer.header["counts"]
+        ));
+    }
+    Ok(peer)
+}
+
+/// (wall, CPU) seconds of one `json.load` in the peer.
+fn run(peer: &mut Peer) -> Result<(f64, f64), String> {
+    let answer = peer.json("run")?;
+    match (answer["wall"].as_f64(), answer["cpu"].as_f64()) {
+        (Some(w), Some(c)) => Ok((w, c)),
+        _ => Err(format!("peer answered {answer}")),
     }
 }
 
-/// `benches/json_load.py --serve`, answering one timed run per request.
-struct Peer {
-    child: Child,
-    stdin: Option<ChildStdin>,
-    stdout: BufReader<ChildStdout>,
-    header: serde_json::Value,
-}
-
-impl Peer {
-    fn start(path: &Path, expected: &serde_json::Value) -> Result<Peer, String> {
-        let python = std::env::var_os("PROFKIT_PYTHON")
-            .map(PathBuf::from)
-            .unwrap_or_else(|| PathBuf::from("python3"));
-        let script = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("benches/json_load.py");
-        let mut child = Command::new(&python)
-            .arg(&script)
-            .arg("--data")
-            .arg(path)
-            .arg("--serve")
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .spawn()
-            .map_err(|e| format!("cannot run {}: {e}", python.display()))?;
-        let (Some(stdin), Some(stdout)) = (child.stdin.take(), child.stdout.take()) else {
-            return Err("no pipes to the peer".into());
-        };
-        let mut peer = Peer {
-            child,
-            stdin: Some(stdin),
-            stdout: BufReader::new(stdout),
-            header: serde_json::Value::Null,
-        };
-        let header: serde_json::Value =
-            serde_json::from_str(&peer.read_line()?).map_err(|e| format!("peer header: {e}"))?;
-        if let Some(err) = header.get("error") {
-            return Err(format!("{err}"));
-        }
-        if &header["counts"] != expected {
-            return Err(format!(
-                "the peer read other data: {} against {expected}",
-                header["counts"]
-            ));
-        }
-        peer.header = header;
-        Ok(peer)
-    }
-
-    fn read_line(&mut self) -> Result<String, String> {
-        let mut line = String::new();
-        match self.stdout.read_line(&mut line) {
-            Ok(0) => Err("the peer exited".into()),
-            Ok(_) => Ok(line),
-            Err(e) => Err(e.to_string()),
-        }
-    }
-
-    fn ask(&mut self, command: &str) -> Result<serde_json::Value, String> {
-        let stdin = self.stdin.as_mut().ok_or("the peer's stdin is closed")?;
-        writeln!(stdin, "{command}").map_err(|e| e.to_string())?;
-        stdin.flush().map_err(|e| e.to_string())?;
-        let line = self.read_line()?;
-        serde_json::from_str(&line).map_err(|_| format!("peer answered {line:?}"))
-    }
-
-    fn run(&mut self) -> Result<(f64, f64), String> {
-        let answer = self.ask("run")?;
-        match (answer["wall"].as_f64(), answer["cpu"].as_f64()) {
-            (Some(w), Some(c)) => Ok((w, c)),
-            _ => Err(format!("peer answered {answer}")),
-        }
-    }
-
-    fn peak_rss(&mut self) -> Result<f64, String> {
-        self.ask("rss")?["peak_rss"]
-            .as_f64()
-            .ok_or_else(|| "no peak_rss".to_owned())
-    }
-}
-
-impl Drop for Peer {
-    fn drop(&mut self) {
-        drop(self.stdin.take());
-        let _ = self.child.wait();
-    }
+/// The peer's peak resident set in bytes.
+fn peak_rss(peer: &mut Peer) -> Result<f64, String> {
+    peer.json("rss")?["peak_rss"]
+        .as_f64()
+        .ok_or_else(|| "no peak_rss".to_owned())
 }

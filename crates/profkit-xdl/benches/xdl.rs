@@ -18,12 +18,13 @@
 //! Without `--bench` (as under `cargo test --benches`) it is a smoke test on small datasets.
 
 use std::hint::black_box;
-use std::io::{BufRead, BufReader, Write};
 use std::path::{Path, PathBuf};
-use std::process::{Child, ChildStdin, ChildStdout, Command, Stdio};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use criterion::{Criterion, SamplingMode, Throughput};
+use profkit_bench::paths::data_dir;
+use profkit_bench::peer::{self, Peer};
+use profkit_bench::timing::{best_median, time_once};
 use profkit_xdl::{Column, DType, DatasetWriter, ReadOptions, Record, WriterOptions, discover};
 
 /// Runs of each side in the peer comparison.
@@ -39,18 +40,6 @@ struct Data {
     bytes: u64,
     /// Elements over all columns of all records.
     elements: u64,
-}
-
-fn workspace_root() -> PathBuf {
-    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
-    std::fs::canonicalize(&root).unwrap_or(root)
-}
-
-fn data_dir() -> PathBuf {
-    std::env::var_os("CARGO_TARGET_DIR")
-        .map(PathBuf::from)
-        .unwrap_or_else(|| workspace_root().join("target"))
-        .join("bench-data")
 }
 
 fn large_records(n: usize) -> Vec<Record> {
@@ -159,7 +148,7 @@ fn decode_only(dir: &Path) -> Result<u64, profkit_xdl::Error> {
 }
 
 fn main() {
-    let bench = std::env::args().any(|a| a == "--bench");
+    let bench = profkit_bench::bench_mode();
     let (large_n, tiny_n, suffix) = if bench {
         (32, 100_000, "")
     } else {
@@ -224,34 +213,12 @@ fn main() {
     }
 }
 
-fn best_median(mut times: Vec<f64>) -> (f64, f64) {
-    times.sort_by(f64::total_cmp);
-    (
-        times.first().copied().unwrap_or(f64::NAN),
-        times.get(times.len() / 2).copied().unwrap_or(f64::NAN),
-    )
-}
-
-fn time_once<T>(f: impl FnOnce() -> T) -> f64 {
-    let start = Instant::now();
-    let out = black_box(f());
-    let elapsed = start.elapsed().as_secs_f64();
-    drop(out);
-    elapsed
-}
-
 /// Our read, the seed's script, and the bandwidth references, one run of each in turn.
 fn peer_comparison(datasets: &[Data]) {
     println!(
         "\npeer comparison: {PEER_RUNS} alternating runs per dataset, files in the page cache"
     );
-    let mut peer = match Peer::start(datasets) {
-        Ok(p) => Some(p),
-        Err(why) => {
-            println!("  Python peer skipped: {why}");
-            None
-        }
-    };
+    let mut peer = peer::or_skip(start_peer(datasets));
     let mut results = serde_json::json!({ "runs": PEER_RUNS });
     for d in datasets {
         let files: Vec<PathBuf> = discover(&d.dir)
@@ -269,29 +236,23 @@ fn peer_comparison(datasets: &[Data]) {
         let mut target = vec![0u8; d.bytes as usize];
         let mut times: [Vec<f64>; 5] = Default::default();
         for _ in 0..PEER_RUNS {
-            times[0].push(time_once(|| read(&d.dir).map_err(|e| e.to_string())));
-            times[1].push(time_once(|| decode_only(&d.dir).map_err(|e| e.to_string())));
-            times[2].push(time_once(|| {
+            times[0].push(wall(|| read(&d.dir).map_err(|e| e.to_string())));
+            times[1].push(wall(|| decode_only(&d.dir).map_err(|e| e.to_string())));
+            times[2].push(wall(|| {
                 files
                     .iter()
                     .map(|f| std::fs::read(f).map(|b| b.len()).unwrap_or(0))
                     .sum::<usize>()
             }));
-            times[3].push(time_once(|| {
+            times[3].push(wall(|| {
                 target.copy_from_slice(black_box(&buffer));
                 black_box(target.last().copied())
             }));
-            if let Some(p) = &mut peer {
-                match p.time(d.name) {
-                    Ok(t) => times[4].push(t),
-                    Err(why) => {
-                        println!("  Python peer failed: {why}");
-                        peer = None;
-                    }
-                }
+            if let Some(t) = peer::ask_or_drop(&mut peer, |p| time(p, d.name)) {
+                times[4].push(t);
             }
         }
-        let [ours, decode, fs_read, memcpy, python] = times.map(best_median);
+        let [ours, decode, fs_read, memcpy, python] = times.map(|t| best_median(&t));
         let size = d.bytes as f64;
         let records = d.records.len() as f64;
         let line = |what: &str, (best, median): (f64, f64)| {
@@ -340,107 +301,54 @@ fn peer_comparison(datasets: &[Data]) {
         );
         results["python"] = p.header.clone();
     }
-    let out = data_dir().join("xdl.results.json");
-    match std::fs::write(&out, format!("{results:#}\n")) {
-        Ok(()) => println!("  results written to {}", out.display()),
-        Err(e) => println!("  cannot write {}: {e}", out.display()),
-    }
+    profkit_bench::paths::write_results("xdl.results.json", &results);
 }
 
-/// The interpreter with protobuf and NumPy: `$PROFKIT_PYTHON`, else the bench venv.
-fn python() -> Option<PathBuf> {
-    if let Some(p) = std::env::var_os("PROFKIT_PYTHON") {
-        return Some(PathBuf::from(p));
-    }
-    let venv = workspace_root().join(".oracle/bench/bin/python");
-    venv.exists().then_some(venv)
+/// Wall-clock seconds of one run of `f`, its result dropped after the clock stops.
+fn wall<T>(f: impl FnOnce() -> T) -> f64 {
+    time_once(f).0
 }
 
-/// `benches/xdl_read.py --serve`, answering one timed run per request.
-struct Peer {
-    child: Child,
-    stdin: Option<ChildStdin>,
-    stdout: BufReader<ChildStdout>,
-    header: serde_json::Value,
-}
-
-impl Peer {
-    fn start(datasets: &[Data]) -> Result<Peer, String> {
-        let python = python().ok_or(
-            "no $PROFKIT_PYTHON and no .oracle/bench/bin/python (docs/performance.md says how to create it)",
-        )?;
-        let fds = data_dir().join("xdl.fds.pb");
-        std::fs::write(&fds, profkit_xdl::FILE_DESCRIPTOR_SET).map_err(|e| e.to_string())?;
-        let dir = |name: &str| {
-            datasets
-                .iter()
-                .find(|d| d.name == name)
-                .map(|d| d.dir.clone())
-                .unwrap_or_default()
-        };
-        let script = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("benches/xdl_read.py");
-        let mut child = Command::new(&python)
-            .arg(&script)
-            .arg("--descriptor-set")
-            .arg(&fds)
-            .arg("--large")
-            .arg(dir("large"))
-            .arg("--tiny")
-            .arg(dir("tiny"))
-            .arg("--serve")
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .spawn()
-            .map_err(|e| format!("cannot run {}: {e}", python.display()))?;
-        let (Some(stdin), Some(stdout)) = (child.stdin.take(), child.stdout.take()) else {
-            return Err("no pipes to the peer".into());
-        };
-        let mut peer = Peer {
-            child,
-            stdin: Some(stdin),
-            stdout: BufReader::new(stdout),
-            header: serde_json::Value::Null,
-        };
-        let header: serde_json::Value =
-            serde_json::from_str(&peer.read_line()?).map_err(|e| format!("peer header: {e}"))?;
-        if let Some(err) = header.get("error") {
-            return Err(format!("{err}"));
-        }
-        for d in datasets {
-            let counts = &header["counts"][d.name];
-            if counts["records"].as_u64() != Some(d.records.len() as u64)
-                || counts["elements"].as_u64() != Some(d.elements)
-            {
-                return Err(format!("the peer read other data for {}: {counts}", d.name));
-            }
-        }
-        peer.header = header;
-        Ok(peer)
-    }
-
-    fn read_line(&mut self) -> Result<String, String> {
-        let mut line = String::new();
-        match self.stdout.read_line(&mut line) {
-            Ok(0) => Err("the peer exited".into()),
-            Ok(_) => Ok(line),
-            Err(e) => Err(e.to_string()),
+/// `benches/xdl_read.py --serve` under the bench venv's Python (protobuf and NumPy), once it has
+/// read the same records as ours.
+fn start_peer(datasets: &[Data]) -> Result<Peer, String> {
+    let python = peer::python("bench").ok_or(
+        "no $PROFKIT_PYTHON and no .oracle/bench/bin/python (docs/performance.md says how to create it)",
+    )?;
+    let fds = data_dir().join("xdl.fds.pb");
+    std::fs::write(&fds, profkit_xdl::FILE_DESCRIPTOR_SET).map_err(|e| e.to_string())?;
+    let dir = |name: &str| {
+        datasets
+            .iter()
+            .find(|d| d.name == name)
+            .map(|d| d.dir.clone())
+            .unwrap_or_default()
+    };
+    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("benches/xdl_read.py");
+    let args = [
+        PathBuf::from("--descriptor-set"),
+        fds,
+        PathBuf::from("--large"),
+        dir("large"),
+        PathBuf::from("--tiny"),
+        dir("tiny"),
+    ];
+    let peer = Peer::start(&python, &script, &args)?;
+    for d in datasets {
+        let counts = &peer.header["counts"][d.name];
+        if counts["records"].as_u64() != Some(d.records.len() as u64)
+            || counts["elements"].as_u64() != Some(d.elements)
+        {
+            return Err(format!("the peer read other data for {}: {counts}", d.name));
         }
     }
-
-    fn time(&mut self, name: &str) -> Result<f64, String> {
-        let stdin = self.stdin.as_mut().ok_or("the peer's stdin is closed")?;
-        writeln!(stdin, "{name}").map_err(|e| e.to_string())?;
-        stdin.flush().map_err(|e| e.to_string())?;
-        let line = self.read_line()?;
-        line.trim()
-            .parse()
-            .map_err(|_| format!("peer answered {line:?}"))
-    }
+    Ok(peer)
 }
 
-impl Drop for Peer {
-    fn drop(&mut self) {
-        drop(self.stdin.take());
-        let _ = self.child.wait();
+/// Seconds the peer took to read the dataset `name`.
+fn time(peer: &mut Peer, name: &str) -> Result<f64, String> {
+    match peer.numbers(name)?[..] {
+        [seconds] => Ok(seconds),
+        ref other => Err(format!("peer answered {other:?}")),
     }
 }

@@ -11,103 +11,21 @@
 //! `cargo bench -p profkit-xplane --bench stream_memory`; without `--bench` (as under
 //! `cargo test --benches`) it runs on 10,000 events.
 
-// The counting allocator must implement `GlobalAlloc`, an unsafe trait; this bench binary is the
-// only place outside the C ABI crate that does, and every library crate still forbids unsafe.
-#![allow(unsafe_code)]
-
-use std::alloc::{GlobalAlloc, Layout, System};
 use std::fs::File;
 use std::path::Path;
-use std::process::Command;
-use std::sync::atomic::{AtomicUsize, Ordering};
 
+use profkit_bench::alloc::{self, Counting, measure};
+use profkit_bench::child;
 use profkit_xplane::{ReadOptions, XSpace, XSpaceReader, decode_plane, encode, read_file};
 
 mod common;
 use common::{Dataset, FULL_EVENTS, SMOKE_EVENTS};
 
-/// Counts live heap bytes (as requested by callers, not as rounded by the system allocator) and
-/// their peak.
-struct Counting;
-
-static LIVE: AtomicUsize = AtomicUsize::new(0);
-static PEAK: AtomicUsize = AtomicUsize::new(0);
-
-fn grew(bytes: usize) {
-    let live = LIVE.fetch_add(bytes, Ordering::Relaxed) + bytes;
-    PEAK.fetch_max(live, Ordering::Relaxed);
-}
-
-fn shrank(bytes: usize) {
-    LIVE.fetch_sub(bytes, Ordering::Relaxed);
-}
-
-// SAFETY: every method forwards to `System` with the caller's arguments unchanged, so `System`'s
-// guarantees are ours; the counting touches only atomics and never allocates.
-unsafe impl GlobalAlloc for Counting {
-    unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
-        // SAFETY: the caller upholds `alloc`'s contract (non-zero size), which we pass on.
-        let ptr = unsafe { System.alloc(layout) };
-        if !ptr.is_null() {
-            grew(layout.size());
-        }
-        ptr
-    }
-
-    unsafe fn alloc_zeroed(&self, layout: Layout) -> *mut u8 {
-        // SAFETY: as for `alloc`.
-        let ptr = unsafe { System.alloc_zeroed(layout) };
-        if !ptr.is_null() {
-            grew(layout.size());
-        }
-        ptr
-    }
-
-    unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
-        // SAFETY: `ptr` was allocated by `System` (through us) with `layout`, as the caller
-        // guarantees.
-        unsafe { System.dealloc(ptr, layout) };
-        shrank(layout.size());
-    }
-
-    unsafe fn realloc(&self, ptr: *mut u8, layout: Layout, new_size: usize) -> *mut u8 {
-        // SAFETY: `ptr` came from `System` with `layout` and `new_size` is valid for it, as the
-        // caller guarantees.
-        let new = unsafe { System.realloc(ptr, layout, new_size) };
-        if !new.is_null() {
-            // Counted as the new size only: large blocks are moved by remapping pages, without
-            // holding old and new copies at once.
-            if new_size >= layout.size() {
-                grew(new_size - layout.size());
-            } else {
-                shrank(layout.size() - new_size);
-            }
-        }
-        new
-    }
-}
-
 #[global_allocator]
 static ALLOCATOR: Counting = Counting;
 
-/// Heap bytes at the start of a measurement and their peak during it.
-fn measure<T>(f: impl FnOnce() -> T) -> (T, usize) {
-    let base = LIVE.load(Ordering::Relaxed);
-    PEAK.store(base, Ordering::Relaxed);
-    let out = f();
-    (out, PEAK.load(Ordering::Relaxed).saturating_sub(base))
-}
-
-/// The process's peak resident set in bytes (`VmHWM`), where `/proc` has it.
-fn vm_hwm() -> Option<u64> {
-    let status = std::fs::read_to_string("/proc/self/status").ok()?;
-    let line = status.lines().find(|l| l.starts_with("VmHWM:"))?;
-    let kib: u64 = line.split_whitespace().nth(1)?.parse().ok()?;
-    Some(kib * 1024)
-}
-
 /// In a child process: one measurement of `mode` on `path`, printed as `key=value` words.
-fn child(mode: &str, path: &Path) -> Result<(), String> {
+fn measure_one(mode: &str, path: &Path) -> Result<(), String> {
     let (events, peak) = match mode {
         "stream" => measure(|| -> Result<u64, String> {
             let file = File::open(path).map_err(|e| e.to_string())?;
@@ -123,11 +41,11 @@ fn child(mode: &str, path: &Path) -> Result<(), String> {
         }),
         other => return Err(format!("unknown mode {other}")),
     };
-    let events = events?;
-    println!(
-        "events={events} heap_peak={peak} vm_hwm={}",
-        vm_hwm().unwrap_or(0)
-    );
+    child::print(&[
+        ("events", events?),
+        ("heap_peak", peak as u64),
+        ("vm_hwm", alloc::vm_hwm().unwrap_or(0)),
+    ]);
     Ok(())
 }
 
@@ -138,31 +56,11 @@ struct Measured {
 }
 
 fn run_child(mode: &str, path: &Path) -> Result<Measured, String> {
-    let exe = std::env::current_exe().map_err(|e| e.to_string())?;
-    let out = Command::new(exe)
-        .arg("--measure")
-        .arg(mode)
-        .arg(path)
-        .output()
-        .map_err(|e| e.to_string())?;
-    let text = String::from_utf8_lossy(&out.stdout);
-    if !out.status.success() {
-        return Err(format!(
-            "{mode} on {}: {}{}",
-            path.display(),
-            text,
-            String::from_utf8_lossy(&out.stderr)
-        ));
-    }
-    let field = |key: &str| -> Result<u64, String> {
-        text.split_whitespace()
-            .find_map(|w| w.strip_prefix(key)?.strip_prefix('=')?.parse().ok())
-            .ok_or_else(|| format!("no {key} in {text:?}"))
-    };
+    let figures = child::run_mode(mode, path)?;
     Ok(Measured {
-        events: field("events")?,
-        heap_peak: field("heap_peak")?,
-        vm_hwm: field("vm_hwm")?,
+        events: child::figure(&figures, "events")?,
+        heap_peak: child::figure(&figures, "heap_peak")?,
+        vm_hwm: child::figure(&figures, "vm_hwm")?,
     })
 }
 
@@ -171,14 +69,12 @@ fn mb(bytes: u64) -> f64 {
 }
 
 fn main() -> Result<(), String> {
-    let args: Vec<String> = std::env::args().collect();
-    if let Some(i) = args.iter().position(|a| a == "--measure") {
-        let mode = args.get(i + 1).ok_or("--measure needs a mode")?;
-        let path = args.get(i + 2).ok_or("--measure needs a file")?;
-        return child(mode, Path::new(path));
+    if let Some(args) = child::mode_and_file() {
+        let (mode, path) = args?;
+        return measure_one(&mode, &path);
     }
 
-    let (events, stem) = if common::bench_mode() {
+    let (events, stem) = if profkit_bench::bench_mode() {
         (FULL_EVENTS, "xspace_1m")
     } else {
         (SMOKE_EVENTS, "xspace_smoke")
@@ -201,9 +97,9 @@ fn main() -> Result<(), String> {
         .unwrap_or_default();
     let plane_bytes = bytes::Bytes::from(plane_bytes);
     let (decoded, _) = measure(|| {
-        let before = LIVE.load(Ordering::Relaxed);
+        let before = alloc::live();
         let plane = decode_plane(plane_bytes.clone());
-        (LIVE.load(Ordering::Relaxed).saturating_sub(before), plane)
+        (alloc::live().saturating_sub(before), plane)
     });
     let (decoded_plane_heap, plane) = decoded;
     plane.map_err(|e| e.to_string())?;
@@ -219,7 +115,7 @@ fn main() -> Result<(), String> {
             .collect(),
         ..data.space.clone()
     };
-    let doubled_path = common::data_dir().join(format!("{stem}_x2.xplane.pb"));
+    let doubled_path = profkit_bench::paths::data_dir().join(format!("{stem}_x2.xplane.pb"));
     let doubled_bytes = encode(&doubled);
     std::fs::write(&doubled_path, &doubled_bytes).map_err(|e| e.to_string())?;
     drop(doubled);

@@ -12,7 +12,9 @@
 #![allow(dead_code, reason = "each bench binary uses part of it")]
 
 use std::io::{self, BufWriter, Write};
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
+
+use profkit_bench::paths::data_dir;
 
 /// IPUs of the full-size data set.
 pub const IPUS: u64 = 16;
@@ -54,25 +56,6 @@ pub const SMOKE: Sizes = Sizes {
 
 /// Bumped whenever the generator changes, so that an old file is rewritten.
 const GENERATOR_VERSION: u32 = 3;
-
-/// Whether cargo asked for a real benchmark run (`cargo bench` passes `--bench`).
-pub fn bench_mode() -> bool {
-    std::env::args().any(|a| a == "--bench")
-}
-
-/// The workspace root.
-pub fn workspace_root() -> PathBuf {
-    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
-    std::fs::canonicalize(&root).unwrap_or(root)
-}
-
-/// `target/bench-data/`, honouring `CARGO_TARGET_DIR`.
-pub fn data_dir() -> PathBuf {
-    std::env::var_os("CARGO_TARGET_DIR")
-        .map(PathBuf::from)
-        .unwrap_or_else(|| workspace_root().join("target"))
-        .join("bench-data")
-}
 
 /// Marsaglia's xorshift64*.
 struct Rng(u64);

@@ -2,8 +2,17 @@
 //! [`PlaneBuilder`] and written under `target/bench-data/` so that peers outside Rust (Python
 //! protobuf) parse exactly the same bytes.
 
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 
+use profkit_bench::paths::write_if_changed;
+#[allow(
+    unused_imports,
+    reason = "xspace.rs and trace_viewer.rs still take these from here"
+)]
+pub use profkit_bench::{
+    bench_mode,
+    paths::{data_dir, workspace_root},
+};
 use profkit_xplane::{PlaneBuilder, StatValue, XPlane, XSpace};
 
 /// Events in the full-size data set.
@@ -12,26 +21,6 @@ pub const FULL_EVENTS: usize = 1_000_000;
 pub const SMOKE_EVENTS: usize = 10_000;
 /// Distinct event names in each plane.
 const EVENT_NAMES: usize = 1_000;
-
-/// Whether cargo asked for a real benchmark run (`cargo bench` passes `--bench`); otherwise the
-/// binary runs as a quick smoke test, as criterion does.
-pub fn bench_mode() -> bool {
-    std::env::args().any(|a| a == "--bench")
-}
-
-/// The workspace root, found from this crate's manifest directory.
-pub fn workspace_root() -> PathBuf {
-    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
-    std::fs::canonicalize(&root).unwrap_or(root)
-}
-
-/// `target/bench-data/`, honouring `CARGO_TARGET_DIR`.
-pub fn data_dir() -> PathBuf {
-    let target = std::env::var_os("CARGO_TARGET_DIR")
-        .map(PathBuf::from)
-        .unwrap_or_else(|| workspace_root().join("target"));
-    target.join("bench-data")
-}
 
 /// The generated data set, in memory and on disk.
 pub struct Dataset {
@@ -79,13 +68,6 @@ impl Dataset {
             .max()
             .unwrap_or(0)
     }
-}
-
-fn write_if_changed(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
-    if std::fs::read(path).is_ok_and(|old| old == bytes) {
-        return Ok(());
-    }
-    std::fs::write(path, bytes)
 }
 
 /// Events in all lines of all planes of `space`.
