@@ -42,8 +42,8 @@ pub mod span;
 
 pub use error::{Error, Result};
 pub use event::{
-    DeviceKind, DeviceSpan, DeviceTime, Event, EventKind, MemPlace, MemoryRecord, Name,
-    ProfilerState, Recording, ThreadEvents,
+    DeviceKind, DeviceSpan, DeviceTime, Event, EventKind, MemEventKind, MemPlace, MemoryEvent,
+    MemoryRecord, Name, ProfilerState, Recording, ThreadEvents,
 };
 pub use recorder::{RecordEvent, RecorderConfig};
-pub use span::{PathId, Paths, Span, Spans, ThreadSpans, Warning, pair, pair_thread};
+pub use span::{PathId, Paths, Span, Spans, ThreadSpans, TypedRange, Warning, pair, pair_thread};

@@ -35,7 +35,6 @@ use serde::Serialize;
 use crate::event::{DeviceTime, EventKind, ProfilerState, Recording};
 use crate::span::{PathId, Paths, Spans, Warning, pair};
 
-
 /// The widest name column the text report pads to.
 pub const MAX_NAME_WIDTH: usize = 1024;
 

@@ -121,7 +121,6 @@ impl Report {
     }
 }
 
-
 pub(super) fn write_overhead(out: &mut String, o: &Overhead) {
     out.push_str(
         "-------------------------     Overhead Summary      -------------------------\n\n",
@@ -175,4 +174,3 @@ pub(super) fn write_memory(out: &mut String, rows: &[MemoryRow]) {
     }
     out.push('\n');
 }
-
