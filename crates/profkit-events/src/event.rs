@@ -345,6 +345,10 @@ pub struct Recording {
     /// Allocator events (read from Paddle's node trees), in time order per thread.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub memory_events: Vec<MemoryEvent>,
+    /// Key/value information about the run (Paddle's `extra_info`: thread names, CPU
+    /// utilisation).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub info: Vec<(String, String)>,
     /// The state the recorder ran in, when this came from the recorder.
     pub state: Option<ProfilerState>,
     /// Events the recorder dropped because its memory cap was reached.

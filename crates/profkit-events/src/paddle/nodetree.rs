@@ -266,6 +266,11 @@ pub fn to_recording(trees: &NodeTreesProto) -> Recording {
         });
     }
     recording.memory_events.sort_by_key(|m| m.ns);
+    recording.info = trees
+        .extra_info
+        .iter()
+        .map(|e| (e.key.clone(), e.value.clone()))
+        .collect();
     recording
 }
 

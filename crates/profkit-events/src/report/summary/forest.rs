@@ -366,7 +366,10 @@ impl Forest {
     /// in the innermost range of their thread that holds their time; the legacy memory records
     /// become an allocation at their start and a free at their end.
     pub fn from_recording(recording: &Recording) -> Forest {
-        let mut forest = Forest::default();
+        let mut forest = Forest {
+            extra_info: recording.info.iter().cloned().collect(),
+            ..Forest::default()
+        };
         let spans = pair(&recording.threads);
         forest.left_out = spans.warnings().count();
         // (thread's OS id, [(start, end, node)] of its ranges by start) for memory events.
