@@ -373,7 +373,7 @@ impl Forest {
         let spans = pair(&recording.threads);
         forest.left_out = spans.warnings().count();
         // (thread's OS id, [(start, end, node)] of its ranges by start) for memory events.
-        let mut by_thread: Vec<(u64, usize, Vec<(u64, u64, usize)>)> = Vec::new();
+        let mut by_thread: Vec<ThreadRanges> = Vec::new();
         for (thread, thread_spans) in recording.threads.iter().zip(&spans.threads) {
             let tid = thread.os_tid.unwrap_or(u64::from(thread.thread));
             forest.nodes.push(new_node(
@@ -536,6 +536,9 @@ impl Forest {
         forest
     }
 }
+
+/// A thread's OS id, its root, and its host ranges `(start, end, node)` by start.
+type ThreadRanges = (u64, usize, Vec<(u64, u64, usize)>);
 
 /// How Paddle names a legacy memory place.
 fn legacy_place(place: MemPlace, device: u32) -> String {

@@ -87,7 +87,10 @@ fn times_cell(t: &Times, calls: u64, r: f64, unit: TimeUnit) -> String {
     )
 }
 
-fn cells(row: &Row, unit: TimeUnit) -> (String, String, String, String) {
+/// A row's name, calls, CPU and GPU cells.
+type Cells = (String, String, String, String);
+
+fn cells(row: &Row, unit: TimeUnit) -> Cells {
     let indent = "  ".repeat(row.depth);
     let calls = row.calls.map_or_else(|| "-".to_owned(), |c| c.to_string());
     let (cpu, gpu) = match (row.calls, &row.cpu) {
@@ -277,7 +280,7 @@ impl Summary {
             return;
         }
         const NAME: usize = 52;
-        let groups: Vec<(String, Vec<(String, String, String, String)>)> = self
+        let groups: Vec<(String, Vec<Cells>)> = self
             .operator
             .iter()
             .map(|g| {
@@ -445,7 +448,7 @@ const HEADERS4: [&str; 4] = [
 
 /// The four columns' widths: the name column `name` wide (or, with `fit`, as wide as the longest
 /// name), calls at least 6, the time columns at least 40.
-fn widths(rows: &[(String, String, String, String)], name: usize, fit: Option<()>) -> Columns {
+fn widths(rows: &[Cells], name: usize, fit: Option<()>) -> Columns {
     let name = match fit {
         Some(()) => rows.iter().map(|r| r.0.len()).fold(name, usize::max),
         None => name,
