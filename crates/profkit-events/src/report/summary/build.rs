@@ -361,6 +361,7 @@ impl Summary {
         let mut cpu_comm = Vec::new();
         let mut gpu_comm = Vec::new();
         let mut computation = Vec::new();
+        let mut covered = vec![false; forest.nodes.len()];
         for &(_, root) in &forest.roots {
             for i in forest.traverse(root).into_iter().skip(1) {
                 let Some(node) = forest.node(i) else { continue };
@@ -369,9 +370,19 @@ impl Summary {
                     && COMMUNICATION_OPS.iter().any(|n| lower.contains(n));
                 if node.ty == EventType::Communication || comm_op {
                     cpu_comm.push(range(node.start_ns, node.end_ns));
-                    for d in a.devices_under(i) {
-                        if d.ty == EventType::Kernel {
-                            gpu_comm.push(range(d.start_ns, d.end_ns));
+                    // A communication node inside another adds kernels its ancestor added
+                    // already; they count once (merged, and calls are distinct ranges), so each
+                    // subtree is walked once.
+                    if !covered.get(i).copied().unwrap_or(true) {
+                        for n in forest.traverse(i) {
+                            if let Some(c) = covered.get_mut(n) {
+                                *c = true;
+                            }
+                        }
+                        for d in a.devices_under(i) {
+                            if d.ty == EventType::Kernel {
+                                gpu_comm.push(range(d.start_ns, d.end_ns));
+                            }
                         }
                     }
                 } else {

@@ -514,22 +514,43 @@ impl Forest {
                 ));
             }
         }
+        // Per thread, a sweep in time order: the ranges nest, so the open ones form a stack
+        // whose top is the innermost range holding the event.
+        let index: HashMap<u64, usize> = by_thread
+            .iter()
+            .enumerate()
+            .rev()
+            .map(|(k, t)| (t.0, k))
+            .collect();
+        let mut per_thread: Vec<Vec<(u64, Mem)>> = vec![Vec::new(); by_thread.len()];
         for (tid, ns, mem) in mems {
-            let Some((_, root, hosts)) = by_thread
-                .iter()
-                .find(|t| t.0 == tid)
-                .or_else(|| by_thread.first())
-            else {
-                continue;
-            };
-            // The innermost holder: the last range by start that started by `ns` and holds it.
-            let upto = hosts.partition_point(|h| h.0 <= ns);
-            let holder = hosts
-                .get(..upto)
-                .and_then(|h| h.iter().rev().find(|h| h.1 >= ns))
-                .map_or(*root, |h| h.2);
-            if let Some(node) = forest.nodes.get_mut(holder) {
-                node.mem.push(mem);
+            let k = index.get(&tid).copied().unwrap_or(0);
+            if let Some(list) = per_thread.get_mut(k) {
+                list.push((ns, mem));
+            }
+        }
+        for ((_, root, hosts), mut list) in by_thread.iter().zip(per_thread) {
+            list.sort_by_key(|m| m.0);
+            let mut next = 0;
+            let mut open: Vec<(u64, usize)> = Vec::new();
+            for (ns, mem) in list {
+                while let Some(&(start, end, i)) = hosts.get(next) {
+                    if start > ns {
+                        break;
+                    }
+                    while open.last().is_some_and(|&(e, _)| e < start) {
+                        open.pop();
+                    }
+                    open.push((end, i));
+                    next += 1;
+                }
+                while open.last().is_some_and(|&(e, _)| e < ns) {
+                    open.pop();
+                }
+                let holder = open.last().map_or(*root, |&(_, i)| i);
+                if let Some(node) = forest.nodes.get_mut(holder) {
+                    node.mem.push(mem);
+                }
             }
         }
         forest.sort_children();
