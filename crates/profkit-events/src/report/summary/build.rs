@@ -562,8 +562,8 @@ impl Summary {
         if !operators.items.is_empty() {
             for (thread, items) in groups {
                 let sorted = sort_items(&items.items, sorted_by, true);
-                let cpu_sum: i64 = sorted.iter().map(|i| i.cpu.total).sum();
-                let gpu_sum: i64 = sorted.iter().map(|i| i.general.total).sum();
+                let cpu_sum = saturating_sum(sorted.iter().map(|i| i.cpu.total));
+                let gpu_sum = saturating_sum(sorted.iter().map(|i| i.general.total));
                 let mut rows = Vec::new();
                 for it in sorted {
                     rows.push(Row {
@@ -619,7 +619,7 @@ impl Summary {
             }
             v
         };
-        let kernel_sum: i64 = kernel_sorted.iter().map(|k| k.gpu.total).sum();
+        let kernel_sum = saturating_sum(kernel_sorted.iter().map(|k| k.gpu.total));
         let kernel: Vec<Row> = kernel_sorted
             .iter()
             .map(|k| Row {
@@ -687,6 +687,11 @@ impl Summary {
             left_out: forest.left_out,
         }
     }
+}
+
+/// A sum that stops at the bounds of `i64` (hostile times) rather than overflowing.
+fn saturating_sum(values: impl Iterator<Item = i64>) -> i64 {
+    values.fold(0, i64::saturating_add)
 }
 
 fn device_row(d: &Item, depth: usize, over: i64) -> Row {
