@@ -35,6 +35,10 @@ nodes as the Chrome trace has host events, and `profkit report` reads it.
 Prints one line per check and ends with `N passed, M failed`; exits non-zero if any failed.
 `--save DIR` also copies the static program's sorted-by-calls `Profile` and report into DIR as
 `input.pb` and `paddle-report.txt` (how `conformance/paddle/static-cpu-calls` was made).
+`--save-summary DIR` copies the static summary run into DIR as a conformance case: its node trees
+(`input.paddle_trace.pb`), Chrome trace (`paddle_trace.json`), Paddle's printed summaries
+(`paddle-summary-<k>.txt`) and `paddle-summaries.json` (how `conformance/paddle/nodetree-static`
+was made).
 """
 
 import argparse
@@ -284,13 +288,28 @@ def compare_summaries(ours, theirs):
     return len(b), diffs
 
 
-def check_summary(source, label, repo, work):
+def save_summary_case(work, save):
+    os.makedirs(save, exist_ok=True)
+    shutil.copy(os.path.join(work, "trace.paddle_trace.pb"), os.path.join(save, "input.paddle_trace.pb"))
+    shutil.copy(os.path.join(work, "trace.paddle_trace.json"), os.path.join(save, "paddle_trace.json"))
+    listing = []
+    for k, opts in enumerate(OPTION_SETS):
+        name = f"paddle-summary-{k}.txt"
+        shutil.copy(os.path.join(work, f"summary{k}.txt"), os.path.join(save, name))
+        listing.append(dict(file=name, **opts))
+    with open(os.path.join(save, "paddle-summaries.json"), "w", encoding="utf-8") as f:
+        f.write("[\n" + ",\n".join("  " + json.dumps(e) for e in listing) + "\n]\n")
+
+
+def check_summary(source, label, repo, work, save=None):
     """Runs a program under the new profiler; compares our summaries of its node trees and of its
     Chrome trace with Paddle's. Returns two results: (ok, message) for the .pb and for the JSON."""
     os.makedirs(work)
     _, error = run_program(source + SUMMARY_TAIL, {"OUT": work, "OPTION_SETS": json.dumps(OPTION_SETS)}, work)
     if error:
         return (False, error), (False, error)
+    if save:
+        save_summary_case(work, save)
     results = []
     for kind, path in (("pb", "trace.paddle_trace.pb"), ("json", "trace.paddle_trace.json")):
         rows = 0
@@ -487,6 +506,7 @@ def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--repo", required=True, help="repository root")
     parser.add_argument("--save", help="save the static kCalls Profile and report into this folder")
+    parser.add_argument("--save-summary", help="save the static summary run into this folder")
     args = parser.parse_args()
     start = time.monotonic()
     build = subprocess.run(["cargo", "build", "--quiet", "-p", "profkit", "-p", "conformance"], cwd=args.repo, check=False)
@@ -503,7 +523,8 @@ def main():
             results = {}
 
             def run_both(source=source, label=label, results=results):
-                results["both"] = check_summary(source, label, args.repo, os.path.join(tmp, label.replace(" ", "-")))
+                save = args.save_summary if label == "summary static" else None
+                results["both"] = check_summary(source, label, args.repo, os.path.join(tmp, label.replace(" ", "-")), save)
                 return results["both"][0]
 
             checks.append((f"{label} from node trees", run_both))
