@@ -228,6 +228,7 @@ pub fn recording_to_xspace(recording: &Recording) -> (XSpace, Vec<Warning>) {
                     start: m.ns,
                     end: m.ns,
                     stats: vec![
+                        (CATEGORY_STAT.to_owned(), StatValue::Str(m.kind.name())),
                         ("place".to_owned(), StatValue::Str(m.place.clone())),
                         ("addr".to_owned(), StatValue::Uint64(m.addr)),
                         (

@@ -49,7 +49,8 @@ loss_fn = paddle.nn.CrossEntropyLoss()
 loader = paddle.io.DataLoader(Images(), batch_size=16, shuffle=True, num_workers=2, drop_last=True)
 prof = profiler.Profiler(targets=[profiler.ProfilerTarget.CPU],
                          scheduler=profiler.make_scheduler(closed=1, ready=1, record=4, repeat=1),
-                         timer_only=False, record_shapes=True, profile_memory=True)
+                         on_trace_ready=lambda p: None, timer_only=False, record_shapes=True,
+                         profile_memory=True)
 prof.start()
 for step, (img, label) in enumerate(loader):
     with profiler.RecordEvent("train_step"):

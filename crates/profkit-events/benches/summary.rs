@@ -47,7 +47,10 @@ fn main() {
         .unwrap_or_else(|| root.join(".oracle/paddle"));
     let python = venv.join("bin/python");
     if !python.exists() {
-        println!("(paddlepaddle not in {}: Paddle's figure skipped)", venv.display());
+        println!(
+            "(paddlepaddle not in {}: Paddle's figure skipped)",
+            venv.display()
+        );
         return;
     }
     let script = root.join("crates/profkit-events/benches/paddle_summary.py");
@@ -68,7 +71,13 @@ fn main() {
                 median(times)
             );
         }
-        Ok(o) => println!("(Paddle failed: {})", String::from_utf8_lossy(&o.stderr).lines().last().unwrap_or("")),
+        Ok(o) => println!(
+            "(Paddle failed: {})",
+            String::from_utf8_lossy(&o.stderr)
+                .lines()
+                .last()
+                .unwrap_or("")
+        ),
         Err(e) => println!("(Paddle did not run: {e})"),
     }
 }
