@@ -315,3 +315,54 @@ fn the_event_model_gives_the_node_trees_summary() {
     .text();
     assert_eq!(direct, through);
 }
+
+#[test]
+fn communication_makes_the_distribution_table() {
+    // An allreduce op whose nccl kernel runs 100..300, and a compute kernel 200..400 launched
+    // under another op: communication 50..150 (CPU) and 100..300 (GPU) merge to 50..300;
+    // computation 200..400; overlap 200..300.
+    let launch = |name: &str, start, end| CudaRuntimeTraceEventNodeProto {
+        runtime_trace_event: CudaRuntimeTraceEventProto {
+            name: "cudaLaunchKernel".into(),
+            ..Default::default()
+        },
+        device_nodes: vec![DeviceTraceEventNodeProto {
+            device_event: DeviceTraceEventProto {
+                name: name.into(),
+                r#type: KERNEL,
+                start_ns: start,
+                end_ns: end,
+                ..Default::default()
+            },
+        }],
+    };
+    let mut comm = node(2, 1, "c_allreduce_sum", OPERATOR, 50, 150, 1);
+    comm.runtime_nodes
+        .push(launch("ncclKernel_AllReduce", 100, 300));
+    let mut compute = node(3, 1, "matmul", OPERATOR, 150, 190, 1);
+    compute.runtime_nodes.push(launch("gemm", 200, 400));
+    let trees = NodeTreesProto {
+        thread_trees: vec![thread(
+            1,
+            vec![
+                node(1, 0, "ProfileStep#1", PROFILE_STEP, 0, 500, 1),
+                comm,
+                compute,
+            ],
+        )],
+        ..Default::default()
+    };
+    let s = summary(&trees, SummaryOptions::default());
+    let d = s.distributed.as_ref().expect("a distribution table");
+    assert_eq!((d.communication, d.computation, d.overlap), (250, 200, 100));
+    assert!(s.text().contains("Distribution Summary"));
+    let comm_row = s
+        .overview_cpu
+        .iter()
+        .find(|r| r.event_type == "Communication")
+        .unwrap();
+    assert_eq!((comm_row.calls, comm_row.time), (1, 100));
+    let kernels: Vec<&str> = s.kernel.iter().map(|r| r.name.as_str()).collect();
+    // Equal times keep the order Paddle's walk met them in: last child first.
+    assert_eq!(kernels, ["gemm", "ncclKernel_AllReduce"]);
+}
