@@ -561,7 +561,7 @@ impl Summary {
         let mut operator = Vec::new();
         if !operators.items.is_empty() {
             for (thread, items) in groups {
-                let sorted = sort_items(&items.items, sorted_by, true);
+                let sorted = sort_items(&items.items, sorted_by);
                 let cpu_sum = saturating_sum(sorted.iter().map(|i| i.cpu.total));
                 let gpu_sum = saturating_sum(sorted.iter().map(|i| i.general.total));
                 let mut rows = Vec::new();
@@ -661,7 +661,7 @@ impl Summary {
                 vec![("All threads merged".to_owned(), &user)]
             };
             for (thread, items) in groups {
-                let rows = sort_items(&items.items, sorted_by, false)
+                let rows = sort_items(&items.items, sorted_by)
                     .into_iter()
                     .map(general_row)
                     .collect();
@@ -714,9 +714,9 @@ fn desc(a: f64, b: f64) -> std::cmp::Ordering {
     b.partial_cmp(&a).unwrap_or(std::cmp::Ordering::Equal)
 }
 
-/// Python's stable `sorted` of items by the key (`general`: GPU keys read the general GPU time,
-/// as the Operator table does; the UserDefined table does too).
-fn sort_items(items: &[Item], key: SortedKey, _operator: bool) -> Vec<&Item> {
+/// Python's stable `sorted` of items by the key (GPU keys read the general GPU time, all device
+/// activity, as Paddle's Operator and UserDefined tables do).
+fn sort_items(items: &[Item], key: SortedKey) -> Vec<&Item> {
     let mut v: Vec<&Item> = items.iter().collect();
     let min = |t: &Times| t.min.unwrap_or(i64::MAX);
     match key {
