@@ -9,8 +9,10 @@
 //! lost), giving [`Span`]s that nest as a tree per thread and are named `parent/child` by their
 //! enclosing ranges, as Paddle names them. The [`recorder`] records such events from Rust code at
 //! some fifteen nanoseconds an event (one relaxed atomic load when off); [`report`] prints
-//! Paddle's legacy profiling report from them, layout for layout; [`paddle`] reads Paddle's
-//! `Profile` and node tree files into the same model (and writes `Profile`s).
+//! Paddle's reports from them, layout for layout: the legacy profiling report and the tables of
+//! `paddle.profiler.Profiler.summary()` (which also read node trees directly); [`paddle`] reads
+//! Paddle's `Profile` and node tree files into the same model (and writes `Profile`s), ranges
+//! typed by their category, memory nodes as [`MemoryEvent`]s.
 //!
 //! ```
 //! use profkit_events::{Event, Recording, ThreadEvents, pair};

@@ -29,6 +29,23 @@
 //! input lacks what a table needs, the table says so ([`Summary::notes`]): CPU utilisation
 //! outside node trees, operator GPU time where device activity is not tied to its launches,
 //! FLOPs (Paddle computes them from operator attributes no file keeps).
+//!
+//! ```
+//! use profkit_events::{Event, Recording, ThreadEvents};
+//! use profkit_events::report::summary::{Forest, Summary, SummaryOptions};
+//! let mut thread = ThreadEvents::new(0);
+//! thread.events = vec![
+//!     Event::push("ProfileStep#0", 0, 0).with_category("ProfileStep"),
+//!     Event::push("matmul", 0, 1_000_000).with_category("Operator"),
+//!     Event::pop("matmul", 0, 3_000_000).with_category("Operator"),
+//!     Event::pop("ProfileStep#0", 0, 4_000_000).with_category("ProfileStep"),
+//! ];
+//! let recording = Recording { threads: vec![thread], ..Recording::default() };
+//! let summary = Summary::new(&Forest::from_recording(&recording), SummaryOptions::default());
+//! let row = &summary.operator[0].rows[0];
+//! assert_eq!((row.name.as_str(), row.calls, row.cpu.map(|c| c.total)), ("matmul", Some(1), Some(2_000_000)));
+//! assert!(summary.text().contains("matmul    "));
+//! ```
 
 mod build;
 mod forest;
