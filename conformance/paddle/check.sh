@@ -1,11 +1,14 @@
 #!/usr/bin/env bash
 # Checks profkit against the real paddlepaddle 3.3.1: `profkit report` of the legacy Profile files
-# Paddle writes has the rows, order and calls of the report Paddle prints, and profkit decodes its
-# node trees completely (see check.py for the programs and the checks).
+# Paddle writes has the rows, order and calls of the report Paddle prints, profkit decodes its
+# node trees completely, and `profkit report` of its node trees (and of its Chrome traces) prints
+# the tables `Profiler.summary()` prints (see check.py for the programs and the checks).
 #
 # Usage: conformance/paddle/check.sh                 (from anywhere in the repository)
 #        conformance/paddle/check.sh --save DIR      also saves the static program's Profile and
 #                                                    report into DIR (input.pb, paddle-report.txt)
+#        conformance/paddle/check.sh --save-summary DIR   also saves the static summary run as a
+#                                                    conformance case into DIR
 # The venv lives in <repo>/.oracle/paddle (git-ignored) and is reused when it already imports
 # paddle 3.3.1, so CI can cache it. Set PADDLE_VENV to use another one.
 set -euo pipefail

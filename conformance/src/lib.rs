@@ -28,6 +28,7 @@ pub mod chrome;
 pub mod diff;
 pub mod paddle;
 pub mod paddle_cases;
+pub mod paddle_summary;
 pub mod poplar;
 pub mod xdl;
 pub mod xdl_cases;

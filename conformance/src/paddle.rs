@@ -11,7 +11,8 @@
 //! `report.txt` and `report.json` (the legacy report as `profkit report` prints it, with and
 //! without `--json`), `validate.txt` (the file's problems, one per line); `error.txt` instead of
 //! all of them when the input does not decode (the whole decode's error and the streaming
-//! reader's).
+//! reader's); `summary.txt`, `summary.json` (and `chrome-summary.txt`): the tables of
+//! `Profiler.summary()`, see [`crate::paddle_summary`].
 //!
 //! Asserted rather than recorded: the input re-encodes to its own bytes, and, when it has no
 //! problems, goes through the event model back to the same bytes (`Profile`); the streaming reader
@@ -50,6 +51,9 @@ impl Format for PaddleFormat {
             "validate.txt",
             "chrome.json",
             "timeline.json",
+            "summary.txt",
+            "summary.json",
+            "chrome-summary.txt",
             "error.txt",
         ]
     }
@@ -376,6 +380,11 @@ pub fn run_case(case_dir: &Path) -> Result<Outputs, String> {
         pretty(&serde_json::to_value(&report).map_err(|e| e.to_string())?)?,
     );
     outputs.insert("chrome.json".into(), chrome(&recording, &report, options)?);
+    let trees = match &input {
+        Input::NodeTrees(t, _) => Some(t),
+        _ => None,
+    };
+    crate::paddle_summary::add_outputs(case_dir, trees, &recording, &mut outputs)?;
     if let Input::Profile(profile, _) = &input
         && let Ok(timeline) = timeline(profile)
     {

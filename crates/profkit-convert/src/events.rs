@@ -18,15 +18,34 @@
 
 use std::collections::{BTreeMap, HashSet};
 
-use profkit_events::span::events_from_ranges;
+use profkit_events::span::{TypedRange, events_from_typed_ranges};
 use profkit_events::{
-    DeviceKind, DeviceSpan, Event, EventKind, MemPlace, Name, Recording, ThreadEvents, Warning,
-    pair,
+    DeviceKind, DeviceSpan, Event, EventKind, MemEventKind, MemPlace, MemoryEvent, Name, Recording,
+    ThreadEvents, Warning, pair,
 };
 use profkit_xplane::constants::{
     COUNTERS_LINE_ID, COUNTERS_LINE_NAME, HOST_PLANE_NAME, TASK_ENV_PLANE_NAME, stats,
 };
-use profkit_xplane::{PlaneBuilder, PlaneVisitor, StatValue, XPlane, XSpace};
+use profkit_xplane::{PlaneBuilder, PlaneVisitor, StatValue, StatValueRef, XPlane, XSpace};
+
+/// The stat that holds an event's category (a Paddle node's event type); the Chrome trace writer
+/// writes it as the event's `cat`, and reading takes a Chrome trace's `cat` stat as one too.
+pub const CATEGORY_STAT: &str = "category";
+
+/// The name of the host plane's line of memory events (Paddle's memory nodes), one instant
+/// event per allocator event, named by its kind, its fields as stats.
+pub const MEMORY_LINE_NAME: &str = "Memory events";
+/// Its id.
+pub const MEMORY_LINE_ID: i64 = i64::MAX - 1;
+
+/// Stats that say how an event was written rather than what the source gave it.
+const STRUCTURAL_STATS: [&str; 5] = [
+    MARK_STAT,
+    CATEGORY_STAT,
+    "cat",
+    "device_id",
+    "device_duration_ps",
+];
 
 /// The stat that tells a mark from a range without duration.
 pub const MARK_STAT: &str = "event_kind";
@@ -38,7 +57,7 @@ struct Item {
     name: String,
     start: u64,
     end: u64,
-    stats: Vec<(&'static str, StatValue)>,
+    stats: Vec<(String, StatValue)>,
 }
 
 /// Picoseconds from `start` to `t` (nanoseconds), saturating.
@@ -60,7 +79,7 @@ fn add_line(builder: &mut PlaneBuilder<'_>, id: i64, name: &str, start: u64, mut
             .set_offset_ps(rel_ps(item.start, first))
             .set_duration_ps(rel_ps(item.end.max(item.start), item.start));
         for (stat, value) in item.stats {
-            event.add_stat(stat, value);
+            event.add_stat(&stat, value);
         }
     }
 }
@@ -133,9 +152,25 @@ pub fn recording_to_xspace(recording: &Recording) -> (XSpace, Vec<Warning>) {
                     let mut stats = Vec::new();
                     if let (Some(a), Some(b)) = (span.device_start, span.device_end) {
                         if a.device == b.device {
-                            stats.push((stats::DEVICE_ID, StatValue::Int64(i64::from(a.device))));
-                            stats
-                                .push(("device_duration_ps", StatValue::Int64(rel_ps(b.ns, a.ns))));
+                            stats.push((
+                                stats::DEVICE_ID.to_owned(),
+                                StatValue::Int64(i64::from(a.device)),
+                            ));
+                            stats.push((
+                                "device_duration_ps".to_owned(),
+                                StatValue::Int64(rel_ps(b.ns, a.ns)),
+                            ));
+                        }
+                    }
+                    if let Some(push) = thread.events.get(span.push_index) {
+                        if let Some(category) = &push.category {
+                            stats.push((
+                                CATEGORY_STAT.to_owned(),
+                                StatValue::Str(category.to_string()),
+                            ));
+                        }
+                        for (k, v) in &push.args {
+                            stats.push((k.clone(), StatValue::Str(v.clone())));
                         }
                     }
                     Item {
@@ -152,7 +187,7 @@ pub fn recording_to_xspace(recording: &Recording) -> (XSpace, Vec<Warning>) {
                         name: event.name.to_string(),
                         start: event.cpu_ns,
                         end: event.cpu_ns,
-                        stats: vec![(MARK_STAT, StatValue::Str(MARK.into()))],
+                        stats: vec![(MARK_STAT.to_owned(), StatValue::Str(MARK.into()))],
                     });
                 }
             }
@@ -162,17 +197,68 @@ pub fn recording_to_xspace(recording: &Recording) -> (XSpace, Vec<Warning>) {
                 .unwrap_or_else(|| format!("thread {}", thread.thread));
             add_line(&mut builder, id, &name, start, items);
         }
-        // Memory: the bytes in use per place, at every allocation and free.
-        if !recording.memory.is_empty() {
-            let mut changes: BTreeMap<String, Vec<(u64, i128)>> = BTreeMap::new();
-            for m in &recording.memory {
-                let series = format!("memory {}:{}", place_label(m.place), m.device);
-                let entry = changes.entry(series).or_default();
-                entry.push((m.start_ns, i128::from(m.bytes)));
-                if m.end_ns != 0 {
-                    entry.push((m.end_ns, -i128::from(m.bytes)));
-                }
+        // Memory: the bytes in use per place, at every allocation and free; Paddle's memory
+        // events as a line of their own and as counters of allocated and reserved bytes.
+        let mut changes: BTreeMap<String, Vec<(u64, i128)>> = BTreeMap::new();
+        for m in &recording.memory {
+            let series = format!("memory {}:{}", place_label(m.place), m.device);
+            let entry = changes.entry(series).or_default();
+            entry.push((m.start_ns, i128::from(m.bytes)));
+            if m.end_ns != 0 {
+                entry.push((m.end_ns, -i128::from(m.bytes)));
             }
+        }
+        let mut levels: BTreeMap<String, Vec<(u64, u64)>> = BTreeMap::new();
+        for m in &recording.memory_events {
+            levels
+                .entry(format!("memory allocated {}", m.place))
+                .or_default()
+                .push((m.ns, m.current_allocated));
+            levels
+                .entry(format!("memory reserved {}", m.place))
+                .or_default()
+                .push((m.ns, m.current_reserved));
+        }
+        if !recording.memory_events.is_empty() {
+            let items = recording
+                .memory_events
+                .iter()
+                .map(|m| Item {
+                    name: m.kind.name(),
+                    start: m.ns,
+                    end: m.ns,
+                    stats: vec![
+                        (CATEGORY_STAT.to_owned(), StatValue::Str(m.kind.name())),
+                        ("place".to_owned(), StatValue::Str(m.place.clone())),
+                        ("addr".to_owned(), StatValue::Uint64(m.addr)),
+                        (
+                            "increase_bytes".to_owned(),
+                            StatValue::Int64(m.increase_bytes),
+                        ),
+                        (
+                            "current_allocated".to_owned(),
+                            StatValue::Uint64(m.current_allocated),
+                        ),
+                        (
+                            "current_reserved".to_owned(),
+                            StatValue::Uint64(m.current_reserved),
+                        ),
+                        (
+                            "peak_allocated".to_owned(),
+                            StatValue::Uint64(m.peak_allocated),
+                        ),
+                        (
+                            "peak_reserved".to_owned(),
+                            StatValue::Uint64(m.peak_reserved),
+                        ),
+                        ("process_id".to_owned(), StatValue::Uint64(m.process_id)),
+                        ("thread_id".to_owned(), StatValue::Uint64(m.thread_id)),
+                    ],
+                })
+                .collect();
+            add_line(&mut builder, MEMORY_LINE_ID, MEMORY_LINE_NAME, start, items);
+        }
+        if !changes.is_empty() || !levels.is_empty() {
             let mut line = builder.line(COUNTERS_LINE_ID);
             line.set_name(COUNTERS_LINE_NAME).set_timestamp_ns(0);
             for (series, mut list) in changes {
@@ -192,6 +278,13 @@ pub fn recording_to_xspace(recording: &Recording) -> (XSpace, Vec<Warning>) {
                         .add_stat("bytes_in_use", i64::try_from(total).unwrap_or(i64::MAX));
                 }
             }
+            for (series, list) in levels {
+                for (t, bytes) in list {
+                    line.add_event(&series)
+                        .set_offset_ps(rel_ps(t, start))
+                        .add_stat("bytes", bytes);
+                }
+            }
         }
     }
     space.planes.push(host);
@@ -202,10 +295,10 @@ pub fn recording_to_xspace(recording: &Recording) -> (XSpace, Vec<Warning>) {
         let npu = d.kind == DeviceKind::NpuKernel;
         let mut stats = Vec::new();
         if let Some(detail) = &d.detail {
-            stats.push(("detail_info", StatValue::Str(detail.clone())));
+            stats.push(("detail_info".to_owned(), StatValue::Str(detail.clone())));
         }
         if let Some(bytes) = d.bytes {
-            stats.push(("bytes", StatValue::Uint64(bytes)));
+            stats.push(("bytes".to_owned(), StatValue::Uint64(bytes)));
         }
         let kind = match d.kind {
             DeviceKind::Kernel | DeviceKind::NpuKernel => "kernel".to_owned(),
@@ -213,7 +306,7 @@ pub fn recording_to_xspace(recording: &Recording) -> (XSpace, Vec<Warning>) {
             DeviceKind::Memset => "memset".to_owned(),
             DeviceKind::Other(code) => format!("type {code}"),
         };
-        stats.push(("kind", StatValue::Str(kind)));
+        stats.push(("kind".to_owned(), StatValue::Str(kind)));
         devices
             .entry((npu, d.device))
             .or_default()
@@ -255,6 +348,9 @@ pub fn recording_to_xspace(recording: &Recording) -> (XSpace, Vec<Warning>) {
         builder.set_id(next_id).set_name(TASK_ENV_PLANE_NAME);
         builder.add_stat(stats::PROFILE_START_TIME, start);
         builder.add_stat(stats::PROFILE_STOP_TIME, stop);
+        for (key, value) in &recording.info {
+            builder.add_stat(key, value.clone());
+        }
     }
     space.planes.push(env);
     (space, warnings)
@@ -282,15 +378,72 @@ fn to_ns(start: u64, ps: i128) -> u64 {
     u64::try_from(ns.max(0)).unwrap_or(u64::MAX)
 }
 
+/// A stat's value as text (`None` for bytes).
+fn stat_text(value: &StatValueRef<'_>) -> Option<String> {
+    Some(match value {
+        StatValueRef::Double(v) => v.to_string(),
+        StatValueRef::Uint64(v) => v.to_string(),
+        StatValueRef::Int64(v) => v.to_string(),
+        StatValueRef::Str(v) => (*v).to_owned(),
+        StatValueRef::Ref(v) => (*v).to_owned(),
+        _ => return None,
+    })
+}
+
+/// A memory event of the memory line.
+fn memory_event(event: &profkit_xplane::EventVisitor<'_>, start: u64) -> MemoryEvent {
+    // Paddle's Chrome traces write some numbers as strings.
+    let number = |name: &str| {
+        event
+            .stat(name)
+            .and_then(|s| s.value())
+            .and_then(|v| v.as_u64().or_else(|| v.as_str()?.parse().ok()))
+    };
+    MemoryEvent {
+        ns: to_ns(start, event.timestamp_ps()),
+        kind: MemEventKind::from_name(event.name()).unwrap_or(MemEventKind::Other(-1)),
+        addr: number("addr").unwrap_or(0),
+        place: event
+            .stat("place")
+            .and_then(|s| s.value())
+            .and_then(|v| v.as_str().map(str::to_owned))
+            .unwrap_or_default(),
+        increase_bytes: event
+            .stat("increase_bytes")
+            .and_then(|s| s.value())
+            .and_then(|v| v.as_i64().or_else(|| v.as_str()?.parse().ok()))
+            .unwrap_or(0),
+        current_allocated: number("current_allocated").unwrap_or(0),
+        current_reserved: number("current_reserved").unwrap_or(0),
+        peak_allocated: number("peak_allocated").unwrap_or(0),
+        peak_reserved: number("peak_reserved").unwrap_or(0),
+        process_id: number("process_id").unwrap_or(0),
+        thread_id: number("thread_id").unwrap_or(0),
+    }
+}
+
 /// The event model of an XSpace (see the module documentation).
 pub fn xspace_to_recording(space: &XSpace) -> Recording {
     let start = session_start_ns(space);
     let mut recording = Recording::default();
+    if let Some(env) = space.planes.iter().find(|p| p.name == TASK_ENV_PLANE_NAME) {
+        recording.info = PlaneVisitor::new(env)
+            .stats()
+            .filter(|s| ![stats::PROFILE_START_TIME, stats::PROFILE_STOP_TIME].contains(&s.name()))
+            .filter_map(|s| Some((s.name().to_owned(), stat_text(&s.value()?)?)))
+            .collect();
+    }
     if let Some(host) = space.planes.iter().find(|p| p.name == HOST_PLANE_NAME) {
         let visitor = PlaneVisitor::new(host);
         let mut used: HashSet<u32> = HashSet::new();
         for (index, line) in visitor.lines().enumerate() {
             if line.id() == COUNTERS_LINE_ID || line.name() == COUNTERS_LINE_NAME {
+                continue;
+            }
+            if line.id() == MEMORY_LINE_ID && line.name() == MEMORY_LINE_NAME {
+                for event in line.events() {
+                    recording.memory_events.push(memory_event(&event, start));
+                }
                 continue;
             }
             // The line id is the thread's index when it is one (and free), else its position.
@@ -302,7 +455,7 @@ pub fn xspace_to_recording(space: &XSpace) -> Recording {
                 thread = thread.wrapping_add(1);
             }
             used.insert(thread);
-            let mut ranges: Vec<(Name, u64, u64)> = Vec::new();
+            let mut ranges: Vec<TypedRange> = Vec::new();
             let mut marks: Vec<Event> = Vec::new();
             for event in line.events() {
                 if event.is_aggregated() {
@@ -315,13 +468,44 @@ pub fn xspace_to_recording(space: &XSpace) -> Recording {
                         .stat(MARK_STAT)
                         .and_then(|s| s.value())
                         .is_some_and(|v| v.as_str() == Some(MARK));
+                let category = event
+                    .stat(CATEGORY_STAT)
+                    .or_else(|| event.stat("cat"))
+                    .and_then(|s| s.value())
+                    .and_then(|v| v.as_str().map(str::to_owned));
+                let memory_kind = category.as_deref().and_then(MemEventKind::from_name);
+                if let (Some(_), 0, true) = (
+                    memory_kind,
+                    event.duration_ps(),
+                    event.stat("place").is_some(),
+                ) {
+                    // A memory event written as an instant with a memory category (as in Paddle's
+                    // Chrome traces): memory, not a range.
+                    let mut m = memory_event(&event, start);
+                    m.kind = memory_kind.unwrap_or(MemEventKind::Other(-1));
+                    m.thread_id = u64::try_from(line.id()).unwrap_or(0);
+                    recording.memory_events.push(m);
+                    continue;
+                }
                 if is_mark {
                     marks.push(Event::new(EventKind::Mark, name, thread, begin));
                 } else {
-                    ranges.push((name, begin, to_ns(start, event.end_timestamp_ps())));
+                    let category = category.map(Name::Owned);
+                    let args = event
+                        .stats()
+                        .filter(|s| !STRUCTURAL_STATS.contains(&s.name()))
+                        .filter_map(|s| Some((s.name().to_owned(), stat_text(&s.value()?)?)))
+                        .collect();
+                    ranges.push(TypedRange {
+                        name,
+                        start_ns: begin,
+                        end_ns: to_ns(start, event.end_timestamp_ps()),
+                        category,
+                        args,
+                    });
                 }
             }
-            let mut events = events_from_ranges(thread, &ranges);
+            let mut events = events_from_typed_ranges(thread, ranges);
             for mark in marks {
                 let at = events.partition_point(|e| e.cpu_ns <= mark.cpu_ns);
                 events.insert(at, mark);
@@ -382,5 +566,6 @@ pub fn xspace_to_recording(space: &XSpace) -> Recording {
             }
         }
     }
+    recording.memory_events.sort_by_key(|m| m.ns);
     recording
 }

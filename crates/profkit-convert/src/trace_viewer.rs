@@ -537,6 +537,7 @@ impl<W: Write> PlaneWriter<'_, W> {
                     _ => Arg::Str(name),
                 };
                 let metadata_stats = metadata.map(|m| m.stats.as_slice()).unwrap_or(&[]);
+                let mut category = None;
                 for stat in metadata_stats.iter().chain(&event.stats) {
                     let Some(value) = &stat.value else { continue };
                     let stat_name = stats.get(&stat.metadata_id).copied().unwrap_or("");
@@ -546,6 +547,10 @@ impl<W: Write> PlaneWriter<'_, W> {
                     let arg = Arg::of(value, &stats);
                     if stat_name == "step_name" {
                         shown = arg;
+                    }
+                    if stat_name == crate::events::CATEGORY_STAT {
+                        category = Some(arg);
+                        continue;
                     }
                     if counters {
                         if let Some(number) = Number::of(value) {
@@ -559,7 +564,13 @@ impl<W: Write> PlaneWriter<'_, W> {
                 if counters && !numbers.is_empty() {
                     write_counter(self.buf, pid, shown, begin, &mut numbers);
                 } else {
-                    write_event(self.buf, pid, tid, shown, begin, duration, &mut args);
+                    let event = Shown {
+                        pid,
+                        tid,
+                        name: shown,
+                        category,
+                    };
+                    write_event(self.buf, event, begin, duration, &mut args);
                 }
                 self.summary.events += 1;
                 self.flush_if_full()?;
@@ -651,15 +662,27 @@ fn push_u32(out: &mut String, v: u32) {
     out.push_str(itoa::Buffer::new().format(v));
 }
 
-fn write_event(
-    out: &mut String,
+/// Where an event is shown, its name and its category (`cat`).
+struct Shown<'a> {
     pid: u32,
     tid: u32,
-    name: Arg<'_>,
+    name: Arg<'a>,
+    category: Option<Arg<'a>>,
+}
+
+fn write_event(
+    out: &mut String,
+    event: Shown<'_>,
     begin_ps: u64,
     duration_ps: u64,
     args: &mut Vec<(&str, Arg<'_>)>,
 ) {
+    let Shown {
+        pid,
+        tid,
+        name,
+        category,
+    } = event;
     out.push('{');
     if !args.is_empty() {
         sort_last_wins(args);
@@ -673,6 +696,12 @@ fn write_event(
             value.push(out);
         }
         out.push_str("}, ");
+    }
+    // The event model's category (a Paddle node's event type) is the event's `cat`.
+    if let Some(category) = category {
+        out.push_str("\"cat\": ");
+        category.push(out);
+        out.push_str(", ");
     }
     if duration_ps != 0 {
         out.push_str("\"dur\": ");

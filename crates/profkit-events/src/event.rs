@@ -50,6 +50,15 @@ pub struct Event {
     pub cpu_ns: u64,
     /// The device timestamp, when a device was profiled.
     pub device: Option<DeviceTime>,
+    /// What kind of range this is, when the source says (on a push, and on its pop): Paddle's
+    /// event type name (`Operator`, `UserDefined`, `ProfileStep`, ...) or a Chrome trace's `cat`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub category: Option<Name>,
+    /// Whatever else the source gave the range (on its push), as text: for Paddle's node trees the
+    /// process and thread ids, a runtime call's correlation id, an operator's input shapes and
+    /// dtypes, ...
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub args: Vec<(String, String)>,
 }
 
 impl Event {
@@ -61,6 +70,8 @@ impl Event {
             thread,
             cpu_ns,
             device: None,
+            category: None,
+            args: Vec::new(),
         }
     }
 
@@ -82,6 +93,12 @@ impl Event {
     /// The event with a device timestamp.
     pub fn with_device(mut self, device: u32, ns: u64) -> Event {
         self.device = Some(DeviceTime { device, ns });
+        self
+    }
+
+    /// The event with a category (see [`Event::category`]).
+    pub fn with_category(mut self, category: impl Into<Name>) -> Event {
+        self.category = Some(category.into());
         self
     }
 
@@ -223,6 +240,97 @@ pub struct MemoryRecord {
     pub free_in: String,
 }
 
+/// What a [`MemoryEvent`] did (Paddle's `TracerMemEventType`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum MemEventKind {
+    /// Memory handed out by the allocator.
+    Allocate,
+    /// Memory given back to the allocator.
+    Free,
+    /// Memory the allocator reserved from the system.
+    ReservedAllocate,
+    /// Memory the allocator released to the system.
+    ReservedFree,
+    /// Another type code, kept as found.
+    Other(i32),
+}
+
+impl MemEventKind {
+    /// The kind of a Paddle `TracerMemEventType` code.
+    pub fn from_code(code: i32) -> MemEventKind {
+        match code {
+            0 => MemEventKind::Allocate,
+            1 => MemEventKind::Free,
+            2 => MemEventKind::ReservedAllocate,
+            3 => MemEventKind::ReservedFree,
+            other => MemEventKind::Other(other),
+        }
+    }
+
+    /// Its Paddle code.
+    pub fn code(self) -> i32 {
+        match self {
+            MemEventKind::Allocate => 0,
+            MemEventKind::Free => 1,
+            MemEventKind::ReservedAllocate => 2,
+            MemEventKind::ReservedFree => 3,
+            MemEventKind::Other(code) => code,
+        }
+    }
+
+    /// Paddle's name of the kind (`type <code>` for another code).
+    pub fn name(self) -> String {
+        match self {
+            MemEventKind::Allocate => "Allocate".into(),
+            MemEventKind::Free => "Free".into(),
+            MemEventKind::ReservedAllocate => "ReservedAllocate".into(),
+            MemEventKind::ReservedFree => "ReservedFree".into(),
+            MemEventKind::Other(code) => format!("type {code}"),
+        }
+    }
+
+    /// The kind Paddle's name gives (the inverse of [`MemEventKind::name`]).
+    pub fn from_name(name: &str) -> Option<MemEventKind> {
+        Some(match name {
+            "Allocate" => MemEventKind::Allocate,
+            "Free" => MemEventKind::Free,
+            "ReservedAllocate" => MemEventKind::ReservedAllocate,
+            "ReservedFree" => MemEventKind::ReservedFree,
+            other => MemEventKind::Other(other.strip_prefix("type ")?.parse().ok()?),
+        })
+    }
+}
+
+/// One allocator event, as Paddle's new profiler records it (a memory node of its node trees): a
+/// point in time, not a range.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct MemoryEvent {
+    /// When, ns.
+    pub ns: u64,
+    /// What happened.
+    pub kind: MemEventKind,
+    /// The address.
+    pub addr: u64,
+    /// Where, as Paddle names the place (`Place(cpu)`, `Place(gpu:0)`, ...).
+    pub place: String,
+    /// The change in bytes (negative for a free).
+    pub increase_bytes: i64,
+    /// Bytes allocated on the place after the event.
+    pub current_allocated: u64,
+    /// Bytes reserved on the place after the event.
+    pub current_reserved: u64,
+    /// The most bytes allocated on the place so far.
+    pub peak_allocated: u64,
+    /// The most bytes reserved on the place so far.
+    pub peak_reserved: u64,
+    /// The process id.
+    pub process_id: u64,
+    /// The OS thread id of the thread that made the event (the host ranges it falls in are that
+    /// thread's).
+    pub thread_id: u64,
+}
+
 /// Everything one profiling session (or one file) holds.
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(default)]
@@ -234,6 +342,13 @@ pub struct Recording {
     pub device_spans: Vec<DeviceSpan>,
     /// Memory records (read from files).
     pub memory: Vec<MemoryRecord>,
+    /// Allocator events (read from Paddle's node trees), in time order per thread.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub memory_events: Vec<MemoryEvent>,
+    /// Key/value information about the run (Paddle's `extra_info`: thread names, CPU
+    /// utilisation).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub info: Vec<(String, String)>,
     /// The state the recorder ran in, when this came from the recorder.
     pub state: Option<ProfilerState>,
     /// Events the recorder dropped because its memory cap was reached.

@@ -9,8 +9,10 @@
 //! lost), giving [`Span`]s that nest as a tree per thread and are named `parent/child` by their
 //! enclosing ranges, as Paddle names them. The [`recorder`] records such events from Rust code at
 //! some fifteen nanoseconds an event (one relaxed atomic load when off); [`report`] prints
-//! Paddle's legacy profiling report from them, layout for layout; [`paddle`] reads Paddle's
-//! `Profile` and node tree files into the same model (and writes `Profile`s).
+//! Paddle's reports from them, layout for layout: the legacy profiling report and the tables of
+//! `paddle.profiler.Profiler.summary()` (which also read node trees directly); [`paddle`] reads
+//! Paddle's `Profile` and node tree files into the same model (and writes `Profile`s), ranges
+//! typed by their category, memory nodes as [`MemoryEvent`]s.
 //!
 //! ```
 //! use profkit_events::{Event, Recording, ThreadEvents, pair};
@@ -42,8 +44,8 @@ pub mod span;
 
 pub use error::{Error, Result};
 pub use event::{
-    DeviceKind, DeviceSpan, DeviceTime, Event, EventKind, MemPlace, MemoryRecord, Name,
-    ProfilerState, Recording, ThreadEvents,
+    DeviceKind, DeviceSpan, DeviceTime, Event, EventKind, MemEventKind, MemPlace, MemoryEvent,
+    MemoryRecord, Name, ProfilerState, Recording, ThreadEvents,
 };
 pub use recorder::{RecordEvent, RecorderConfig};
-pub use span::{PathId, Paths, Span, Spans, ThreadSpans, Warning, pair, pair_thread};
+pub use span::{PathId, Paths, Span, Spans, ThreadSpans, TypedRange, Warning, pair, pair_thread};

@@ -806,6 +806,8 @@ pub fn disable() -> Result<Recording> {
                     thread: thread.index,
                     cpu_ns: ns_of(w1),
                     device,
+                    category: None,
+                    args: Vec::new(),
                 });
             }
         }

@@ -465,11 +465,69 @@ pub fn events_from_ranges<N: Into<Name> + Clone>(
     thread: u32,
     ranges: &[(N, u64, u64)],
 ) -> Vec<Event> {
+    range_event_order(ranges.iter().map(|(_, start, end)| (*start, *end)))
+        .into_iter()
+        .filter_map(|(i, ts, is_pop)| {
+            let (name, _, _) = ranges.get(i)?;
+            let kind = if is_pop {
+                EventKind::PopRange
+            } else {
+                EventKind::PushRange
+            };
+            Some(Event::new(kind, name.clone(), thread, ts))
+        })
+        .collect()
+}
+
+/// A range for [`events_from_typed_ranges`]: what [`events_from_ranges`] takes, with the category
+/// its push and pop carry and the args its push carries.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct TypedRange {
+    /// The range's name.
+    pub name: Name,
+    /// Start, ns.
+    pub start_ns: u64,
+    /// End, ns.
+    pub end_ns: u64,
+    /// See [`Event::category`].
+    pub category: Option<Name>,
+    /// See [`Event::args`].
+    pub args: Vec<(String, String)>,
+}
+
+/// [`events_from_ranges`] for ranges with a category and args.
+pub fn events_from_typed_ranges(thread: u32, ranges: Vec<TypedRange>) -> Vec<Event> {
+    let order = range_event_order(ranges.iter().map(|r| (r.start_ns, r.end_ns)));
+    let mut ranges: Vec<Option<TypedRange>> = ranges.into_iter().map(Some).collect();
+    let mut events = Vec::with_capacity(order.len());
+    for (i, ts, is_pop) in order {
+        let Some(slot) = ranges.get_mut(i) else {
+            continue;
+        };
+        if is_pop {
+            // The push came first and took the args; the pop takes what is left.
+            if let Some(range) = slot.take() {
+                let mut event = Event::new(EventKind::PopRange, range.name, thread, ts);
+                event.category = range.category;
+                events.push(event);
+            }
+        } else if let Some(range) = slot.as_mut() {
+            let mut event = Event::new(EventKind::PushRange, range.name.clone(), thread, ts);
+            event.category = range.category.clone();
+            event.args = std::mem::take(&mut range.args);
+            events.push(event);
+        }
+    }
+    events
+}
+
+/// The order of the pushes and pops of ranges `(start, end)`: (range index, timestamp, is pop).
+fn range_event_order(ranges: impl Iterator<Item = (u64, u64)>) -> Vec<(usize, u64, bool)> {
     // (timestamp, class, tie-break, second tie-break, range index, is_pop); the classes order an
     // instant's pops (0) before its zero-length ranges (1) before its pushes (2).
-    let mut keyed: Vec<(u64, u8, i128, usize, usize, bool)> = Vec::with_capacity(ranges.len() * 2);
-    for (i, (_, start, end)) in ranges.iter().enumerate() {
-        let (start, end) = (*start, (*end).max(*start));
+    let mut keyed: Vec<(u64, u8, i128, usize, usize, bool)> = Vec::new();
+    for (i, (start, end)) in ranges.enumerate() {
+        let end = end.max(start);
         if start == end {
             keyed.push((start, 1, 0, 2 * i, i, false));
             keyed.push((start, 1, 0, 2 * i + 1, i, true));
@@ -483,14 +541,6 @@ pub fn events_from_ranges<N: Into<Name> + Clone>(
     keyed.sort_unstable();
     keyed
         .into_iter()
-        .filter_map(|(ts, _, _, _, i, is_pop)| {
-            let (name, _, _) = ranges.get(i)?;
-            let kind = if is_pop {
-                EventKind::PopRange
-            } else {
-                EventKind::PushRange
-            };
-            Some(Event::new(kind, name.clone(), thread, ts))
-        })
+        .map(|(ts, _, _, _, i, is_pop)| (i, ts, is_pop))
         .collect()
 }

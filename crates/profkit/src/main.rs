@@ -103,18 +103,24 @@ enum Command {
     },
     /// List the formats profkit reads and writes, and the conversions between them.
     Formats,
-    /// Print PaddlePaddle's legacy profiling report of a profile (a Paddle `Profile` or node
-    /// trees, an XSpace, a Chrome trace), layout for layout.
+    /// Print PaddlePaddle's report of a profile, layout for layout: the tables
+    /// `paddle.profiler.Profiler.summary()` prints for node trees, XSpaces and Chrome traces; the
+    /// legacy profiling report for a legacy `Profile` (or any input, with --legacy).
     Report {
         /// The file to read (`-` for standard input).
         file: PathBuf,
-        /// Order rows among siblings by this, descending (default: the order their first call
-        /// ended).
+        /// Print the legacy profiling report (implied by --sort and --place).
+        #[arg(long)]
+        legacy: bool,
+        /// Legacy report: order rows among siblings by this, descending (default: the order
+        /// their first call ended).
         #[arg(long, value_enum)]
         sort: Option<paddle::SortArg>,
-        /// What the times measure (default: cpu).
+        /// Legacy report: what the times measure (default: cpu).
         #[arg(long, value_enum)]
         place: Option<paddle::PlaceArg>,
+        #[command(flatten)]
+        summary: paddle::SummaryArgs,
         /// Print the report's tables as JSON.
         #[arg(long)]
         json: bool,
@@ -210,30 +216,16 @@ fn run(cli: Cli) -> Result<(), Failure> {
         Command::Formats => convert::formats(),
         Command::Report {
             file,
+            legacy,
             sort,
             place,
+            summary,
             json,
             from,
         } => {
             let input = input::Input::open(&file, from)?;
-            let (name, recording) = match input.format {
-                Format::Paddle | Format::PaddleNodeTrees => convert::paddle_recording(input)?,
-                Format::Xspace => {
-                    let (name, space) = convert::xspace_whole(input)?;
-                    (name, profkit_convert::events::xspace_to_recording(&space))
-                }
-                Format::Chrome | Format::PaddleTimeline => {
-                    let (name, space) = convert::chrome_space(input)?;
-                    (name, profkit_convert::events::xspace_to_recording(&space))
-                }
-                other => {
-                    return Err(Failure::Usage(format!(
-                        "{}: report reads Paddle profiles (a legacy Profile or node trees), XSpaces and Chrome traces, not {other}",
-                        input.name
-                    )));
-                }
-            };
-            paddle::report(&name, &recording, sort, place, json)
+            let legacy = legacy || sort.is_some() || place.is_some();
+            paddle::report_command(input, legacy, sort, place, &summary, json)
         }
         Command::Plugin { command } => plugin::run(command),
     }

@@ -5,6 +5,7 @@
 use std::io::Write;
 
 use profkit_events::paddle::{Problem, ReadOptions, legacy, nodetree};
+use profkit_events::report::summary::{Forest, SortedKey, Summary, SummaryOptions, TimeUnit};
 use profkit_events::report::{Place, Report, ReportOptions, SortKey};
 use profkit_events::{Recording, pair};
 
@@ -256,5 +257,157 @@ pub(crate) fn report(
     std::io::stdout()
         .lock()
         .write_all(report.text().as_bytes())
+        .map_err(Failure::Output)
+}
+
+/// The `--sorted-by` values of `profkit report` (Paddle's `SortedKeys`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+pub(crate) enum SortedArg {
+    /// CPU total time.
+    #[value(name = "CPUTotal", alias = "cpu-total")]
+    CpuTotal,
+    /// CPU average time.
+    #[value(name = "CPUAvg", alias = "cpu-avg")]
+    CpuAvg,
+    /// CPU longest call.
+    #[value(name = "CPUMax", alias = "cpu-max")]
+    CpuMax,
+    /// CPU shortest call (ascending).
+    #[value(name = "CPUMin", alias = "cpu-min")]
+    CpuMin,
+    /// GPU total time.
+    #[value(name = "GPUTotal", alias = "gpu-total")]
+    GpuTotal,
+    /// GPU average time.
+    #[value(name = "GPUAvg", alias = "gpu-avg")]
+    GpuAvg,
+    /// GPU longest call.
+    #[value(name = "GPUMax", alias = "gpu-max")]
+    GpuMax,
+    /// GPU shortest call (ascending).
+    #[value(name = "GPUMin", alias = "gpu-min")]
+    GpuMin,
+}
+
+/// The `--time-unit` values of `profkit report`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+pub(crate) enum UnitArg {
+    /// Seconds.
+    S,
+    /// Milliseconds.
+    Ms,
+    /// Microseconds.
+    Us,
+    /// Nanoseconds.
+    Ns,
+}
+
+/// The options of `summary()`, for `profkit report`.
+#[derive(Clone, Debug, Default, clap::Args)]
+pub(crate) struct SummaryArgs {
+    /// Summary: sort the Operator, Kernel and UserDefined rows by this (default: CPUTotal).
+    #[arg(long, value_enum)]
+    sorted_by: Option<SortedArg>,
+    /// Summary: leave out the operators' inner rows and device activity (Paddle's
+    /// `op_detail=False`).
+    #[arg(long)]
+    no_op_detail: bool,
+    /// Summary: one Operator and UserDefined table per thread (Paddle's `thread_sep=True`).
+    #[arg(long)]
+    thread_sep: bool,
+    /// Summary: the unit of times (default: ms).
+    #[arg(long, value_enum)]
+    time_unit: Option<UnitArg>,
+}
+
+impl SummaryArgs {
+    fn given(&self) -> bool {
+        self.sorted_by.is_some() || self.no_op_detail || self.thread_sep || self.time_unit.is_some()
+    }
+
+    fn options(&self) -> SummaryOptions {
+        SummaryOptions {
+            sorted_by: match self.sorted_by.unwrap_or(SortedArg::CpuTotal) {
+                SortedArg::CpuTotal => SortedKey::CPUTotal,
+                SortedArg::CpuAvg => SortedKey::CPUAvg,
+                SortedArg::CpuMax => SortedKey::CPUMax,
+                SortedArg::CpuMin => SortedKey::CPUMin,
+                SortedArg::GpuTotal => SortedKey::GPUTotal,
+                SortedArg::GpuAvg => SortedKey::GPUAvg,
+                SortedArg::GpuMax => SortedKey::GPUMax,
+                SortedArg::GpuMin => SortedKey::GPUMin,
+            },
+            op_detail: !self.no_op_detail,
+            thread_sep: self.thread_sep,
+            time_unit: match self.time_unit.unwrap_or(UnitArg::Ms) {
+                UnitArg::S => TimeUnit::S,
+                UnitArg::Ms => TimeUnit::Ms,
+                UnitArg::Us => TimeUnit::Us,
+                UnitArg::Ns => TimeUnit::Ns,
+            },
+        }
+    }
+}
+
+/// `profkit report`: the summary for node trees, XSpaces and Chrome traces, the legacy report for
+/// a legacy `Profile` or with `legacy`.
+pub(crate) fn report_command(
+    input: Input,
+    legacy: bool,
+    sort: Option<SortArg>,
+    place: Option<PlaceArg>,
+    summary: &SummaryArgs,
+    json: bool,
+) -> Result<(), Failure> {
+    let legacy = legacy || input.format == Format::Paddle;
+    if legacy && summary.given() {
+        return Err(Failure::Usage(
+            "--sorted-by, --no-op-detail, --thread-sep and --time-unit are options of the summary, not of the legacy report (--legacy, --sort, --place, or a legacy Profile)".into(),
+        ));
+    }
+    let (name, forest, recording) = match input.format {
+        Format::PaddleNodeTrees if !legacy => {
+            let name = input.name.clone();
+            let trees = nodetree::read_node_trees(input.reader, ReadOptions::default())
+                .map_err(|e| Failure::BadInput(format!("{}: {e}", input.name)))?;
+            (name, Some(Forest::from_node_trees(&trees)), None)
+        }
+        Format::Paddle | Format::PaddleNodeTrees => {
+            let (name, recording) = crate::convert::paddle_recording(input)?;
+            (name, None, Some(recording))
+        }
+        Format::Xspace => {
+            let (name, space) = crate::convert::xspace_whole(input)?;
+            let recording = profkit_convert::events::xspace_to_recording(&space);
+            (name, None, Some(recording))
+        }
+        Format::Chrome | Format::PaddleTimeline => {
+            let (name, space) = crate::convert::chrome_space(input)?;
+            let recording = profkit_convert::events::xspace_to_recording(&space);
+            (name, None, Some(recording))
+        }
+        other => {
+            return Err(Failure::Usage(format!(
+                "{}: report reads Paddle profiles (a legacy Profile or node trees), XSpaces and Chrome traces, not {other}",
+                input.name
+            )));
+        }
+    };
+    if legacy {
+        let recording = recording.unwrap_or_default();
+        return report(&name, &recording, sort, place, json);
+    }
+    let forest = match (forest, &recording) {
+        (Some(f), _) => f,
+        (None, Some(r)) => Forest::from_recording(r),
+        (None, None) => Forest::default(),
+    };
+    let summary = Summary::new(&forest, summary.options());
+    if json {
+        return json_out(&summary);
+    }
+    std::io::stdout()
+        .lock()
+        .write_all(summary.text().as_bytes())
         .map_err(Failure::Output)
 }

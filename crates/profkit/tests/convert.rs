@@ -239,6 +239,7 @@ fn report_reads_xspace_and_chrome() {
     let run = profkit(
         &[
             "report",
+            "--legacy",
             arg(&repo("conformance/xplane/nested-events/input.xplane.pb")),
         ],
         None,
@@ -252,6 +253,7 @@ fn report_reads_xspace_and_chrome() {
     let run = profkit(
         &[
             "report",
+            "--legacy",
             arg(&repo("conformance/chrome/paddle-sample/input.json")),
         ],
         None,

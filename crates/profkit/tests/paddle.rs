@@ -268,3 +268,82 @@ fn errors_name_the_file_offset_and_path() {
     assert_eq!(out.status.code(), Some(2));
     assert!(text(&out.stderr).contains("report reads Paddle profiles"));
 }
+
+#[test]
+fn report_prints_paddles_summary_of_node_trees() {
+    let input = case("nodetree-lenet", "input.paddle_trace.pb");
+    let out = profkit(&["report", &input], None);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    let expected = std::fs::read_to_string(case("nodetree-lenet", "summary.txt")).unwrap();
+    assert_eq!(text(&out.stdout), expected);
+
+    // summary() options.
+    let out = profkit(
+        &[
+            "report",
+            &input,
+            "--sorted-by",
+            "CPUMin",
+            "--no-op-detail",
+            "--thread-sep",
+            "--time-unit",
+            "us",
+        ],
+        None,
+    );
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    let stdout = text(&out.stdout);
+    assert!(stdout.contains("Time unit: us\n"));
+    assert!(stdout.contains("Thread: 20652"));
+    assert!(!stdout.contains("  adam_ infer_meta"), "op detail left out");
+
+    let out = profkit(
+        &["report", &input, "--json", "--sorted-by", "cpu-max"],
+        None,
+    );
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    let doc: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(doc["options"]["sorted_by"], "CPUMax");
+    // The longest call: Global_Pool2dGradNode, 8.56 ms.
+    assert_eq!(
+        doc["operator"][0]["rows"][0]["name"],
+        "Global_Pool2dGradNode"
+    );
+    assert_eq!(doc["operator"][0]["rows"][0]["calls"], 8);
+    assert_eq!(doc["overview_cpu"][0]["event_type"], "ProfileStep");
+
+    // The legacy layout, on request.
+    let out = profkit(&["report", "--legacy", &input], None);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    assert!(text(&out.stdout).contains("Event Summary"));
+
+    // Summary options do not go with the legacy report.
+    let out = profkit(&["report", "--legacy", "--thread-sep", &input], None);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(text(&out.stderr).contains("options of the summary"));
+    let out = profkit(
+        &[
+            "report",
+            &case("dygraph-cpu-total", "input.pb"),
+            "--time-unit",
+            "s",
+        ],
+        None,
+    );
+    assert_eq!(out.status.code(), Some(2));
+}
+
+#[test]
+fn report_summarises_chrome_and_xspace_input() {
+    let out = profkit(
+        &["report", &case("nodetree-lenet", "paddle_trace.json")],
+        None,
+    );
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    let stdout = text(&out.stdout);
+    assert!(
+        stdout.contains("\nProfileStep                4 "),
+        "{stdout}"
+    );
+    assert!(stdout.contains("UserDefined Summary"));
+}

@@ -5,6 +5,7 @@
 //! (without running forever on cycles) and goes through the event model.
 
 use profkit_events::paddle::{ReadOptions, nodetree};
+use profkit_events::report::summary::{Forest, Summary, SummaryOptions};
 
 /// Runs the target on one input. Panics when a property does not hold.
 pub fn run(data: &[u8]) {
@@ -32,4 +33,13 @@ pub fn run(data: &[u8]) {
     let _ = nodetree::validate(&trees);
     let recording = nodetree::to_recording(&trees);
     super::check_recording(&recording);
+    // Paddle's summary of the trees, and of their event model, never panics.
+    let options = SummaryOptions {
+        thread_sep: data.len() % 2 == 0,
+        ..SummaryOptions::default()
+    };
+    let from_trees = Summary::new(&Forest::from_node_trees(&trees), options);
+    let _ = from_trees.text();
+    let from_events = Summary::new(&Forest::from_recording(&recording), options);
+    let _ = from_events.text();
 }

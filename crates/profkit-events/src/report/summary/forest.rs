@@ -1,0 +1,618 @@
+//! The trees the summary is computed over, as Paddle's `HostPythonNode`s hold them: per thread a
+//! synthetic root, host nodes with their children, CUDA runtime calls (with the device activity
+//! they launched) and memory events; built from node trees exactly, or from any recording.
+
+use std::borrow::Cow;
+use std::collections::{BTreeMap, HashMap};
+
+use serde::Serialize;
+
+use crate::event::{MemEventKind, MemPlace, Recording};
+use crate::paddle::nodetree::{NodeTreesProto, is_root, type_name};
+use crate::span::pair;
+
+/// Paddle's `TracerEventType`, open to codes it lacks.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize)]
+pub enum EventType {
+    /// An operator.
+    Operator,
+    /// A data loader step.
+    Dataloader,
+    /// A profiler step (`ProfileStep#N`).
+    ProfileStep,
+    /// A CUDA runtime call.
+    CudaRuntime,
+    /// A device kernel.
+    Kernel,
+    /// A device copy.
+    Memcpy,
+    /// A device memset.
+    Memset,
+    /// A range recorded by C++ code.
+    UserDefined,
+    /// A part of an operator (`infer_meta`, `compute`, ...).
+    OperatorInner,
+    /// A forward pass.
+    Forward,
+    /// A backward pass.
+    Backward,
+    /// An optimizer step.
+    Optimization,
+    /// Communication.
+    Communication,
+    /// A Python operator.
+    PythonOp,
+    /// A range recorded by Python code (`RecordEvent`).
+    PythonUserDefined,
+    /// A dygraph kernel launch (Paddle 3.x).
+    DygraphKernelLaunch,
+    /// A static-graph kernel launch (Paddle 3.x).
+    StaticKernelLaunch,
+    /// Another code, kept as found.
+    Other(i32),
+}
+
+impl EventType {
+    /// The type of a Paddle code.
+    pub fn from_code(code: i32) -> EventType {
+        match type_name(code) {
+            Some(name) => EventType::from_name(name).unwrap_or(EventType::Other(code)),
+            None => EventType::Other(code),
+        }
+    }
+
+    /// The type Paddle's name gives (`type <code>` for another code).
+    pub fn from_name(name: &str) -> Option<EventType> {
+        use EventType::*;
+        Some(match name {
+            "Operator" => Operator,
+            "Dataloader" => Dataloader,
+            "ProfileStep" => ProfileStep,
+            "CudaRuntime" => CudaRuntime,
+            "Kernel" => Kernel,
+            "Memcpy" => Memcpy,
+            "Memset" => Memset,
+            "UserDefined" => UserDefined,
+            "OperatorInner" => OperatorInner,
+            "Forward" => Forward,
+            "Backward" => Backward,
+            "Optimization" => Optimization,
+            "Communication" => Communication,
+            "PythonOp" => PythonOp,
+            "PythonUserDefined" => PythonUserDefined,
+            "DygraphKernelLaunch" => DygraphKernelLaunch,
+            "StaticKernelLaunch" => StaticKernelLaunch,
+            other => Other(other.strip_prefix("type ")?.parse().ok()?),
+        })
+    }
+
+    /// The type of a range whose source gave `category`: Paddle's names as such; the categories
+    /// of PyTorch's Chrome traces (`cpu_op`, `user_annotation`, `python_function`,
+    /// `cuda_runtime`, `cuda_driver`, `kernel`, `gpu_memcpy`, `gpu_memset`) as their Paddle
+    /// counterparts; anything else, or no category, an operator.
+    pub fn from_category(category: Option<&str>) -> EventType {
+        let Some(category) = category else {
+            return EventType::Operator;
+        };
+        if let Some(t) = EventType::from_name(category) {
+            return t;
+        }
+        match category {
+            "user_annotation" | "gpu_user_annotation" => EventType::PythonUserDefined,
+            "python_function" => EventType::PythonOp,
+            "cuda_runtime" | "cuda_driver" => EventType::CudaRuntime,
+            "kernel" => EventType::Kernel,
+            "gpu_memcpy" => EventType::Memcpy,
+            "gpu_memset" => EventType::Memset,
+            _ => EventType::Operator,
+        }
+    }
+
+    /// Paddle's name of the type, as its summary prints it.
+    pub fn name(self) -> Cow<'static, str> {
+        use EventType::*;
+        Cow::Borrowed(match self {
+            Operator => "Operator",
+            Dataloader => "Dataloader",
+            ProfileStep => "ProfileStep",
+            CudaRuntime => "CudaRuntime",
+            Kernel => "Kernel",
+            Memcpy => "Memcpy",
+            Memset => "Memset",
+            UserDefined => "UserDefined",
+            OperatorInner => "OperatorInner",
+            Forward => "Forward",
+            Backward => "Backward",
+            Optimization => "Optimization",
+            Communication => "Communication",
+            PythonOp => "PythonOp",
+            PythonUserDefined => "PythonUserDefined",
+            DygraphKernelLaunch => "DygraphKernelLaunch",
+            StaticKernelLaunch => "StaticKernelLaunch",
+            Other(code) => return Cow::Owned(format!("type {code}")),
+        })
+    }
+}
+
+/// Device activity under a runtime call.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Device {
+    /// Its name (a kernel's mangled name).
+    pub name: String,
+    /// Kernel, Memcpy or Memset.
+    pub ty: EventType,
+    /// Start, ns.
+    pub start_ns: u64,
+    /// End, ns.
+    pub end_ns: u64,
+    /// The device.
+    pub device_id: u64,
+    /// The stream.
+    pub stream_id: u64,
+}
+
+/// A CUDA runtime call under a host node.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Runtime {
+    /// Start, ns.
+    pub start_ns: u64,
+    /// End, ns.
+    pub end_ns: u64,
+    /// What it launched.
+    pub devices: Vec<Device>,
+}
+
+/// An allocator event under a host node.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Mem {
+    /// What it did.
+    pub kind: MemEventKind,
+    /// The place, as Paddle prints it (`Place(cpu)`).
+    pub place: String,
+    /// The change in bytes.
+    pub increase_bytes: i64,
+    /// The most allocated so far.
+    pub peak_allocated: u64,
+    /// The most reserved so far.
+    pub peak_reserved: u64,
+}
+
+/// A host node.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Node {
+    /// Its name.
+    pub name: String,
+    /// Its type.
+    pub ty: EventType,
+    /// Start, ns.
+    pub start_ns: u64,
+    /// End, ns.
+    pub end_ns: u64,
+    /// The thread its event names.
+    pub thread_id: u64,
+    /// Its children (indexes into [`Forest::nodes`]), by start time.
+    pub children: Vec<usize>,
+    /// The runtime calls it made.
+    pub runtime: Vec<Runtime>,
+    /// Its memory events.
+    pub mem: Vec<Mem>,
+}
+
+/// All threads' trees.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Forest {
+    /// Every node, roots included.
+    pub nodes: Vec<Node>,
+    /// Per thread, by thread id: its root.
+    pub roots: Vec<(u64, usize)>,
+    /// Key/value information of the run (Paddle's `extra_info`).
+    pub extra_info: BTreeMap<String, String>,
+    /// Whether device activity could be tied to the calls that launched it (node trees: yes; the
+    /// event model keeps no correlation, so other inputs put it under a root).
+    pub devices_linked: bool,
+    /// Host nodes left out: not reachable from their thread's root (node trees), or ranges that
+    /// did not pair (other inputs).
+    pub left_out: usize,
+}
+
+fn new_node(name: String, ty: EventType, start_ns: u64, end_ns: u64, thread_id: u64) -> Node {
+    Node {
+        name,
+        ty,
+        start_ns,
+        end_ns,
+        thread_id,
+        children: Vec::new(),
+        runtime: Vec::new(),
+        mem: Vec::new(),
+    }
+}
+
+impl Forest {
+    /// Node `i` (a root on a bad index, which the builders never make).
+    pub fn node(&self, i: usize) -> Option<&Node> {
+        self.nodes.get(i)
+    }
+
+    /// Paddle's `traverse_tree` of one thread: a depth-first walk from the root that takes the
+    /// children last first (a stack), root included.
+    pub fn traverse(&self, root: usize) -> Vec<usize> {
+        let mut out = Vec::new();
+        let mut stack = vec![root];
+        while let Some(i) = stack.pop() {
+            out.push(i);
+            if let Some(node) = self.nodes.get(i) {
+                stack.extend(node.children.iter().copied());
+            }
+        }
+        out
+    }
+
+    /// Sorts every node's children by start (longer first at equal starts), as Paddle builds its
+    /// trees, the order they had breaking ties.
+    fn sort_children(&mut self) {
+        let keys: Vec<(u64, u64)> = self.nodes.iter().map(|n| (n.start_ns, n.end_ns)).collect();
+        for node in &mut self.nodes {
+            node.children.sort_by(|&a, &b| {
+                let ka = keys.get(a).copied().unwrap_or_default();
+                let kb = keys.get(b).copied().unwrap_or_default();
+                ka.0.cmp(&kb.0).then(kb.1.cmp(&ka.1))
+            });
+        }
+        self.roots.sort_by_key(|r| r.0);
+    }
+
+    /// The trees of Paddle's node trees, as Paddle holds them in memory. A node whose parent is
+    /// missing, or whose parent links never reach the root, is left out (counted).
+    pub fn from_node_trees(trees: &NodeTreesProto) -> Forest {
+        let mut forest = Forest {
+            extra_info: trees
+                .extra_info
+                .iter()
+                .map(|e| (e.key.clone(), e.value.clone()))
+                .collect(),
+            devices_linked: true,
+            ..Forest::default()
+        };
+        let mut seen_threads: HashMap<u64, usize> = HashMap::new();
+        for tree in &trees.thread_trees {
+            // Two trees of one thread share a root.
+            let root = *seen_threads.entry(tree.thread_id).or_insert_with(|| {
+                forest.nodes.push(new_node(
+                    crate::paddle::nodetree::ROOT_NAME.to_owned(),
+                    EventType::Operator,
+                    0,
+                    u64::MAX,
+                    tree.thread_id,
+                ));
+                let i = forest.nodes.len() - 1;
+                forest.roots.push((tree.thread_id, i));
+                i
+            });
+            // id -> node index; the first node of an id wins, as in validation.
+            let mut index: HashMap<i64, usize> = HashMap::new();
+            let mut parents: Vec<(usize, i64)> = Vec::new();
+            for node in &tree.host_nodes {
+                if is_root(node) {
+                    index.entry(node.id).or_insert(root);
+                    // What a root carries is the root's.
+                    if let Some(r) = forest.nodes.get_mut(root) {
+                        r.runtime.extend(runtimes(node));
+                        r.mem.extend(mems(node));
+                    }
+                    continue;
+                }
+                let e = &node.host_trace_event;
+                let mut n = new_node(
+                    e.name.clone(),
+                    EventType::from_code(e.r#type),
+                    e.start_ns,
+                    e.end_ns,
+                    e.thread_id,
+                );
+                n.runtime = runtimes(node);
+                n.mem = mems(node);
+                forest.nodes.push(n);
+                let i = forest.nodes.len() - 1;
+                index.entry(node.id).or_insert(i);
+                parents.push((i, node.parentid));
+            }
+            // Attach each node to its parent when the parent chain reaches the root.
+            let parent_of: HashMap<usize, usize> = parents
+                .iter()
+                .filter_map(|&(i, p)| Some((i, *index.get(&p)?)))
+                .collect();
+            let mut reaches: HashMap<usize, bool> = HashMap::new();
+            reaches.insert(root, true);
+            for &(i, _) in &parents {
+                let mut chain = Vec::new();
+                let mut at = i;
+                let ok = loop {
+                    if let Some(&known) = reaches.get(&at) {
+                        break known;
+                    }
+                    if chain.len() > parents.len() {
+                        break false;
+                    }
+                    chain.push(at);
+                    match parent_of.get(&at) {
+                        Some(&p) => at = p,
+                        None => break false,
+                    }
+                };
+                for c in chain {
+                    reaches.insert(c, ok);
+                }
+            }
+            for &(i, _) in &parents {
+                match (reaches.get(&i), parent_of.get(&i)) {
+                    (Some(true), Some(&p)) => {
+                        if let Some(parent) = forest.nodes.get_mut(p) {
+                            parent.children.push(i);
+                        }
+                    }
+                    _ => forest.left_out += 1,
+                }
+            }
+        }
+        forest.sort_children();
+        forest
+    }
+
+    /// The trees of a recording: each thread's paired ranges nested by time under a root, typed
+    /// by their category ([`EventType::from_category`]); ranges of type `CudaRuntime` become
+    /// runtime calls of the range around them. Device spans go under a runtime call of the first
+    /// thread's root (the event model does not say which call launched them). Memory events fall
+    /// in the innermost range of their thread that holds their time; the legacy memory records
+    /// become an allocation at their start and a free at their end.
+    pub fn from_recording(recording: &Recording) -> Forest {
+        let mut forest = Forest {
+            extra_info: recording.info.iter().cloned().collect(),
+            ..Forest::default()
+        };
+        let spans = pair(&recording.threads);
+        forest.left_out = spans.warnings().count();
+        // (thread's OS id, [(start, end, node)] of its ranges by start) for memory events.
+        let mut by_thread: Vec<ThreadRanges> = Vec::new();
+        for (thread, thread_spans) in recording.threads.iter().zip(&spans.threads) {
+            let tid = thread.os_tid.unwrap_or(u64::from(thread.thread));
+            forest.nodes.push(new_node(
+                crate::paddle::nodetree::ROOT_NAME.to_owned(),
+                EventType::Operator,
+                0,
+                u64::MAX,
+                tid,
+            ));
+            let root = forest.nodes.len() - 1;
+            forest.roots.push((tid, root));
+            let mut list: Vec<(u64, u64, usize, EventType)> = Vec::new();
+            for span in &thread_spans.spans {
+                let category = thread
+                    .events
+                    .get(span.push_index)
+                    .and_then(|e| e.category.as_deref());
+                let ty = EventType::from_category(category);
+                forest.nodes.push(new_node(
+                    span.name.to_string(),
+                    ty,
+                    span.start_ns,
+                    span.end_ns,
+                    tid,
+                ));
+                list.push((span.start_ns, span.end_ns, forest.nodes.len() - 1, ty));
+            }
+            list.sort_by(|a, b| a.0.cmp(&b.0).then(b.1.cmp(&a.1)).then(a.2.cmp(&b.2)));
+            // Nest by time: the parent is the innermost open range that holds the range.
+            let mut stack: Vec<(u64, usize)> = vec![(u64::MAX, root)];
+            let mut hosts = Vec::new();
+            for &(start, end, i, ty) in &list {
+                while stack.len() > 1 && stack.last().is_some_and(|&(e, _)| e < end.max(start)) {
+                    stack.pop();
+                }
+                let parent = stack.last().map_or(root, |&(_, p)| p);
+                if ty == EventType::CudaRuntime {
+                    if let Some(p) = forest.nodes.get_mut(parent) {
+                        p.runtime.push(Runtime {
+                            start_ns: start,
+                            end_ns: end,
+                            devices: Vec::new(),
+                        });
+                    }
+                    continue;
+                }
+                if let Some(p) = forest.nodes.get_mut(parent) {
+                    p.children.push(i);
+                }
+                stack.push((end, i));
+                hosts.push((start, end, i));
+            }
+            by_thread.push((tid, root, hosts));
+        }
+        // Device spans, under the first root.
+        if !recording.device_spans.is_empty() {
+            if forest.roots.is_empty() {
+                forest.nodes.push(new_node(
+                    crate::paddle::nodetree::ROOT_NAME.to_owned(),
+                    EventType::Operator,
+                    0,
+                    u64::MAX,
+                    0,
+                ));
+                forest.roots.push((0, forest.nodes.len() - 1));
+            }
+            let devices = recording
+                .device_spans
+                .iter()
+                .map(|d| Device {
+                    name: d.name.clone(),
+                    ty: match d.kind {
+                        crate::event::DeviceKind::Kernel | crate::event::DeviceKind::NpuKernel => {
+                            EventType::Kernel
+                        }
+                        crate::event::DeviceKind::Memcpy => EventType::Memcpy,
+                        crate::event::DeviceKind::Memset => EventType::Memset,
+                        crate::event::DeviceKind::Other(code) => EventType::from_code(code),
+                    },
+                    start_ns: d.start_ns,
+                    end_ns: d.end_ns,
+                    device_id: u64::try_from(d.device).unwrap_or(0),
+                    stream_id: d.stream,
+                })
+                .collect();
+            let root = forest.roots.first().map_or(0, |r| r.1);
+            if let Some(r) = forest.nodes.get_mut(root) {
+                r.runtime.push(Runtime {
+                    start_ns: 0,
+                    end_ns: 0,
+                    devices,
+                });
+            }
+        }
+        // Memory: Paddle's memory events, then the legacy records as allocations and frees.
+        let mut mems: Vec<(u64, u64, Mem)> = recording
+            .memory_events
+            .iter()
+            .map(|m| {
+                (
+                    m.thread_id,
+                    m.ns,
+                    Mem {
+                        kind: m.kind,
+                        place: m.place.clone(),
+                        increase_bytes: m.increase_bytes,
+                        peak_allocated: m.peak_allocated,
+                        peak_reserved: m.peak_reserved,
+                    },
+                )
+            })
+            .collect();
+        for r in &recording.memory {
+            let place = legacy_place(r.place, r.device);
+            let bytes = i64::try_from(r.bytes).unwrap_or(i64::MAX);
+            mems.push((
+                r.thread,
+                r.start_ns,
+                Mem {
+                    kind: MemEventKind::Allocate,
+                    place: place.clone(),
+                    increase_bytes: bytes,
+                    peak_allocated: 0,
+                    peak_reserved: 0,
+                },
+            ));
+            if r.end_ns != 0 {
+                mems.push((
+                    r.thread,
+                    r.end_ns,
+                    Mem {
+                        kind: MemEventKind::Free,
+                        place,
+                        increase_bytes: -bytes,
+                        peak_allocated: 0,
+                        peak_reserved: 0,
+                    },
+                ));
+            }
+        }
+        // Per thread, a sweep in time order: the ranges nest, so the open ones form a stack
+        // whose top is the innermost range holding the event.
+        let index: HashMap<u64, usize> = by_thread
+            .iter()
+            .enumerate()
+            .rev()
+            .map(|(k, t)| (t.0, k))
+            .collect();
+        let mut per_thread: Vec<Vec<(u64, Mem)>> = vec![Vec::new(); by_thread.len()];
+        for (tid, ns, mem) in mems {
+            let k = index.get(&tid).copied().unwrap_or(0);
+            if let Some(list) = per_thread.get_mut(k) {
+                list.push((ns, mem));
+            }
+        }
+        for ((_, root, hosts), mut list) in by_thread.iter().zip(per_thread) {
+            list.sort_by_key(|m| m.0);
+            let mut next = 0;
+            let mut open: Vec<(u64, usize)> = Vec::new();
+            for (ns, mem) in list {
+                while let Some(&(start, end, i)) = hosts.get(next) {
+                    if start > ns {
+                        break;
+                    }
+                    while open.last().is_some_and(|&(e, _)| e < start) {
+                        open.pop();
+                    }
+                    open.push((end, i));
+                    next += 1;
+                }
+                while open.last().is_some_and(|&(e, _)| e < ns) {
+                    open.pop();
+                }
+                let holder = open.last().map_or(*root, |&(_, i)| i);
+                if let Some(node) = forest.nodes.get_mut(holder) {
+                    node.mem.push(mem);
+                }
+            }
+        }
+        forest.sort_children();
+        forest
+    }
+}
+
+/// A thread's OS id, its root, and its host ranges `(start, end, node)` by start.
+type ThreadRanges = (u64, usize, Vec<(u64, u64, usize)>);
+
+/// How Paddle names a legacy memory place.
+fn legacy_place(place: MemPlace, device: u32) -> String {
+    match place {
+        MemPlace::Cpu => "Place(cpu)".into(),
+        MemPlace::Cuda => format!("Place(gpu:{device})"),
+        MemPlace::CudaPinned => "Place(gpu_pinned)".into(),
+        MemPlace::Xpu => format!("Place(xpu:{device})"),
+        MemPlace::Npu => format!("Place(npu:{device})"),
+        MemPlace::Other(code) => format!("Place(unknown {code}:{device})"),
+    }
+}
+
+fn runtimes(node: &crate::paddle::nodetree::HostTraceEventNodeProto) -> Vec<Runtime> {
+    let mut list: Vec<Runtime> = node
+        .runtime_nodes
+        .iter()
+        .map(|r| Runtime {
+            start_ns: r.runtime_trace_event.start_ns,
+            end_ns: r.runtime_trace_event.end_ns,
+            devices: r
+                .device_nodes
+                .iter()
+                .map(|d| {
+                    let d = &d.device_event;
+                    Device {
+                        name: d.name.clone(),
+                        ty: EventType::from_code(d.r#type),
+                        start_ns: d.start_ns,
+                        end_ns: d.end_ns,
+                        device_id: d.device_id,
+                        stream_id: d.stream_id,
+                    }
+                })
+                .collect(),
+        })
+        .collect();
+    list.sort_by_key(|r| r.start_ns);
+    list
+}
+
+fn mems(node: &crate::paddle::nodetree::HostTraceEventNodeProto) -> Vec<Mem> {
+    node.mem_nodes
+        .iter()
+        .map(|m| {
+            let m = &m.mem_event;
+            Mem {
+                kind: MemEventKind::from_code(m.r#type),
+                place: m.place.clone(),
+                increase_bytes: m.increase_bytes,
+                peak_allocated: m.peak_allocated,
+                peak_reserved: m.peak_reserved,
+            }
+        })
+        .collect()
+}
