@@ -444,6 +444,51 @@ fn the_check_child_ends_quietly_when_its_parent_is_gone() {
 }
 
 #[test]
+fn the_check_child_dies_with_the_checker() {
+    // The plugin hangs in session 2 and the hang limit is an hour: only the checker's death ends
+    // the child, which reports nothing more once it hangs.
+    let lib = c_plugin("hang");
+    let pidfile = scratch().join(unique("hanging.pid"));
+    let mut checker = Command::new(env!("CARGO_BIN_EXE_profkit"))
+        .args([
+            "plugin",
+            "check",
+            lib.to_str().unwrap(),
+            "--max-call-ms",
+            "360000",
+        ])
+        .env("PROFKIT_TEST_PIDFILE", &pidfile)
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    // The plugin writes the child's pid as it starts to hang.
+    let mut child = None;
+    for _ in 0..600 {
+        child = std::fs::read_to_string(&pidfile)
+            .ok()
+            .filter(|p| p.ends_with('\n'))
+            .map(|p| p.trim().to_owned());
+        if child.is_some() {
+            break;
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    let _ = std::fs::remove_file(&pidfile);
+    let Some(child) = child else {
+        let _ = checker.kill();
+        panic!("the plugin never reached its hang");
+    };
+    checker.kill().unwrap();
+    checker.wait().unwrap();
+    let lived = alive(&child);
+    if lived {
+        let _ = Command::new("kill").args(["-9", &child]).status();
+    }
+    assert!(!lived, "the check child {child} outlived the checker");
+}
+
+#[test]
 fn check_refuses_missing_files_and_bad_arguments() {
     let out = profkit(&["plugin", "check", "/nonexistent/lib.so"], &[]);
     assert_eq!(out.status.code(), Some(1));

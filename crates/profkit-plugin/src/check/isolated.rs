@@ -27,7 +27,7 @@ const DRAIN: Duration = Duration::from_millis(500);
 ///
 /// The child runs in a process group of its own, killed whole when a call hangs (runs longer
 /// than `options.kill_after`) and at the end, so processes the plugin started cannot keep the
-/// checker waiting. A crash, a hang or an early exit of the child becomes a failed check, as
+/// checker waiting; and the child is killed if the checker dies. A crash, a hang or an early exit of the child becomes a failed check, as
 /// does a line on the channel without the secret. Errors only when the child cannot be started.
 pub fn run_isolated(
     mut command: Command,
@@ -43,10 +43,13 @@ pub fn run_isolated(
         .stderr(Stdio::piped())
         .env(CHANNEL_ENV, write_fd.to_string())
         .process_group(0);
-    // SAFETY: the hook runs between fork and exec and only calls fcntl, which is
-    // async-signal-safe and allocates nothing.
+    // SAFETY: the hook runs between fork and exec and only calls fcntl and prctl, which are
+    // async-signal-safe, and allocates nothing.
     unsafe {
-        command.pre_exec(move || channel::inherit(write_fd));
+        command.pre_exec(move || {
+            channel::inherit(write_fd)?;
+            die_with_parent()
+        });
     }
     let mut child = command.spawn()?;
     // The parent's copy of the write end: without it, the channel ends when every holder closes.
@@ -298,6 +301,17 @@ fn has_exited(pid: u32) -> bool {
     };
     // SAFETY: after a successful waitid, si_pid is set (0 when the child is still running).
     r != 0 || unsafe { info.si_pid() } != 0
+}
+
+/// Asks the kernel to kill this (child) process when the thread that started it ends, so a
+/// checker killed by a signal (Ctrl-C reaches only the foreground group, not the child's) leaves
+/// no child behind. The thread waits in [`run_isolated`] for as long as the child lives.
+fn die_with_parent() -> std::io::Result<()> {
+    // SAFETY: PR_SET_PDEATHSIG takes one integer argument and touches no memory.
+    if unsafe { libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL as libc::c_ulong) } != 0 {
+        return Err(std::io::Error::last_os_error());
+    }
+    Ok(())
 }
 
 /// Kills the child's process group: the child and every process the plugin started in it.

@@ -6,6 +6,7 @@
  * It calls TF_SetStatus directly, leaving it undefined, as most C plugins do: it loads only where
  * the loading process provides it (TensorFlow, or profkit's host).
  *
+ * HANG hangs in session 2's start after writing its pid to $PROFKIT_TEST_PIDFILE, if set.
  * Modes against the checker itself: FORK_DAEMON (TF_InitProfiler forks a process that keeps the
  * standard streams open and writes its pid to $PROFKIT_TEST_PIDFILE), FORGE (an illegal device
  * type, and passing results in the checker's old line format written to every descriptor, from
@@ -97,6 +98,18 @@ static void encode_space(Buf *out, int events, int with_events) {
   put_msg(out, 1, &plane);                        /* XSpace.planes */
 }
 
+/* Writes this process's pid to $PROFKIT_TEST_PIDFILE, if set: how a test finds it. */
+__attribute__((unused)) static void write_pidfile(void) {
+  const char *path = getenv("PROFKIT_TEST_PIDFILE");
+  if (!path) return;
+  char text[32];
+  int n = snprintf(text, sizeof text, "%ld\n", (long)getpid());
+  int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+  if (fd < 0) return;
+  if (n > 0 && write(fd, text, (size_t)n) < 0) n = 0;
+  close(fd);
+}
+
 /* ---- the profiler functions ---- */
 
 static void p_start(const TP_Profiler *p, TF_Status *status) {
@@ -118,6 +131,7 @@ static void p_start(const TP_Profiler *p, TF_Status *status) {
 #endif
 #if defined(MODE_HANG)
   if (sessions == 2) {
+    write_pidfile();
     for (;;) sleep(1000);
   }
 #endif
@@ -217,16 +231,7 @@ static TP_Profiler own_profiler;
 static void fork_daemon(void) {
   pid_t pid = fork();
   if (pid != 0) return;
-  const char *path = getenv("PROFKIT_TEST_PIDFILE");
-  if (path) {
-    char text[32];
-    int n = snprintf(text, sizeof text, "%ld\n", (long)getpid());
-    int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0644);
-    if (fd >= 0) {
-      if (n > 0 && write(fd, text, (size_t)n) < 0) n = 0;
-      close(fd);
-    }
-  }
+  write_pidfile();
   sleep(30); /* holds the inherited stdout and stderr */
   _exit(0);
 }
