@@ -6,7 +6,9 @@
 //! a pipe of its own, inherited under a descriptor number the parent names in
 //! [`CHANNEL_ENV`], and starts each line with a secret the parent makes for the run and hands
 //! over on the child's standard input (so it is in neither the command line nor the
-//! environment). The parent refuses every line without it.
+//! environment). The parent refuses every line without it. The plugin shares the child's memory,
+//! so one set on cheating could still find the secret there: the channel keeps what a plugin
+//! prints, by accident or on purpose, from passing as results.
 
 use std::fs::File;
 use std::io::{self, BufRead, Read, Write};

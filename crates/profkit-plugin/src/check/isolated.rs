@@ -171,7 +171,9 @@ pub fn run_isolated(
     kill_group(pid);
     let status = child.wait()?;
     drop(streams);
-    if lines.pending() {
+    // An unfinished line from a child that ended normally was not the child's (it writes whole
+    // lines); one cut short by a crash or a kill is not counted.
+    if lines.pending() && hang.is_none() && status.success() {
         foreign += 1;
     }
     foreign += lines.dropped;
