@@ -93,6 +93,19 @@ const CASES: &[(&str, &[Want])] = &[
         &[(CheckId::CallsAgree, Outcome::Fail, "the second")],
     ),
     (
+        // Asks for more than any buffer: every session fails, and nothing was compared.
+        "size_max",
+        &[
+            (
+                CheckId::Restart,
+                Outcome::Fail,
+                "over the 2 GiB protobuf limit",
+            ),
+            (CheckId::CallsAgree, Outcome::Fail, "no buffer was fetched"),
+            (CheckId::ValidXspace, Outcome::Skip, "no XSpace"),
+        ],
+    ),
+    (
         "no_size",
         &[(CheckId::FirstCallSize, Outcome::Fail, "uninitialised")],
     ),

@@ -61,8 +61,8 @@ pub use exchange::{Exchanges, ExternalExchanges, HostExchanges};
 pub use execution::{ExecutionProfile, ProfilerMode, Simulation, TileCycles};
 pub use graph::{ComputeSets, CycleEstimates, GraphInfo, GraphProfile, VertexTypes};
 pub use memory::{
-    AlwaysLive, CategoryMemory, Liveness, LivenessNode, Memory, MemoryBreakdown, NotAlwaysLive,
-    RegionMemory, TileMemory,
+    AlwaysLive, CategoryMemory, Liveness, LivenessNode, LivenessRoots, Memory, MemoryBreakdown,
+    NotAlwaysLive, RegionMemory, TileMemory,
 };
 pub use profile::{Profile, ProfileFile, Shape};
 pub use program::{ExchangeKind, Program};

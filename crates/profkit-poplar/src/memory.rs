@@ -5,6 +5,9 @@
 //! memory a tile really needs, to be set against `target.bytesPerTile`.
 
 use std::collections::BTreeMap;
+use std::fmt;
+
+use serde::de::{Deserializer, MapAccess, SeqAccess, Visitor};
 
 use crate::counts::Counts;
 use crate::number::Int;
@@ -132,8 +135,9 @@ record! {
 record! {
     /// Variables not always live (`memory.liveness.notAlwaysLive`).
     pub struct NotAlwaysLive / NotAlwaysLiveFields {
-        /// `byProgram`: the liveness tree over all call stacks.
-        "byProgram" => by_program: opt LivenessNode,
+        /// `byProgram`: the liveness trees over all call stacks, a list of root nodes (one
+        /// object in some files: a list of one).
+        "byProgram" => by_program: opt LivenessRoots,
         /// `maxBytesByTile`: the most live at once on each tile.
         "maxBytesByTile" => max_bytes_by_tile: req Counts,
     }
@@ -146,5 +150,96 @@ record! {
         "bytes" => bytes: req u64 as Int,
         /// `children`.
         "children" => children: opt Vec<LivenessNode>,
+    }
+}
+
+/// The roots of the liveness trees (`memory.liveness.notAlwaysLive.byProgram`). The files
+/// Graphcore's own tools read hold a list of root nodes; a single object is read as a list of one,
+/// and written back as it was read.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct LivenessRoots {
+    /// The root nodes, in file order.
+    pub roots: Vec<LivenessNode>,
+    /// Whether the file held one object rather than a list (written back the same way).
+    pub single_object: bool,
+}
+
+impl LivenessRoots {
+    /// Every node of every tree, depth first, without recursion (a hostile tree may be deep).
+    pub fn nodes(&self) -> impl Iterator<Item = &LivenessNode> {
+        let mut stack: Vec<&LivenessNode> = self.roots.iter().rev().collect();
+        std::iter::from_fn(move || {
+            let node = stack.pop()?;
+            if let Some(children) = &node.children {
+                stack.extend(children.iter().rev());
+            }
+            Some(node)
+        })
+    }
+
+    /// The most bytes live at any node of any tree: the peak as Graphcore's TensorFlow test
+    /// utilities take it (the maximum over the list, recursing into `children`).
+    pub fn peak_bytes(&self) -> Option<u64> {
+        self.nodes().map(|n| n.bytes).max()
+    }
+}
+
+impl<'de> serde::Deserialize<'de> for LivenessRoots {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct RootsVisitor;
+        impl<'de> Visitor<'de> for RootsVisitor {
+            type Value = LivenessRoots;
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("a list of liveness nodes, or one node (LivenessNode)")
+            }
+            fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<LivenessRoots, A::Error> {
+                let mut roots = Vec::new();
+                while let Some(node) = seq.next_element::<LivenessNode>()? {
+                    roots.push(node);
+                }
+                Ok(LivenessRoots {
+                    roots,
+                    single_object: false,
+                })
+            }
+            fn visit_map<A: MapAccess<'de>>(self, map: A) -> Result<LivenessRoots, A::Error> {
+                let node = crate::record::RecordVisitor::<LivenessNodeFields>::new(
+                    "an object (LivenessNode)",
+                )
+                .visit_map(map)?;
+                Ok(LivenessRoots {
+                    roots: vec![node],
+                    single_object: true,
+                })
+            }
+        }
+        d.deserialize_any(RootsVisitor)
+    }
+}
+
+impl serde::Serialize for LivenessRoots {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        match self.roots.as_slice() {
+            [one] if self.single_object => one.serialize(s),
+            roots => roots.serialize(s),
+        }
+    }
+}
+
+impl From<LivenessNode> for LivenessRoots {
+    fn from(node: LivenessNode) -> LivenessRoots {
+        LivenessRoots {
+            roots: vec![node],
+            single_object: true,
+        }
+    }
+}
+
+impl From<Vec<LivenessNode>> for LivenessRoots {
+    fn from(roots: Vec<LivenessNode>) -> LivenessRoots {
+        LivenessRoots {
+            roots,
+            single_object: false,
+        }
     }
 }

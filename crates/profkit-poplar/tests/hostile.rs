@@ -59,6 +59,13 @@ fn deep_nesting_is_refused_without_overflowing_the_stack() {
     );
     let e = from_str::<ProfileFile>(&text).unwrap_err();
     assert!(matches!(e, Error::Limit { .. }), "{e}");
+    // The same tree as the second root of a list, the shape real files have.
+    let text = format!(
+        r#"{{"memory":{{"liveness":{{"notAlwaysLive":{{"byProgram":[{{"bytes":1}},{tree}],"maxBytesByTile":[]}}}}}},"target":{{}}}}"#
+    );
+    let e = from_str::<ProfileFile>(&text).unwrap_err();
+    assert!(matches!(e, Error::Limit { .. }), "{e}");
+    assert!(e.to_string().contains("byProgram[1]"), "{e}");
     // Within the limit, the same tree reads.
     let mut tree = String::from(r#"{"bytes":1}"#);
     for _ in 0..50 {

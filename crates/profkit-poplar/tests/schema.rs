@@ -9,8 +9,8 @@ use common::{execution, file, graph, input};
 use profkit_poplar::program::Exchange;
 use profkit_poplar::step::SyncStep;
 use profkit_poplar::{
-    Counts, ExchangeKind, ExecutionProfile, GraphProfile, ProfileFile, ProfilerMode, Program,
-    Shape, Step, SyncType, TargetType, from_reader, from_slice, from_str, to_string,
+    Counts, ExchangeKind, ExecutionProfile, GraphProfile, NotAlwaysLive, ProfileFile, ProfilerMode,
+    Program, Shape, Step, SyncType, TargetType, from_reader, from_slice, from_str, to_string,
     to_string_pretty,
 };
 use serde_json::{Value, json};
@@ -60,6 +60,9 @@ fn the_complete_graph_profile_reads_section_by_section() {
         .by_program
         .as_ref()
         .unwrap();
+    // One object in this file: a list of one, written back as an object.
+    assert!(tree.single_object);
+    let tree = &tree.roots[0];
     assert_eq!(tree.bytes, 22_000);
     assert_eq!(tree.extra["program"], json!(0));
     assert_eq!(
@@ -384,4 +387,41 @@ fn counts_are_compact() {
         .sum();
     // 35 arrays of 8 tiles; most are all zeros and take nothing.
     assert!(bytes < 35 * 8, "{bytes}");
+}
+
+#[test]
+fn liveness_by_program_is_a_list_of_roots_or_one_object() {
+    let with = |by_program: &str| format!(r#"{{"byProgram":{by_program},"maxBytesByTile":[1]}}"#);
+    let roots = |text: &str| {
+        let section: NotAlwaysLive = from_str(text).unwrap();
+        let roots = section.by_program.clone().unwrap();
+        (section, roots)
+    };
+    // The list, as in the files Graphcore's own code reads.
+    let list = with(r#"[{"bytes":5,"children":[{"bytes":7}]},{"bytes":6,"program":2}]"#);
+    let (section, by_program) = roots(&list);
+    assert!(!by_program.single_object);
+    assert_eq!(by_program.roots.len(), 2);
+    assert_eq!(by_program.roots[1].extra["program"], json!(2));
+    // The peak is the maximum over the list, children included.
+    assert_eq!(by_program.peak_bytes(), Some(7));
+    let order: Vec<u64> = by_program.nodes().map(|n| n.bytes).collect();
+    assert_eq!(order, [5, 7, 6]);
+    // Written back as it was read: a list stays a list, one object stays one object.
+    let back = |section: &NotAlwaysLive| serde_json::to_value(section).unwrap();
+    assert_eq!(
+        back(&section),
+        serde_json::from_str::<Value>(&list).unwrap()
+    );
+    let one = with(r#"{"bytes":5}"#);
+    let (section, by_program) = roots(&one);
+    assert!(by_program.single_object);
+    assert_eq!(by_program.roots.len(), 1);
+    assert_eq!(back(&section), serde_json::from_str::<Value>(&one).unwrap());
+    // An empty list has no peak; anything but nodes is refused, with its place.
+    assert_eq!(roots(&with("[]")).1.peak_bytes(), None);
+    let e = from_str::<NotAlwaysLive>(&with(r#"[{"bytes":1},3]"#)).unwrap_err();
+    assert!(e.to_string().contains("byProgram[1]"), "{e}");
+    let e = from_str::<NotAlwaysLive>(&with("3")).unwrap_err();
+    assert!(e.to_string().contains("byProgram"), "{e}");
 }

@@ -4,7 +4,7 @@
 //! (defined below by `export_tf_status!`, exported by the linker flags in `build.rs`) so plugins
 //! find them as they would find TensorFlow's. `check` runs the plugin in a child process, this
 //! same executable with the hidden `__check-child` subcommand, so a crash is reported rather than
-//! fatal.
+//! fatal; the child reports on a private channel (see `profkit_plugin::check::run_isolated`).
 
 use std::io::Write;
 use std::path::{Path, PathBuf};
@@ -90,9 +90,15 @@ pub(crate) fn run(command: PluginCommand) -> Result<(), Failure> {
             max_call_ms,
         } => {
             let options = options(sessions, max_call_ms);
+            // Opened before the plugin is loaded, so the secret is read before the plugin runs.
+            let mut channel = check::ChildChannel::from_parent()
+                .map_err(|e| Failure::BadInput(format!("the checker child: {e}")))?;
             check::run_in_process(&lib, &options, &mut |message| {
-                // Line-buffered: every line reaches the parent before the next plugin call.
-                println!("{}", message.to_line());
+                // One write per line: it reaches the parent before the next plugin call. A
+                // failed write means the parent is gone: nobody to report to, so end quietly.
+                if channel.send(message).is_err() {
+                    std::process::exit(1);
+                }
             });
             Ok(())
         }
@@ -177,6 +183,10 @@ fn write_json(out: &mut impl Write, report: &Report) -> std::io::Result<()> {
         "passed": report.passed(),
         "failed": report.failed(),
         "skipped": report.skipped(),
+        "plugin_output": {
+            "stdout_bytes": report.output.stdout_bytes,
+            "stderr_bytes": report.output.stderr_bytes,
+        },
     });
     serde_json::to_writer_pretty(&mut *out, &doc)?;
     writeln!(out)

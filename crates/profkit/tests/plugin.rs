@@ -70,6 +70,13 @@ struct Case {
     summary: Option<&'static str>,
     /// For a hang: the child is killed and reported within this time.
     within: Option<Duration>,
+    /// The plugin forks a process and writes its pid to `$PROFKIT_TEST_PIDFILE`: it must be gone
+    /// once the check has ended.
+    grandchild: bool,
+    /// Environment for the plugin.
+    env: &'static [(&'static str, &'static str)],
+    /// Run the checker under this limit on its address space (`ulimit -v`, in MiB).
+    address_space_mib: Option<u64>,
 }
 
 const CASE: Case = Case {
@@ -80,6 +87,9 @@ const CASE: Case = Case {
     want: &[],
     summary: None,
     within: None,
+    grandchild: false,
+    env: &[],
+    address_space_mib: None,
 };
 
 const CASES: &[Case] = &[
@@ -209,6 +219,41 @@ const CASES: &[Case] = &[
         ..CASE
     },
     Case {
+        // The forked process holds the child's stdout and stderr for 30 s: the checker neither
+        // waits for it nor calls the child silent, and kills it with the child's process group.
+        name: "a process forked by TF_InitProfiler is killed, not waited for",
+        plugin: Plugin::C("fork_daemon"),
+        args: &["--sessions", "2", "--max-call-ms", "100"],
+        code: 0,
+        want: &["pass no-crash exited normally"],
+        grandchild: true,
+        ..CASE
+    },
+    Case {
+        // It prints passing results in the old line format on stdout and on every descriptor,
+        // from a destructor: none counts, and the lines on the private channel are refused.
+        name: "a plugin cannot forge results",
+        plugin: Plugin::C("forge"),
+        args: &["--sessions", "2"],
+        want: &[
+            "FAIL device-type \"MyDevice\" does not match",
+            "FAIL init does not match",
+            "FAIL no-crash did not carry the run's secret and were refused",
+        ],
+        ..CASE
+    },
+    Case {
+        // 384 MiB on each stream without a newline, under a 320 MiB address space: only a tail
+        // of the output may be kept.
+        name: "output without newlines is not kept whole",
+        plugin: Plugin::C("flood"),
+        args: &["--sessions", "2"],
+        code: 0,
+        env: &[("PROFKIT_TEST_FLOOD_MIB", "384")],
+        address_space_mib: Some(320),
+        ..CASE
+    },
+    Case {
         name: "not a shared library",
         plugin: Plugin::NotALibrary,
         want: &["FAIL load cannot load"],
@@ -228,14 +273,29 @@ fn check_case(case: &Case) -> Vec<String> {
             (path, None)
         }
     };
-    let env: Vec<(&str, &str)> = env
+    let mut env: Vec<(&str, &str)> = env
         .map(|m| ("PROFKIT_BROKEN_MODE", m))
         .into_iter()
         .collect();
+    env.extend_from_slice(case.env);
+    let pidfile = scratch().join(unique("grandchild.pid"));
+    if case.grandchild {
+        env.push(("PROFKIT_TEST_PIDFILE", pidfile.to_str().unwrap()));
+    }
     let mut args = vec!["plugin", "check", lib.to_str().unwrap()];
     args.extend_from_slice(case.args);
     let started = Instant::now();
-    let out = profkit(&args, &env);
+    let out = match case.address_space_mib {
+        None => profkit(&args, &env),
+        Some(mib) => Command::new("sh")
+            .arg("-c")
+            .arg(format!("ulimit -v {} && exec \"$0\" \"$@\"", mib * 1024))
+            .arg(env!("CARGO_BIN_EXE_profkit"))
+            .args(&args)
+            .envs(env.iter().copied())
+            .output()
+            .unwrap(),
+    };
     let took = started.elapsed();
     let stdout = text(&out.stdout);
     let lines: Vec<&str> = stdout.lines().collect();
@@ -288,7 +348,45 @@ fn check_case(case: &Case) -> Vec<String> {
     {
         problems.push(format!("took {took:?}, over {within:?}"));
     }
+    if case.grandchild {
+        match std::fs::read_to_string(&pidfile) {
+            Ok(pid) => {
+                if alive(pid.trim()) {
+                    problems.push(format!(
+                        "the forked process {} outlived the check",
+                        pid.trim()
+                    ));
+                }
+                let _ = std::fs::remove_file(&pidfile);
+            }
+            Err(e) => problems.push(format!("the plugin wrote no pid file: {e}")),
+        }
+    }
+    if !out.stderr.is_empty() && case.address_space_mib.is_some() {
+        problems.push(format!("stderr: {}", text(&out.stderr)));
+    }
     problems
+}
+
+/// Whether the process `pid` still runs: a zombie waiting for its reaper counts as ended. It
+/// was sent SIGKILL when the check ended; give the kernel a moment to deliver it.
+fn alive(pid: &str) -> bool {
+    let stat = format!("/proc/{pid}/stat");
+    for _ in 0..50 {
+        match std::fs::read_to_string(&stat) {
+            Err(_) => return false,
+            // The state follows the command name in parentheses.
+            Ok(s)
+                if s.rsplit(')')
+                    .next()
+                    .is_some_and(|r| r.trim_start().starts_with('Z')) =>
+            {
+                return false;
+            }
+            Ok(_) => std::thread::sleep(Duration::from_millis(100)),
+        }
+    }
+    true
 }
 
 #[test]
@@ -317,6 +415,77 @@ fn check_json_lists_every_check() {
     assert_eq!(checks[0]["check"], "load");
     assert_eq!(checks[13]["check"], "no-crash");
     assert!(checks.iter().all(|c| c["outcome"] == "pass"));
+}
+
+#[test]
+fn the_check_child_ends_quietly_when_its_parent_is_gone() {
+    use std::io::Write;
+    use std::process::Stdio;
+    // The child's channel is its stdout here, a pipe whose reading end is closed before the
+    // child writes its first message: every write fails with EPIPE.
+    let mut child = Command::new(env!("CARGO_BIN_EXE_profkit"))
+        .args(["plugin", "__check-child", example().to_str().unwrap()])
+        .args(["--sessions", "1", "--max-call-ms", "1000"])
+        .env("PROFKIT_CHECK_CHANNEL", "1")
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    drop(child.stdout.take());
+    let mut stdin = child.stdin.take().unwrap();
+    // The child may already be gone (it writes nothing to stdin's reader): ignore EPIPE here.
+    let _ = stdin.write_all(b"0123456789abcdef\n");
+    drop(stdin);
+    let out = child.wait_with_output().unwrap();
+    let stderr = text(&out.stderr);
+    assert!(!stderr.contains("panicked"), "{stderr}");
+    assert_eq!(out.status.code(), Some(1), "{stderr}");
+}
+
+#[test]
+fn the_check_child_dies_with_the_checker() {
+    // The plugin hangs in session 2 and the hang limit is an hour: only the checker's death ends
+    // the child, which reports nothing more once it hangs.
+    let lib = c_plugin("hang");
+    let pidfile = scratch().join(unique("hanging.pid"));
+    let mut checker = Command::new(env!("CARGO_BIN_EXE_profkit"))
+        .args([
+            "plugin",
+            "check",
+            lib.to_str().unwrap(),
+            "--max-call-ms",
+            "360000",
+        ])
+        .env("PROFKIT_TEST_PIDFILE", &pidfile)
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    // The plugin writes the child's pid as it starts to hang.
+    let mut child = None;
+    for _ in 0..600 {
+        child = std::fs::read_to_string(&pidfile)
+            .ok()
+            .filter(|p| p.ends_with('\n'))
+            .map(|p| p.trim().to_owned());
+        if child.is_some() {
+            break;
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    let _ = std::fs::remove_file(&pidfile);
+    let Some(child) = child else {
+        let _ = checker.kill();
+        panic!("the plugin never reached its hang");
+    };
+    checker.kill().unwrap();
+    checker.wait().unwrap();
+    let lived = alive(&child);
+    if lived {
+        let _ = Command::new("kill").args(["-9", &child]).status();
+    }
+    assert!(!lived, "the check child {child} outlived the checker");
 }
 
 #[test]

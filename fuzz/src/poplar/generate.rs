@@ -13,8 +13,8 @@ use arbitrary::{Result, Unstructured};
 use profkit_poplar::exchange::{Exchanges, ExternalExchanges, HostExchanges};
 use profkit_poplar::graph::{ComputeSets, CycleEstimates, GraphInfo, VertexTypes};
 use profkit_poplar::memory::{
-    AlwaysLive, CategoryMemory, Liveness, LivenessNode, Memory, MemoryBreakdown, NotAlwaysLive,
-    RegionMemory, TileMemory,
+    AlwaysLive, CategoryMemory, Liveness, LivenessNode, LivenessRoots, Memory, MemoryBreakdown,
+    NotAlwaysLive, RegionMemory, TileMemory,
 };
 use profkit_poplar::program::{Block, Call, Exchange, OnTileExecute, UnknownProgram};
 use profkit_poplar::step::{ComputeStep, ExchangeStep, SyncStep, UnknownStep};
@@ -223,7 +223,14 @@ fn memory(u: &mut Unstructured<'_>) -> Result<Memory> {
                 })?,
                 not_always_live: opt(u, |u| {
                     Ok(NotAlwaysLive {
-                        by_program: opt(u, |u| liveness_node(u, 4))?,
+                        by_program: opt(u, |u| {
+                            // A list of roots, as real files hold, or the one object some do.
+                            Ok(if u.arbitrary::<bool>()? {
+                                LivenessRoots::from(liveness_node(u, 4)?)
+                            } else {
+                                LivenessRoots::from(vec(u, |u| liveness_node(u, 4))?)
+                            })
+                        })?,
                         max_bytes_by_tile: counts(u)?,
                         extra: extra(u)?,
                     })

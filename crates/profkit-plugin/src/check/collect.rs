@@ -68,11 +68,17 @@ pub(super) fn agree_check(runs: &[SessionRun]) -> Check {
                 run.size
             ));
         }
-        if let Some(Err(e)) = &run.parsed {
-            problems.push(format!(
+        match (&run.parsed, &run.failure) {
+            (Some(Err(e)), _) => problems.push(format!(
                 "session {n}: the {} bytes do not parse as an XSpace: {e}",
                 run.size
-            ));
+            )),
+            // The size call named data that never arrived: nothing agreed, nothing parsed.
+            (None, Some(f)) => problems.push(format!(
+                "session {n}: the first call said {} bytes, but no buffer was fetched: {f}",
+                run.size
+            )),
+            _ => {}
         }
     }
     if problems.is_empty() {
@@ -253,6 +259,22 @@ mod tests {
         assert_eq!(check.outcome, Outcome::Fail);
         assert!(
             check.detail.contains("said 5 bytes, the second 4"),
+            "{}",
+            check.detail
+        );
+    }
+
+    #[test]
+    fn a_size_with_no_buffer_behind_it_does_not_agree() {
+        let mut unfetched = run(usize::MAX, false);
+        unfetched.second_size = None;
+        unfetched.second_status = None;
+        unfetched.parsed = None;
+        unfetched.failure = Some("over the 2 GiB protobuf limit".into());
+        let check = agree_check(&[unfetched]);
+        assert_eq!(check.outcome, Outcome::Fail);
+        assert!(
+            check.detail.contains("no buffer was fetched"),
             "{}",
             check.detail
         );

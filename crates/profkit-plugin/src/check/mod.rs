@@ -26,6 +26,7 @@
 use std::path::PathBuf;
 use std::time::Duration;
 
+mod channel;
 mod collect;
 mod init;
 mod isolated;
@@ -36,6 +37,7 @@ mod runner;
 mod session;
 mod text;
 
+pub use channel::{CHANNEL_ENV, ChildChannel, OUTPUT_TAIL};
 pub use isolated::run_isolated;
 pub use protocol::Message;
 pub use runner::{busy_work, resident_memory, run_in_process};
@@ -193,6 +195,22 @@ pub struct Report {
     pub library: PathBuf,
     /// One entry per [`CheckId`], in [`CheckId::ALL`] order.
     pub checks: Vec<Check>,
+    /// What the plugin printed, as text: it never counts as a result.
+    pub output: PluginOutput,
+}
+
+/// What the checker child (the plugin, mostly) printed on its standard output and error: the
+/// last [`OUTPUT_TAIL`] bytes of each, and how many bytes there were in all.
+#[derive(Clone, Debug, Default, serde::Serialize)]
+pub struct PluginOutput {
+    /// Bytes written to standard output.
+    pub stdout_bytes: u64,
+    /// Bytes written to standard error.
+    pub stderr_bytes: u64,
+    /// The end of standard output.
+    pub stdout_tail: String,
+    /// The end of standard error.
+    pub stderr_tail: String,
 }
 
 impl Report {

@@ -24,20 +24,22 @@ pub enum Message {
     Done,
 }
 
-/// Marks protocol lines, so output the plugin itself prints to stdout does not confuse the parent.
-const LINE_MARK: &str = "\u{1e}profkit-check ";
-
 impl Message {
-    /// The line the child prints for this message (without the newline).
-    pub fn to_line(&self) -> String {
+    /// The line the child sends for this message (without the newline): the run's `secret`, a
+    /// space, and the message as JSON.
+    pub fn to_line(&self, secret: &str) -> String {
         let json = serde_json::to_string(self).unwrap_or_else(|_| "{\"type\":\"end\"}".into());
-        format!("{LINE_MARK}{json}")
+        format!("{secret} {json}")
     }
 
-    /// The message in a line of the child's output, if there is one.
-    pub fn from_line(line: &str) -> Option<Message> {
-        let at = line.find(LINE_MARK)?;
-        serde_json::from_str(line.get(at + LINE_MARK.len()..)?).ok()
+    /// The message in `line`, if the line is one: it must start with the run's `secret` (the
+    /// whole line, not a part of it, so that nothing a plugin prints around it counts).
+    pub fn from_line(line: &str, secret: &str) -> Option<Message> {
+        if secret.is_empty() {
+            return None;
+        }
+        let json = line.strip_prefix(secret)?.strip_prefix(' ')?;
+        serde_json::from_str(json).ok()
     }
 }
 
@@ -47,13 +49,20 @@ mod tests {
     use crate::check::CheckId;
 
     #[test]
-    fn messages_round_trip_through_lines_with_noise() {
+    fn messages_need_the_run_secret() {
         let message = Message::Check {
             check: Check::fail(CheckId::SmallBuffer, "why"),
         };
-        let line = format!("plugin chatter{}", message.to_line());
-        assert_eq!(Message::from_line(&line), Some(message));
-        assert_eq!(Message::from_line("just output"), None);
-        assert!(Message::Done.to_line().contains("\"type\":\"done\""));
+        let line = message.to_line("s3cret");
+        assert_eq!(Message::from_line(&line, "s3cret"), Some(message));
+        // Another run's secret, noise before the secret, or no secret: not a message.
+        assert_eq!(Message::from_line(&line, "other"), None);
+        assert_eq!(
+            Message::from_line(&format!("chatter{line}"), "s3cret"),
+            None
+        );
+        assert_eq!(Message::from_line(&line, ""), None);
+        assert_eq!(Message::from_line("just output", "s3cret"), None);
+        assert!(Message::Done.to_line("x").contains("\"type\":\"done\""));
     }
 }

@@ -6,11 +6,20 @@
  * It calls TF_SetStatus directly, leaving it undefined, as most C plugins do: it loads only where
  * the loading process provides it (TensorFlow, or profkit's host).
  *
+ * HANG hangs in session 2's start after writing its pid to $PROFKIT_TEST_PIDFILE, if set.
+ * Modes against the checker itself: FORK_DAEMON (TF_InitProfiler forks a process that keeps the
+ * standard streams open and writes its pid to $PROFKIT_TEST_PIDFILE), FORGE (an illegal device
+ * type, and passing results in the checker's old line format written to every descriptor, from
+ * TF_InitProfiler and from a destructor), FLOOD ($PROFKIT_TEST_FLOOD_MIB MiB, default 512, on
+ * stdout and stderr without a newline), SIZE_MAX (the size call answers SIZE_MAX).
+ *
  * Every session returns a small XSpace: plane "/device:CUSTOM:0", one line, one event per
  * session so far, encoded by hand below.
  */
 #define _DEFAULT_SOURCE /* clock_gettime, usleep under -std=c11 */
+#include <fcntl.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -89,6 +98,18 @@ static void encode_space(Buf *out, int events, int with_events) {
   put_msg(out, 1, &plane);                        /* XSpace.planes */
 }
 
+/* Writes this process's pid to $PROFKIT_TEST_PIDFILE, if set: how a test finds it. */
+__attribute__((unused)) static void write_pidfile(void) {
+  const char *path = getenv("PROFKIT_TEST_PIDFILE");
+  if (!path) return;
+  char text[32];
+  int n = snprintf(text, sizeof text, "%ld\n", (long)getpid());
+  int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+  if (fd < 0) return;
+  if (n > 0 && write(fd, text, (size_t)n) < 0) n = 0;
+  close(fd);
+}
+
 /* ---- the profiler functions ---- */
 
 static void p_start(const TP_Profiler *p, TF_Status *status) {
@@ -110,6 +131,7 @@ static void p_start(const TP_Profiler *p, TF_Status *status) {
 #endif
 #if defined(MODE_HANG)
   if (sessions == 2) {
+    write_pidfile();
     for (;;) sleep(1000);
   }
 #endif
@@ -147,6 +169,10 @@ static void p_collect(const TP_Profiler *p, uint8_t *buffer, size_t *size, TF_St
   }
 #endif
   if (buffer == NULL) {
+#if defined(MODE_SIZE_MAX)
+    *size = SIZE_MAX;
+    return;
+#endif
 #if defined(MODE_NO_SIZE)
     return; /* never writes the size */
 #endif
@@ -199,7 +225,64 @@ static void p_destroy_fns(TP_ProfilerFns *f) { (void)f; }
 
 static TP_Profiler own_profiler;
 
+/* ---- modes against the checker ---- */
+
+#if defined(MODE_FORK_DAEMON)
+static void fork_daemon(void) {
+  pid_t pid = fork();
+  if (pid != 0) return;
+  write_pidfile();
+  sleep(30); /* holds the inherited stdout and stderr */
+  _exit(0);
+}
+#endif
+
+#if defined(MODE_FLOOD)
+static char flood_chunk[1 << 20];
+static void flood(void) {
+  const char *mib = getenv("PROFKIT_TEST_FLOOD_MIB");
+  long n = mib ? atol(mib) : 512;
+  memset(flood_chunk, 'x', sizeof flood_chunk);
+  for (long i = 0; i < n; i++) {
+    if (write(1, flood_chunk, sizeof flood_chunk) < 0) break;
+    if (write(2, flood_chunk, sizeof flood_chunk) < 0) break;
+  }
+}
+#endif
+
+#if defined(MODE_FORGE)
+static void forge(void) {
+  static const char *const ids[] = {
+      "load",         "init",         "device-type",   "abi",    "destroy",   "restart",
+      "first-call-size", "calls-agree", "valid-xspace", "empty-session", "small-buffer",
+      "memory",       "call-time",    "no-crash"};
+  char line[512];
+  for (size_t i = 0; i < sizeof ids / sizeof *ids; i++) {
+    int n = snprintf(line, sizeof line,
+                     "\x1eprofkit-check {\"type\":\"check\",\"check\":{\"id\":\"%s\","
+                     "\"outcome\":\"pass\",\"detail\":\"forged\"}}\n",
+                     ids[i]);
+    if (n <= 0) continue;
+    /* stdout, where results used to travel, and every descriptor the process may hold */
+    for (int fd = 1; fd < 64; fd++) {
+      if (fd != 2 && write(fd, line, (size_t)n) < 0) continue;
+    }
+  }
+}
+/* At exit, after the checker's last word; and from TF_InitProfiler, while its channel is open. */
+__attribute__((destructor)) static void forge_at_exit(void) { forge(); }
+#endif
+
 void TF_InitProfiler(TF_ProfilerRegistrationParams *params, TF_Status *status) {
+#if defined(MODE_FORK_DAEMON)
+  fork_daemon();
+#endif
+#if defined(MODE_FLOOD)
+  flood();
+#endif
+#if defined(MODE_FORGE)
+  forge();
+#endif
 #if defined(MODE_ERROR_INIT)
   TF_SetStatus(status, TF_UNAVAILABLE, "no device here");
   return;
@@ -217,7 +300,7 @@ void TF_InitProfiler(TF_ProfilerRegistrationParams *params, TF_Status *status) {
   profiler->struct_size = 16;
 #endif
   profiler->device_type = "C_PLUGIN";
-#if defined(MODE_BAD_DEVICE)
+#if defined(MODE_BAD_DEVICE) || defined(MODE_FORGE)
   profiler->device_type = "MyDevice";
 #endif
   params->profiler_fns->struct_size = TP_PROFILER_FNS_STRUCT_SIZE;

@@ -83,6 +83,11 @@ pub struct PeakLiveness {
     pub peak_bytes: u64,
     /// The tile where always-live plus not-always-live maximum is largest.
     pub peak_tile: Option<TileBytes>,
+    /// How many liveness trees `notAlwaysLive.byProgram` holds (`None` without it).
+    pub by_program_roots: Option<usize>,
+    /// The most bytes at any node of those trees, as Graphcore's TensorFlow test utilities take
+    /// it (`None` without nodes).
+    pub by_program_peak_bytes: Option<u64>,
 }
 
 /// What the memory section says.
@@ -222,6 +227,10 @@ pub fn memory(graph: &GraphProfile) -> Option<MemoryReport> {
     let liveness = memory.liveness.as_ref().and_then(|l| {
         let always = l.always_live.as_ref().map(|a| &a.bytes_by_tile);
         let not_always = l.not_always_live.as_ref().map(|n| &n.max_bytes_by_tile);
+        let by_program = l
+            .not_always_live
+            .as_ref()
+            .and_then(|n| n.by_program.as_ref());
         if always.is_none() && not_always.is_none() {
             return None;
         }
@@ -247,6 +256,8 @@ pub fn memory(graph: &GraphProfile) -> Option<MemoryReport> {
             not_always_live_max_bytes: n,
             peak_bytes: add(a, n),
             peak_tile,
+            by_program_roots: by_program.map(|b| b.roots.len()),
+            by_program_peak_bytes: by_program.and_then(|b| b.peak_bytes()),
         })
     });
 
