@@ -46,6 +46,7 @@ pub mod summary;
 pub mod utils;
 pub mod validate;
 pub mod view;
+pub mod xview;
 pub mod visitor;
 mod wire;
 
@@ -58,6 +59,7 @@ pub use error::{Error, Result};
 pub use proto::{
     XEvent, XEventMetadata, XLine, XPlane, XSpace, XStat, XStatMetadata, x_event, x_stat,
 };
-pub use stream::{SpaceItem, XSpaceReader};
+pub use stream::{PlaneBytes, RawSpaceItem, SpaceItem, XSpaceReader};
+pub use xview::{XPlaneView, XSpaceView};
 pub use validate::{Problem, ProblemKind, validate};
 pub use visitor::{EventVisitor, LineVisitor, PlaneVisitor, StatValueRef, StatVisitor};

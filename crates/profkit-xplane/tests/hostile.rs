@@ -171,6 +171,24 @@ fn both_fail(bytes: &[u8]) -> Got {
         "decode and XSpaceReader disagree"
     );
     assert_eq!(whole.is_truncation(), streamed.is_truncation());
+    // A full walk of a view, whole and plane by plane from the stream, fails with the same error.
+    let view = profkit_xplane::XSpaceView::new(bytes).expect("within the size limit");
+    let walked = view.check().expect_err("the view walk must fail");
+    assert_eq!(got(&whole), got(&walked), "decode and the view walk disagree");
+    let mut reader = XSpaceReader::new(bytes, ReadOptions::default());
+    let streamed_view = loop {
+        match reader.next_raw() {
+            Some(Ok(profkit_xplane::RawSpaceItem::Plane(plane))) => {
+                if let Err(e) = plane.view().and_then(|view| view.check()) {
+                    break e;
+                }
+            }
+            Some(Ok(_)) => {}
+            Some(Err(e)) => break e,
+            None => panic!("the streamed views must fail"),
+        }
+    };
+    assert_eq!(got(&whole), got(&streamed_view), "decode and the streamed views disagree");
     // The message names the offset and the path.
     let text = whole.to_string();
     match got(&whole) {
