@@ -9,7 +9,7 @@ use prost::Message;
 
 use crate::error::{Error, Result};
 use crate::proto::{XPlane, XSpace};
-use crate::wire::{self, Msg};
+use crate::xview::{XPlaneView, XSpaceView};
 
 /// The default limit on an encoded XSpace read whole: 2 GiB, the largest message protobuf's own
 /// parsers accept. Use [`crate::XSpaceReader`] for larger files.
@@ -46,14 +46,13 @@ pub fn decode(bytes: impl Into<Bytes>) -> Result<XSpace> {
 /// Decodes an XSpace from bytes with the given options.
 pub fn decode_with(bytes: impl Into<Bytes>, options: ReadOptions) -> Result<XSpace> {
     let bytes = bytes.into();
-    check_size("XSpace", 0, bytes.len() as u64, options.max_size)?;
-    wire::decode(Msg::Space, bytes, 0, true, "XSpace")
+    XSpaceView::with_options(&bytes, options)?.to_owned_in(Some(&bytes))
 }
 
 /// Decodes a single XPlane (one element of `XSpace.planes`) from bytes.
 pub fn decode_plane(bytes: impl Into<Bytes>) -> Result<XPlane> {
     let bytes = bytes.into();
-    wire::decode(Msg::Plane, bytes, 0, true, "XPlane")
+    XPlaneView::new(&bytes)?.to_owned_in(Some(&bytes))
 }
 
 /// Reads everything from `reader` (at most `options.max_size` bytes) and decodes it.

@@ -11,7 +11,7 @@ use profkit_wire::{END_GROUP, LEN, MAX_FIELD_NUMBER, Problem, START_GROUP, WireR
 use crate::codec::ReadOptions;
 use crate::error::{Error, Result};
 use crate::proto::{XPlane, XSpace};
-use crate::wire::{self, MAX_GROUP_DEPTH, Msg};
+use crate::wire::{self, MAX_GROUP_DEPTH};
 use crate::xview::XPlaneView;
 
 /// One top-level item of an XSpace, in file order.
@@ -71,8 +71,8 @@ impl PlaneBytes {
 
     /// Decodes the plane into the owned type.
     pub fn decode(self) -> Result<XPlane> {
-        let path = format!("XSpace.planes[{}]", self.index);
-        wire::decode(Msg::Plane, bytes::Bytes::from(self.bytes), self.offset, false, &path)
+        let bytes = bytes::Bytes::from(self.bytes);
+        XPlaneView::streamed(&bytes, self.offset, self.index)?.to_owned_in(Some(&bytes))
     }
 }
 
@@ -164,17 +164,7 @@ impl<R: Read> XSpaceReader<R> {
     fn next_item(&mut self) -> Result<Option<SpaceItem>> {
         Ok(match self.next_raw_item()? {
             None => None,
-            Some(RawSpaceItem::Plane(plane)) => {
-                let path = format!("XSpace.planes[{}]", plane.index);
-                let bytes = bytes::Bytes::from(plane.bytes);
-                Some(SpaceItem::Plane(wire::decode(
-                    Msg::Plane,
-                    bytes,
-                    plane.offset,
-                    false,
-                    &path,
-                )?))
-            }
+            Some(RawSpaceItem::Plane(plane)) => Some(SpaceItem::Plane(plane.decode()?)),
             Some(RawSpaceItem::Error(s)) => Some(SpaceItem::Error(s)),
             Some(RawSpaceItem::Warning(s)) => Some(SpaceItem::Warning(s)),
             Some(RawSpaceItem::Hostname(s)) => Some(SpaceItem::Hostname(s)),

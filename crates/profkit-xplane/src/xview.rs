@@ -355,10 +355,15 @@ impl<'a> XSpaceView<'a> {
 
     /// The owned XSpace, as [`crate::decode`] builds it (with byte fields copied).
     pub fn to_owned_space(&self) -> Result<XSpace> {
+        self.to_owned_in(None)
+    }
+
+    /// The owned XSpace, its byte fields sharing `owner` (the buffer this view is of).
+    pub(crate) fn to_owned_in(&self, owner: Option<&bytes::Bytes>) -> Result<XSpace> {
         let mut space = XSpace::default();
         for item in self.items() {
             match item? {
-                SpaceItemView::Plane(plane) => space.planes.push(plane.to_owned_plane()?),
+                SpaceItemView::Plane(plane) => space.planes.push(plane.to_owned_in(owner)?),
                 SpaceItemView::Error(s) => space.errors.push(s.to_owned()),
                 SpaceItemView::Warning(s) => space.warnings.push(s.to_owned()),
                 SpaceItemView::Hostname(s) => space.hostnames.push(s.to_owned()),
@@ -563,6 +568,11 @@ impl<'a> XPlaneView<'a> {
 
     /// The owned XPlane, as [`crate::decode_plane`] builds it.
     pub fn to_owned_plane(&self) -> Result<XPlane> {
+        self.to_owned_in(None)
+    }
+
+    /// The owned XPlane, its byte fields sharing `owner` (the buffer this view is of).
+    pub(crate) fn to_owned_in(&self, owner: Option<&bytes::Bytes>) -> Result<XPlane> {
         let metadata = self.metadata()?;
         let mut plane = XPlane {
             id: self.id,
@@ -571,7 +581,7 @@ impl<'a> XPlaneView<'a> {
             event_metadata: metadata
                 .events
                 .iter()
-                .map(|md| (md.key, md.to_owned_metadata()))
+                .map(|md| (md.key, md.to_owned_metadata(owner)))
                 .collect::<BTreeMap<_, _>>(),
             stat_metadata: metadata
                 .stats
@@ -581,10 +591,10 @@ impl<'a> XPlaneView<'a> {
             stats: Vec::with_capacity(self.stats),
         };
         for stat in self.stats() {
-            plane.stats.push(stat?.to_owned_stat());
+            plane.stats.push(stat?.to_owned_in(owner));
         }
         for line in self.lines() {
-            plane.lines.push(line?.to_owned_line()?);
+            plane.lines.push(line?.to_owned_in(owner)?);
         }
         Ok(plane)
     }
@@ -779,6 +789,10 @@ impl<'a> XLineView<'a> {
 
     /// The owned XLine.
     pub fn to_owned_line(&self) -> Result<XLine> {
+        self.to_owned_in(None)
+    }
+
+    fn to_owned_in(&self, owner: Option<&bytes::Bytes>) -> Result<XLine> {
         let mut line = XLine {
             id: self.id,
             display_id: self.display_id,
@@ -789,7 +803,7 @@ impl<'a> XLineView<'a> {
             events: Vec::new(),
         };
         for event in self.events() {
-            line.events.push(event?.to_owned_event()?);
+            line.events.push(event?.to_owned_in(owner)?);
         }
         Ok(line)
     }
@@ -936,9 +950,14 @@ impl<'a> XEventView<'a> {
 
     /// The owned XEvent.
     pub fn to_owned_event(&self) -> Result<XEvent> {
+        self.to_owned_in(None)
+    }
+
+    #[inline]
+    fn to_owned_in(&self, owner: Option<&bytes::Bytes>) -> Result<XEvent> {
         let mut stats = Vec::new();
         for stat in self.stats() {
-            stats.push(stat?.to_owned_stat());
+            stats.push(stat?.to_owned_in(owner));
         }
         Ok(XEvent {
             metadata_id: self.metadata_id,
@@ -1026,6 +1045,11 @@ impl<'a> XStatView<'a> {
 
     /// The owned XStat.
     pub fn to_owned_stat(&self) -> XStat {
+        self.to_owned_in(None)
+    }
+
+    #[inline]
+    fn to_owned_in(&self, owner: Option<&bytes::Bytes>) -> XStat {
         XStat {
             metadata_id: self.metadata_id,
             value: self.value.map(|v| match v {
@@ -1033,9 +1057,7 @@ impl<'a> XStatView<'a> {
                 StatValueView::Uint64(v) => x_stat::Value::Uint64Value(v),
                 StatValueView::Int64(v) => x_stat::Value::Int64Value(v),
                 StatValueView::Str(v) => x_stat::Value::StrValue(v.to_owned()),
-                StatValueView::Bytes(v) => {
-                    x_stat::Value::BytesValue(bytes::Bytes::copy_from_slice(v))
-                }
+                StatValueView::Bytes(v) => x_stat::Value::BytesValue(share(owner, v)),
                 StatValueView::Ref(v) => x_stat::Value::RefValue(v),
             }),
         }
@@ -1146,13 +1168,13 @@ impl<'a> XEventMetadataView<'a> {
         &self.child_id
     }
 
-    fn to_owned_metadata(&self) -> XEventMetadata {
+    fn to_owned_metadata(&self, owner: Option<&bytes::Bytes>) -> XEventMetadata {
         XEventMetadata {
             id: self.id,
             name: self.name.to_owned(),
             display_name: self.display_name.to_owned(),
-            metadata: bytes::Bytes::copy_from_slice(self.metadata),
-            stats: self.stats.iter().map(XStatView::to_owned_stat).collect(),
+            metadata: share(owner, self.metadata),
+            stats: self.stats.iter().map(|s| s.to_owned_in(owner)).collect(),
             child_id: self.child_id.clone(),
         }
     }
@@ -1367,6 +1389,22 @@ impl<'a> PlaneMetadata<'a> {
             }
         }
     }
+}
+
+/// `sub`, a slice of `owner`'s buffer, as a `Bytes` sharing it; a copy when there is no owner (or,
+/// defensively, when `sub` lies outside it).
+fn share(owner: Option<&bytes::Bytes>, sub: &[u8]) -> bytes::Bytes {
+    if let Some(owner) = owner {
+        let (start, end) = (owner.as_ptr() as usize, owner.as_ptr() as usize + owner.len());
+        let at = sub.as_ptr() as usize;
+        if sub.is_empty() {
+            return bytes::Bytes::new();
+        }
+        if at >= start && at + sub.len() <= end {
+            return owner.slice_ref(sub);
+        }
+    }
+    bytes::Bytes::copy_from_slice(sub)
 }
 
 /// Sorts entries by key, keeping the last of each key in file order.

@@ -1172,3 +1172,19 @@ fn random_damage_gives_the_same_located_error_from_both_readers() {
         "{failures} failures, {truncations} truncations"
     );
 }
+
+#[test]
+fn groups_nested_too_deep_inside_an_event_are_refused_by_every_reader() {
+    // prost follows groups to its recursion limit; the schema walk, the stream and the views stop
+    // at 64 levels wherever the group is, so every reader refuses this event alike.
+    let event = [vi(1, 1), nested_groups(70)].concat();
+    let line = ld(4, &event);
+    let plane = ld(3, &line);
+    let bytes = ld(1, &plane);
+    let got = both_fail(&bytes);
+    assert!(
+        matches!(&got, Got::Malformed { path, reason, .. }
+            if path.starts_with("XSpace.planes[0].lines[0].events[0]") && reason.contains("groups")),
+        "{got:?}"
+    );
+}
