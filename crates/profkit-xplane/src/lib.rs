@@ -46,9 +46,9 @@ pub mod summary;
 pub mod utils;
 pub mod validate;
 pub mod view;
-pub mod xview;
 pub mod visitor;
 mod wire;
+pub mod xview;
 
 pub use builder::{EventBuilder, EventMetadataBuilder, LineBuilder, PlaneBuilder, StatValue};
 pub use codec::{
@@ -60,6 +60,6 @@ pub use proto::{
     XEvent, XEventMetadata, XLine, XPlane, XSpace, XStat, XStatMetadata, x_event, x_stat,
 };
 pub use stream::{PlaneBytes, RawSpaceItem, SpaceItem, XSpaceReader};
-pub use xview::{XPlaneView, XSpaceView};
 pub use validate::{Problem, ProblemKind, validate};
 pub use visitor::{EventVisitor, LineVisitor, PlaneVisitor, StatValueRef, StatVisitor};
+pub use xview::{XPlaneView, XSpaceView};

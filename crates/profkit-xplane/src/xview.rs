@@ -390,7 +390,9 @@ impl<'a> SpaceItems<'a> {
                     let body = self.fields.bytes()?;
                     let index = self.planes;
                     self.planes += 1;
-                    return XPlaneView::parse(self.root, body, index).map(SpaceItemView::Plane).map(Some);
+                    return XPlaneView::parse(self.root, body, index)
+                        .map(SpaceItemView::Plane)
+                        .map(Some);
                 }
                 (2, LEN) => return Ok(Some(SpaceItemView::Error(self.fields.str()?))),
                 (3, LEN) => return Ok(Some(SpaceItemView::Warning(self.fields.str()?))),
@@ -533,12 +535,24 @@ impl<'a> XPlaneView<'a> {
 
     /// The lines, in file order.
     pub fn lines(&self) -> Repeated<'a, XLineView<'a>> {
-        Repeated::new(self.root, self.body, Msg::Plane, tag(3, LEN), XLineView::parse)
+        Repeated::new(
+            self.root,
+            self.body,
+            Msg::Plane,
+            tag(3, LEN),
+            XLineView::parse,
+        )
     }
 
     /// The plane's own stats, in file order.
     pub fn stats(&self) -> Repeated<'a, XStatView<'a>> {
-        Repeated::new(self.root, self.body, Msg::Plane, tag(6, LEN), XStatView::parse)
+        Repeated::new(
+            self.root,
+            self.body,
+            Msg::Plane,
+            tag(6, LEN),
+            XStatView::parse,
+        )
     }
 
     /// The metadata maps, indexed (and checked) the first time they are asked for.
@@ -782,7 +796,13 @@ impl<'a> XLineView<'a> {
     /// The events, in file order.
     pub fn events(&self) -> Events<'a> {
         Events {
-            inner: Repeated::new(self.root, self.body, Msg::Line, tag(4, LEN), XEventView::parse),
+            inner: Repeated::new(
+                self.root,
+                self.body,
+                Msg::Line,
+                tag(4, LEN),
+                XEventView::parse,
+            ),
             timestamp_ns: self.timestamp_ns,
         }
     }
@@ -945,7 +965,13 @@ impl<'a> XEventView<'a> {
         if self.stats.is_empty() {
             return Repeated::empty(self.root);
         }
-        Repeated::new(self.root, self.stats, Msg::Event, tag(4, LEN), XStatView::parse)
+        Repeated::new(
+            self.root,
+            self.stats,
+            Msg::Event,
+            tag(4, LEN),
+            XStatView::parse,
+        )
     }
 
     /// The owned XEvent.
@@ -1263,7 +1289,10 @@ impl Lookup {
         let Ok(max) = usize::try_from(max) else {
             return Lookup::default();
         };
-        if min < 0 || max >= count.saturating_mul(4).saturating_add(1024) || count > u32::MAX as usize - 1 {
+        if min < 0
+            || max >= count.saturating_mul(4).saturating_add(1024)
+            || count > u32::MAX as usize - 1
+        {
             return Lookup::default();
         }
         let mut slots = vec![0u32; max + 1];
@@ -1395,7 +1424,10 @@ impl<'a> PlaneMetadata<'a> {
 /// defensively, when `sub` lies outside it).
 fn share(owner: Option<&bytes::Bytes>, sub: &[u8]) -> bytes::Bytes {
     if let Some(owner) = owner {
-        let (start, end) = (owner.as_ptr() as usize, owner.as_ptr() as usize + owner.len());
+        let (start, end) = (
+            owner.as_ptr() as usize,
+            owner.as_ptr() as usize + owner.len(),
+        );
         let at = sub.as_ptr() as usize;
         if sub.is_empty() {
             return bytes::Bytes::new();

@@ -174,7 +174,11 @@ fn both_fail(bytes: &[u8]) -> Got {
     // A full walk of a view, whole and plane by plane from the stream, fails with the same error.
     let view = profkit_xplane::XSpaceView::new(bytes).expect("within the size limit");
     let walked = view.check().expect_err("the view walk must fail");
-    assert_eq!(got(&whole), got(&walked), "decode and the view walk disagree");
+    assert_eq!(
+        got(&whole),
+        got(&walked),
+        "decode and the view walk disagree"
+    );
     let mut reader = XSpaceReader::new(bytes, ReadOptions::default());
     let streamed_view = loop {
         match reader.next_raw() {
@@ -188,7 +192,11 @@ fn both_fail(bytes: &[u8]) -> Got {
             None => panic!("the streamed views must fail"),
         }
     };
-    assert_eq!(got(&whole), got(&streamed_view), "decode and the streamed views disagree");
+    assert_eq!(
+        got(&whole),
+        got(&streamed_view),
+        "decode and the streamed views disagree"
+    );
     // The message names the offset and the path.
     let text = whole.to_string();
     match got(&whole) {

@@ -1,10 +1,11 @@
-//! The commands for XSpace files. Inspect and validate stream the file plane by plane, so their
-//! memory is bounded by the largest plane; dump holds the whole space.
+//! The commands for XSpace files. Inspect and validate stream the file plane by plane and walk
+//! each plane's bytes through a view, so their memory is bounded by the largest encoded plane;
+//! dump holds the whole space.
 
 use std::io::Write;
 
 use profkit_xplane::summary::{PlaneSummary, Summary};
-use profkit_xplane::{ReadOptions, SpaceItem, XSpace, XSpaceReader};
+use profkit_xplane::{RawSpaceItem, ReadOptions, XSpace, XSpaceReader};
 
 use crate::Failure;
 use crate::input::Input;
@@ -18,12 +19,16 @@ fn us(ps: i128) -> String {
 
 pub(crate) fn inspect(input: Input, json: bool) -> Result<(), Failure> {
     let mut summary = Summary::default();
-    for item in XSpaceReader::new(input.reader, ReadOptions::default()) {
-        match item.map_err(|e| Failure::BadInput(format!("{}: {e}", input.name)))? {
-            SpaceItem::Plane(plane) => summary.add_plane(&plane),
-            SpaceItem::Hostname(h) => summary.hostnames.push(h),
-            SpaceItem::Error(_) => summary.errors += 1,
-            SpaceItem::Warning(_) => summary.warnings += 1,
+    let bad = |e: profkit_xplane::Error| Failure::BadInput(format!("{}: {e}", input.name));
+    let mut reader = XSpaceReader::new(input.reader, ReadOptions::default());
+    while let Some(item) = reader.next_raw() {
+        match item.map_err(bad)? {
+            RawSpaceItem::Plane(plane) => summary
+                .add_plane_view(&plane.view().map_err(bad)?)
+                .map_err(bad)?,
+            RawSpaceItem::Hostname(h) => summary.hostnames.push(h),
+            RawSpaceItem::Error(_) => summary.errors += 1,
+            RawSpaceItem::Warning(_) => summary.warnings += 1,
         }
     }
     let mut out = std::io::stdout().lock();
@@ -129,14 +134,14 @@ pub(crate) fn dump(input: Input) -> Result<(), Failure> {
 pub(crate) fn validate(input: Input, json: bool) -> Result<(), Failure> {
     let mut problems = Vec::new();
     let mut index = 0usize;
-    for item in XSpaceReader::new(input.reader, ReadOptions::default()) {
-        if let SpaceItem::Plane(plane) =
-            item.map_err(|e| Failure::BadInput(format!("{}: {e}", input.name)))?
-        {
-            problems.extend(profkit_xplane::validate::validate_plane(
-                &plane,
-                &format!("planes[{index}]"),
-            ));
+    let bad = |e: profkit_xplane::Error| Failure::BadInput(format!("{}: {e}", input.name));
+    let mut reader = XSpaceReader::new(input.reader, ReadOptions::default());
+    while let Some(item) = reader.next_raw() {
+        if let RawSpaceItem::Plane(plane) = item.map_err(bad)? {
+            let view = plane.view().map_err(bad)?;
+            let path = format!("planes[{index}]");
+            problems
+                .extend(profkit_xplane::validate::validate_plane_view(&view, &path).map_err(bad)?);
             index += 1;
         }
     }

@@ -8,6 +8,8 @@
 
 use std::collections::BTreeMap;
 
+use profkit_xplane::summary::Summary;
+use profkit_xplane::validate;
 use profkit_xplane::xview::{PlaneMetadata, SpaceItemView, StatValueView, XSpaceView, XStatView};
 use profkit_xplane::{
     RawSpaceItem, ReadOptions, XEvent, XEventMetadata, XLine, XPlane, XSpace, XSpaceReader, XStat,
@@ -18,7 +20,10 @@ use prost::Message;
 /// Runs the target on one input. Panics when a property does not hold.
 pub fn run(data: &[u8]) {
     let Ok(view) = XSpaceView::new(data) else {
-        panic!("a view of {} bytes is refused under the default limit", data.len());
+        panic!(
+            "a view of {} bytes is refused under the default limit",
+            data.len()
+        );
     };
     let walked = walk(&view);
     let decoded = decode(data.to_vec());
@@ -26,17 +31,27 @@ pub fn run(data: &[u8]) {
     match (&walked, &decoded) {
         (Ok(walked), Ok(decoded)) => {
             let walked = encode(walked);
-            assert!(walked == encode(decoded), "the view walk and decode read different spaces");
+            assert!(
+                walked == encode(decoded),
+                "the view walk and decode read different spaces"
+            );
             let prost = prost
                 .as_ref()
                 .unwrap_or_else(|e| panic!("decode accepts what prost refuses: {e}"));
-            assert!(walked == encode(prost), "the view walk and prost read different spaces");
+            assert!(
+                walked == encode(prost),
+                "the view walk and prost read different spaces"
+            );
             let owned = view
                 .to_owned_space()
                 .unwrap_or_else(|e| panic!("the walk succeeds, materialising fails: {e}"));
-            assert!(walked == encode(&owned), "materialising differs from the walk");
+            assert!(
+                walked == encode(&owned),
+                "materialising differs from the walk"
+            );
             view.check()
                 .unwrap_or_else(|e| panic!("the walk succeeds, check fails: {e}"));
+            readers_agree(&view, decoded);
         }
         (Err(walk_error), Err(decode_error)) => {
             super::decode::check_error(walk_error, data);
@@ -51,7 +66,10 @@ pub fn run(data: &[u8]) {
                 Err(format!("{decode_error:?}")),
                 "check and decode report different errors"
             );
-            assert!(view.to_owned_space().is_err(), "materialising accepts what the walk refuses");
+            assert!(
+                view.to_owned_space().is_err(),
+                "materialising accepts what the walk refuses"
+            );
         }
         (Ok(_), Err(e)) => panic!("the view walk accepts what decode refuses: {e}"),
         (Err(e), Ok(_)) => panic!("the view walk refuses what decode accepts: {e}"),
@@ -66,6 +84,24 @@ pub fn run(data: &[u8]) {
         _ => {}
     }
     streamed(data);
+}
+
+/// The summary and validation of the view equal those of the decoded space.
+fn readers_agree(view: &XSpaceView<'_>, decoded: &XSpace) {
+    let summary = Summary::of_view(view).unwrap_or_else(|e| panic!("summary of a view: {e}"));
+    assert_eq!(summary, Summary::of(decoded), "the view's summary differs");
+    let mut problems = Vec::new();
+    for (index, plane) in view.planes().enumerate() {
+        let plane = plane.unwrap_or_else(|e| panic!("plane of a valid view: {e}"));
+        let found = validate::validate_plane_view(&plane, &format!("planes[{index}]"))
+            .unwrap_or_else(|e| panic!("validation of a valid view: {e}"));
+        problems.extend(found);
+    }
+    assert_eq!(
+        problems,
+        validate::validate(decoded),
+        "the view's validation differs"
+    );
 }
 
 /// Whether `error` is one of the two refusals where the schema walk (and so every reader of this
@@ -106,7 +142,10 @@ fn streamed(data: &[u8]) {
                 })
                 .collect();
             let got: Vec<Vec<u8>> = planes.iter().map(Message::encode_to_vec).collect();
-            assert!(expected == got, "the streamed views and the stream's planes differ");
+            assert!(
+                expected == got,
+                "the streamed views and the stream's planes differ"
+            );
         }
         (Err(e), Err(v)) => assert_eq!(
             format!("{e:?}"),
@@ -209,7 +248,11 @@ fn plane(view: &profkit_xplane::XPlaneView<'_>) -> Result<XPlane, profkit_xplane
         .collect();
     // Name lookups agree with a scan of the map (smallest key of a shared name).
     for m in md.stats() {
-        let first = md.stats().iter().find(|s| s.name() == m.name()).map(|s| s.key());
+        let first = md
+            .stats()
+            .iter()
+            .find(|s| s.name() == m.name())
+            .map(|s| s.key());
         assert_eq!(md.stat_id(m.name()), first);
     }
     Ok(plane)
