@@ -26,7 +26,8 @@ use profkit_events::{
 use profkit_xplane::constants::{
     COUNTERS_LINE_ID, COUNTERS_LINE_NAME, HOST_PLANE_NAME, TASK_ENV_PLANE_NAME, stats,
 };
-use profkit_xplane::{PlaneBuilder, PlaneVisitor, StatValue, XPlane, XSpace};
+use profkit_xplane::xview::{PlaneMetadata, XEventView, XSpaceView};
+use profkit_xplane::{PlaneBuilder, PlaneVisitor, StatValue, StatValueRef, XPlane, XSpace};
 
 /// The stat that tells a mark from a range without duration.
 pub const MARK_STAT: &str = "event_kind";
@@ -383,4 +384,148 @@ pub fn xspace_to_recording(space: &XSpace) -> Recording {
         }
     }
     recording
+}
+
+/// The event model of a viewed XSpace: what [`xspace_to_recording`] makes of the decoded space,
+/// without building it (memory is the encoded bytes and the recording).
+pub fn xspace_view_to_recording(space: &XSpaceView<'_>) -> crate::Result<Recording> {
+    let mut planes = Vec::new();
+    for plane in space.planes() {
+        planes.push(plane?);
+    }
+    let mut start = 0;
+    if let Some(env) = planes.iter().find(|p| p.name() == TASK_ENV_PLANE_NAME) {
+        let metadata = env.metadata()?;
+        if let Some(id) = metadata.stat_id(stats::PROFILE_START_TIME) {
+            for stat in env.stats() {
+                let stat = stat?;
+                if stat.metadata_id() == id {
+                    start = stat
+                        .value()
+                        .and_then(|v| metadata.resolve(v).as_u64())
+                        .unwrap_or(0);
+                    break;
+                }
+            }
+        }
+    }
+    let mut recording = Recording::default();
+    if let Some(host) = planes.iter().find(|p| p.name() == HOST_PLANE_NAME) {
+        let metadata = host.metadata()?;
+        let mark_id = metadata.stat_id(MARK_STAT);
+        let mut used: HashSet<u32> = HashSet::new();
+        for (index, line) in host.lines().enumerate() {
+            let line = line?;
+            if line.id() == COUNTERS_LINE_ID || line.name() == COUNTERS_LINE_NAME {
+                continue;
+            }
+            let mut thread = u32::try_from(line.id())
+                .ok()
+                .filter(|t| !used.contains(t))
+                .unwrap_or_else(|| u32::try_from(index).unwrap_or(u32::MAX));
+            while used.contains(&thread) {
+                thread = thread.wrapping_add(1);
+            }
+            used.insert(thread);
+            let mut ranges: Vec<(Name, u64, u64)> = Vec::new();
+            let mut marks: Vec<Event> = Vec::new();
+            for event in line.events() {
+                let event = event?;
+                if event.is_aggregated() {
+                    continue;
+                }
+                let begin = to_ns(start, event.timestamp_ps());
+                let name = Name::Owned(metadata.event_name(event.metadata_id()).to_owned());
+                let is_mark = event.duration_ps() == 0
+                    && view_stat(&event, metadata, mark_id)?
+                        .flatten()
+                        .is_some_and(|v| v.as_str() == Some(MARK));
+                if is_mark {
+                    marks.push(Event::new(EventKind::Mark, name, thread, begin));
+                } else {
+                    ranges.push((name, begin, to_ns(start, event.end_timestamp_ps())));
+                }
+            }
+            let mut events = events_from_ranges(thread, &ranges);
+            for mark in marks {
+                let at = events.partition_point(|e| e.cpu_ns <= mark.cpu_ns);
+                events.insert(at, mark);
+            }
+            recording.threads.push(ThreadEvents {
+                thread,
+                name: Some(line.display_name().to_owned()),
+                os_tid: u64::try_from(line.id()).ok(),
+                events,
+            });
+        }
+    }
+    for plane in planes.iter().filter(|p| p.name().starts_with("/device:")) {
+        let metadata = plane.metadata()?;
+        let device = plane
+            .name()
+            .rsplit(':')
+            .next()
+            .and_then(|n| n.parse::<i64>().ok())
+            .unwrap_or(plane.id());
+        let memcpy_id = metadata.stat_id(stats::MEMCPY_DETAILS);
+        let detail_id = metadata.stat_id("detail_info");
+        let bytes_id = metadata.stat_id("bytes");
+        for line in plane.lines() {
+            let line = line?;
+            if line.id() == COUNTERS_LINE_ID {
+                continue;
+            }
+            for event in line.events() {
+                let event = event?;
+                if event.is_aggregated() {
+                    continue;
+                }
+                let name = metadata.event_name(event.metadata_id());
+                let kind = if view_stat(&event, metadata, memcpy_id)?.is_some()
+                    || name.contains("emcpy")
+                {
+                    DeviceKind::Memcpy
+                } else if name.contains("emset") {
+                    DeviceKind::Memset
+                } else {
+                    DeviceKind::Kernel
+                };
+                recording.device_spans.push(DeviceSpan {
+                    kind,
+                    name: name.to_owned(),
+                    device,
+                    stream: u64::try_from(line.id()).unwrap_or(0),
+                    start_ns: to_ns(start, event.timestamp_ps()),
+                    end_ns: to_ns(start, event.end_timestamp_ps()),
+                    detail: view_stat(&event, metadata, detail_id)?
+                        .flatten()
+                        .and_then(|v| v.as_str().map(str::to_owned)),
+                    bytes: view_stat(&event, metadata, bytes_id)?
+                        .flatten()
+                        .and_then(|v| v.as_u64()),
+                });
+            }
+        }
+    }
+    Ok(recording)
+}
+
+/// The value of the stat with metadata id `id` on a viewed event: its own first, then its
+/// metadata's, as [`profkit_xplane::EventVisitor::stat`] finds it: `Some(None)` for a stat found
+/// without a value.
+fn view_stat<'a>(
+    event: &XEventView<'a>,
+    metadata: &PlaneMetadata<'a>,
+    id: Option<i64>,
+) -> crate::Result<Option<Option<StatValueRef<'a>>>> {
+    let Some(id) = id else { return Ok(None) };
+    for stat in event.stats() {
+        let stat = stat?;
+        if stat.metadata_id() == id {
+            return Ok(Some(stat.value().map(|v| metadata.resolve(v))));
+        }
+    }
+    let own = metadata.event(event.metadata_id());
+    let found = own.and_then(|md| md.stats().iter().find(|s| s.metadata_id() == id));
+    Ok(found.map(|s| s.value().map(|v| metadata.resolve(v))))
 }

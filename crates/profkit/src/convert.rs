@@ -283,6 +283,22 @@ pub(crate) fn xspace_whole(input: Input) -> Result<(String, XSpace), Failure> {
     Ok((input.name, space))
 }
 
+/// The event model of an XSpace input, for `report`: the file is read into memory and walked
+/// through a view, never decoded into a tree.
+pub(crate) fn xspace_recording(input: Input) -> Result<(String, Recording), Failure> {
+    let bad = |e: String| Failure::BadInput(format!("{}: {e}", input.name));
+    let limit = ReadOptions::default().max_size;
+    let mut bytes = Vec::new();
+    let mut reader = input.reader;
+    (&mut reader)
+        .take(limit.saturating_add(1))
+        .read_to_end(&mut bytes)
+        .map_err(|e| bad(format!("cannot read: {e}")))?;
+    let view = profkit_xplane::XSpaceView::new(&bytes).map_err(|e| bad(e.to_string()))?;
+    let recording = events::xspace_view_to_recording(&view).map_err(|e| failure(&input.name, e))?;
+    Ok((input.name, recording))
+}
+
 /// Inputs of other formats than XSpace as spaces (one per input, Poplar's graph and execution
 /// profiles and XDL's datasets taken together).
 fn spaces_of(inputs: Vec<Input>) -> Result<Vec<(String, XSpace)>, Failure> {

@@ -218,10 +218,7 @@ fn run(cli: Cli) -> Result<(), Failure> {
             let input = input::Input::open(&file, from)?;
             let (name, recording) = match input.format {
                 Format::Paddle | Format::PaddleNodeTrees => convert::paddle_recording(input)?,
-                Format::Xspace => {
-                    let (name, space) = convert::xspace_whole(input)?;
-                    (name, profkit_convert::events::xspace_to_recording(&space))
-                }
+                Format::Xspace => convert::xspace_recording(input)?,
                 Format::Chrome | Format::PaddleTimeline => {
                     let (name, space) = convert::chrome_space(input)?;
                     (name, profkit_convert::events::xspace_to_recording(&space))
