@@ -102,6 +102,13 @@ fn readers_agree(view: &XSpaceView<'_>, decoded: &XSpace) {
         validate::validate(decoded),
         "the view's validation differs"
     );
+    let recording = profkit_convert::events::xspace_view_to_recording(view)
+        .unwrap_or_else(|e| panic!("event model of a valid view: {e}"));
+    assert_eq!(
+        recording,
+        profkit_convert::events::xspace_to_recording(decoded),
+        "the view's event model differs"
+    );
 }
 
 /// Whether `error` is one of the two refusals where the schema walk (and so every reader of this
