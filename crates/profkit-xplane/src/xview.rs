@@ -121,13 +121,31 @@ impl<'a> Fields<'a> {
 
     #[inline(always)]
     fn varint(&mut self) -> Walk<u64> {
-        match self.buf.get(self.pos) {
+        let pos = self.pos;
+        match self.buf.get(pos) {
             Some(&b) if b < 0x80 => {
-                self.pos += 1;
-                Ok(u64::from(b))
+                self.pos = pos + 1;
+                return Ok(u64::from(b));
             }
-            _ => self.varint_slow(),
+            None => return Err(Bad),
+            Some(_) => {}
         }
+        // Ten bytes or more left: no bounds to check per byte.
+        if let Some(chunk) = pos.checked_add(10).and_then(|end| self.buf.get(pos..end)) {
+            let mut value = 0u64;
+            for (i, &b) in chunk.iter().enumerate() {
+                if i == 9 && b > 1 {
+                    return Err(Bad);
+                }
+                value |= u64::from(b & 0x7f) << (7 * i);
+                if b < 0x80 {
+                    self.pos = pos + i + 1;
+                    return Ok(value);
+                }
+            }
+            return Err(Bad);
+        }
+        self.varint_slow()
     }
 
     #[inline(never)]
@@ -241,6 +259,7 @@ const T1_VARINT: u8 = tag(1, VARINT);
 const T2_FIXED64: u8 = tag(2, FIXED64);
 const T2_VARINT: u8 = tag(2, VARINT);
 const T3_VARINT: u8 = tag(3, VARINT);
+const T3_LEN: u8 = tag(3, LEN);
 const T4_LEN: u8 = tag(4, LEN);
 const T4_VARINT: u8 = tag(4, VARINT);
 const T5_LEN: u8 = tag(5, LEN);
@@ -534,25 +553,17 @@ impl<'a> XPlaneView<'a> {
     }
 
     /// The lines, in file order.
-    pub fn lines(&self) -> Repeated<'a, XLineView<'a>> {
-        Repeated::new(
-            self.root,
-            self.body,
-            Msg::Plane,
-            tag(3, LEN),
-            XLineView::parse,
-        )
+    pub fn lines(&self) -> Lines<'a> {
+        Lines(Scan::new(self.root, self.body))
     }
 
     /// The plane's own stats, in file order.
-    pub fn stats(&self) -> Repeated<'a, XStatView<'a>> {
-        Repeated::new(
-            self.root,
-            self.body,
-            Msg::Plane,
-            tag(6, LEN),
-            XStatView::parse,
-        )
+    pub fn stats(&self) -> Stats<'a> {
+        Stats {
+            scan: Scan::new(self.root, self.body),
+            msg: Msg::Plane,
+            tag: T6_LEN,
+        }
     }
 
     /// The metadata maps, indexed (and checked) the first time they are asked for.
@@ -614,73 +625,47 @@ impl<'a> XPlaneView<'a> {
     }
 }
 
-/// The elements of one repeated message field, each decoded as it is reached.
-pub struct Repeated<'a, T> {
+/// A scan of one message body for the elements of a repeated message field.
+#[derive(Clone)]
+struct Scan<'a> {
     root: Root<'a>,
     fields: Fields<'a>,
-    msg: Msg,
-    tag: u8,
-    parse: fn(Root<'a>, &'a [u8]) -> Walk<T>,
     done: bool,
 }
 
-impl<'a, T> Repeated<'a, T> {
-    fn new(
-        root: Root<'a>,
-        body: &'a [u8],
-        msg: Msg,
-        tag: u8,
-        parse: fn(Root<'a>, &'a [u8]) -> Walk<T>,
-    ) -> Self {
-        Repeated {
+impl<'a> Scan<'a> {
+    fn new(root: Root<'a>, body: &'a [u8]) -> Self {
+        Scan {
             root,
             fields: Fields::new(body),
-            msg,
-            tag,
-            parse,
             done: false,
         }
     }
 
-    fn empty(root: Root<'a>) -> Self {
-        Repeated {
-            root,
-            fields: Fields::new(&[]),
-            msg: Msg::Stat,
-            tag: 0,
-            parse: |_, _| Err(Bad),
-            done: true,
-        }
-    }
-
-    #[inline]
-    fn step(&mut self) -> Walk<Option<T>> {
-        while let Some(&first) = self.fields.buf.get(self.fields.pos) {
-            if first == self.tag {
-                self.fields.pos += 1;
-                let body = self.fields.bytes()?;
-                return (self.parse)(self.root, body).map(Some);
-            }
-            let (number, wire_type) = self.fields.tag()?;
-            if u64::from(self.tag) == (number << 3) | u64::from(wire_type) {
-                let body = self.fields.bytes()?;
-                return (self.parse)(self.root, body).map(Some);
-            }
-            self.fields.other(self.msg, number, wire_type)?;
-        }
-        Ok(None)
-    }
-}
-
-impl<T> Iterator for Repeated<'_, T> {
-    type Item = Result<T>;
-
-    #[inline]
-    fn next(&mut self) -> Option<Self::Item> {
+    /// The next element of the field whose tag byte is `tag` in `msg`, decoded by `parse`.
+    #[inline(always)]
+    fn next_with<T>(
+        &mut self,
+        msg: Msg,
+        tag: u8,
+        parse: impl Fn(Root<'a>, &'a [u8]) -> Walk<T>,
+    ) -> Option<Result<T>> {
         if self.done {
             return None;
         }
-        match self.step() {
+        let step = (|| {
+            while let Some(&first) = self.fields.buf.get(self.fields.pos) {
+                if first == tag {
+                    self.fields.pos += 1;
+                    let body = self.fields.bytes()?;
+                    return parse(self.root, body).map(Some);
+                }
+                let (number, wire_type) = self.fields.tag()?;
+                self.fields.other(msg, number, wire_type)?;
+            }
+            Ok(None)
+        })();
+        match step {
             Ok(Some(item)) => Some(Ok(item)),
             Ok(None) => {
                 self.done = true;
@@ -694,7 +679,39 @@ impl<T> Iterator for Repeated<'_, T> {
     }
 }
 
-impl<T> std::iter::FusedIterator for Repeated<'_, T> {}
+/// The lines of a plane, each decoded as it is reached.
+#[derive(Clone)]
+pub struct Lines<'a>(Scan<'a>);
+
+impl<'a> Iterator for Lines<'a> {
+    type Item = Result<XLineView<'a>>;
+
+    fn next(&mut self) -> Option<Self::Item> {
+        self.0.next_with(Msg::Plane, T3_LEN, XLineView::parse)
+    }
+}
+
+impl std::iter::FusedIterator for Lines<'_> {}
+
+/// The stats of a plane or of an event, each decoded as it is reached.
+#[derive(Clone)]
+pub struct Stats<'a> {
+    scan: Scan<'a>,
+    msg: Msg,
+    tag: u8,
+}
+
+impl<'a> Iterator for Stats<'a> {
+    type Item = Result<XStatView<'a>>;
+
+    #[inline]
+    fn next(&mut self) -> Option<Self::Item> {
+        self.scan
+            .next_with(self.msg, self.tag, |_, body| XStatView::decode(body))
+    }
+}
+
+impl std::iter::FusedIterator for Stats<'_> {}
 
 // ---------------------------------------------------------------------------------------------
 // XLine
@@ -710,6 +727,7 @@ pub struct XLineView<'a> {
     display_name: &'a str,
     timestamp_ns: i64,
     duration_ps: i64,
+    events: usize,
 }
 
 impl<'a> XLineView<'a> {
@@ -723,13 +741,15 @@ impl<'a> XLineView<'a> {
             display_name: "",
             timestamp_ns: 0,
             duration_ps: 0,
+            events: 0,
         };
         let mut f = Fields::new(body);
         while let Some(&first) = f.buf.get(f.pos) {
             // Events make up almost all of a line: skip them first.
-            if first == tag(4, LEN) {
+            if first == T4_LEN {
                 f.pos += 1;
                 f.bytes()?;
+                line.events += 1;
                 continue;
             }
             match f.tag()? {
@@ -796,15 +816,14 @@ impl<'a> XLineView<'a> {
     /// The events, in file order.
     pub fn events(&self) -> Events<'a> {
         Events {
-            inner: Repeated::new(
-                self.root,
-                self.body,
-                Msg::Line,
-                tag(4, LEN),
-                XEventView::parse,
-            ),
+            scan: Scan::new(self.root, self.body),
             timestamp_ns: self.timestamp_ns,
         }
+    }
+
+    /// How many events the line holds.
+    pub fn event_count(&self) -> usize {
+        self.events
     }
 
     /// The owned XLine.
@@ -820,7 +839,7 @@ impl<'a> XLineView<'a> {
             display_name: self.display_name.to_owned(),
             timestamp_ns: self.timestamp_ns,
             duration_ps: self.duration_ps,
-            events: Vec::new(),
+            events: Vec::with_capacity(self.events),
         };
         for event in self.events() {
             line.events.push(event?.to_owned_in(owner)?);
@@ -829,9 +848,10 @@ impl<'a> XLineView<'a> {
     }
 }
 
-/// The events of a line.
+/// The events of a line, each decoded as it is reached.
+#[derive(Clone)]
 pub struct Events<'a> {
-    inner: Repeated<'a, XEventView<'a>>,
+    scan: Scan<'a>,
     timestamp_ns: i64,
 }
 
@@ -840,11 +860,10 @@ impl<'a> Iterator for Events<'a> {
 
     #[inline]
     fn next(&mut self) -> Option<Self::Item> {
-        let mut item = self.inner.next()?;
-        if let Ok(event) = &mut item {
-            event.line_timestamp_ns = self.timestamp_ns;
-        }
-        Some(item)
+        let timestamp_ns = self.timestamp_ns;
+        self.scan.next_with(Msg::Line, T4_LEN, |root, body| {
+            XEventView::parse(root, body, timestamp_ns)
+        })
     }
 }
 
@@ -863,18 +882,20 @@ pub struct XEventView<'a> {
     data: Option<x_event::Data>,
     duration_ps: i64,
     line_timestamp_ns: i64,
+    stat_count: u32,
 }
 
 impl<'a> XEventView<'a> {
-    #[inline]
-    fn parse(root: Root<'a>, body: &'a [u8]) -> Walk<Self> {
+    #[inline(always)]
+    fn parse(root: Root<'a>, body: &'a [u8], line_timestamp_ns: i64) -> Walk<Self> {
         let mut event = XEventView {
             root,
             stats: &[],
             metadata_id: 0,
             data: None,
             duration_ps: 0,
-            line_timestamp_ns: 0,
+            line_timestamp_ns,
+            stat_count: 0,
         };
         let mut f = Fields::new(body);
         let mut first_stat = None;
@@ -894,6 +915,7 @@ impl<'a> XEventView<'a> {
                         first_stat = Some(f.pos - 1);
                     }
                     f.bytes()?;
+                    event.stat_count = event.stat_count.saturating_add(1);
                 }
                 _ => {
                     f.pos -= 1;
@@ -961,17 +983,17 @@ impl<'a> XEventView<'a> {
 
     /// The event's stats, in file order.
     #[inline]
-    pub fn stats(&self) -> Repeated<'a, XStatView<'a>> {
-        if self.stats.is_empty() {
-            return Repeated::empty(self.root);
+    pub fn stats(&self) -> Stats<'a> {
+        Stats {
+            scan: Scan::new(self.root, self.stats),
+            msg: Msg::Event,
+            tag: T4_LEN,
         }
-        Repeated::new(
-            self.root,
-            self.stats,
-            Msg::Event,
-            tag(4, LEN),
-            XStatView::parse,
-        )
+    }
+
+    /// How many stats the event holds.
+    pub fn stat_count(&self) -> usize {
+        self.stat_count as usize
     }
 
     /// The owned XEvent.
@@ -981,7 +1003,7 @@ impl<'a> XEventView<'a> {
 
     #[inline]
     fn to_owned_in(&self, owner: Option<&bytes::Bytes>) -> Result<XEvent> {
-        let mut stats = Vec::new();
+        let mut stats = Vec::with_capacity(self.stat_count());
         for stat in self.stats() {
             stats.push(stat?.to_owned_in(owner));
         }
@@ -1023,11 +1045,6 @@ pub struct XStatView<'a> {
 }
 
 impl<'a> XStatView<'a> {
-    #[inline]
-    fn parse(_root: Root<'a>, body: &'a [u8]) -> Walk<Self> {
-        Self::decode(body)
-    }
-
     #[inline]
     fn decode(body: &'a [u8]) -> Walk<Self> {
         let mut stat = XStatView {
@@ -1331,7 +1348,7 @@ impl<'a> PlaneMetadata<'a> {
         let mut stats = Vec::new();
         let mut f = Fields::new(plane);
         while let Some(&first) = f.buf.get(f.pos) {
-            if first == tag(3, LEN) {
+            if first == T3_LEN {
                 f.pos += 1;
                 f.bytes()?;
                 continue;

@@ -197,6 +197,7 @@ fn plane(view: &profkit_xplane::XPlaneView<'_>) -> Result<XPlane, profkit_xplane
                 stats.push(stat_of(&stat?));
             }
             assert_eq!(event.has_stats(), !stats.is_empty());
+            assert_eq!(event.stat_count(), stats.len());
             assert_eq!(
                 event.end_timestamp_ps() - event.timestamp_ps(),
                 i128::from(event.duration_ps())
@@ -208,6 +209,7 @@ fn plane(view: &profkit_xplane::XPlaneView<'_>) -> Result<XPlane, profkit_xplane
                 stats,
             });
         }
+        assert_eq!(line.event_count(), events.len());
         plane.lines.push(XLine {
             id: line.id(),
             display_id: line.raw_display_id(),
