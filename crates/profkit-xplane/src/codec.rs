@@ -5,7 +5,6 @@ use std::path::Path;
 
 use bytes::Bytes;
 use profkit_wire::{LEN, VARINT, read_varint};
-use prost::Message;
 
 use crate::error::{Error, Result};
 use crate::proto::{XPlane, XSpace};
@@ -75,12 +74,12 @@ pub fn read_file(path: impl AsRef<Path>, options: ReadOptions) -> Result<XSpace>
 
 /// Encodes an XSpace to bytes.
 pub fn encode(space: &XSpace) -> Vec<u8> {
-    space.encode_to_vec()
+    crate::encoder::encode_space(space)
 }
 
 /// Encodes an XSpace to `writer`.
 pub fn write(space: &XSpace, mut writer: impl Write) -> Result<()> {
-    writer.write_all(&space.encode_to_vec())?;
+    writer.write_all(&encode(space))?;
     writer.flush()?;
     Ok(())
 }
@@ -88,7 +87,7 @@ pub fn write(space: &XSpace, mut writer: impl Write) -> Result<()> {
 /// Encodes an XSpace into a file, replacing it.
 pub fn write_file(space: &XSpace, path: impl AsRef<Path>) -> Result<()> {
     let path = path.as_ref();
-    std::fs::write(path, space.encode_to_vec()).map_err(|e| Error::from(e).in_file(path))
+    std::fs::write(path, encode(space)).map_err(|e| Error::from(e).in_file(path))
 }
 
 pub(crate) fn check_size(what: &str, offset: u64, size: u64, limit: u64) -> Result<()> {

@@ -40,6 +40,7 @@ pub const FILE_DESCRIPTOR_SET: &[u8] =
 pub mod builder;
 mod codec;
 pub mod constants;
+mod encoder;
 mod error;
 mod stream;
 pub mod summary;

@@ -52,6 +52,10 @@ pub fn run(data: &[u8]) {
             view.check()
                 .unwrap_or_else(|e| panic!("the walk succeeds, check fails: {e}"));
             readers_agree(&view, decoded);
+            assert!(
+                encode(decoded) == decoded.encode_to_vec(),
+                "encode differs from prost's encoding"
+            );
         }
         (Err(walk_error), Err(decode_error)) => {
             super::decode::check_error(walk_error, data);
