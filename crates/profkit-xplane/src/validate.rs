@@ -270,11 +270,19 @@ fn overlaps(spans: &mut [(i128, i128, usize)], path: &str, problems: &mut Vec<Pr
 /// encoding error stops the check and is returned instead.
 pub fn validate_plane_view(plane: &XPlaneView<'_>, path: &str) -> crate::Result<Vec<Problem>> {
     let mut problems = Vec::new();
+    validate_plane_view_each(plane, path, &mut |p| problems.push(p))?;
+    Ok(problems)
+}
+
+/// [`validate_plane_view`] handing each problem to `found` as soon as it is known, so that a
+/// caller printing them holds none (a file can have a problem per event).
+pub fn validate_plane_view_each(
+    plane: &XPlaneView<'_>,
+    path: &str,
+    found: &mut dyn FnMut(Problem),
+) -> crate::Result<()> {
     let metadata = plane.metadata()?;
-    let mut checker = ViewChecker {
-        metadata,
-        problems: &mut problems,
-    };
+    let mut checker = ViewChecker { metadata, found };
     let mut index = 0;
     for stat in plane.stats() {
         checker.stat(&stat?, path, index);
@@ -316,18 +324,18 @@ pub fn validate_plane_view(plane: &XPlaneView<'_>, path: &str) -> crate::Result<
     for (index, line) in plane.lines().enumerate() {
         checker.line(&line?, &format!("{path}.lines[{index}]"))?;
     }
-    Ok(problems)
+    Ok(())
 }
 
 /// [`Checker`] over views.
 struct ViewChecker<'m, 'a> {
     metadata: &'m PlaneMetadata<'a>,
-    problems: &'m mut Vec<Problem>,
+    found: &'m mut dyn FnMut(Problem),
 }
 
 impl ViewChecker<'_, '_> {
     fn report(&mut self, path: String, kind: ProblemKind, message: String) {
-        self.problems.push(Problem {
+        (self.found)(Problem {
             path,
             kind,
             message,
@@ -399,7 +407,9 @@ impl ViewChecker<'_, '_> {
                 spans.push((start, end, index));
             }
         }
-        overlaps(&mut spans, path, self.problems);
+        let mut overlapping = Vec::new();
+        overlaps(&mut spans, path, &mut overlapping);
+        overlapping.into_iter().for_each(&mut *self.found);
         Ok(())
     }
 
