@@ -4,7 +4,9 @@
 //! (`/host:CPU`, `/device:GPU:0`, ...), each holding lines (threads, streams) of timed events.
 //! Events and stats refer to per-plane metadata by id; an event's absolute start in picoseconds is
 //! `line.timestamp_ns * 1000 + offset_ps`. The types in [`proto`] are generated from `proto/` with
-//! prost; the modules around them follow TSL's profiler utilities.
+//! prost; the modules around them follow TSL's profiler utilities. To only read a profile, walk
+//! it through a zero-copy [`XSpaceView`] ([`xview`]) rather than decoding it: nothing is built,
+//! and the walk is several times faster than a decode.
 //!
 //! ```
 //! use profkit_xplane::{PlaneBuilder, PlaneVisitor, XSpace, decode, encode};
