@@ -427,7 +427,7 @@ pub fn xspace_view_to_recording(space: &XSpaceView<'_>) -> crate::Result<Recordi
                 thread = thread.wrapping_add(1);
             }
             used.insert(thread);
-            let mut ranges: Vec<(Name, u64, u64)> = Vec::new();
+            let mut ranges: Vec<(Name, u64, u64)> = Vec::with_capacity(line.event_count());
             let mut marks: Vec<Event> = Vec::new();
             for event in line.events() {
                 let event = event?;
@@ -459,6 +459,14 @@ pub fn xspace_view_to_recording(space: &XSpaceView<'_>) -> crate::Result<Recordi
             });
         }
     }
+    // Reserved up front: growing by doubling would hold the old and the new buffer at once.
+    let mut spans = 0;
+    for plane in planes.iter().filter(|p| p.name().starts_with("/device:")) {
+        for line in plane.lines() {
+            spans += line?.event_count();
+        }
+    }
+    recording.device_spans.reserve_exact(spans);
     for plane in planes.iter().filter(|p| p.name().starts_with("/device:")) {
         let metadata = plane.metadata()?;
         let device = plane
