@@ -45,13 +45,13 @@ pub fn decode(bytes: impl Into<Bytes>) -> Result<XSpace> {
 /// Decodes an XSpace from bytes with the given options.
 pub fn decode_with(bytes: impl Into<Bytes>, options: ReadOptions) -> Result<XSpace> {
     let bytes = bytes.into();
-    XSpaceView::with_options(&bytes, options)?.to_owned_in(Some(&bytes))
+    XSpaceView::with_options(&bytes, options)?.owned_with(Some(&bytes))
 }
 
 /// Decodes a single XPlane (one element of `XSpace.planes`) from bytes.
 pub fn decode_plane(bytes: impl Into<Bytes>) -> Result<XPlane> {
     let bytes = bytes.into();
-    XPlaneView::new(&bytes)?.to_owned_in(Some(&bytes))
+    XPlaneView::new(&bytes)?.owned_with(Some(&bytes))
 }
 
 /// Reads everything from `reader` (at most `options.max_size` bytes) and decodes it.

@@ -23,7 +23,7 @@ const fn key(number: u8, wire_type: u8) -> u8 {
 #[inline]
 fn varint_len(v: u64) -> usize {
     // 1 byte per 7 bits, at least one.
-    ((64 - (v | 1).leading_zeros() as usize) + 6) / 7
+    (64 - (v | 1).leading_zeros() as usize).div_ceil(7)
 }
 
 /// A length-delimited field of `len` bytes, key included.

@@ -72,7 +72,7 @@ impl PlaneBytes {
     /// Decodes the plane into the owned type.
     pub fn decode(self) -> Result<XPlane> {
         let bytes = bytes::Bytes::from(self.bytes);
-        XPlaneView::streamed(&bytes, self.offset, self.index)?.to_owned_in(Some(&bytes))
+        XPlaneView::streamed(&bytes, self.offset, self.index)?.owned_with(Some(&bytes))
     }
 }
 

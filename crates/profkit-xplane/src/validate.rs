@@ -283,10 +283,8 @@ pub fn validate_plane_view_each(
 ) -> crate::Result<()> {
     let metadata = plane.metadata()?;
     let mut checker = ViewChecker { metadata, found };
-    let mut index = 0;
-    for stat in plane.stats() {
+    for (index, stat) in plane.stats().enumerate() {
         checker.stat(&stat?, path, index);
-        index += 1;
     }
     for md in metadata.events() {
         let key = md.key();

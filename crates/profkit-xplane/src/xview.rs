@@ -296,6 +296,8 @@ pub struct XSpaceView<'a> {
 }
 
 /// One top-level item of a viewed XSpace, in file order.
+// Items are handed out one at a time; boxing the plane would allocate per plane for nothing.
+#[allow(clippy::large_enum_variant)]
 #[derive(Clone)]
 pub enum SpaceItemView<'a> {
     /// An element of `XSpace.planes`.
@@ -374,15 +376,15 @@ impl<'a> XSpaceView<'a> {
 
     /// The owned XSpace, as [`crate::decode`] builds it (with byte fields copied).
     pub fn to_owned_space(&self) -> Result<XSpace> {
-        self.to_owned_in(None)
+        self.owned_with(None)
     }
 
     /// The owned XSpace, its byte fields sharing `owner` (the buffer this view is of).
-    pub(crate) fn to_owned_in(&self, owner: Option<&bytes::Bytes>) -> Result<XSpace> {
+    pub(crate) fn owned_with(&self, owner: Option<&bytes::Bytes>) -> Result<XSpace> {
         let mut space = XSpace::default();
         for item in self.items() {
             match item? {
-                SpaceItemView::Plane(plane) => space.planes.push(plane.to_owned_in(owner)?),
+                SpaceItemView::Plane(plane) => space.planes.push(plane.owned_with(owner)?),
                 SpaceItemView::Error(s) => space.errors.push(s.to_owned()),
                 SpaceItemView::Warning(s) => space.warnings.push(s.to_owned()),
                 SpaceItemView::Hostname(s) => space.hostnames.push(s.to_owned()),
@@ -593,11 +595,11 @@ impl<'a> XPlaneView<'a> {
 
     /// The owned XPlane, as [`crate::decode_plane`] builds it.
     pub fn to_owned_plane(&self) -> Result<XPlane> {
-        self.to_owned_in(None)
+        self.owned_with(None)
     }
 
     /// The owned XPlane, its byte fields sharing `owner` (the buffer this view is of).
-    pub(crate) fn to_owned_in(&self, owner: Option<&bytes::Bytes>) -> Result<XPlane> {
+    pub(crate) fn owned_with(&self, owner: Option<&bytes::Bytes>) -> Result<XPlane> {
         let metadata = self.metadata()?;
         let mut plane = XPlane {
             id: self.id,
@@ -616,10 +618,10 @@ impl<'a> XPlaneView<'a> {
             stats: Vec::with_capacity(self.stats),
         };
         for stat in self.stats() {
-            plane.stats.push(stat?.to_owned_in(owner));
+            plane.stats.push(stat?.owned_with(owner));
         }
         for line in self.lines() {
-            plane.lines.push(line?.to_owned_in(owner)?);
+            plane.lines.push(line?.owned_with(owner)?);
         }
         Ok(plane)
     }
@@ -828,10 +830,10 @@ impl<'a> XLineView<'a> {
 
     /// The owned XLine.
     pub fn to_owned_line(&self) -> Result<XLine> {
-        self.to_owned_in(None)
+        self.owned_with(None)
     }
 
-    fn to_owned_in(&self, owner: Option<&bytes::Bytes>) -> Result<XLine> {
+    fn owned_with(&self, owner: Option<&bytes::Bytes>) -> Result<XLine> {
         let mut line = XLine {
             id: self.id,
             display_id: self.display_id,
@@ -842,7 +844,7 @@ impl<'a> XLineView<'a> {
             events: Vec::with_capacity(self.events),
         };
         for event in self.events() {
-            line.events.push(event?.to_owned_in(owner)?);
+            line.events.push(event?.owned_with(owner)?);
         }
         Ok(line)
     }
@@ -998,14 +1000,14 @@ impl<'a> XEventView<'a> {
 
     /// The owned XEvent.
     pub fn to_owned_event(&self) -> Result<XEvent> {
-        self.to_owned_in(None)
+        self.owned_with(None)
     }
 
     #[inline]
-    fn to_owned_in(&self, owner: Option<&bytes::Bytes>) -> Result<XEvent> {
+    fn owned_with(&self, owner: Option<&bytes::Bytes>) -> Result<XEvent> {
         let mut stats = Vec::with_capacity(self.stat_count());
         for stat in self.stats() {
-            stats.push(stat?.to_owned_in(owner));
+            stats.push(stat?.owned_with(owner));
         }
         Ok(XEvent {
             metadata_id: self.metadata_id,
@@ -1088,11 +1090,11 @@ impl<'a> XStatView<'a> {
 
     /// The owned XStat.
     pub fn to_owned_stat(&self) -> XStat {
-        self.to_owned_in(None)
+        self.owned_with(None)
     }
 
     #[inline]
-    fn to_owned_in(&self, owner: Option<&bytes::Bytes>) -> XStat {
+    fn owned_with(&self, owner: Option<&bytes::Bytes>) -> XStat {
         XStat {
             metadata_id: self.metadata_id,
             value: self.value.map(|v| match v {
@@ -1217,7 +1219,7 @@ impl<'a> XEventMetadataView<'a> {
             name: self.name.to_owned(),
             display_name: self.display_name.to_owned(),
             metadata: share(owner, self.metadata),
-            stats: self.stats.iter().map(|s| s.to_owned_in(owner)).collect(),
+            stats: self.stats.iter().map(|s| s.owned_with(owner)).collect(),
             child_id: self.child_id.clone(),
         }
     }
