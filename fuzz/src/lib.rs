@@ -46,7 +46,7 @@ pub const TARGETS: &[Target] = &[
     },
     Target {
         name: "xplane_view",
-        run: xplane::xview::run,
+        run: xplane::view::run,
         describe: |data| match profkit_xplane::XSpaceView::new(data) {
             Ok(view) => format!("{:#?}", view.to_owned_space()),
             Err(e) => e.to_string(),

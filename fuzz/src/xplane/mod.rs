@@ -4,7 +4,7 @@
 //! |--------------------|-------------------------------|------------------------------------------------|
 //! | `xplane_decode`    | raw bytes                     | [`decode`]: whole vs streaming decode, errors, |
 //! |                    |                               | validate, summary, visitors, merge, JSON view  |
-//! | `xplane_view`      | raw bytes                     | [`xview`]: a full view walk against prost and  |
+//! | `xplane_view`      | raw bytes                     | [`view`]: a full view walk against prost and  |
 //! |                    |                               | `decode`: acceptance, content, errors, streams |
 //! | `xplane_roundtrip` | an XSpace built by [`generate`] | [`roundtrip`]: encode, decode, stream, JSON  |
 //! | `xplane_builder`   | a sequence of operations      | [`builder`]: builder and utility invariants    |
@@ -15,7 +15,7 @@ pub mod decode;
 pub mod generate;
 pub mod json;
 pub mod roundtrip;
-pub mod xview;
+pub mod view;
 
 #[cfg(test)]
 mod regressions;
@@ -214,24 +214,24 @@ mod tests {
     /// The view target on a valid encoding and its truncations, bit flips, length corruptions and
     /// random edits.
     fn mutate_and_view(valid: &[u8], seed: u64) {
-        xview::run(valid);
+        view::run(valid);
         for prefix in smoke::truncations(valid) {
-            xview::run(prefix);
+            view::run(prefix);
         }
         for input in smoke::bit_flips(valid) {
-            xview::run(&input);
+            view::run(&input);
         }
         for input in smoke::length_corruptions(valid) {
-            xview::run(&input);
+            view::run(&input);
         }
         for input in smoke::havoc(valid, seed, smoke::scaled(300)) {
-            xview::run(&input);
+            view::run(&input);
         }
     }
 
     #[test]
     fn smoke_view_random() {
-        smoke::run_random(8, smoke::scaled(300), 128, xview::run);
+        smoke::run_random(8, smoke::scaled(300), 128, view::run);
     }
 
     #[test]
@@ -244,12 +244,12 @@ mod tests {
                 continue;
             };
             let valid = encode(&space);
-            xview::run(&valid);
+            view::run(&valid);
             if let Some(prefix) = valid.get(..rng.below(valid.len() + 1)) {
-                xview::run(prefix);
+                view::run(prefix);
             }
             for input in smoke::havoc(&valid, 100 + i, 5) {
-                xview::run(&input);
+                view::run(&input);
             }
         }
     }
