@@ -45,6 +45,14 @@ pub const TARGETS: &[Target] = &[
         describe: |data| format!("{:#?}", profkit_xplane::decode(data.to_vec())),
     },
     Target {
+        name: "xplane_view",
+        run: xplane::view::run,
+        describe: |data| match profkit_xplane::XSpaceView::new(data) {
+            Ok(view) => format!("{:#?}", view.to_owned_space()),
+            Err(e) => e.to_string(),
+        },
+    },
+    Target {
         name: "xplane_roundtrip",
         run: xplane::roundtrip::run,
         describe: xplane::roundtrip::describe,

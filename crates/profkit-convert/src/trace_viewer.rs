@@ -15,8 +15,8 @@
 //! The conversion streams: a first pass over the planes learns what the metadata events and
 //! xprof's preprocessing need (see [`crate::xprof`]), decoding the events only of the planes whose
 //! events it needs and keeping the others' as bytes; a second writes each shown plane's events as
-//! it reads the plane again, host plane first, then decodes the planes not shown so that a
-//! malformed file fails as with the streaming reader. Memory is bounded by the largest plane.
+//! it reads the plane again, host plane first, then walks the planes not shown through views so
+//! that a malformed file fails as with the streaming reader. Memory is bounded by the largest plane.
 //!
 //! Where profkit differs from xprof, on purpose: xprof keeps only the 1,000,000 earliest events of
 //! a bigger trace (its non-streaming viewer cannot load more) and then lists them by time; profkit
@@ -31,7 +31,7 @@ use profkit_xplane::constants::{
     COUNTERS_LINE_ID, CUSTOM_PLANE_PREFIX, GPU_PLANE_PREFIX, HOST_PLANE_NAME, TPU_PLANE_PREFIX,
     XLA_ASYNC_OP_LINE_NAME, stats::is_hidden_in_trace_viewer,
 };
-use profkit_xplane::{ReadOptions, SpaceItem, XPlane, XSpace, XSpaceReader, x_stat};
+use profkit_xplane::{RawSpaceItem, ReadOptions, SpaceItem, XPlane, XSpace, XSpaceReader, x_stat};
 
 use crate::error::Result;
 use crate::text::{push_json_str, push_py_float, push_six_digits};
@@ -307,8 +307,19 @@ pub fn convert<R: Read + Seek, W: Write>(
             continue;
         }
         input.seek(SeekFrom::Start(start + from))?;
-        let failed = XSpaceReader::new((&mut input).take(to - from), options.read)
-            .find_map(|item| item.err());
+        // Checked through a view: every field walked, nothing built.
+        let mut reader = XSpaceReader::new((&mut input).take(to - from), options.read);
+        let mut failed = None;
+        while let Some(item) = reader.next_raw() {
+            let checked = item.and_then(|item| match item {
+                RawSpaceItem::Plane(plane) => plane.view().and_then(|view| view.check()),
+                _ => Ok(()),
+            });
+            if let Err(e) = checked {
+                failed = Some(e);
+                break;
+            }
+        }
         if let Some(e) = failed {
             return Err(located(&mut input, start, options, e));
         }

@@ -16,7 +16,10 @@ use std::path::Path;
 
 use profkit_bench::alloc::{self, Counting, measure};
 use profkit_bench::child;
-use profkit_xplane::{ReadOptions, XSpace, XSpaceReader, decode_plane, encode, read_file};
+use profkit_xplane::xview::{XPlaneView, XSpaceView, read_file_bytes};
+use profkit_xplane::{
+    RawSpaceItem, ReadOptions, XSpace, XSpaceReader, decode_plane, encode, read_file,
+};
 
 mod common;
 use common::{Dataset, FULL_EVENTS, SMOKE_EVENTS};
@@ -39,6 +42,27 @@ fn measure_one(mode: &str, path: &Path) -> Result<(), String> {
             let space = read_file(path, ReadOptions::default()).map_err(|e| e.to_string())?;
             Ok(common::count_events(&space))
         }),
+        "stream_views" => measure(|| -> Result<u64, String> {
+            let file = File::open(path).map_err(|e| e.to_string())?;
+            let mut reader = XSpaceReader::new(file, ReadOptions::default());
+            let mut events = 0;
+            while let Some(item) = reader.next_raw() {
+                if let RawSpaceItem::Plane(plane) = item.map_err(|e| e.to_string())? {
+                    let view = plane.view().map_err(|e| e.to_string())?;
+                    events += view_events(&view)?;
+                }
+            }
+            Ok(events)
+        }),
+        "view_whole" => measure(|| -> Result<u64, String> {
+            let bytes = read_file_bytes(path, ReadOptions::default()).map_err(|e| e.to_string())?;
+            let view = XSpaceView::new(&bytes).map_err(|e| e.to_string())?;
+            let mut events = 0;
+            for plane in view.planes() {
+                events += view_events(&plane.map_err(|e| e.to_string())?)?;
+            }
+            Ok(events)
+        }),
         other => return Err(format!("unknown mode {other}")),
     };
     child::print(&[
@@ -47,6 +71,21 @@ fn measure_one(mode: &str, path: &Path) -> Result<(), String> {
         ("vm_hwm", alloc::vm_hwm().unwrap_or(0)),
     ]);
     Ok(())
+}
+
+/// Events of a viewed plane, every stat walked too.
+fn view_events(plane: &XPlaneView<'_>) -> Result<u64, String> {
+    let mut events = 0;
+    plane.metadata().map_err(|e| e.to_string())?;
+    for line in plane.lines() {
+        for event in line.map_err(|e| e.to_string())?.events() {
+            for stat in event.map_err(|e| e.to_string())?.stats() {
+                stat.map_err(|e| e.to_string())?;
+            }
+            events += 1;
+        }
+    }
+    Ok(events)
 }
 
 struct Measured {
@@ -157,6 +196,18 @@ fn main() -> Result<(), String> {
             data.bytes.len(),
         ),
         (
+            "stream plane views (next_raw, PlaneBytes::view)",
+            "stream_views",
+            &data.path,
+            data.bytes.len(),
+        ),
+        (
+            "view whole (read_file_bytes, XSpaceView)",
+            "view_whole",
+            &data.path,
+            data.bytes.len(),
+        ),
+        (
             "stream planes, same planes twice",
             "stream",
             &doubled_path,
@@ -181,7 +232,7 @@ fn main() -> Result<(), String> {
         );
         results.push((what, m, size));
     }
-    if let [(_, stream, _), (_, whole, _), (_, stream2, _), ..] = &results[..] {
+    if let [(_, stream, _), (_, whole, _), _, _, (_, stream2, _), ..] = &results[..] {
         println!(
             "\n  streaming peak = {:.2}x the largest plane's encoded size, {:.2}x (encoded + decoded plane);",
             stream.heap_peak as f64 / largest as f64,

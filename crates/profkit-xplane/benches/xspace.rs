@@ -19,6 +19,7 @@ use std::time::{Duration, Instant};
 
 use bytes::Bytes;
 use criterion::{Criterion, SamplingMode, Throughput};
+use profkit_xplane::xview::{StatValueView, XSpaceView};
 use profkit_xplane::{ReadOptions, XSpaceReader, decode, encode, read_file};
 
 mod common;
@@ -80,6 +81,10 @@ fn benches(c: &mut Criterion, data: &Dataset, stem: &str) {
     group.bench_function("decode", |b| {
         b.iter_with_large_drop(|| decode(black_box(input.clone())).map_err(|e| e.to_string()))
     });
+    group.bench_function("view_walk", |b| b.iter(|| walk(black_box(&data.bytes))));
+    group.bench_function("view_materialise", |b| {
+        b.iter_with_large_drop(|| materialise(black_box(&data.bytes)))
+    });
     group.bench_function("encode", |b| b.iter(|| encode(black_box(&data.space))));
     group.bench_function("read_file", |b| {
         b.iter_with_large_drop(|| {
@@ -97,6 +102,51 @@ fn benches(c: &mut Criterion, data: &Dataset, stem: &str) {
         })
     });
     group.finish();
+}
+
+/// A full walk of a view: every plane, line, event and stat, each field read, event names
+/// resolved through the plane's metadata index. Returns what it counted and a checksum, so that
+/// nothing is optimised away.
+fn walk(bytes: &[u8]) -> Result<(u64, u64, i64), String> {
+    let view = XSpaceView::new(bytes).map_err(|e| e.to_string())?;
+    let (mut events, mut stats, mut sum) = (0u64, 0u64, 0i64);
+    for plane in view.planes() {
+        let plane = plane.map_err(|e| e.to_string())?;
+        let metadata = plane.metadata().map_err(|e| e.to_string())?;
+        for line in plane.lines() {
+            let line = line.map_err(|e| e.to_string())?;
+            sum = sum.wrapping_add(line.timestamp_ns());
+            for event in line.events() {
+                let event = event.map_err(|e| e.to_string())?;
+                events += 1;
+                sum = sum
+                    .wrapping_add(event.offset_ps())
+                    .wrapping_add(event.duration_ps())
+                    .wrapping_add(metadata.event_name(event.metadata_id()).len() as i64);
+                for stat in event.stats() {
+                    let stat = stat.map_err(|e| e.to_string())?;
+                    stats += 1;
+                    let value = match stat.value() {
+                        Some(StatValueView::Int64(v)) => v,
+                        Some(StatValueView::Uint64(v) | StatValueView::Ref(v)) => v as i64,
+                        Some(StatValueView::Double(v)) => v as i64,
+                        Some(StatValueView::Str(v)) => v.len() as i64,
+                        Some(StatValueView::Bytes(v)) => v.len() as i64,
+                        None => 0,
+                    };
+                    sum = sum.wrapping_add(stat.metadata_id()).wrapping_add(value);
+                }
+            }
+        }
+    }
+    Ok((events, stats, sum))
+}
+
+/// The owned XSpace built from a view (what `decode` builds with prost).
+fn materialise(bytes: &[u8]) -> Result<profkit_xplane::XSpace, String> {
+    XSpaceView::new(bytes)
+        .and_then(|view| view.to_owned_space())
+        .map_err(|e| e.to_string())
 }
 
 /// Wall-clock and on-CPU seconds of repeated runs of one operation.
@@ -202,7 +252,10 @@ fn peer_comparison(data: &Dataset, stem: &str) {
     };
     let input = Bytes::from(data.bytes.clone());
     let [mut decode_t, mut encode_t, mut parse_t, mut serialize_t] = <[Timings; 4]>::default();
+    let [mut walk_t, mut materialise_t] = <[Timings; 2]>::default();
     for _ in 0..PEER_RUNS {
+        walk_t.push(time_once(|| walk(&data.bytes)));
+        materialise_t.push(time_once(|| materialise(&data.bytes)));
         decode_t.push(time_once(|| {
             decode(input.clone()).map_err(|e| e.to_string())
         }));
@@ -227,6 +280,8 @@ fn peer_comparison(data: &Dataset, stem: &str) {
         "  {:<22} {:>7} {:>7} {:>7} {:>7}   (throughput from the best wall time)",
         "ms:", "best", "median", "cpu.bst", "cpu.med"
     );
+    line("profkit view walk", &walk_t);
+    line("profkit materialise", &materialise_t);
     line("profkit decode", &decode_t);
     line("profkit encode", &encode_t);
 
@@ -235,6 +290,8 @@ fn peer_comparison(data: &Dataset, stem: &str) {
         "bytes": data.bytes.len(),
         "events": data.events,
         "runs": PEER_RUNS,
+        "profkit_view_walk": walk_t.json(),
+        "profkit_view_materialise": materialise_t.json(),
         "profkit_decode": decode_t.json(),
         "profkit_encode": encode_t.json(),
     });
@@ -273,6 +330,16 @@ fn peer_comparison(data: &Dataset, stem: &str) {
             parse_cpu.0 / decode_cpu.0,
             parse_cpu.1 / decode_cpu.1
         );
+        for (what, t) in [("view walk", &walk_t), ("materialise", &materialise_t)] {
+            println!(
+                "  profkit {what} is {:.2}x the speed of upb's parse by best wall time, {:.2}x by median; \
+                 {:.2}x and {:.2}x by CPU time",
+                parse_wall.0 / t.wall().0,
+                parse_wall.1 / t.wall().1,
+                parse_cpu.0 / t.cpu().0,
+                parse_cpu.1 / t.cpu().1
+            );
+        }
         println!(
             "  profkit encode is {:.2}x the speed of upb's serialize by best wall time, {:.2}x by median",
             serialize_t.wall().0 / encode_t.wall().0,

@@ -5,11 +5,10 @@ use std::path::Path;
 
 use bytes::Bytes;
 use profkit_wire::{LEN, VARINT, read_varint};
-use prost::Message;
 
 use crate::error::{Error, Result};
 use crate::proto::{XPlane, XSpace};
-use crate::wire::{self, Msg};
+use crate::xview::{XPlaneView, XSpaceView};
 
 /// The default limit on an encoded XSpace read whole: 2 GiB, the largest message protobuf's own
 /// parsers accept. Use [`crate::XSpaceReader`] for larger files.
@@ -46,14 +45,13 @@ pub fn decode(bytes: impl Into<Bytes>) -> Result<XSpace> {
 /// Decodes an XSpace from bytes with the given options.
 pub fn decode_with(bytes: impl Into<Bytes>, options: ReadOptions) -> Result<XSpace> {
     let bytes = bytes.into();
-    check_size("XSpace", 0, bytes.len() as u64, options.max_size)?;
-    wire::decode(Msg::Space, bytes, 0, true, "XSpace")
+    XSpaceView::with_options(&bytes, options)?.owned_with(Some(&bytes))
 }
 
 /// Decodes a single XPlane (one element of `XSpace.planes`) from bytes.
 pub fn decode_plane(bytes: impl Into<Bytes>) -> Result<XPlane> {
     let bytes = bytes.into();
-    wire::decode(Msg::Plane, bytes, 0, true, "XPlane")
+    XPlaneView::new(&bytes)?.owned_with(Some(&bytes))
 }
 
 /// Reads everything from `reader` (at most `options.max_size` bytes) and decodes it.
@@ -76,12 +74,12 @@ pub fn read_file(path: impl AsRef<Path>, options: ReadOptions) -> Result<XSpace>
 
 /// Encodes an XSpace to bytes.
 pub fn encode(space: &XSpace) -> Vec<u8> {
-    space.encode_to_vec()
+    crate::encoder::encode_space(space)
 }
 
 /// Encodes an XSpace to `writer`.
 pub fn write(space: &XSpace, mut writer: impl Write) -> Result<()> {
-    writer.write_all(&space.encode_to_vec())?;
+    writer.write_all(&encode(space))?;
     writer.flush()?;
     Ok(())
 }
@@ -89,7 +87,7 @@ pub fn write(space: &XSpace, mut writer: impl Write) -> Result<()> {
 /// Encodes an XSpace into a file, replacing it.
 pub fn write_file(space: &XSpace, path: impl AsRef<Path>) -> Result<()> {
     let path = path.as_ref();
-    std::fs::write(path, space.encode_to_vec()).map_err(|e| Error::from(e).in_file(path))
+    std::fs::write(path, encode(space)).map_err(|e| Error::from(e).in_file(path))
 }
 
 pub(crate) fn check_size(what: &str, offset: u64, size: u64, limit: u64) -> Result<()> {

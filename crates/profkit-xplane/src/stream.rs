@@ -13,7 +13,8 @@ use profkit_wire::{
 use crate::codec::ReadOptions;
 use crate::error::{Error, Result};
 use crate::proto::{XPlane, XSpace};
-use crate::wire::{self, MAX_GROUP_DEPTH, Msg};
+use crate::wire::MAX_GROUP_DEPTH;
+use crate::xview::XPlaneView;
 
 /// One top-level item of an XSpace, in file order.
 #[derive(Clone, Debug, PartialEq)]
@@ -26,6 +27,55 @@ pub enum SpaceItem {
     Warning(String),
     /// An element of `XSpace.hostnames`.
     Hostname(String),
+}
+
+/// One top-level item of an XSpace with a plane kept encoded, from [`XSpaceReader::next_raw`].
+#[derive(Clone, Debug, PartialEq)]
+pub enum RawSpaceItem {
+    /// An element of `XSpace.planes`, encoded.
+    Plane(PlaneBytes),
+    /// An element of `XSpace.errors`.
+    Error(String),
+    /// An element of `XSpace.warnings`.
+    Warning(String),
+    /// An element of `XSpace.hostnames`.
+    Hostname(String),
+}
+
+/// The bytes of one plane read from a stream, with where they came from.
+#[derive(Clone, Debug, PartialEq)]
+pub struct PlaneBytes {
+    bytes: Vec<u8>,
+    offset: u64,
+    index: usize,
+}
+
+impl PlaneBytes {
+    /// A view of the plane; its errors are located in the input the plane was read from.
+    pub fn view(&self) -> Result<XPlaneView<'_>> {
+        XPlaneView::streamed(&self.bytes, self.offset, self.index)
+    }
+
+    /// The encoded plane.
+    pub fn bytes(&self) -> &[u8] {
+        &self.bytes
+    }
+
+    /// Byte offset of the plane's body in the input.
+    pub fn offset(&self) -> u64 {
+        self.offset
+    }
+
+    /// Its index in `XSpace.planes`.
+    pub fn index(&self) -> usize {
+        self.index
+    }
+
+    /// Decodes the plane into the owned type.
+    pub fn decode(self) -> Result<XPlane> {
+        let bytes = bytes::Bytes::from(self.bytes);
+        XPlaneView::streamed(&bytes, self.offset, self.index)?.owned_with(Some(&bytes))
+    }
 }
 
 /// Reads an XSpace item by item. Each plane (or string) is checked against
@@ -88,7 +138,42 @@ impl<R: Read> XSpaceReader<R> {
         Ok(space)
     }
 
+    /// The next item with a plane kept encoded, to be viewed ([`PlaneBytes::view`]) rather than
+    /// decoded: memory is the plane's encoded size, not its decoded tree. `None` at the end; after
+    /// an error, `None` too.
+    pub fn next_raw(&mut self) -> Option<Result<RawSpaceItem>> {
+        if self.done {
+            return None;
+        }
+        match self.next_raw_item() {
+            Ok(Some(item)) => Some(Ok(item)),
+            Ok(None) => {
+                self.done = true;
+                None
+            }
+            Err(e) => {
+                self.done = true;
+                Some(Err(e))
+            }
+        }
+    }
+
+    /// The items with planes kept encoded, as an iterator ([`XSpaceReader::next_raw`]).
+    pub fn raw(mut self) -> impl Iterator<Item = Result<RawSpaceItem>> {
+        std::iter::from_fn(move || self.next_raw())
+    }
+
     fn next_item(&mut self) -> Result<Option<SpaceItem>> {
+        Ok(match self.next_raw_item()? {
+            None => None,
+            Some(RawSpaceItem::Plane(plane)) => Some(SpaceItem::Plane(plane.decode()?)),
+            Some(RawSpaceItem::Error(s)) => Some(SpaceItem::Error(s)),
+            Some(RawSpaceItem::Warning(s)) => Some(SpaceItem::Warning(s)),
+            Some(RawSpaceItem::Hostname(s)) => Some(SpaceItem::Hostname(s)),
+        })
+    }
+
+    fn next_raw_item(&mut self) -> Result<Option<RawSpaceItem>> {
         loop {
             let tag_offset = self.input.offset();
             let Some(tag) = self.input.tag("XSpace")? else {
@@ -132,18 +217,20 @@ impl<R: Read> XSpaceReader<R> {
             crate::codec::check_size(&path, body_offset, len, self.options.max_size)?;
             let body = self.input.body(len, &path)?;
             if number == 1 {
-                let bytes = bytes::Bytes::from(body);
-                let plane: XPlane = wire::decode(Msg::Plane, bytes, body_offset, false, &path)?;
-                return Ok(Some(SpaceItem::Plane(plane)));
+                return Ok(Some(RawSpaceItem::Plane(PlaneBytes {
+                    bytes: body,
+                    offset: body_offset,
+                    index: usize::try_from(index).unwrap_or(usize::MAX),
+                })));
             }
             let text = String::from_utf8(body).map_err(|e| {
                 let at = body_offset + e.utf8_error().valid_up_to() as u64;
                 self.input.fault(at, &path, Problem::InvalidUtf8)
             })?;
             return Ok(Some(match number {
-                2 => SpaceItem::Error(text),
-                3 => SpaceItem::Warning(text),
-                _ => SpaceItem::Hostname(text),
+                2 => RawSpaceItem::Error(text),
+                3 => RawSpaceItem::Warning(text),
+                _ => RawSpaceItem::Hostname(text),
             }));
         }
     }

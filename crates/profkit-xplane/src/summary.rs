@@ -6,6 +6,7 @@ use serde::Serialize;
 
 use crate::proto::{XPlane, XSpace};
 use crate::visitor::PlaneVisitor;
+use crate::xview::{SpaceItemView, XPlaneView, XSpaceView};
 
 /// How many event names [`Summary`] lists per plane.
 pub const TOP_EVENT_NAMES: usize = 10;
@@ -88,6 +89,29 @@ impl Summary {
         self.planes.push(p);
     }
 
+    /// Adds one plane through its view, without building it; an encoding error is returned.
+    pub fn add_plane_view(&mut self, plane: &XPlaneView<'_>) -> crate::Result<()> {
+        let p = PlaneSummary::of_view(plane)?;
+        self.total_lines += p.lines;
+        self.total_events += p.events;
+        self.planes.push(p);
+        Ok(())
+    }
+
+    /// Summarises a viewed space, walking it once.
+    pub fn of_view(space: &XSpaceView<'_>) -> crate::Result<Summary> {
+        let mut summary = Summary::default();
+        for item in space.items() {
+            match item? {
+                SpaceItemView::Plane(plane) => summary.add_plane_view(&plane)?,
+                SpaceItemView::Hostname(h) => summary.hostnames.push(h.to_owned()),
+                SpaceItemView::Error(_) => summary.errors += 1,
+                SpaceItemView::Warning(_) => summary.warnings += 1,
+            }
+        }
+        Ok(summary)
+    }
+
     /// Earliest start over all planes, in picoseconds.
     pub fn start_ps(&self) -> Option<i128> {
         self.planes.iter().filter_map(|p| p.start_ps).min()
@@ -123,21 +147,6 @@ impl PlaneSummary {
                 entry.1 += i128::from(event.duration_ps());
             }
         }
-        let mut top: Vec<EventNameSummary> = by_name
-            .into_iter()
-            .map(|(name, (count, total))| EventNameSummary {
-                name: name.to_owned(),
-                count,
-                total_duration_ps: total,
-            })
-            .collect();
-        top.sort_by(|a, b| {
-            b.total_duration_ps
-                .cmp(&a.total_duration_ps)
-                .then(b.count.cmp(&a.count))
-                .then_with(|| a.name.cmp(&b.name))
-        });
-        top.truncate(TOP_EVENT_NAMES);
         PlaneSummary {
             id: plane.id,
             name: plane.name.clone(),
@@ -148,7 +157,71 @@ impl PlaneSummary {
             stats: plane.stats.len(),
             start_ps: span.map(|s| s.0),
             end_ps: span.map(|s| s.1),
-            top_events: top,
+            top_events: top_events(by_name),
         }
     }
+
+    /// Summarises one plane through its view, without building it.
+    pub fn of_view(plane: &XPlaneView<'_>) -> crate::Result<PlaneSummary> {
+        let metadata = plane.metadata()?;
+        // Totals by metadata id first (one lookup per id, not per event), then by display name.
+        let mut by_id: HashMap<i64, (u64, i128)> = HashMap::new();
+        let mut events = 0;
+        let mut span: Option<(i128, i128)> = None;
+        for line in plane.lines() {
+            for event in line?.events() {
+                let event = event?;
+                events += 1;
+                let count = match event.num_occurrences() {
+                    Some(n) => u64::try_from(n).unwrap_or(0),
+                    None => {
+                        let (start, end) = (event.timestamp_ps(), event.end_timestamp_ps());
+                        span = Some(span.map_or((start, end), |(s, e)| (s.min(start), e.max(end))));
+                        1
+                    }
+                };
+                let entry = by_id.entry(event.metadata_id()).or_default();
+                entry.0 = entry.0.saturating_add(count);
+                entry.1 += i128::from(event.duration_ps());
+            }
+        }
+        let mut by_name: HashMap<&str, (u64, i128)> = HashMap::new();
+        for (id, (count, total)) in by_id {
+            let entry = by_name.entry(metadata.event_display_name(id)).or_default();
+            entry.0 = entry.0.saturating_add(count);
+            entry.1 += total;
+        }
+        Ok(PlaneSummary {
+            id: plane.id(),
+            name: plane.name().to_owned(),
+            lines: plane.line_count(),
+            events,
+            event_metadata: metadata.events().len(),
+            stat_metadata: metadata.stats().len(),
+            stats: plane.stat_count(),
+            start_ps: span.map(|s| s.0),
+            end_ps: span.map(|s| s.1),
+            top_events: top_events(by_name),
+        })
+    }
+}
+
+/// The [`TOP_EVENT_NAMES`] names with the largest total duration.
+fn top_events(by_name: HashMap<&str, (u64, i128)>) -> Vec<EventNameSummary> {
+    let mut top: Vec<EventNameSummary> = by_name
+        .into_iter()
+        .map(|(name, (count, total))| EventNameSummary {
+            name: name.to_owned(),
+            count,
+            total_duration_ps: total,
+        })
+        .collect();
+    top.sort_by(|a, b| {
+        b.total_duration_ps
+            .cmp(&a.total_duration_ps)
+            .then(b.count.cmp(&a.count))
+            .then_with(|| a.name.cmp(&b.name))
+    });
+    top.truncate(TOP_EVENT_NAMES);
+    top
 }

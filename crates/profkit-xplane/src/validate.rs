@@ -8,6 +8,7 @@
 use std::fmt;
 
 use crate::proto::{XEvent, XLine, XPlane, XSpace, XStat, x_event, x_stat};
+use crate::xview::{PlaneMetadata, StatValueView, XEventView, XLineView, XPlaneView, XStatView};
 
 /// What kind of problem was found.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, serde::Serialize)]
@@ -177,49 +178,8 @@ impl Checker<'_> {
         self.stats(&event.stats, path);
     }
 
-    /// Events may nest and touch but not partially overlap. With events taken by start (longest
-    /// first on ties), an event partially overlaps an earlier one exactly when that one ends
-    /// strictly inside it; the ends of the earlier events are kept in an ordered set, so every
-    /// such event is found (not only those overlapping an event that is itself well nested) in
-    /// `O(n log n)`. Each offending event is reported once, naming the earlier event that ends
-    /// first inside it, in file order.
     fn overlaps(&mut self, spans: &mut [(i128, i128, usize)], path: &str) {
-        spans.sort_by_key(|&(start, end, index)| (start, std::cmp::Reverse(end), index));
-        // (end, index, start) of earlier events that may still end inside a later one.
-        let mut ends: std::collections::BTreeSet<(i128, usize, i128)> =
-            std::collections::BTreeSet::new();
-        let mut found: Vec<(usize, String)> = Vec::new();
-        for &(start, end, index) in spans.iter() {
-            // Events ending at or before this start cannot end inside this or any later event.
-            while ends.first().is_some_and(|&(e, _, _)| e <= start) {
-                ends.pop_first();
-            }
-            // Ends strictly inside this event (none for an instant; `range` panics on an
-            // inverted range, so that case is left out first).
-            let inside = (start + 1, 0, i128::MIN)..(end, 0, i128::MIN);
-            let crossing = if end > start {
-                ends.range(inside).next()
-            } else {
-                None
-            };
-            if let Some(&(other_end, other, other_start)) = crossing {
-                found.push((
-                    index,
-                    format!(
-                        "event {start}..{end} ps partially overlaps events[{other}] {other_start}..{other_end} ps"
-                    ),
-                ));
-            }
-            ends.insert((end, index, start));
-        }
-        found.sort_by_key(|(index, _)| *index);
-        for (index, message) in found {
-            self.report(
-                format!("{path}.events[{index}]"),
-                ProblemKind::PartialOverlap,
-                message,
-            );
-        }
+        overlaps(spans, path, self.problems);
     }
 }
 
@@ -257,5 +217,234 @@ fn validate_plane_into(plane: &XPlane, path: &str, problems: &mut Vec<Problem>) 
     }
     for (index, line) in plane.lines.iter().enumerate() {
         checker.line(line, &format!("{path}.lines[{index}]"));
+    }
+}
+
+/// Events may nest and touch but not partially overlap. With events taken by start (longest
+/// first on ties), an event partially overlaps an earlier one exactly when that one ends
+/// strictly inside it; the ends of the earlier events are kept in an ordered set, so every
+/// such event is found (not only those overlapping an event that is itself well nested) in
+/// `O(n log n)`. Each offending event is reported once, naming the earlier event that ends
+/// first inside it, in file order.
+fn overlaps(spans: &mut [(i128, i128, usize)], path: &str, problems: &mut Vec<Problem>) {
+    spans.sort_by_key(|&(start, end, index)| (start, std::cmp::Reverse(end), index));
+    // (end, index, start) of earlier events that may still end inside a later one.
+    let mut ends: std::collections::BTreeSet<(i128, usize, i128)> =
+        std::collections::BTreeSet::new();
+    let mut found: Vec<(usize, String)> = Vec::new();
+    for &(start, end, index) in spans.iter() {
+        // Events ending at or before this start cannot end inside this or any later event.
+        while ends.first().is_some_and(|&(e, _, _)| e <= start) {
+            ends.pop_first();
+        }
+        // Ends strictly inside this event (none for an instant; `range` panics on an
+        // inverted range, so that case is left out first).
+        let inside = (start + 1, 0, i128::MIN)..(end, 0, i128::MIN);
+        let crossing = if end > start {
+            ends.range(inside).next()
+        } else {
+            None
+        };
+        if let Some(&(other_end, other, other_start)) = crossing {
+            found.push((
+                index,
+                format!(
+                    "event {start}..{end} ps partially overlaps events[{other}] {other_start}..{other_end} ps"
+                ),
+            ));
+        }
+        ends.insert((end, index, start));
+    }
+    found.sort_by_key(|(index, _)| *index);
+    for (index, message) in found {
+        problems.push(Problem {
+            path: format!("{path}.events[{index}]"),
+            kind: ProblemKind::PartialOverlap,
+            message,
+        });
+    }
+}
+
+/// Checks one plane through its view, without building it: the problems [`validate_plane`] finds
+/// in the decoded plane, in the same order. Paths start with `path` (for example `planes[3]`). An
+/// encoding error stops the check and is returned instead.
+pub fn validate_plane_view(plane: &XPlaneView<'_>, path: &str) -> crate::Result<Vec<Problem>> {
+    let mut problems = Vec::new();
+    validate_plane_view_each(plane, path, &mut |p| problems.push(p))?;
+    Ok(problems)
+}
+
+/// [`validate_plane_view`] handing each problem to `found` as soon as it is known, so that a
+/// caller printing them holds none (a file can have a problem per event).
+pub fn validate_plane_view_each(
+    plane: &XPlaneView<'_>,
+    path: &str,
+    found: &mut dyn FnMut(Problem),
+) -> crate::Result<()> {
+    let metadata = plane.metadata()?;
+    let mut checker = ViewChecker { metadata, found };
+    for (index, stat) in plane.stats().enumerate() {
+        checker.stat(&stat?, path, index);
+    }
+    for md in metadata.events() {
+        let key = md.key();
+        let md_path = format!("{path}.event_metadata[{key}]");
+        if key != md.id() {
+            checker.report(
+                md_path.clone(),
+                ProblemKind::MapKeyMismatch,
+                format!("map key {key} differs from the metadata's id {}", md.id()),
+            );
+        }
+        for (index, stat) in md.stats().iter().enumerate() {
+            checker.stat(stat, &md_path, index);
+        }
+        for (index, child) in md.child_id().iter().enumerate() {
+            if metadata.event(*child).is_none() {
+                checker.report(
+                    format!("{md_path}.child_id[{index}]"),
+                    ProblemKind::UnknownChild,
+                    format!("child event metadata id {child} resolves to nothing"),
+                );
+            }
+        }
+    }
+    for md in metadata.stats() {
+        let key = md.key();
+        if key != md.id() {
+            checker.report(
+                format!("{path}.stat_metadata[{key}]"),
+                ProblemKind::MapKeyMismatch,
+                format!("map key {key} differs from the metadata's id {}", md.id()),
+            );
+        }
+    }
+    for (index, line) in plane.lines().enumerate() {
+        checker.line(&line?, &format!("{path}.lines[{index}]"))?;
+    }
+    Ok(())
+}
+
+/// [`Checker`] over views.
+struct ViewChecker<'m, 'a> {
+    metadata: &'m PlaneMetadata<'a>,
+    found: &'m mut dyn FnMut(Problem),
+}
+
+impl ViewChecker<'_, '_> {
+    fn report(&mut self, path: String, kind: ProblemKind, message: String) {
+        (self.found)(Problem {
+            path,
+            kind,
+            message,
+        });
+    }
+
+    fn stat(&mut self, stat: &XStatView<'_>, parent: &str, index: usize) {
+        let known = self.metadata.stat(stat.metadata_id()).is_some();
+        let unresolved_ref = match stat.value() {
+            Some(StatValueView::Ref(id)) => {
+                !i64::try_from(id).is_ok_and(|id| self.metadata.stat(id).is_some())
+            }
+            _ => false,
+        };
+        if known && stat.value().is_some() && !unresolved_ref {
+            return;
+        }
+        let path = format!("{parent}.stats[{index}]");
+        if !known {
+            self.report(
+                path.clone(),
+                ProblemKind::UnknownStatMetadata,
+                format!(
+                    "stat metadata id {} resolves to nothing",
+                    stat.metadata_id()
+                ),
+            );
+        }
+        match stat.value() {
+            None => self.report(
+                path,
+                ProblemKind::UnsetStatValue,
+                "stat has no value set".into(),
+            ),
+            Some(StatValueView::Ref(id)) if unresolved_ref => self.report(
+                path,
+                ProblemKind::UnknownRefValue,
+                format!("ref_value {id} resolves to no stat metadata"),
+            ),
+            Some(_) => {}
+        }
+    }
+
+    fn line(&mut self, line: &XLineView<'_>, path: &str) -> crate::Result<()> {
+        let base_ps = i128::from(line.timestamp_ns()) * 1000;
+        let mut spans: Vec<(i128, i128, usize)> = Vec::new();
+        for (index, event) in line.events().enumerate() {
+            let event = event?;
+            self.event(&event, path, index)?;
+            let offset = match event.data() {
+                Some(x_event::Data::NumOccurrences(_)) => continue,
+                Some(x_event::Data::OffsetPs(v)) => v,
+                None => 0,
+            };
+            let start = base_ps + i128::from(offset);
+            let end = start + i128::from(event.duration_ps());
+            if i64::try_from(start).is_err() || i64::try_from(end).is_err() {
+                self.report(
+                    format!("{path}.events[{index}]"),
+                    ProblemKind::TimestampOverflow,
+                    format!(
+                        "absolute time {start}..{end} ps (line timestamp_ns {} * 1000 + offset_ps {offset}) \
+                         does not fit in a signed 64-bit picosecond count; make line timestamps session-relative",
+                        line.timestamp_ns()
+                    ),
+                );
+            }
+            if event.duration_ps() >= 0 {
+                spans.push((start, end, index));
+            }
+        }
+        let mut overlapping = Vec::new();
+        overlaps(&mut spans, path, &mut overlapping);
+        overlapping.into_iter().for_each(&mut *self.found);
+        Ok(())
+    }
+
+    fn event(&mut self, event: &XEventView<'_>, line: &str, index: usize) -> crate::Result<()> {
+        let path = || format!("{line}.events[{index}]");
+        if self.metadata.event(event.metadata_id()).is_none() {
+            self.report(
+                path(),
+                ProblemKind::UnknownEventMetadata,
+                format!(
+                    "event metadata id {} resolves to nothing",
+                    event.metadata_id()
+                ),
+            );
+        }
+        if event.duration_ps() < 0 {
+            self.report(
+                path(),
+                ProblemKind::NegativeDuration,
+                format!("duration_ps is negative ({})", event.duration_ps()),
+            );
+        }
+        if let Some(n) = event.num_occurrences() {
+            if n < 0 {
+                self.report(
+                    path(),
+                    ProblemKind::NegativeOccurrences,
+                    format!("num_occurrences is negative ({n})"),
+                );
+            }
+        }
+        let mut stat_path = None;
+        for (i, stat) in event.stats().enumerate() {
+            let stat = stat?;
+            let parent = stat_path.get_or_insert_with(path);
+            self.stat(&stat, parent, i);
+        }
+        Ok(())
     }
 }

@@ -1,18 +1,16 @@
-//! The XSpace schema, for the protobuf wire walk of `profkit-wire`, and decoding with located
-//! errors.
+//! The XSpace schema, for the protobuf wire walk of `profkit-wire`, and located errors.
 //!
-//! prost decodes fast but reports only a message path. When it rejects an input, the walk of
-//! `profkit-wire` goes over
-//! the same bytes with the schema below to say exactly where the encoding breaks: the byte offset
-//! and the path down to the repeated element (`XSpace.planes[0].lines[2].events[5].stats[1]`).
-//! Where prost accepts what the walk refuses (map tags of any wire type, groups nested past
-//! [`MAX_GROUP_DEPTH`]), a shallow scan after a successful decode sends the input to the walk as
-//! well, so that every reader refuses the same inputs with the same error.
+//! Decoding goes through the views of [`crate::xview`], which follow the walk's rules. When a view
+//! finds a fault, [`locate`] walks the same bytes with the schema below to say exactly where the
+//! encoding first breaks: the byte offset and the path down to the repeated element
+//! (`XSpace.planes[0].lines[2].events[5].stats[1]`). The walk is stricter than prost in two places
+//! (map tags must be length-delimited, where prost takes any wire type as a length and misreads
+//! `20 00` as an entry `0 => {}`; groups in unknown fields nest at most [`MAX_GROUP_DEPTH`] deep,
+//! where prost follows them to its recursion limit), so every reader refuses those inputs alike.
 
-use profkit_wire::{
-    END_GROUP, FIXED32, FIXED64, Field, Kind, LEN, START_GROUP, Schema, VARINT, read_varint,
-    refusal, split_tag,
-};
+#[cfg(doc)]
+use profkit_wire::locate;
+use profkit_wire::{Fault, Field, Kind, Schema};
 
 use crate::error::Error;
 
@@ -88,111 +86,7 @@ impl Schema for Msg {
 
 profkit_wire::fault_error!(Error);
 
-/// Decodes `bytes`, an encoded `msg` (`M`), with prost, and turns any failure into a located
-/// error; `base`, `open_end` and `path` as for [`profkit_wire::locate`].
-///
-/// Where prost is more lenient than the walk, a shallow scan of the outer levels catches it and
-/// the walk says where:
-/// - prost reads a map field without looking at its wire type: whatever the tag says, it takes the
-///   next bytes as a length and an entry, so a damaged `event_metadata` or `stat_metadata` tag is
-///   misread (`20 00` becomes an entry `0 => {}`) instead of refused;
-/// - prost follows groups in unknown fields as deep as its recursion limit; the walk and the
-///   streaming reader stop at [`MAX_GROUP_DEPTH`], so both readers refuse the same inputs.
-pub(crate) fn decode<M: prost::Message + Default>(
-    msg: Msg,
-    bytes: bytes::Bytes,
-    base: u64,
-    open_end: bool,
-    path: &str,
-) -> Result<M, Error> {
-    let decoded: M =
-        profkit_wire::decode::<_, _, _, Error>(msg, bytes.clone(), base, open_end, path)?;
-    if scan(msg, &bytes) != Scan::Suspect {
-        return Ok(decoded);
-    }
-    let reason = "prost accepted an encoding the schema walk cannot follow";
-    Err(refusal(msg, &bytes, base, open_end, path, reason))
-}
-
-/// What the shallow scan of [`decode`] found.
-#[derive(Clone, Copy, PartialEq, Eq, Debug)]
-enum Scan {
-    /// Nothing prost could have misread.
-    Fine,
-    /// A map tag that is not length-delimited, or groups nested too deeply.
-    Suspect,
-    /// Bytes the scan cannot follow (prost refuses those by itself).
-    Unreadable,
-}
-
-/// Scans the tags of `buf`, an encoded XSpace or XPlane, and of the planes in it (one level).
-fn scan(msg: Msg, buf: &[u8]) -> Scan {
-    let mut pos = 0;
-    while pos < buf.len() {
-        let Ok(tag) = read_varint(buf, &mut pos) else {
-            return Scan::Unreadable;
-        };
-        let (number, wire_type) = split_tag(tag);
-        match (msg, number, wire_type) {
-            (Msg::Plane, 4 | 5, LEN) => {}
-            (Msg::Plane, 4 | 5, _) => return Scan::Suspect,
-            (Msg::Space, 1, LEN) => {
-                let Some(body) = len_delimited(buf, &mut pos) else {
-                    return Scan::Unreadable;
-                };
-                match scan(Msg::Plane, body) {
-                    Scan::Fine => continue,
-                    other => return other,
-                }
-            }
-            _ => {}
-        }
-        match skip_value(buf, &mut pos, wire_type, 0) {
-            Scan::Fine => {}
-            other => return other,
-        }
-    }
-    Scan::Fine
-}
-
-/// The body of the length-delimited field whose length starts at `pos`; moves past it.
-fn len_delimited<'b>(buf: &'b [u8], pos: &mut usize) -> Option<&'b [u8]> {
-    let len = usize::try_from(read_varint(buf, pos).ok()?).ok()?;
-    let end = pos.checked_add(len)?;
-    let body = buf.get(*pos..end)?;
-    *pos = end;
-    Some(body)
-}
-
-/// Skips the value of a field of `wire_type` at `pos`, inside `depth` groups.
-fn skip_value(buf: &[u8], pos: &mut usize, wire_type: u8, depth: u32) -> Scan {
-    match wire_type {
-        VARINT if read_varint(buf, pos).is_ok() => Scan::Fine,
-        FIXED64 | FIXED32 => {
-            let n = if wire_type == FIXED64 { 8 } else { 4 };
-            match pos.checked_add(n) {
-                Some(end) if end <= buf.len() => {
-                    *pos = end;
-                    Scan::Fine
-                }
-                _ => Scan::Unreadable,
-            }
-        }
-        LEN if len_delimited(buf, pos).is_some() => Scan::Fine,
-        START_GROUP if depth >= MAX_GROUP_DEPTH => Scan::Suspect,
-        START_GROUP => loop {
-            let Ok(tag) = read_varint(buf, pos) else {
-                return Scan::Unreadable;
-            };
-            let (_, wire_type) = split_tag(tag);
-            if wire_type == END_GROUP {
-                return Scan::Fine;
-            }
-            match skip_value(buf, pos, wire_type, depth + 1) {
-                Scan::Fine => {}
-                other => return other,
-            }
-        },
-        _ => Scan::Unreadable,
-    }
+/// This crate's error for a fault the walk or a streaming read found.
+pub(crate) fn error(fault: Fault) -> Error {
+    <Error as profkit_wire::FaultError>::from_fault(fault)
 }

@@ -171,6 +171,32 @@ fn both_fail(bytes: &[u8]) -> Got {
         "decode and XSpaceReader disagree"
     );
     assert_eq!(whole.is_truncation(), streamed.is_truncation());
+    // A full walk of a view, whole and plane by plane from the stream, fails with the same error.
+    let view = profkit_xplane::XSpaceView::new(bytes).expect("within the size limit");
+    let walked = view.check().expect_err("the view walk must fail");
+    assert_eq!(
+        got(&whole),
+        got(&walked),
+        "decode and the view walk disagree"
+    );
+    let mut reader = XSpaceReader::new(bytes, ReadOptions::default());
+    let streamed_view = loop {
+        match reader.next_raw() {
+            Some(Ok(profkit_xplane::RawSpaceItem::Plane(plane))) => {
+                if let Err(e) = plane.view().and_then(|view| view.check()) {
+                    break e;
+                }
+            }
+            Some(Ok(_)) => {}
+            Some(Err(e)) => break e,
+            None => panic!("the streamed views must fail"),
+        }
+    };
+    assert_eq!(
+        got(&whole),
+        got(&streamed_view),
+        "decode and the streamed views disagree"
+    );
     // The message names the offset and the path.
     let text = whole.to_string();
     match got(&whole) {
@@ -1149,5 +1175,21 @@ fn random_damage_gives_the_same_located_error_from_both_readers() {
     assert!(
         failures > 1000 && truncations > 100,
         "{failures} failures, {truncations} truncations"
+    );
+}
+
+#[test]
+fn groups_nested_too_deep_inside_an_event_are_refused_by_every_reader() {
+    // prost follows groups to its recursion limit; the schema walk, the stream and the views stop
+    // at 64 levels wherever the group is, so every reader refuses this event alike.
+    let event = [vi(1, 1), nested_groups(70)].concat();
+    let line = ld(4, &event);
+    let plane = ld(3, &line);
+    let bytes = ld(1, &plane);
+    let got = both_fail(&bytes);
+    assert!(
+        matches!(&got, Got::Malformed { path, reason, .. }
+            if path.starts_with("XSpace.planes[0].lines[0].events[0]") && reason.contains("groups")),
+        "{got:?}"
     );
 }

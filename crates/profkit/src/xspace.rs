@@ -1,10 +1,11 @@
-//! The commands for XSpace files. Inspect and validate stream the file plane by plane, so their
-//! memory is bounded by the largest plane; dump holds the whole space.
+//! The commands for XSpace files. Inspect and validate stream the file plane by plane and walk
+//! each plane's bytes through a view, so their memory is bounded by the largest encoded plane;
+//! dump holds the whole space.
 
 use std::io::Write;
 
 use profkit_xplane::summary::{PlaneSummary, Summary};
-use profkit_xplane::{ReadOptions, SpaceItem, XSpace, XSpaceReader};
+use profkit_xplane::{RawSpaceItem, ReadOptions, XSpace, XSpaceReader};
 
 use crate::Failure;
 use crate::input::Input;
@@ -18,12 +19,16 @@ fn us(ps: i128) -> String {
 
 pub(crate) fn inspect(input: Input, json: bool) -> Result<(), Failure> {
     let mut summary = Summary::default();
-    for item in XSpaceReader::new(input.reader, ReadOptions::default()) {
-        match item.map_err(|e| Failure::BadInput(format!("{}: {e}", input.name)))? {
-            SpaceItem::Plane(plane) => summary.add_plane(&plane),
-            SpaceItem::Hostname(h) => summary.hostnames.push(h),
-            SpaceItem::Error(_) => summary.errors += 1,
-            SpaceItem::Warning(_) => summary.warnings += 1,
+    let bad = |e: profkit_xplane::Error| Failure::BadInput(format!("{}: {e}", input.name));
+    let mut reader = XSpaceReader::new(input.reader, ReadOptions::default());
+    while let Some(item) = reader.next_raw() {
+        match item.map_err(bad)? {
+            RawSpaceItem::Plane(plane) => summary
+                .add_plane_view(&plane.view().map_err(bad)?)
+                .map_err(bad)?,
+            RawSpaceItem::Hostname(h) => summary.hostnames.push(h),
+            RawSpaceItem::Error(_) => summary.errors += 1,
+            RawSpaceItem::Warning(_) => summary.warnings += 1,
         }
     }
     let mut out = std::io::stdout().lock();
@@ -127,41 +132,85 @@ pub(crate) fn dump(input: Input) -> Result<(), Failure> {
 }
 
 pub(crate) fn validate(input: Input, json: bool) -> Result<(), Failure> {
-    let mut problems = Vec::new();
+    // Problems are written as they are found, never collected: a file can have one per event.
+    let mut out = std::io::BufWriter::new(std::io::stdout().lock());
+    let mut written = 0usize;
+    let mut failed_write: Option<std::io::Error> = None;
+    let name = input.name.clone();
+    if json {
+        let head = format!(
+            "{{\n  \"file\": {},\n  \"format\": {},\n  \"problems\": [",
+            json_text(&name),
+            json_text(&input.format.to_string())
+        );
+        out.write_all(head.as_bytes()).map_err(Failure::Output)?;
+    }
+    let mut emit = |problem: profkit_xplane::Problem| {
+        if failed_write.is_some() {
+            return;
+        }
+        let result = if json {
+            write_json_problem(&mut out, &problem, written == 0)
+        } else {
+            writeln!(out, "{name}: {problem}")
+        };
+        written += 1;
+        if let Err(e) = result {
+            failed_write = Some(e);
+        }
+    };
     let mut index = 0usize;
-    for item in XSpaceReader::new(input.reader, ReadOptions::default()) {
-        if let SpaceItem::Plane(plane) =
-            item.map_err(|e| Failure::BadInput(format!("{}: {e}", input.name)))?
-        {
-            problems.extend(profkit_xplane::validate::validate_plane(
-                &plane,
-                &format!("planes[{index}]"),
-            ));
+    let bad = |e: profkit_xplane::Error| Failure::BadInput(format!("{}: {e}", input.name));
+    let mut reader = XSpaceReader::new(input.reader, ReadOptions::default());
+    while let Some(item) = reader.next_raw() {
+        if let RawSpaceItem::Plane(plane) = item.map_err(bad)? {
+            let view = plane.view().map_err(bad)?;
+            let path = format!("planes[{index}]");
+            profkit_xplane::validate::validate_plane_view_each(&view, &path, &mut emit)
+                .map_err(bad)?;
             index += 1;
         }
     }
-    let mut out = std::io::stdout().lock();
-    if json {
-        let doc = serde_json::json!({
-            "file": input.name,
-            "format": input.format.to_string(),
-            "valid": problems.is_empty(),
-            "problems": problems,
-        });
-        serde_json::to_writer_pretty(&mut out, &doc).map_err(|e| Failure::Output(e.into()))?;
-        writeln!(out).map_err(Failure::Output)?;
-    } else if problems.is_empty() {
-        writeln!(out, "{}: valid XSpace ({index} planes)", input.name).map_err(Failure::Output)?;
-    } else {
-        for p in &problems {
-            writeln!(out, "{}: {p}", input.name).map_err(Failure::Output)?;
-        }
+    if let Some(e) = failed_write {
+        return Err(Failure::Output(e));
     }
-    if problems.is_empty() {
+    if json {
+        let close = if written > 0 { "\n  ]" } else { "]" };
+        writeln!(out, "{close},\n  \"valid\": {}\n}}", written == 0).map_err(Failure::Output)?;
+    } else if written == 0 {
+        writeln!(out, "{}: valid XSpace ({index} planes)", input.name).map_err(Failure::Output)?;
+    }
+    out.flush().map_err(Failure::Output)?;
+    if written == 0 {
         Ok(())
     } else {
         Err(Failure::Invalid)
     }
+}
+
+/// `text` as a JSON string.
+fn json_text(text: &str) -> String {
+    serde_json::Value::from(text).to_string()
+}
+
+/// One problem as an element of the pretty-printed `problems` array (as `serde_json` lays out
+/// the whole document: keys sorted, two-space indents).
+fn write_json_problem(
+    out: &mut impl Write,
+    problem: &profkit_xplane::Problem,
+    first: bool,
+) -> std::io::Result<()> {
+    let value = serde_json::to_value(problem).map_err(std::io::Error::other)?;
+    let text = serde_json::to_string_pretty(&value).map_err(std::io::Error::other)?;
+    out.write_all(if first { b"\n" } else { b",\n" })?;
+    for (i, line) in text.lines().enumerate() {
+        if i > 0 {
+            out.write_all(b"\n")?;
+        }
+        out.write_all(b"    ")?;
+        out.write_all(line.as_bytes())?;
+    }
+    Ok(())
 }
 
 /// `inspect` of a Chrome trace: the summary of the XSpace it reads as.

@@ -103,6 +103,32 @@ fn validate_exits_0_when_valid_and_1_with_one_line_per_problem() {
 }
 
 #[test]
+fn validate_streams_its_problems_in_the_layout_of_the_whole_document() {
+    let mut space = sample_space();
+    space.planes[0].lines[0].events[1].metadata_id = 99;
+    space.planes[0].lines[0].events[1].duration_ps = 50_000_000;
+    space.planes.push(space.planes[0].clone());
+    for (space, code) in [(sample_space(), 0), (space, 1)] {
+        let problems = profkit_xplane::validate(&space);
+        let doc = serde_json::json!({
+            "file": "<stdin>",
+            "format": "xspace",
+            "valid": problems.is_empty(),
+            "problems": problems,
+        });
+        let expected = serde_json::to_string_pretty(&doc).unwrap() + "\n";
+        let out = profkit(&["validate", "--json", "-"], Some(&encode(&space)));
+        assert_eq!(out.status.code(), Some(code));
+        assert_eq!(text(&out.stdout), expected);
+        let out = profkit(&["validate", "-"], Some(&encode(&space)));
+        let lines: Vec<String> = problems.iter().map(|p| format!("<stdin>: {p}")).collect();
+        if code == 1 {
+            assert_eq!(text(&out.stdout), lines.join("\n") + "\n");
+        }
+    }
+}
+
+#[test]
 fn truncated_input_exits_1_naming_offset_and_path() {
     let bytes = encode(&sample_space());
     let cut = &bytes[..bytes.len() / 2];

@@ -4,6 +4,8 @@
 //! |--------------------|-------------------------------|------------------------------------------------|
 //! | `xplane_decode`    | raw bytes                     | [`decode`]: whole vs streaming decode, errors, |
 //! |                    |                               | validate, summary, visitors, merge, JSON view  |
+//! | `xplane_view`      | raw bytes                     | [`view`]: a full view walk against prost and  |
+//! |                    |                               | `decode`: acceptance, content, errors, streams |
 //! | `xplane_roundtrip` | an XSpace built by [`generate`] | [`roundtrip`]: encode, decode, stream, JSON  |
 //! | `xplane_builder`   | a sequence of operations      | [`builder`]: builder and utility invariants    |
 //! | `xplane_json`      | text                          | [`json`]: the canonical JSON view's reader     |
@@ -13,6 +15,7 @@ pub mod decode;
 pub mod generate;
 pub mod json;
 pub mod roundtrip;
+pub mod view;
 
 #[cfg(test)]
 mod regressions;
@@ -173,6 +176,7 @@ mod tests {
     /// Runs the decode target on a valid encoding and its mutations, and checks what truncation
     /// promises: a prefix of a valid encoding decodes or is reported as truncated at its end.
     fn mutate_and_decode(valid: &[u8], seed: u64) {
+        mutate_and_view(valid, seed);
         decode::run(valid);
         assert!(profkit_xplane::decode(valid.to_vec()).is_ok());
         for prefix in smoke::truncations(valid) {
@@ -204,6 +208,49 @@ mod tests {
         }
         let twice = [valid, valid].concat();
         decode::run(&twice);
+    }
+
+    /// The view target on a valid encoding and its truncations, bit flips, length corruptions and
+    /// random edits.
+    fn mutate_and_view(valid: &[u8], seed: u64) {
+        view::run(valid);
+        for prefix in smoke::truncations(valid) {
+            view::run(prefix);
+        }
+        for input in smoke::bit_flips(valid) {
+            view::run(&input);
+        }
+        for input in smoke::length_corruptions(valid) {
+            view::run(&input);
+        }
+        for input in smoke::havoc(valid, seed, smoke::scaled(300)) {
+            view::run(&input);
+        }
+    }
+
+    #[test]
+    fn smoke_view_random() {
+        smoke::run_random(8, smoke::scaled(300), 128, view::run);
+    }
+
+    #[test]
+    fn smoke_view_generated() {
+        let mut rng = smoke::XorShift::new(9);
+        for i in 0..smoke::scaled(150) as u64 {
+            let len = rng.below(512);
+            let data = rng.bytes(len);
+            let Ok(space) = generate::space(&mut arbitrary::Unstructured::new(&data)) else {
+                continue;
+            };
+            let valid = encode(&space);
+            view::run(&valid);
+            if let Some(prefix) = valid.get(..rng.below(valid.len() + 1)) {
+                view::run(prefix);
+            }
+            for input in smoke::havoc(&valid, 100 + i, 5) {
+                view::run(&input);
+            }
+        }
     }
 
     #[test]

@@ -16,6 +16,10 @@ pub fn run(data: &[u8]) {
     };
     let bytes = encode(&space);
     assert!(
+        bytes == prost::Message::encode_to_vec(&space),
+        "encode differs from prost's encoding"
+    );
+    assert!(
         profkit_xplane::looks_like_xspace(&bytes),
         "an encoded XSpace is not detected as one"
     );
