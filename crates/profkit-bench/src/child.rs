@@ -1,5 +1,8 @@
 //! One measurement in a fresh child process: the bench binary runs itself again with
-//! `--measure` and the arguments of the measurement, and the child prints `key=value` words.
+//! `--measure` and the arguments of the measurement, and the child prints `key=value` words
+//! ([`print`], read by [`run`]) or, where a figure is not a whole number, one JSON line
+//! ([`print_json`], read by [`run_json`]; [`json_of`] reads such a line from any program, a
+//! Python peer say).
 //!
 //! ```no_run
 //! use profkit_bench::child;
@@ -67,6 +70,35 @@ pub fn run<S: AsRef<OsStr>>(args: &[S]) -> Result<BTreeMap<String, u64>, String>
     Ok(parse(&text))
 }
 
+/// Prints the child's figures as one line of JSON.
+pub fn print_json(figures: &serde_json::Value) {
+    println!("{figures}");
+}
+
+/// Runs this binary again as `--measure ARGS...` and reads the JSON line it printed last (see
+/// [`print_json`]).
+pub fn run_json<S: AsRef<OsStr>>(args: &[S]) -> Result<serde_json::Value, String> {
+    let exe = std::env::current_exe().map_err(|e| e.to_string())?;
+    json_of(Command::new(exe).arg("--measure").args(args))
+}
+
+/// Runs `command` and reads the last line it printed as JSON; a failed run is an error with what
+/// it wrote to stderr.
+pub fn json_of(command: &mut Command) -> Result<serde_json::Value, String> {
+    let out = command.output().map_err(|e| {
+        format!(
+            "cannot run {}: {e}",
+            command.get_program().to_string_lossy()
+        )
+    })?;
+    if !out.status.success() {
+        return Err(String::from_utf8_lossy(&out.stderr).into_owned());
+    }
+    let text = String::from_utf8_lossy(&out.stdout);
+    let last = text.lines().last().unwrap_or_default();
+    serde_json::from_str(last).map_err(|e| format!("the child printed {last:?}: {e}"))
+}
+
 /// The `key=value` words of `text` whose values are whole numbers.
 fn parse(text: &str) -> BTreeMap<String, u64> {
     text.split_whitespace()
@@ -93,5 +125,18 @@ mod tests {
         assert_eq!(f.len(), 2);
         assert_eq!(super::figure(&f, "events"), Ok(3));
         assert!(super::figure(&f, "vm_hwm").is_err());
+    }
+
+    #[test]
+    fn json_line() {
+        let sh = |script: &str| {
+            let mut c = std::process::Command::new("sh");
+            c.args(["-c", script]);
+            super::json_of(&mut c)
+        };
+        let v = sh(r#"echo log; echo '{"seconds": 1.5, "vmhwm_kb": 7}'"#);
+        assert_eq!(v.map(|v| v["vmhwm_kb"].as_u64()), Ok(Some(7)));
+        assert!(sh("echo not json").is_err());
+        assert_eq!(sh("echo broken >&2; exit 3"), Err("broken\n".to_owned()));
     }
 }

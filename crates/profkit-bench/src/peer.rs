@@ -103,6 +103,17 @@ impl Peer {
             .collect()
     }
 
+    /// Sends one command and reads (wall, CPU) seconds from the first two numbers of the answer,
+    /// as a peer that times one run with both clocks gives them.
+    pub fn wall_cpu(&mut self, command: &str) -> Result<(f64, f64), String> {
+        let line = self.ask(command)?;
+        let mut words = line.split_whitespace().map(str::parse::<f64>);
+        match (words.next(), words.next()) {
+            (Some(Ok(wall)), Some(Ok(cpu))) => Ok((wall, cpu)),
+            _ => Err(format!("peer answered {line:?}")),
+        }
+    }
+
     /// Sends one command and reads the answer as JSON.
     pub fn json(&mut self, command: &str) -> Result<serde_json::Value, String> {
         let line = self.ask(command)?;
@@ -121,7 +132,12 @@ impl Drop for Peer {
 /// The started peer, or `None` after printing `  Python peer skipped: WHY`: a bench goes on
 /// without a peer it cannot start (no interpreter, a missing module, other data).
 pub fn or_skip(peer: Result<Peer, String>) -> Option<Peer> {
-    peer.map_err(|why| println!("  Python peer skipped: {why}"))
+    or_skip_as("Python peer", peer)
+}
+
+/// [`or_skip`] for a peer the bench names otherwise: prints `  LABEL skipped: WHY`.
+pub fn or_skip_as(label: &str, peer: Result<Peer, String>) -> Option<Peer> {
+    peer.map_err(|why| println!("  {label} skipped: {why}"))
         .ok()
 }
 
@@ -131,10 +147,19 @@ pub fn ask_or_drop<T>(
     peer: &mut Option<Peer>,
     ask: impl FnOnce(&mut Peer) -> Result<T, String>,
 ) -> Option<T> {
+    ask_or_drop_as("Python peer", peer, ask)
+}
+
+/// [`ask_or_drop`] for a peer the bench names otherwise: prints `  LABEL failed: WHY`.
+pub fn ask_or_drop_as<T>(
+    label: &str,
+    peer: &mut Option<Peer>,
+    ask: impl FnOnce(&mut Peer) -> Result<T, String>,
+) -> Option<T> {
     let answer = ask(peer.as_mut()?);
     answer
         .map_err(|why| {
-            println!("  Python peer failed: {why}");
+            println!("  {label} failed: {why}");
             *peer = None;
         })
         .ok()

@@ -7,20 +7,25 @@ use std::time::Instant;
 /// counterpart of Python's `time.thread_time()`: unlike wall time it leaves out the time other
 /// processes on the machine hold the CPU.
 pub fn thread_cpu() -> Option<f64> {
+    thread_cpu_ns().map(|ns| ns as f64 / 1e9)
+}
+
+/// [`thread_cpu`] in whole nanoseconds, as the kernel counts them.
+pub fn thread_cpu_ns() -> Option<u64> {
     let stat = std::fs::read_to_string("/proc/thread-self/schedstat").ok()?;
-    let ns: u64 = stat.split_whitespace().next()?.parse().ok()?;
-    Some(ns as f64 / 1e9)
+    stat.split_whitespace().next()?.parse().ok()
 }
 
 /// (wall, CPU) seconds for one run of `f`; its result is dropped after the clocks stop. CPU is
-/// NaN where the system does not tell.
+/// NaN where the system does not tell. The CPU time is the difference of whole nanoseconds, so
+/// that it carries no rounding from subtracting two large second counts.
 pub fn time_once<T>(f: impl FnOnce() -> T) -> (f64, f64) {
-    let cpu = thread_cpu();
+    let cpu = thread_cpu_ns();
     let start = Instant::now();
     let out = black_box(f());
     let wall = start.elapsed().as_secs_f64();
-    let cpu = match (cpu, thread_cpu()) {
-        (Some(before), Some(after)) => (after - before).max(0.0),
+    let cpu = match (cpu, thread_cpu_ns()) {
+        (Some(before), Some(after)) => after.saturating_sub(before) as f64 / 1e9,
         _ => f64::NAN,
     };
     drop(out);

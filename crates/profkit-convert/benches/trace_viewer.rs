@@ -15,12 +15,15 @@
 //! `cargo bench -p profkit-convert --bench trace_viewer`; without `--bench` (as under
 //! `cargo test --benches`) it runs on 10,000 events and skips xprof.
 
+use std::ffi::OsStr;
 use std::fs::File;
 use std::io::{BufReader, BufWriter, Write};
 use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::time::Instant;
 
+use profkit_bench::paths::{data_dir, workspace_root};
+use profkit_bench::{alloc, bench_mode, child, timing};
 use profkit_convert::merge::SpaceWriter;
 use profkit_convert::trace_viewer::{TraceViewerOptions, convert};
 use profkit_xplane::{PlaneBuilder, XPlane};
@@ -28,19 +31,7 @@ use profkit_xplane::{PlaneBuilder, XPlane};
 #[path = "../../profkit-xplane/benches/common/mod.rs"]
 #[allow(dead_code)]
 mod common;
-use common::{Dataset, FULL_EVENTS, SMOKE_EVENTS, bench_mode, data_dir, workspace_root};
-
-fn vmhwm_kb() -> u64 {
-    std::fs::read_to_string("/proc/self/status")
-        .ok()
-        .and_then(|s| {
-            s.lines()
-                .find(|l| l.starts_with("VmHWM:"))
-                .and_then(|l| l.split_whitespace().nth(1))
-                .and_then(|v| v.parse().ok())
-        })
-        .unwrap_or(0)
-}
+use common::{Dataset, FULL_EVENTS, SMOKE_EVENTS};
 
 /// In the child: converts `input` to `output` (`-` for a sink) and prints seconds and VmHWM.
 fn measure(input: &Path, output: &str) {
@@ -54,31 +45,24 @@ fn measure(input: &Path, output: &str) {
     }
     .expect("the conversion");
     let seconds = start.elapsed().as_secs_f64();
-    println!(
-        "{{\"seconds\": {seconds}, \"vmhwm_kb\": {}, \"events\": {}}}",
-        vmhwm_kb(),
-        summary.events
-    );
+    child::print_json(&serde_json::json!({
+        "seconds": seconds,
+        "vmhwm_kb": alloc::vm_hwm().map_or(0, |bytes| bytes / 1024),
+        "events": summary.events,
+    }));
 }
 
-fn child_json(command: &mut Command) -> Option<serde_json::Value> {
-    let out = command.output().ok()?;
-    if !out.status.success() {
-        eprintln!("child failed: {}", String::from_utf8_lossy(&out.stderr));
-        return None;
-    }
-    let text = String::from_utf8_lossy(&out.stdout);
-    serde_json::from_str(text.lines().last()?).ok()
+/// A child's JSON line, or `None` after saying on stderr why there is none.
+fn child_json(answer: Result<serde_json::Value, String>) -> Option<serde_json::Value> {
+    answer.map_err(|why| eprintln!("child failed: {why}")).ok()
 }
 
-fn median(mut v: Vec<f64>) -> f64 {
-    v.sort_by(f64::total_cmp);
-    v.get(v.len() / 2).copied().unwrap_or(f64::NAN)
+fn median(v: &[f64]) -> f64 {
+    timing::best_median(v).1
 }
 
 fn ours(input: &Path, output: &str) -> Option<serde_json::Value> {
-    let exe = std::env::current_exe().ok()?;
-    child_json(Command::new(exe).arg("--measure").arg(input).arg(output))
+    child_json(child::run_json(&[input.as_os_str(), OsStr::new(output)]))
 }
 
 fn xprof(input: &Path, output: &Path) -> Option<serde_json::Value> {
@@ -94,7 +78,9 @@ fn xprof(input: &Path, output: &Path) -> Option<serde_json::Value> {
         return None;
     }
     let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("benches/xprof_trace_viewer.py");
-    child_json(Command::new(python).arg(script).arg(input).arg(output))
+    child_json(child::json_of(
+        Command::new(python).arg(script).arg(input).arg(output),
+    ))
 }
 
 /// xprof's JSON text without its salted `flow` args, as profkit writes it.
@@ -187,12 +173,11 @@ fn large() {
 }
 
 fn main() {
-    let args: Vec<String> = std::env::args().collect();
-    if let Some(i) = args.iter().position(|a| a == "--measure") {
-        let (Some(input), Some(output)) = (args.get(i + 1), args.get(i + 2)) else {
+    if let Some(args) = child::measure_args() {
+        let Ok([input, output]) = <[String; 2]>::try_from(args) else {
             panic!("--measure INPUT OUTPUT");
         };
-        measure(Path::new(input), output);
+        measure(Path::new(&input), &output);
         return;
     }
     if bench_mode() && std::env::var_os("PROFKIT_BENCH_LARGE").is_some() {
@@ -235,20 +220,20 @@ fn main() {
     );
     println!(
         "profkit: {:.3} s, peak RSS {:.1} MB",
-        median(our_s.clone()),
-        median(our_kb.clone()) / 1e3 * 1.024
+        median(&our_s),
+        median(&our_kb) / 1e3 * 1.024
     );
     let mut identical = None;
     if !xprof_s.is_empty() {
         println!(
             "xprof:   {:.3} s, peak RSS {:.1} MB",
-            median(xprof_s.clone()),
-            median(xprof_kb.clone()) / 1e3 * 1.024
+            median(&xprof_s),
+            median(&xprof_kb) / 1e3 * 1.024
         );
         println!(
             "profkit is {:.1}x faster and uses {:.1}% of xprof's peak memory",
-            median(xprof_s.clone()) / median(our_s.clone()),
-            100.0 * median(our_kb.clone()) / median(xprof_kb.clone())
+            median(&xprof_s) / median(&our_s),
+            100.0 * median(&our_kb) / median(&xprof_kb)
         );
         let a = std::fs::read_to_string(&ours_out).unwrap_or_default();
         let b = std::fs::read_to_string(&xprof_out).unwrap_or_default();

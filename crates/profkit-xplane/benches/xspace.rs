@@ -10,15 +10,17 @@
 //!
 //! Without `--bench` (as under `cargo test --benches`) it is a smoke test on 10,000 events.
 
+use std::ffi::OsStr;
 use std::fs::File;
 use std::hint::black_box;
-use std::io::{BufRead, BufReader, Write};
-use std::path::PathBuf;
-use std::process::{Child, ChildStdin, ChildStdout, Command, Stdio};
-use std::time::{Duration, Instant};
+use std::path::Path;
+use std::time::Duration;
 
 use bytes::Bytes;
 use criterion::{Criterion, SamplingMode, Throughput};
+use profkit_bench::paths;
+use profkit_bench::peer::{self, Peer};
+use profkit_bench::timing::{Timings, loadavg, time_once};
 use profkit_xplane::xview::{StatValueView, XSpaceView};
 use profkit_xplane::{ReadOptions, XSpaceReader, decode, encode, read_file};
 
@@ -28,8 +30,11 @@ use common::{Dataset, FULL_EVENTS, SMOKE_EVENTS};
 /// Runs of each side in the peer comparison.
 const PEER_RUNS: usize = 10;
 
+/// What the notes about the peer call it.
+const PEER: &str = "Python upb peer";
+
 fn main() {
-    let bench = common::bench_mode();
+    let bench = profkit_bench::bench_mode();
     let (events, stem) = if bench {
         (FULL_EVENTS, "xspace_1m")
     } else {
@@ -40,7 +45,7 @@ fn main() {
         Err(e) => {
             eprintln!(
                 "cannot write the benchmark data under {}: {e}",
-                common::data_dir().display()
+                paths::data_dir().display()
             );
             std::process::exit(1);
         }
@@ -149,75 +154,6 @@ fn materialise(bytes: &[u8]) -> Result<profkit_xplane::XSpace, String> {
         .map_err(|e| e.to_string())
 }
 
-/// Wall-clock and on-CPU seconds of repeated runs of one operation.
-#[derive(Default)]
-struct Timings {
-    wall: Vec<f64>,
-    cpu: Vec<f64>,
-}
-
-impl Timings {
-    fn push(&mut self, (wall, cpu): (f64, f64)) {
-        self.wall.push(wall);
-        self.cpu.push(cpu);
-    }
-
-    fn best_median(times: &[f64]) -> (f64, f64) {
-        let mut sorted = times.to_vec();
-        sorted.sort_by(f64::total_cmp);
-        let best = sorted.first().copied().unwrap_or(f64::NAN);
-        let median = sorted.get(sorted.len() / 2).copied().unwrap_or(f64::NAN);
-        (best, median)
-    }
-
-    /// Best and median wall-clock seconds.
-    fn wall(&self) -> (f64, f64) {
-        Self::best_median(&self.wall)
-    }
-
-    /// Best and median seconds on the CPU.
-    fn cpu(&self) -> (f64, f64) {
-        Self::best_median(&self.cpu)
-    }
-
-    fn json(&self) -> serde_json::Value {
-        let ((best, median), (cpu_best, cpu_median)) = (self.wall(), self.cpu());
-        serde_json::json!({
-            "best_s": best, "median_s": median, "cpu_best_s": cpu_best, "cpu_median_s": cpu_median,
-            "wall_s": self.wall, "cpu_s": self.cpu,
-        })
-    }
-}
-
-/// Nanoseconds this thread has run on a CPU (the first field of `/proc/thread-self/schedstat`),
-/// the counterpart of Python's `time.thread_time()`: unlike wall time it leaves out the time
-/// other processes on the machine hold the CPU.
-fn thread_cpu_ns() -> Option<u64> {
-    let stat = std::fs::read_to_string("/proc/thread-self/schedstat").ok()?;
-    stat.split_whitespace().next()?.parse().ok()
-}
-
-/// The first line of `/proc/loadavg`, or an empty string.
-fn loadavg() -> String {
-    std::fs::read_to_string("/proc/loadavg")
-        .map(|s| s.trim().to_owned())
-        .unwrap_or_default()
-}
-
-/// (wall, CPU) seconds for one run of `f`; its result is dropped after the clocks stop.
-fn time_once<T>(f: impl FnOnce() -> T) -> (f64, f64) {
-    let cpu = thread_cpu_ns();
-    let start = Instant::now();
-    let out = black_box(f());
-    let wall = start.elapsed().as_secs_f64();
-    let cpu = match (cpu, thread_cpu_ns()) {
-        (Some(before), Some(after)) => after.saturating_sub(before) as f64 / 1e9,
-        _ => f64::NAN,
-    };
-    drop(out);
-    (wall, cpu)
-}
-
 /// Times our decode and encode against upb's parse and serialize of the same file, one run of
 /// each in turn, so that load from elsewhere on the machine falls on both sides alike.
 fn peer_comparison(data: &Dataset, stem: &str) {
@@ -243,13 +179,7 @@ fn peer_comparison(data: &Dataset, stem: &str) {
     );
 
     let load_before = loadavg();
-    let mut peer = match Peer::start(data) {
-        Ok(peer) => Some(peer),
-        Err(why) => {
-            println!("  Python upb peer skipped: {why}");
-            None
-        }
-    };
+    let mut peer = peer::or_skip_as(PEER, start_peer(data));
     let input = Bytes::from(data.bytes.clone());
     let [mut decode_t, mut encode_t, mut parse_t, mut serialize_t] = <[Timings; 4]>::default();
     let [mut walk_t, mut materialise_t] = <[Timings; 2]>::default();
@@ -260,20 +190,11 @@ fn peer_comparison(data: &Dataset, stem: &str) {
             decode(input.clone()).map_err(|e| e.to_string())
         }));
         encode_t.push(time_once(|| encode(&data.space)));
-        if let Some(p) = &mut peer {
-            match p
-                .time("parse")
-                .and_then(|parse| Ok((parse, p.time("serialize")?)))
-            {
-                Ok((parse, serialize)) => {
-                    parse_t.push(parse);
-                    serialize_t.push(serialize);
-                }
-                Err(why) => {
-                    println!("  Python upb peer failed: {why}");
-                    peer = None;
-                }
-            }
+        if let Some((parse, serialize)) = peer::ask_or_drop_as(PEER, &mut peer, |p| {
+            Ok((p.wall_cpu("parse")?, p.wall_cpu("serialize")?))
+        }) {
+            parse_t.push(parse);
+            serialize_t.push(serialize);
         }
     }
     println!(
@@ -353,97 +274,34 @@ fn peer_comparison(data: &Dataset, stem: &str) {
     results["loadavg_before"] = load_before.into();
     results["loadavg_after"] = loadavg().into();
 
-    let out = common::data_dir().join(format!("{stem}.results.json"));
-    match std::fs::write(&out, format!("{results:#}\n")) {
-        Ok(()) => println!("  results written to {}", out.display()),
-        Err(e) => println!("  cannot write {}: {e}", out.display()),
-    }
+    paths::write_results(&format!("{stem}.results.json"), &results);
 }
 
-/// The interpreter with the protobuf wheel: `$PROFKIT_PYTHON`, else the oracle venv.
-fn python() -> Option<PathBuf> {
-    if let Some(p) = std::env::var_os("PROFKIT_PYTHON") {
-        return Some(PathBuf::from(p));
+/// `benches/upb_parse.py --serve` under the interpreter with the protobuf wheel
+/// (`$PROFKIT_PYTHON`, else the oracle venv), once it has counted the same events as ours; it
+/// answers `parse` and `serialize` with the (wall, CPU) seconds of one run.
+fn start_peer(data: &Dataset) -> Result<Peer, String> {
+    let python = peer::python("xprof").ok_or(
+        "no $PROFKIT_PYTHON and no .oracle/xprof/bin/python (docs/performance.md says how to create it)",
+    )?;
+    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("benches/upb_parse.py");
+    let args = [
+        OsStr::new("--descriptor-set"),
+        data.descriptor_set_path.as_os_str(),
+        OsStr::new("--data"),
+        data.path.as_os_str(),
+    ];
+    let peer = Peer::start(&python, &script, &args)?;
+    if peer
+        .header
+        .get("events")
+        .and_then(serde_json::Value::as_u64)
+        != Some(data.events)
+    {
+        return Err(format!(
+            "the peer counted a different number of events: {}",
+            peer.header
+        ));
     }
-    let venv = common::workspace_root().join(".oracle/xprof/bin/python");
-    venv.exists().then_some(venv)
-}
-
-/// `benches/upb_parse.py --serve`, answering one timed run per request.
-struct Peer {
-    child: Child,
-    stdin: Option<ChildStdin>,
-    stdout: BufReader<ChildStdout>,
-    header: serde_json::Value,
-}
-
-impl Peer {
-    fn start(data: &Dataset) -> Result<Peer, String> {
-        let python = python().ok_or(
-            "no $PROFKIT_PYTHON and no .oracle/xprof/bin/python (docs/performance.md says how to create it)",
-        )?;
-        let script = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("benches/upb_parse.py");
-        let mut child = Command::new(&python)
-            .arg(&script)
-            .arg("--descriptor-set")
-            .arg(&data.descriptor_set_path)
-            .arg("--data")
-            .arg(&data.path)
-            .arg("--serve")
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .spawn()
-            .map_err(|e| format!("cannot run {}: {e}", python.display()))?;
-        let (Some(stdin), Some(stdout)) = (child.stdin.take(), child.stdout.take()) else {
-            return Err("no pipes to the peer".into());
-        };
-        let mut peer = Peer {
-            child,
-            stdin: Some(stdin),
-            stdout: BufReader::new(stdout),
-            header: serde_json::Value::Null,
-        };
-        let header: serde_json::Value =
-            serde_json::from_str(&peer.read_line()?).map_err(|e| format!("peer header: {e}"))?;
-        if let Some(err) = header.get("error") {
-            return Err(format!("{err}"));
-        }
-        if header.get("events").and_then(serde_json::Value::as_u64) != Some(data.events) {
-            return Err(format!(
-                "the peer counted a different number of events: {header}"
-            ));
-        }
-        peer.header = header;
-        Ok(peer)
-    }
-
-    fn read_line(&mut self) -> Result<String, String> {
-        let mut line = String::new();
-        match self.stdout.read_line(&mut line) {
-            Ok(0) => Err("the peer exited".into()),
-            Ok(_) => Ok(line),
-            Err(e) => Err(e.to_string()),
-        }
-    }
-
-    /// (wall, CPU) seconds the peer took for one `command` (`parse` or `serialize`).
-    fn time(&mut self, command: &str) -> Result<(f64, f64), String> {
-        let stdin = self.stdin.as_mut().ok_or("the peer's stdin is closed")?;
-        writeln!(stdin, "{command}").map_err(|e| e.to_string())?;
-        stdin.flush().map_err(|e| e.to_string())?;
-        let line = self.read_line()?;
-        let mut words = line.split_whitespace().map(str::parse::<f64>);
-        match (words.next(), words.next()) {
-            (Some(Ok(wall)), Some(Ok(cpu))) => Ok((wall, cpu)),
-            _ => Err(format!("peer answered {line:?}")),
-        }
-    }
-}
-
-impl Drop for Peer {
-    fn drop(&mut self) {
-        // Closing stdin ends the peer's loop; waiting reaps it.
-        drop(self.stdin.take());
-        let _ = self.child.wait();
-    }
+    Ok(peer)
 }

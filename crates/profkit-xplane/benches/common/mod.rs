@@ -4,15 +4,7 @@
 
 use std::path::PathBuf;
 
-use profkit_bench::paths::write_if_changed;
-#[allow(
-    unused_imports,
-    reason = "xspace.rs and trace_viewer.rs still take these from here"
-)]
-pub use profkit_bench::{
-    bench_mode,
-    paths::{data_dir, workspace_root},
-};
+use profkit_bench::paths::{data_dir, write_if_changed};
 use profkit_xplane::{PlaneBuilder, StatValue, XPlane, XSpace};
 
 /// Events in the full-size data set.
