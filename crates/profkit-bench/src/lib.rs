@@ -3,7 +3,8 @@
 //! - [`paths`]: the workspace root, `target/bench-data/`, writing data only when it changed;
 //! - [`timing`]: wall and on-CPU seconds of one run, best and median of many, the load average;
 //! - [`alloc`]: a counting global allocator for peak heap, and the peak resident set;
-//! - [`child`]: a measurement in a fresh child process that reports `key=value` words;
+//! - [`child`]: a measurement in a fresh child process that reports `key=value` words or one
+//!   JSON line;
 //! - [`peer`]: a Python peer that times its side of a comparison on request, in turn with ours.
 //!
 //! No figure a benchmark prints is a pass/fail threshold: `docs/performance.md` records them.
