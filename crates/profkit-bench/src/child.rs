@@ -1,6 +1,6 @@
 //! One measurement in a fresh child process: the bench binary runs itself again with
 //! `--measure` and the arguments of the measurement, and the child prints `key=value` words
-//! ([`print`], read by [`run`]) or, where a figure is not a whole number, one JSON line
+//! ([`print`](fn@print), read by [`run`]) or, where a figure is not a whole number, one JSON line
 //! ([`print_json`], read by [`run_json`]; [`json_of`] reads such a line from any program, a
 //! Python peer say).
 //!
