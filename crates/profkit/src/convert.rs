@@ -25,15 +25,35 @@ use crate::input::Input;
 
 /// The conversions `profkit convert` makes, as (from, to).
 pub(crate) const CONVERSIONS: &[(Format, &[Format])] = &[
-    (Format::Xspace, &[Format::Chrome, Format::Xspace]),
+    (
+        Format::Xspace,
+        &[Format::Chrome, Format::Xspace, Format::Parquet],
+    ),
     (
         Format::Paddle,
-        &[Format::Chrome, Format::Xspace, Format::PaddleTimeline],
+        &[
+            Format::Chrome,
+            Format::Xspace,
+            Format::PaddleTimeline,
+            Format::Parquet,
+        ],
     ),
-    (Format::PaddleNodeTrees, &[Format::Chrome, Format::Xspace]),
-    (Format::Poplar, &[Format::Chrome, Format::Xspace]),
-    (Format::Xdl, &[Format::Chrome, Format::Xspace, Format::Xdl]),
-    (Format::Chrome, &[Format::Chrome, Format::Xspace]),
+    (
+        Format::PaddleNodeTrees,
+        &[Format::Chrome, Format::Xspace, Format::Parquet],
+    ),
+    (
+        Format::Poplar,
+        &[Format::Chrome, Format::Xspace, Format::Parquet],
+    ),
+    (
+        Format::Xdl,
+        &[Format::Chrome, Format::Xspace, Format::Xdl, Format::Parquet],
+    ),
+    (
+        Format::Chrome,
+        &[Format::Chrome, Format::Xspace, Format::Parquet],
+    ),
 ];
 
 /// Formats `report` reads.
@@ -224,7 +244,7 @@ impl Seek for Source {
 
 /// The host xprof would see for a file: `<host>.xplane.pb` gives `host`, any other name its
 /// stem; standard input is `stdin`.
-fn host_of(input: &Input) -> String {
+pub(crate) fn host_of(input: &Input) -> String {
     let Some(name) = input
         .path
         .as_ref()
@@ -294,6 +314,7 @@ fn spaces_of(inputs: Vec<Input>) -> Result<Vec<(String, XSpace)>, Failure> {
         match input.format {
             Format::Xspace => spaces.push(xspace_whole(input)?),
             Format::Chrome | Format::PaddleTimeline => spaces.push(chrome_space(input)?),
+            Format::Parquet => return Err(crate::output_only()),
             Format::Paddle | Format::PaddleNodeTrees => {
                 let (name, recording) = paddle_recording(input)?;
                 let (space, warnings) = events::recording_to_xspace(&recording);
@@ -445,6 +466,9 @@ pub(crate) fn convert(
     if to == Format::PaddleTimeline {
         return paddle_timeline(&paths, from, &out);
     }
+    if to == Format::Parquet {
+        return crate::parquet::convert(&paths, from, &out, overwrite);
+    }
     if to == Format::Xdl {
         let mut inputs = Vec::with_capacity(paths.len());
         for path in &paths {
@@ -500,7 +524,7 @@ fn infer_target(out: &Path) -> Result<Format, Failure> {
         Ok(Format::Xspace)
     } else {
         Err(Failure::Usage(format!(
-            "{name}: name the output format with --to (chrome, xspace, paddle-timeline, xdl)"
+            "{name}: name the output format with --to (chrome, xspace, paddle-timeline, xdl, parquet)"
         )))
     }
 }
