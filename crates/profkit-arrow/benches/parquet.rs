@@ -1,1 +1,287 @@
-fn main() {}
+//! XSpace to Parquet: time and peak memory of profkit's conversion (what `profkit convert
+//! x.xplane.pb DIR --to parquet` runs) against the conversion to Chrome JSON (`--to chrome`) of
+//! the same file, in the same run; then a DuckDB aggregation over the Parquet against the same
+//! aggregation done by Python's `json` over our Chrome JSON; and, with `PROFKIT_BENCH_LARGE=1`,
+//! the peak memory of converting a generated XSpace of about 4 GB.
+//!
+//! The data set is `profkit-xplane`'s benchmark XSpace of one million events
+//! (`target/bench-data/xspace_1m.xplane.pb`, see that crate's `benches/common`). Each conversion
+//! runs in a fresh child process (this binary re-run with `--measure`), which reports its wall
+//! time and its peak resident set (`VmHWM`); three runs of each side, in turn, the median
+//! reported. The queries run in a child Python (`benches/query.py`) from the venv `.oracle/arrow`
+//! that `conformance/arrow/check.sh` installs (`ARROW_VENV` elsewhere), skipped with a note when
+//! it is missing. Results go to `target/bench-data/xspace_1m.parquet.results.json`.
+//!
+//! `cargo bench -p profkit-arrow --bench parquet`; without `--bench` (as under
+//! `cargo test --benches`) it runs on 10,000 events and skips the queries.
+
+use std::fs::File;
+use std::io::{BufReader, BufWriter, Write};
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::time::Instant;
+
+use profkit_arrow::{HostInfo, Options, WriteOptions, sources};
+use profkit_convert::merge::SpaceWriter;
+use profkit_convert::trace_viewer::{TraceViewerOptions, convert};
+use profkit_xplane::{PlaneBuilder, ReadOptions, XPlane};
+
+#[path = "../../profkit-xplane/benches/common/mod.rs"]
+#[allow(dead_code)]
+mod common;
+use common::{Dataset, FULL_EVENTS, SMOKE_EVENTS, bench_mode, data_dir, workspace_root};
+
+fn vmhwm_kb() -> u64 {
+    std::fs::read_to_string("/proc/self/status")
+        .ok()
+        .and_then(|s| {
+            s.lines()
+                .find(|l| l.starts_with("VmHWM:"))
+                .and_then(|l| l.split_whitespace().nth(1))
+                .and_then(|v| v.parse().ok())
+        })
+        .unwrap_or(0)
+}
+
+/// In the child: converts `input` to `output` as `to` says and prints seconds, VmHWM and events.
+fn measure(to: &str, input: &Path, output: &Path) {
+    let start = Instant::now();
+    let file = BufReader::with_capacity(1 << 16, File::open(input).expect("open the input"));
+    let events = if to == "parquet" {
+        let _ = std::fs::remove_dir_all(output);
+        let info = HostInfo::new("bench", "xspace", [input.display().to_string()]);
+        let mut batches = sources::xspace(file, info, Options::default(), ReadOptions::default());
+        let (rows, _) = profkit_arrow::write_host(output, &mut batches, WriteOptions::default())
+            .expect("the conversion");
+        rows
+    } else {
+        let out = BufWriter::with_capacity(1 << 16, File::create(output).expect("create"));
+        convert(file, out, &TraceViewerOptions::default(), None)
+            .expect("the conversion")
+            .events
+    };
+    let seconds = start.elapsed().as_secs_f64();
+    println!(
+        "{{\"seconds\": {seconds}, \"vmhwm_kb\": {}, \"events\": {events}}}",
+        vmhwm_kb()
+    );
+}
+
+fn child_json(command: &mut Command) -> Option<serde_json::Value> {
+    let out = command.output().ok()?;
+    if !out.status.success() {
+        eprintln!("child failed: {}", String::from_utf8_lossy(&out.stderr));
+        return None;
+    }
+    let text = String::from_utf8_lossy(&out.stdout);
+    serde_json::from_str(text.lines().last()?).ok()
+}
+
+fn ours(to: &str, input: &Path, output: &Path) -> Option<serde_json::Value> {
+    let exe = std::env::current_exe().ok()?;
+    child_json(
+        Command::new(exe)
+            .arg("--measure")
+            .arg(to)
+            .arg(input)
+            .arg(output),
+    )
+}
+
+fn median(mut v: Vec<f64>) -> f64 {
+    v.sort_by(f64::total_cmp);
+    v.get(v.len() / 2).copied().unwrap_or(f64::NAN)
+}
+
+fn field(v: &serde_json::Value, key: &str) -> f64 {
+    v[key].as_f64().unwrap_or(f64::NAN)
+}
+
+fn queries(dataset: &Path, chrome: &Path) -> Option<serde_json::Value> {
+    let venv = std::env::var_os("ARROW_VENV")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| workspace_root().join(".oracle/arrow"));
+    let python = venv.join("bin/python");
+    if !python.exists() {
+        eprintln!(
+            "no venv at {} (conformance/arrow/check.sh makes it): skipping the queries",
+            venv.display()
+        );
+        return None;
+    }
+    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("benches/query.py");
+    child_json(
+        Command::new(python)
+            .arg(script)
+            .arg(dataset)
+            .arg(chrome)
+            .arg("--runs")
+            .arg("3"),
+    )
+}
+
+/// Writes a space of `planes` GPU planes of `events_per_plane` events each, plane by plane (so
+/// the generator's memory is one plane), and returns its size.
+fn write_large(path: &Path, planes: usize, events_per_plane: usize) -> u64 {
+    let mut writer = SpaceWriter::new(BufWriter::with_capacity(
+        1 << 20,
+        File::create(path).expect("create"),
+    ));
+    let names: Vec<String> = (0..1000)
+        .map(|i| format!("model/layer_{}/op_{i}", i % 48))
+        .collect();
+    for p in 0..planes {
+        let mut plane = XPlane::default();
+        {
+            let mut b = PlaneBuilder::new(&mut plane);
+            b.set_id(p as i64).set_name(format!("/device:GPU:{p}"));
+            for stream in 0..4i64 {
+                let mut line = b.line(stream + 1);
+                line.set_name(format!("Stream #{}", stream + 1))
+                    .set_timestamp_ns(1_700_000_000_000_000_000);
+                let mut t: i64 = 0;
+                for e in 0..events_per_plane / 4 {
+                    let name = &names[(e * 7 + stream as usize) % names.len()];
+                    line.add_event(name)
+                        .set_offset_ps(t)
+                        .set_duration_ps(1_000 + (e as i64 % 5_000) * 1_000)
+                        .add_stat("correlation_id", (p * events_per_plane + e) as u64)
+                        .add_stat("occupancy", 0.25 + (e % 4) as f64 / 8.0);
+                    t += 8_000_000;
+                }
+            }
+        }
+        writer.plane(&plane).expect("write a plane");
+    }
+    writer.finish().expect("flush").flush().expect("flush");
+    std::fs::metadata(path).map(|m| m.len()).unwrap_or(0)
+}
+
+fn large() {
+    let dir = data_dir();
+    std::fs::create_dir_all(&dir).expect("data dir");
+    let path = dir.join("xspace_4g.xplane.pb");
+    let planes: usize = std::env::var("PROFKIT_BENCH_LARGE_PLANES")
+        .ok()
+        .and_then(|p| p.parse().ok())
+        .unwrap_or(105);
+    let per_plane = 1_000_000;
+    if !path.exists() {
+        eprintln!(
+            "generating {} ({planes} planes of 1M events)...",
+            path.display()
+        );
+        let start = Instant::now();
+        let size = write_large(&path, planes, per_plane);
+        eprintln!("{size} bytes in {:.1} s", start.elapsed().as_secs_f64());
+    }
+    let size = std::fs::metadata(&path).map(|m| m.len()).unwrap_or(0);
+    let out = dir.join("xspace_4g.parquet");
+    let result = ours("parquet", &path, &out).expect("the conversion of the large file");
+    let parquet_bytes = dir_size(&out);
+    println!(
+        "large: {size} bytes, {} events: {:.1} s, peak RSS {:.0} MB; Parquet {:.0} MB",
+        result["events"],
+        field(&result, "seconds"),
+        field(&result, "vmhwm_kb") * 1024.0 / 1e6,
+        parquet_bytes as f64 / 1e6
+    );
+    let record = serde_json::json!({"bytes": size, "planes": planes, "events_per_plane": per_plane,
+        "parquet_bytes": parquet_bytes, "result": result});
+    let _ = std::fs::write(dir.join("parquet_large.results.json"), record.to_string());
+    let _ = std::fs::remove_dir_all(&out);
+}
+
+fn dir_size(path: &Path) -> u64 {
+    let Ok(entries) = std::fs::read_dir(path) else {
+        return std::fs::metadata(path).map(|m| m.len()).unwrap_or(0);
+    };
+    entries
+        .filter_map(Result::ok)
+        .map(|e| dir_size(&e.path()))
+        .sum()
+}
+
+fn main() {
+    let args: Vec<String> = std::env::args().collect();
+    if let Some(i) = args.iter().position(|a| a == "--measure") {
+        let (Some(to), Some(input), Some(output)) =
+            (args.get(i + 1), args.get(i + 2), args.get(i + 3))
+        else {
+            panic!("--measure parquet|chrome INPUT OUTPUT");
+        };
+        measure(to, Path::new(input), Path::new(output));
+        return;
+    }
+    if bench_mode() && std::env::var_os("PROFKIT_BENCH_LARGE").is_some() {
+        large();
+        return;
+    }
+    let (events, stem) = if bench_mode() {
+        (FULL_EVENTS, "xspace_1m")
+    } else {
+        (SMOKE_EVENTS, "xspace_10k")
+    };
+    let dataset = Dataset::prepare(events, stem).expect("the data set");
+    let dir = data_dir();
+    let parquet_out = dir.join(format!("{stem}.parquet"));
+    let chrome_out = dir.join(format!("{stem}.profkit.json"));
+    let runs = if bench_mode() { 3 } else { 1 };
+    let (mut pq_s, mut pq_kb, mut ch_s, mut ch_kb) = (vec![], vec![], vec![], vec![]);
+    for _ in 0..runs {
+        if let Some(r) = ours("parquet", &dataset.path, &parquet_out) {
+            assert_eq!(r["events"].as_u64(), Some(dataset.events));
+            pq_s.push(field(&r, "seconds"));
+            pq_kb.push(field(&r, "vmhwm_kb"));
+        }
+        if let Some(r) = ours("chrome", &dataset.path, &chrome_out) {
+            ch_s.push(field(&r, "seconds"));
+            ch_kb.push(field(&r, "vmhwm_kb"));
+        }
+    }
+    let parquet_bytes = dir_size(&parquet_out);
+    let chrome_bytes = std::fs::metadata(&chrome_out).map(|m| m.len()).unwrap_or(0);
+    println!(
+        "{} events, XSpace {:.1} MB; largest plane {:.1} MB",
+        dataset.events,
+        dataset.bytes.len() as f64 / 1e6,
+        dataset.largest_plane_bytes() as f64 / 1e6
+    );
+    println!(
+        "--to parquet: {:.3} s, peak RSS {:.1} MB, dataset {:.1} MB",
+        median(pq_s.clone()),
+        median(pq_kb.clone()) * 1024.0 / 1e6,
+        parquet_bytes as f64 / 1e6
+    );
+    println!(
+        "--to chrome:  {:.3} s, peak RSS {:.1} MB, JSON {:.1} MB",
+        median(ch_s.clone()),
+        median(ch_kb.clone()) * 1024.0 / 1e6,
+        chrome_bytes as f64 / 1e6
+    );
+    let query = if bench_mode() {
+        queries(&parquet_out, &chrome_out)
+    } else {
+        None
+    };
+    if let Some(q) = &query {
+        println!(
+            "aggregation by name: DuckDB over Parquet {:.3} s, Python json over Chrome JSON {:.3} s ({:.1}x); same answer: {}",
+            field(q, "duckdb_seconds"),
+            field(q, "json_seconds"),
+            field(q, "json_seconds") / field(q, "duckdb_seconds"),
+            q["same_counts"]
+        );
+    }
+    let record = serde_json::json!({
+        "events": dataset.events,
+        "bytes": dataset.bytes.len(),
+        "parquet": {"seconds": pq_s, "vmhwm_kb": pq_kb, "bytes": parquet_bytes},
+        "chrome": {"seconds": ch_s, "vmhwm_kb": ch_kb, "bytes": chrome_bytes},
+        "query": query,
+    });
+    let _ = std::fs::write(
+        dir.join(format!("{stem}.parquet.results.json")),
+        record.to_string(),
+    );
+}

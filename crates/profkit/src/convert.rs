@@ -25,35 +25,15 @@ use crate::input::Input;
 
 /// The conversions `profkit convert` makes, as (from, to).
 pub(crate) const CONVERSIONS: &[(Format, &[Format])] = &[
-    (
-        Format::Xspace,
-        &[Format::Chrome, Format::Xspace, Format::Parquet],
-    ),
+    (Format::Xspace, &[Format::Chrome, Format::Xspace]),
     (
         Format::Paddle,
-        &[
-            Format::Chrome,
-            Format::Xspace,
-            Format::PaddleTimeline,
-            Format::Parquet,
-        ],
+        &[Format::Chrome, Format::Xspace, Format::PaddleTimeline],
     ),
-    (
-        Format::PaddleNodeTrees,
-        &[Format::Chrome, Format::Xspace, Format::Parquet],
-    ),
-    (
-        Format::Poplar,
-        &[Format::Chrome, Format::Xspace, Format::Parquet],
-    ),
-    (
-        Format::Xdl,
-        &[Format::Chrome, Format::Xspace, Format::Xdl, Format::Parquet],
-    ),
-    (
-        Format::Chrome,
-        &[Format::Chrome, Format::Xspace, Format::Parquet],
-    ),
+    (Format::PaddleNodeTrees, &[Format::Chrome, Format::Xspace]),
+    (Format::Poplar, &[Format::Chrome, Format::Xspace]),
+    (Format::Xdl, &[Format::Chrome, Format::Xspace, Format::Xdl]),
+    (Format::Chrome, &[Format::Chrome, Format::Xspace]),
 ];
 
 /// Formats `report` reads.
@@ -93,7 +73,8 @@ pub(crate) fn formats() -> Result<(), Failure> {
     }
     let reported: Vec<String> = REPORTED.iter().map(ToString::to_string).collect();
     text.push_str(&format!(
-        "\nprofkit report reads: {}\nprofkit merge reads and writes: xspace\n",
+        "\nprofkit report reads: {}\nprofkit merge reads and writes: xspace\n\
+         profkit convert IN... OUT_DIR --to parquet reads every format but paddle-timeline (a dataset, see docs/scale.md)\n",
         reported.join(", ")
     ));
     out.write_all(text.as_bytes()).map_err(Failure::Output)
