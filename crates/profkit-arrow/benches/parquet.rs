@@ -2,7 +2,9 @@
 //! x.xplane.pb DIR --to parquet` runs) against the conversion to Chrome JSON (`--to chrome`) of
 //! the same file, in the same run; then a DuckDB aggregation over the Parquet against the same
 //! aggregation done by Python's `json` over our Chrome JSON; and, with `PROFKIT_BENCH_LARGE=1`,
-//! the peak memory of converting a generated XSpace of about 4 GB.
+//! the peak memory of converting a generated XSpace of 4 GB (the 1M file's bytes 105 times over;
+//! `PROFKIT_BENCH_LARGE=wide` makes 105 planes of a million events instead, whose largest plane is
+//! 38 MB encoded).
 //!
 //! The data set is `profkit-xplane`'s benchmark XSpace of one million events
 //! (`target/bench-data/xspace_1m.xplane.pb`, see that crate's `benches/common`). Each conversion
@@ -157,38 +159,60 @@ fn write_large(path: &Path, planes: usize, events_per_plane: usize) -> u64 {
     std::fs::metadata(path).map(|m| m.len()).unwrap_or(0)
 }
 
-fn large() {
+/// The large file: `wide` is 105 planes of a million events each (as the trace viewer bench
+/// makes it, largest plane 38 MB encoded); otherwise the 1M data set's bytes concatenated 105
+/// times (an XSpace too: repeated fields append), 4.0 GB with the largest plane of the 1M file.
+fn large(kind: &str) {
     let dir = data_dir();
     std::fs::create_dir_all(&dir).expect("data dir");
-    let path = dir.join("xspace_4g.xplane.pb");
-    let planes: usize = std::env::var("PROFKIT_BENCH_LARGE_PLANES")
+    let copies: usize = std::env::var("PROFKIT_BENCH_LARGE_COPIES")
         .ok()
         .and_then(|p| p.parse().ok())
         .unwrap_or(105);
-    let per_plane = 1_000_000;
-    if !path.exists() {
-        eprintln!(
-            "generating {} ({planes} planes of 1M events)...",
-            path.display()
-        );
-        let start = Instant::now();
-        let size = write_large(&path, planes, per_plane);
-        eprintln!("{size} bytes in {:.1} s", start.elapsed().as_secs_f64());
-    }
+    let path = if kind == "wide" {
+        let path = dir.join("xspace_4g.xplane.pb");
+        if !path.exists() {
+            eprintln!(
+                "generating {} ({copies} planes of 1M events)...",
+                path.display()
+            );
+            let size = write_large(&path, copies, 1_000_000);
+            eprintln!("{size} bytes");
+        }
+        path
+    } else {
+        let path = dir.join(format!("xspace_1m_x{copies}.xplane.pb"));
+        if !path.exists() {
+            let one = Dataset::prepare(FULL_EVENTS, "xspace_1m").expect("the data set");
+            eprintln!(
+                "writing {} ({copies} copies of the 1M file)...",
+                path.display()
+            );
+            let mut out = BufWriter::with_capacity(1 << 20, File::create(&path).expect("create"));
+            for _ in 0..copies {
+                out.write_all(&one.bytes).expect("write");
+            }
+            out.flush().expect("flush");
+        }
+        path
+    };
     let size = std::fs::metadata(&path).map(|m| m.len()).unwrap_or(0);
-    let out = dir.join("xspace_4g.parquet");
+    let out = dir.join("xspace_large.parquet");
     let result = ours("parquet", &path, &out).expect("the conversion of the large file");
     let parquet_bytes = dir_size(&out);
     println!(
-        "large: {size} bytes, {} events: {:.1} s, peak RSS {:.0} MB; Parquet {:.0} MB",
+        "large ({kind}): {size} bytes, {} events: {:.1} s, peak RSS {:.1} MB; Parquet {:.0} MB",
         result["events"],
         field(&result, "seconds"),
         field(&result, "vmhwm_kb") * 1024.0 / 1e6,
         parquet_bytes as f64 / 1e6
     );
-    let record = serde_json::json!({"bytes": size, "planes": planes, "events_per_plane": per_plane,
+    let record = serde_json::json!({"kind": kind, "bytes": size, "copies": copies,
         "parquet_bytes": parquet_bytes, "result": result});
-    let _ = std::fs::write(dir.join("parquet_large.results.json"), record.to_string());
+    let _ = std::fs::write(
+        dir.join(format!("parquet_large_{kind}.results.json")),
+        record.to_string(),
+    );
     let _ = std::fs::remove_dir_all(&out);
 }
 
@@ -213,8 +237,8 @@ fn main() {
         measure(to, Path::new(input), Path::new(output));
         return;
     }
-    if bench_mode() && std::env::var_os("PROFKIT_BENCH_LARGE").is_some() {
-        large();
+    if let Some(kind) = std::env::var_os("PROFKIT_BENCH_LARGE").filter(|_| bench_mode()) {
+        large(&kind.to_string_lossy());
         return;
     }
     let (events, stem) = if bench_mode() {

@@ -5,7 +5,7 @@
 //! `group_id` stats) and two `/device:GPU:<n>` planes whose streams run the step's ops (`hlo_op`,
 //! `hlo_module`, `tf_op`, `step_num`, `group_id`, `correlation_id`, `flops`, `bytes_accessed`)
 //! with idle gaps between them. One host is slow at each step (the straggler the docs' query
-//! finds). The numbers come from a fixed-seed generator, so every run writes the same bytes.
+//! finds). The numbers come from a deterministic generator, so every run writes the same bytes.
 //!
 //! `cargo run -p profkit-arrow --example cluster -- OUT_DIR [HOSTS] [STEPS]` (defaults 4 and 20).
 

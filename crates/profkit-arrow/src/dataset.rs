@@ -20,6 +20,7 @@ use parquet::arrow::ArrowWriter;
 use parquet::basic::{Compression, ZstdLevel};
 use parquet::file::metadata::KeyValue;
 use parquet::file::properties::WriterProperties;
+use parquet::schema::types::ColumnPath;
 use profkit_xplane::SpaceItem;
 
 use crate::error::{Error, Result};
@@ -40,7 +41,8 @@ pub const MAX_BUFFERED_BYTES: usize = 48 << 20;
 pub struct WriteOptions {
     /// Rows per row group.
     pub row_group_rows: usize,
-    /// zstd compression level (1 to 22).
+    /// zstd compression level (1 to 22; 1 by default: level 3 made files 4% smaller and the
+    /// conversion a quarter slower).
     pub zstd_level: i32,
     /// Replace a host already in the dataset instead of refusing it.
     pub overwrite: bool,
@@ -50,7 +52,7 @@ impl Default for WriteOptions {
     fn default() -> Self {
         WriteOptions {
             row_group_rows: DEFAULT_ROW_GROUP_ROWS,
-            zstd_level: 3,
+            zstd_level: 1,
             overwrite: false,
         }
     }
@@ -225,11 +227,20 @@ impl HostWriter {
             KeyValue::new(schema::TABLE_KEY.to_owned(), table.to_owned()),
         ];
         kv.push(KeyValue::new("profkit.host".to_owned(), self.host.clone()));
-        let props = WriterProperties::builder()
+        let mut props = WriterProperties::builder()
             .set_compression(Compression::ZSTD(level))
             .set_max_row_group_size(self.options.row_group_rows.max(1))
-            .set_key_value_metadata(Some(kv))
-            .build();
+            .set_key_value_metadata(Some(kv));
+        // Columns whose values rarely repeat get no Parquet dictionary (it would be built, then
+        // dropped when it outgrows its page); names and the other repeating columns keep one.
+        for column in schema::UNIQUE_COLUMNS {
+            props = props.set_column_dictionary_enabled(ColumnPath::from(*column), false);
+        }
+        props = props.set_column_dictionary_enabled(
+            ColumnPath::new(vec!["stats".into(), "entries".into(), "values".into()]),
+            false,
+        );
+        let props = props.build();
         let file = File::create(&path).map_err(io(&path))?;
         let mut writer = ArrowWriter::try_new(
             BufWriter::with_capacity(1 << 20, file),

@@ -4,11 +4,11 @@ use std::collections::HashMap;
 use std::sync::Arc;
 
 use arrow_array::builder::{
-    Decimal128Builder, Int64Builder, MapBuilder, MapFieldNames, StringBuilder,
+    Decimal128Builder, Int32Builder, Int64Builder, MapBuilder, MapFieldNames, StringBuilder,
     StringDictionaryBuilder,
 };
 use arrow_array::types::Int32Type;
-use arrow_array::{ArrayRef, RecordBatch, RecordBatchReader};
+use arrow_array::{ArrayRef, DictionaryArray, RecordBatch, RecordBatchReader};
 use arrow_schema::{ArrowError, SchemaRef};
 use base64::Engine as _;
 use profkit_xplane::proto::{XEventMetadata, XPlane, XStat, x_event, x_stat};
@@ -89,6 +89,69 @@ fn dict() -> Dict {
     StringDictionaryBuilder::new()
 }
 
+/// A dictionary-encoded string column that remembers the last string appended (by address, so
+/// the rows of one plane, line or event name skip the hash lookup) and can append a key it gave
+/// before. Arrow's builders hold the keys and values.
+struct DictColumn {
+    keys: Int32Builder,
+    values: StringBuilder,
+    index: HashMap<String, i32>,
+    last: Option<(usize, usize, i32)>,
+}
+
+impl DictColumn {
+    fn new(capacity: usize) -> DictColumn {
+        DictColumn {
+            keys: Int32Builder::with_capacity(capacity),
+            values: StringBuilder::new(),
+            index: HashMap::new(),
+            last: None,
+        }
+    }
+
+    /// Appends `value`; its key.
+    fn append(&mut self, value: &str) -> i32 {
+        let address = (value.as_ptr() as usize, value.len());
+        let key = match self.last {
+            Some((ptr, len, key)) if (ptr, len) == address => key,
+            _ => {
+                let key = match self.index.get(value) {
+                    Some(&key) => key,
+                    None => {
+                        let key = i32::try_from(self.index.len()).unwrap_or(i32::MAX);
+                        self.values.append_value(value);
+                        self.index.insert(value.to_owned(), key);
+                        key
+                    }
+                };
+                self.last = Some((address.0, address.1, key));
+                key
+            }
+        };
+        self.keys.append_value(key);
+        key
+    }
+
+    /// Forgets the last string's address (before the strings it may point into are dropped).
+    fn forget_last(&mut self) {
+        self.last = None;
+    }
+
+    /// Appends a key `append` returned since the last `finish`.
+    fn append_key(&mut self, key: i32) {
+        self.keys.append_value(key);
+    }
+
+    fn finish(&mut self) -> Result<DictionaryArray<Int32Type>> {
+        self.index.clear();
+        self.last = None;
+        Ok(DictionaryArray::try_new(
+            self.keys.finish(),
+            Arc::new(self.values.finish()),
+        )?)
+    }
+}
+
 fn stats_builder() -> MapBuilder<StringBuilder, StringBuilder> {
     MapBuilder::new(
         Some(MapFieldNames {
@@ -105,22 +168,15 @@ fn time_builder(capacity: usize) -> Decimal128Builder {
     Decimal128Builder::with_capacity(capacity).with_data_type(schema::time_type())
 }
 
-/// A stat's value as the text of the `stats` map: integers and doubles as Rust prints them
-/// (doubles in their shortest round-trip form), references as the referenced name, bytes in
+/// A stat's value as the text of the `stats` map: integers in decimal, doubles in their shortest
+/// round-trip form (`1.5`, `1e20`, `NaN`, `inf`), references as the referenced name, bytes in
 /// standard base64.
 fn stat_text(stat: &XStat, plane: &XPlane, out: &mut String) {
-    use std::fmt::Write as _;
     out.clear();
     match &stat.value {
-        Some(x_stat::Value::DoubleValue(v)) => {
-            let _ = write!(out, "{v}");
-        }
-        Some(x_stat::Value::Uint64Value(v)) => {
-            let _ = write!(out, "{v}");
-        }
-        Some(x_stat::Value::Int64Value(v)) => {
-            let _ = write!(out, "{v}");
-        }
+        Some(x_stat::Value::DoubleValue(v)) => out.push_str(zmij::Buffer::new().format(*v)),
+        Some(x_stat::Value::Uint64Value(v)) => out.push_str(itoa::Buffer::new().format(*v)),
+        Some(x_stat::Value::Int64Value(v)) => out.push_str(itoa::Buffer::new().format(*v)),
         Some(x_stat::Value::StrValue(v)) => out.push_str(v),
         Some(x_stat::Value::BytesValue(v)) => {
             base64::engine::general_purpose::STANDARD.encode_string(v, out);
@@ -172,14 +228,16 @@ struct Cursor {
 
 /// The builders of one events batch.
 struct Builders {
-    host: Dict,
-    source_format: Dict,
-    plane: Dict,
+    host: DictColumn,
+    source_format: DictColumn,
+    plane: DictColumn,
     plane_id: Int64Builder,
-    line: Dict,
+    line: DictColumn,
     line_id: Int64Builder,
-    name: Dict,
-    display_name: Dict,
+    name: DictColumn,
+    display_name: DictColumn,
+    /// Event metadata id -> (name key, display name key) in this batch, for the current plane.
+    names: HashMap<i64, (i32, i32)>,
     start_ps: Decimal128Builder,
     duration_ps: Int64Builder,
     num_occurrences: Int64Builder,
@@ -194,14 +252,15 @@ impl Builders {
         let ints = TYPED_STATS.iter().filter(|t| t.2 == TypedKind::Int).count();
         let strs = TYPED_STATS.len() - ints;
         Builders {
-            host: dict(),
-            source_format: dict(),
-            plane: dict(),
+            host: DictColumn::new(capacity),
+            source_format: DictColumn::new(capacity),
+            plane: DictColumn::new(capacity),
             plane_id: Int64Builder::with_capacity(capacity),
-            line: dict(),
+            line: DictColumn::new(capacity),
             line_id: Int64Builder::with_capacity(capacity),
-            name: dict(),
-            display_name: dict(),
+            name: DictColumn::new(capacity),
+            display_name: DictColumn::new(capacity),
+            names: HashMap::new(),
             start_ps: time_builder(capacity),
             duration_ps: Int64Builder::with_capacity(capacity),
             num_occurrences: Int64Builder::with_capacity(capacity),
@@ -215,15 +274,16 @@ impl Builders {
     }
 
     fn finish(&mut self, schema: &SchemaRef) -> Result<RecordBatch> {
+        self.names.clear();
         let mut columns: Vec<ArrayRef> = vec![
-            Arc::new(self.host.finish()),
-            Arc::new(self.source_format.finish()),
-            Arc::new(self.plane.finish()),
+            Arc::new(self.host.finish()?),
+            Arc::new(self.source_format.finish()?),
+            Arc::new(self.plane.finish()?),
             Arc::new(self.plane_id.finish()),
-            Arc::new(self.line.finish()),
+            Arc::new(self.line.finish()?),
             Arc::new(self.line_id.finish()),
-            Arc::new(self.name.finish()),
-            Arc::new(self.display_name.finish()),
+            Arc::new(self.name.finish()?),
+            Arc::new(self.display_name.finish()?),
             Arc::new(self.start_ps.finish().with_data_type(schema::time_type())),
             Arc::new(self.duration_ps.finish()),
             Arc::new(self.num_occurrences.finish()),
@@ -524,6 +584,13 @@ where
                     Some(Err(e)) => return Err(Error::XSpace(e)),
                     Some(Ok(SpaceItem::Plane(plane))) => {
                         self.side.add_plane(&plane);
+                        // The previous plane's strings are gone: no address may be reused.
+                        let b = &mut self.builders;
+                        b.names.clear();
+                        for column in [&mut b.plane, &mut b.line, &mut b.name, &mut b.display_name]
+                        {
+                            column.forget_last();
+                        }
                         self.planes_read += 1;
                         self.cursor = Some(Cursor {
                             typed: typed_ids(&plane),
@@ -569,18 +636,27 @@ where
                     .event_metadata
                     .get(&event.metadata_id)
                     .unwrap_or(&empty);
-                b.host.append_value(&self.info.host);
-                b.source_format.append_value(&self.info.source_format);
-                b.plane.append_value(&plane.name);
+                b.host.append(&self.info.host);
+                b.source_format.append(&self.info.source_format);
+                b.plane.append(&plane.name);
                 b.plane_id.append_value(plane.id);
-                b.line.append_value(&line.name);
+                b.line.append(&line.name);
                 b.line_id.append_value(line.id);
-                b.name.append_value(&md.name);
-                b.display_name.append_value(if md.display_name.is_empty() {
-                    &md.name
-                } else {
-                    &md.display_name
-                });
+                match b.names.get(&event.metadata_id) {
+                    Some(&(name, display)) => {
+                        b.name.append_key(name);
+                        b.display_name.append_key(display);
+                    }
+                    None => {
+                        let name = b.name.append(&md.name);
+                        let display = b.display_name.append(if md.display_name.is_empty() {
+                            &md.name
+                        } else {
+                            &md.display_name
+                        });
+                        b.names.insert(event.metadata_id, (name, display));
+                    }
+                }
                 match event.data {
                     Some(x_event::Data::NumOccurrences(n)) => {
                         b.start_ps.append_null();

@@ -38,6 +38,19 @@ pub const HOST: &str = "host";
 /// Precision of the picosecond time columns (`Decimal128(38, 0)`).
 pub const TIME_PRECISION: u8 = 38;
 
+/// Columns whose values are mostly distinct (times, sizes, ids): written without a Parquet
+/// dictionary.
+pub const UNIQUE_COLUMNS: &[&str] = &[
+    "start_ps",
+    "end_ps",
+    "duration_ps",
+    "correlation_id",
+    "bytes_accessed",
+    "flops",
+    "timestamp",
+    "timestamp_ns",
+];
+
 /// The type of the picosecond time columns.
 pub fn time_type() -> DataType {
     DataType::Decimal128(TIME_PRECISION, 0)
