@@ -19,7 +19,7 @@ use arrow_schema::SchemaRef;
 use parquet::arrow::ArrowWriter;
 use parquet::basic::{Compression, ZstdLevel};
 use parquet::file::metadata::KeyValue;
-use parquet::file::properties::WriterProperties;
+use parquet::file::properties::{EnabledStatistics, WriterProperties};
 use parquet::schema::types::ColumnPath;
 use profkit_xplane::SpaceItem;
 
@@ -33,7 +33,7 @@ use crate::xdl::XdlRecords;
 pub const DEFAULT_ROW_GROUP_ROWS: usize = 1 << 20;
 
 /// A row group is closed early once the writer buffers this many encoded bytes.
-pub const MAX_BUFFERED_BYTES: usize = 48 << 20;
+pub const MAX_BUFFERED_BYTES: usize = 32 << 20;
 
 /// How a host's tables are written.
 #[derive(Clone, Debug)]
@@ -236,10 +236,13 @@ impl HostWriter {
         for column in schema::UNIQUE_COLUMNS {
             props = props.set_column_dictionary_enabled(ColumnPath::from(*column), false);
         }
-        props = props.set_column_dictionary_enabled(
-            ColumnPath::new(vec!["stats".into(), "entries".into(), "values".into()]),
-            false,
-        );
+        let values = ColumnPath::new(vec!["stats".into(), "entries".into(), "values".into()]);
+        let keys = ColumnPath::new(vec!["stats".into(), "entries".into(), "keys".into()]);
+        props = props.set_column_dictionary_enabled(values.clone(), false);
+        // Min and max of the map's texts help no query, and cost a comparison per stat.
+        for path in [keys, values] {
+            props = props.set_column_statistics_enabled(path, EnabledStatistics::None);
+        }
         let props = props.build();
         let file = File::create(&path).map_err(io(&path))?;
         let mut writer = ArrowWriter::try_new(
