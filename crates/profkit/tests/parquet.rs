@@ -259,7 +259,13 @@ fn inspect_json_prints_epoch_picoseconds() {
     .unwrap();
     let (code, stdout, stderr) = run(&["inspect", "--json", input.to_str().unwrap()]);
     assert_eq!(code, 0, "{stderr}");
-    assert!(stdout.contains("\"start_ps\": 1700000000000000000005"), "{stdout}");
-    assert!(stdout.contains("\"end_ps\": 1700000000000000000015"), "{stdout}");
+    assert!(
+        stdout.contains("\"start_ps\": 1700000000000000000005"),
+        "{stdout}"
+    );
+    assert!(
+        stdout.contains("\"end_ps\": 1700000000000000000015"),
+        "{stdout}"
+    );
     std::fs::remove_dir_all(&work).unwrap();
 }

@@ -19,7 +19,10 @@ mod tests {
     #[test]
     fn smoke_arrow_mutated_seeds() {
         let seeds = crate::xplane::seed_encodings();
-        assert!(!seeds.is_empty(), "the XSpace seeds are missing");
+        assert!(
+            !seeds.is_empty(),
+            "the XSpace conformance inputs are missing"
+        );
         for (i, valid) in seeds.iter().enumerate() {
             events::run(valid);
             let step = if valid.len() > 2_500 { 499 } else { 1 };
