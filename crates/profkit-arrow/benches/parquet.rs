@@ -17,10 +17,17 @@
 //! `cargo bench -p profkit-arrow --bench parquet`; without `--bench` (as under
 //! `cargo test --benches`) it runs on 10,000 events and skips the queries.
 
+// The counting allocator must implement `GlobalAlloc`, an unsafe trait; bench binaries are the
+// only places outside the C ABI crate that do (as profkit-xplane's stream_memory), and every
+// library crate still forbids unsafe.
+#![allow(unsafe_code)]
+
+use std::alloc::{GlobalAlloc, Layout, System};
 use std::fs::File;
 use std::io::{BufReader, BufWriter, Write};
 use std::path::{Path, PathBuf};
 use std::process::Command;
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Instant;
 
 use profkit_arrow::{HostInfo, Options, WriteOptions, sources};
@@ -32,6 +39,68 @@ use profkit_xplane::{PlaneBuilder, ReadOptions, XPlane};
 #[allow(dead_code)]
 mod common;
 use common::{Dataset, FULL_EVENTS, SMOKE_EVENTS, bench_mode, data_dir, workspace_root};
+
+/// Counts live heap bytes (as requested by callers) and their peak, so that the peak of live data
+/// is reported beside the peak resident set (which the allocator's fragmentation also raises).
+struct Counting;
+
+static LIVE: AtomicUsize = AtomicUsize::new(0);
+static PEAK: AtomicUsize = AtomicUsize::new(0);
+
+fn grew(bytes: usize) {
+    let live = LIVE.fetch_add(bytes, Ordering::Relaxed) + bytes;
+    PEAK.fetch_max(live, Ordering::Relaxed);
+}
+
+fn shrank(bytes: usize) {
+    LIVE.fetch_sub(bytes, Ordering::Relaxed);
+}
+
+// SAFETY: every method forwards to `System` with the caller's arguments unchanged, so `System`'s
+// guarantees are ours; the counting touches only atomics and never allocates.
+unsafe impl GlobalAlloc for Counting {
+    unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
+        // SAFETY: the caller upholds `alloc`'s contract, which we pass on.
+        let ptr = unsafe { System.alloc(layout) };
+        if !ptr.is_null() {
+            grew(layout.size());
+        }
+        ptr
+    }
+
+    unsafe fn alloc_zeroed(&self, layout: Layout) -> *mut u8 {
+        // SAFETY: as for `alloc`.
+        let ptr = unsafe { System.alloc_zeroed(layout) };
+        if !ptr.is_null() {
+            grew(layout.size());
+        }
+        ptr
+    }
+
+    unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
+        // SAFETY: `ptr` was allocated by `System` (through us) with `layout`, as the caller
+        // guarantees.
+        unsafe { System.dealloc(ptr, layout) };
+        shrank(layout.size());
+    }
+
+    unsafe fn realloc(&self, ptr: *mut u8, layout: Layout, new_size: usize) -> *mut u8 {
+        // SAFETY: `ptr` came from `System` with `layout` and `new_size` is valid for it, as the
+        // caller guarantees.
+        let new = unsafe { System.realloc(ptr, layout, new_size) };
+        if !new.is_null() {
+            if new_size >= layout.size() {
+                grew(new_size - layout.size());
+            } else {
+                shrank(layout.size() - new_size);
+            }
+        }
+        new
+    }
+}
+
+#[global_allocator]
+static ALLOCATOR: Counting = Counting;
 
 fn vmhwm_kb() -> u64 {
     std::fs::read_to_string("/proc/self/status")
@@ -49,7 +118,16 @@ fn vmhwm_kb() -> u64 {
 fn measure(to: &str, input: &Path, output: &Path) {
     let start = Instant::now();
     let file = BufReader::with_capacity(1 << 16, File::open(input).expect("open the input"));
-    let events = if to == "parquet" {
+    let events = if to == "batches" {
+        // The events stream alone, nothing written: what the reader and the batches hold.
+        let info = HostInfo::new("bench", "xspace", [input.display().to_string()]);
+        let mut batches = sources::xspace(file, info, Options::default(), ReadOptions::default());
+        let mut rows = 0;
+        while let Some(batch) = batches.next_batch().expect("the conversion") {
+            rows += batch.num_rows() as u64;
+        }
+        rows
+    } else if to == "parquet" {
         let _ = std::fs::remove_dir_all(output);
         let info = HostInfo::new("bench", "xspace", [input.display().to_string()]);
         let mut batches = sources::xspace(file, info, Options::default(), ReadOptions::default());
@@ -64,8 +142,9 @@ fn measure(to: &str, input: &Path, output: &Path) {
     };
     let seconds = start.elapsed().as_secs_f64();
     println!(
-        "{{\"seconds\": {seconds}, \"vmhwm_kb\": {}, \"events\": {events}}}",
-        vmhwm_kb()
+        "{{\"seconds\": {seconds}, \"vmhwm_kb\": {}, \"heap_peak_bytes\": {}, \"events\": {events}}}",
+        vmhwm_kb(),
+        PEAK.load(Ordering::Relaxed)
     );
 }
 
@@ -201,10 +280,11 @@ fn large(kind: &str) {
     let result = ours("parquet", &path, &out).expect("the conversion of the large file");
     let parquet_bytes = dir_size(&out);
     println!(
-        "large ({kind}): {size} bytes, {} events: {:.1} s, peak RSS {:.1} MB; Parquet {:.0} MB",
+        "large ({kind}): {size} bytes, {} events: {:.1} s, peak RSS {:.1} MB, live heap peak {:.1} MB; Parquet {:.0} MB",
         result["events"],
         field(&result, "seconds"),
         field(&result, "vmhwm_kb") * 1024.0 / 1e6,
+        field(&result, "heap_peak_bytes") / 1e6,
         parquet_bytes as f64 / 1e6
     );
     let record = serde_json::json!({"kind": kind, "bytes": size, "copies": copies,
@@ -232,7 +312,7 @@ fn main() {
         let (Some(to), Some(input), Some(output)) =
             (args.get(i + 1), args.get(i + 2), args.get(i + 3))
         else {
-            panic!("--measure parquet|chrome INPUT OUTPUT");
+            panic!("--measure parquet|chrome|batches INPUT OUTPUT");
         };
         measure(to, Path::new(input), Path::new(output));
         return;
@@ -252,15 +332,18 @@ fn main() {
     let chrome_out = dir.join(format!("{stem}.profkit.json"));
     let runs = if bench_mode() { 3 } else { 1 };
     let (mut pq_s, mut pq_kb, mut ch_s, mut ch_kb) = (vec![], vec![], vec![], vec![]);
+    let (mut pq_heap, mut ch_heap) = (vec![], vec![]);
     for _ in 0..runs {
         if let Some(r) = ours("parquet", &dataset.path, &parquet_out) {
             assert_eq!(r["events"].as_u64(), Some(dataset.events));
             pq_s.push(field(&r, "seconds"));
             pq_kb.push(field(&r, "vmhwm_kb"));
+            pq_heap.push(field(&r, "heap_peak_bytes"));
         }
         if let Some(r) = ours("chrome", &dataset.path, &chrome_out) {
             ch_s.push(field(&r, "seconds"));
             ch_kb.push(field(&r, "vmhwm_kb"));
+            ch_heap.push(field(&r, "heap_peak_bytes"));
         }
     }
     let parquet_bytes = dir_size(&parquet_out);
@@ -272,15 +355,17 @@ fn main() {
         dataset.largest_plane_bytes() as f64 / 1e6
     );
     println!(
-        "--to parquet: {:.3} s, peak RSS {:.1} MB, dataset {:.1} MB",
+        "--to parquet: {:.3} s, peak RSS {:.1} MB, live heap peak {:.1} MB, dataset {:.1} MB",
         median(pq_s.clone()),
         median(pq_kb.clone()) * 1024.0 / 1e6,
+        median(pq_heap.clone()) / 1e6,
         parquet_bytes as f64 / 1e6
     );
     println!(
-        "--to chrome:  {:.3} s, peak RSS {:.1} MB, JSON {:.1} MB",
+        "--to chrome:  {:.3} s, peak RSS {:.1} MB, live heap peak {:.1} MB, JSON {:.1} MB",
         median(ch_s.clone()),
         median(ch_kb.clone()) * 1024.0 / 1e6,
+        median(ch_heap.clone()) / 1e6,
         chrome_bytes as f64 / 1e6
     );
     let query = if bench_mode() {
@@ -300,8 +385,8 @@ fn main() {
     let record = serde_json::json!({
         "events": dataset.events,
         "bytes": dataset.bytes.len(),
-        "parquet": {"seconds": pq_s, "vmhwm_kb": pq_kb, "bytes": parquet_bytes},
-        "chrome": {"seconds": ch_s, "vmhwm_kb": ch_kb, "bytes": chrome_bytes},
+        "parquet": {"seconds": pq_s, "vmhwm_kb": pq_kb, "heap_peak_bytes": pq_heap, "bytes": parquet_bytes},
+        "chrome": {"seconds": ch_s, "vmhwm_kb": ch_kb, "heap_peak_bytes": ch_heap, "bytes": chrome_bytes},
         "query": query,
     });
     let _ = std::fs::write(

@@ -230,7 +230,12 @@ impl HostWriter {
         let mut props = WriterProperties::builder()
             .set_compression(Compression::ZSTD(level))
             .set_max_row_group_size(self.options.row_group_rows.max(1))
-            .set_key_value_metadata(Some(kv));
+            .set_key_value_metadata(Some(kv))
+            // Min and max per row group, not per page: the page indexes would be kept in memory
+            // until the file is closed, growing with the file (half a megabyte per million
+            // events); engines prune by row group.
+            .set_statistics_enabled(EnabledStatistics::Chunk)
+            .set_offset_index_disabled(true);
         // Columns whose values rarely repeat get no Parquet dictionary (it would be built, then
         // dropped when it outgrows its page); names and the other repeating columns keep one.
         for column in schema::UNIQUE_COLUMNS {
