@@ -9,7 +9,7 @@
 //! The data set is `profkit-xplane`'s benchmark XSpace of one million events
 //! (`target/bench-data/xspace_1m.xplane.pb`, see that crate's `benches/common`). Each conversion
 //! runs in a fresh child process (this binary re-run with `--measure`), which reports its wall
-//! time and its peak resident set (`VmHWM`); three runs of each side, in turn, the median
+//! time, CPU time and peak resident set (`VmHWM`); five runs of each side, in turn, the median
 //! reported. The queries run in a child Python (`benches/query.py`) from the venv `.oracle/arrow`
 //! that `conformance/arrow/check.sh` installs (`ARROW_VENV` elsewhere), skipped with a note when
 //! it is missing. Results go to `target/bench-data/xspace_1m.parquet.results.json`.
@@ -114,6 +114,25 @@ fn vmhwm_kb() -> u64 {
         .unwrap_or(0)
 }
 
+/// CPU seconds (user and system) of this process so far, from `/proc/self/stat` (clock ticks of
+/// 1/100 s): insensitive to other processes holding the CPU, unlike the wall time.
+fn cpu_seconds() -> f64 {
+    let Ok(stat) = std::fs::read_to_string("/proc/self/stat") else {
+        return f64::NAN;
+    };
+    // Fields after the command name (which is in parentheses and may hold spaces).
+    let rest = stat.rsplit_once(')').map_or("", |(_, r)| r);
+    let fields: Vec<&str> = rest.split_whitespace().collect();
+    let ticks = |i: usize| {
+        fields
+            .get(i)
+            .and_then(|v| v.parse::<f64>().ok())
+            .unwrap_or(f64::NAN)
+    };
+    // utime and stime are fields 14 and 15 of the line, 12 and 13 after the name.
+    (ticks(11) + ticks(12)) / 100.0
+}
+
 /// In the child: converts `input` to `output` as `to` says and prints seconds, VmHWM and events.
 fn measure(to: &str, input: &Path, output: &Path) {
     let start = Instant::now();
@@ -142,7 +161,8 @@ fn measure(to: &str, input: &Path, output: &Path) {
     };
     let seconds = start.elapsed().as_secs_f64();
     println!(
-        "{{\"seconds\": {seconds}, \"vmhwm_kb\": {}, \"heap_peak_bytes\": {}, \"events\": {events}}}",
+        "{{\"seconds\": {seconds}, \"cpu_seconds\": {}, \"vmhwm_kb\": {}, \"heap_peak_bytes\": {}, \"events\": {events}}}",
+        cpu_seconds(),
         vmhwm_kb(),
         PEAK.load(Ordering::Relaxed)
     );
@@ -330,20 +350,22 @@ fn main() {
     let dir = data_dir();
     let parquet_out = dir.join(format!("{stem}.parquet"));
     let chrome_out = dir.join(format!("{stem}.profkit.json"));
-    let runs = if bench_mode() { 3 } else { 1 };
+    let runs = if bench_mode() { 5 } else { 1 };
     let (mut pq_s, mut pq_kb, mut ch_s, mut ch_kb) = (vec![], vec![], vec![], vec![]);
-    let (mut pq_heap, mut ch_heap) = (vec![], vec![]);
+    let (mut pq_heap, mut ch_heap, mut pq_cpu, mut ch_cpu) = (vec![], vec![], vec![], vec![]);
     for _ in 0..runs {
         if let Some(r) = ours("parquet", &dataset.path, &parquet_out) {
             assert_eq!(r["events"].as_u64(), Some(dataset.events));
             pq_s.push(field(&r, "seconds"));
             pq_kb.push(field(&r, "vmhwm_kb"));
             pq_heap.push(field(&r, "heap_peak_bytes"));
+            pq_cpu.push(field(&r, "cpu_seconds"));
         }
         if let Some(r) = ours("chrome", &dataset.path, &chrome_out) {
             ch_s.push(field(&r, "seconds"));
             ch_kb.push(field(&r, "vmhwm_kb"));
             ch_heap.push(field(&r, "heap_peak_bytes"));
+            ch_cpu.push(field(&r, "cpu_seconds"));
         }
     }
     let parquet_bytes = dir_size(&parquet_out);
@@ -355,15 +377,17 @@ fn main() {
         dataset.largest_plane_bytes() as f64 / 1e6
     );
     println!(
-        "--to parquet: {:.3} s, peak RSS {:.1} MB, live heap peak {:.1} MB, dataset {:.1} MB",
+        "--to parquet: {:.3} s (CPU {:.2} s), peak RSS {:.1} MB, live heap peak {:.1} MB, dataset {:.1} MB",
         median(pq_s.clone()),
+        median(pq_cpu.clone()),
         median(pq_kb.clone()) * 1024.0 / 1e6,
         median(pq_heap.clone()) / 1e6,
         parquet_bytes as f64 / 1e6
     );
     println!(
-        "--to chrome:  {:.3} s, peak RSS {:.1} MB, live heap peak {:.1} MB, JSON {:.1} MB",
+        "--to chrome:  {:.3} s (CPU {:.2} s), peak RSS {:.1} MB, live heap peak {:.1} MB, JSON {:.1} MB",
         median(ch_s.clone()),
+        median(ch_cpu.clone()),
         median(ch_kb.clone()) * 1024.0 / 1e6,
         median(ch_heap.clone()) / 1e6,
         chrome_bytes as f64 / 1e6
@@ -385,8 +409,8 @@ fn main() {
     let record = serde_json::json!({
         "events": dataset.events,
         "bytes": dataset.bytes.len(),
-        "parquet": {"seconds": pq_s, "vmhwm_kb": pq_kb, "heap_peak_bytes": pq_heap, "bytes": parquet_bytes},
-        "chrome": {"seconds": ch_s, "vmhwm_kb": ch_kb, "heap_peak_bytes": ch_heap, "bytes": chrome_bytes},
+        "parquet": {"seconds": pq_s, "cpu_seconds": pq_cpu, "vmhwm_kb": pq_kb, "heap_peak_bytes": pq_heap, "bytes": parquet_bytes},
+        "chrome": {"seconds": ch_s, "cpu_seconds": ch_cpu, "vmhwm_kb": ch_kb, "heap_peak_bytes": ch_heap, "bytes": chrome_bytes},
         "query": query,
     });
     let _ = std::fs::write(
