@@ -33,7 +33,7 @@ use crate::xdl::XdlRecords;
 pub const DEFAULT_ROW_GROUP_ROWS: usize = 1 << 20;
 
 /// A row group is closed early once the writer buffers this many encoded bytes.
-pub const MAX_BUFFERED_BYTES: usize = 32 << 20;
+pub const MAX_BUFFERED_BYTES: usize = 16 << 20;
 
 /// How a host's tables are written.
 #[derive(Clone, Debug)]

@@ -18,7 +18,7 @@ use crate::error::{Error, Result};
 use crate::schema::{self, TYPED_STATS, TypedKind};
 
 /// Rows per record batch unless [`Options::batch_rows`] says otherwise.
-pub const DEFAULT_BATCH_ROWS: usize = 64 * 1024;
+pub const DEFAULT_BATCH_ROWS: usize = 32 * 1024;
 
 /// How batches are made.
 #[derive(Clone, Debug)]
