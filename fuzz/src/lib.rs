@@ -17,6 +17,7 @@
 
 #![forbid(unsafe_code)]
 
+pub mod arrow;
 pub mod chrome;
 pub mod paddle;
 pub mod poplar;
@@ -119,6 +120,11 @@ pub const TARGETS: &[Target] = &[
         name: "chrome_json",
         run: chrome::json::run,
         describe: |data| String::from_utf8_lossy(data).into_owned(),
+    },
+    Target {
+        name: "arrow_events",
+        run: arrow::events::run,
+        describe: |data| format!("{:#?}", profkit_xplane::decode(data.to_vec())),
     },
 ];
 

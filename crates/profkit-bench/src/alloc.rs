@@ -12,7 +12,7 @@
 #![allow(unsafe_code)]
 
 use std::alloc::{GlobalAlloc, Layout, System};
-use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 
 /// Counts live heap bytes (as requested by callers, not as rounded by the system allocator) and
 /// their peak, and forwards everything to the system allocator.
@@ -20,14 +20,26 @@ pub struct Counting;
 
 static LIVE: AtomicUsize = AtomicUsize::new(0);
 static PEAK: AtomicUsize = AtomicUsize::new(0);
+static COUNTING: AtomicBool = AtomicBool::new(true);
 
 fn grew(bytes: usize) {
-    let live = LIVE.fetch_add(bytes, Ordering::Relaxed) + bytes;
-    PEAK.fetch_max(live, Ordering::Relaxed);
+    if COUNTING.load(Ordering::Relaxed) {
+        let live = LIVE.fetch_add(bytes, Ordering::Relaxed) + bytes;
+        PEAK.fetch_max(live, Ordering::Relaxed);
+    }
 }
 
 fn shrank(bytes: usize) {
-    LIVE.fetch_sub(bytes, Ordering::Relaxed);
+    if COUNTING.load(Ordering::Relaxed) {
+        LIVE.fetch_sub(bytes, Ordering::Relaxed);
+    }
+}
+
+/// Stops (or restarts) the counting: a child that only times its work turns it off at its
+/// start, so that the side that allocates more pays no atomic operations for it. Figures read
+/// after counting was off are meaningless.
+pub fn set_counting(on: bool) {
+    COUNTING.store(on, Ordering::Relaxed);
 }
 
 // SAFETY: every method forwards to `System` with the caller's arguments unchanged, so `System`'s

@@ -73,7 +73,8 @@ pub(crate) fn formats() -> Result<(), Failure> {
     }
     let reported: Vec<String> = REPORTED.iter().map(ToString::to_string).collect();
     text.push_str(&format!(
-        "\nprofkit report reads: {}\nprofkit merge reads and writes: xspace\n",
+        "\nprofkit report reads: {}\nprofkit merge reads and writes: xspace\n\
+         profkit convert IN... OUT_DIR --to parquet reads every format but paddle-timeline (a dataset, see docs/scale.md)\n",
         reported.join(", ")
     ));
     out.write_all(text.as_bytes()).map_err(Failure::Output)
@@ -224,7 +225,7 @@ impl Seek for Source {
 
 /// The host xprof would see for a file: `<host>.xplane.pb` gives `host`, any other name its
 /// stem; standard input is `stdin`.
-fn host_of(input: &Input) -> String {
+pub(crate) fn host_of(input: &Input) -> String {
     let Some(name) = input
         .path
         .as_ref()
@@ -294,6 +295,7 @@ fn spaces_of(inputs: Vec<Input>) -> Result<Vec<(String, XSpace)>, Failure> {
         match input.format {
             Format::Xspace => spaces.push(xspace_whole(input)?),
             Format::Chrome | Format::PaddleTimeline => spaces.push(chrome_space(input)?),
+            Format::Parquet => return Err(crate::output_only()),
             Format::Paddle | Format::PaddleNodeTrees => {
                 let (name, recording) = paddle_recording(input)?;
                 let (space, warnings) = events::recording_to_xspace(&recording);
@@ -445,6 +447,9 @@ pub(crate) fn convert(
     if to == Format::PaddleTimeline {
         return paddle_timeline(&paths, from, &out);
     }
+    if to == Format::Parquet {
+        return crate::parquet::convert(&paths, from, &out, overwrite);
+    }
     if to == Format::Xdl {
         let mut inputs = Vec::with_capacity(paths.len());
         for path in &paths {
@@ -500,7 +505,7 @@ fn infer_target(out: &Path) -> Result<Format, Failure> {
         Ok(Format::Xspace)
     } else {
         Err(Failure::Usage(format!(
-            "{name}: name the output format with --to (chrome, xspace, paddle-timeline, xdl)"
+            "{name}: name the output format with --to (chrome, xspace, paddle-timeline, xdl, parquet)"
         )))
     }
 }

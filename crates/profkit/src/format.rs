@@ -28,6 +28,10 @@ pub(crate) enum Format {
     /// read back as chrome).
     #[value(name = "paddle-timeline")]
     PaddleTimeline,
+    /// A Hive-partitioned Parquet dataset of Arrow tables (output only: a directory
+    /// `host=<host>/table=<table>/`, one host per input, appended to an existing dataset).
+    #[value(name = "parquet")]
+    Parquet,
 }
 
 impl fmt::Display for Format {
@@ -40,6 +44,7 @@ impl fmt::Display for Format {
             Format::PaddleNodeTrees => "paddle-trace",
             Format::Chrome => "chrome",
             Format::PaddleTimeline => "paddle-timeline",
+            Format::Parquet => "parquet",
         })
     }
 }

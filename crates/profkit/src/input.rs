@@ -25,6 +25,11 @@ pub(crate) struct Input {
 
 impl Input {
     pub(crate) fn open(path: &Path, from: Option<Format>) -> Result<Input, Failure> {
+        if from == Some(Format::Parquet) {
+            return Err(Failure::Usage(
+                "parquet is an output format only (--to parquet)".into(),
+            ));
+        }
         let is_stdin = path.as_os_str() == "-";
         let name = if is_stdin {
             "<stdin>".to_owned()

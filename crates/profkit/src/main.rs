@@ -8,6 +8,7 @@ mod convert;
 mod format;
 mod input;
 mod paddle;
+mod parquet;
 mod plugin;
 mod poplar;
 mod xdl;
@@ -73,7 +74,9 @@ enum Command {
     /// `--to chrome` writes Chrome trace JSON as xprof's trace viewer does; `--to xspace` an
     /// XSpace (several XSpace inputs are merged, one per host); `--to paddle-timeline` what
     /// Paddle's tools/timeline.py writes (several profiles as KEY=FILE); `--to xdl` rewrites XDL
-    /// datasets into the output directory, split at `--max-file-mb`. Without `--to`, an OUT
+    /// datasets into the output directory, split at `--max-file-mb`; `--to parquet` adds each
+    /// input as a host of the Parquet dataset OUT (`--overwrite` replaces hosts already there).
+    /// Without `--to`, an OUT
     /// ending in .json means chrome and one ending in .pb xspace. OUT `-` is standard output.
     /// `profkit formats` lists what converts to what.
     Convert {
@@ -148,6 +151,10 @@ pub(crate) enum Failure {
     Usage(String),
 }
 
+pub(crate) fn output_only() -> Failure {
+    Failure::Usage("parquet is an output format only (--to parquet)".into())
+}
+
 fn run(cli: Cli) -> Result<(), Failure> {
     match cli.command {
         Command::Inspect {
@@ -163,6 +170,7 @@ fn run(cli: Cli) -> Result<(), Failure> {
                 Format::Xdl => xdl::inspect(input, json),
                 Format::Paddle | Format::PaddleNodeTrees => paddle::inspect(input, json),
                 Format::Chrome | Format::PaddleTimeline => xspace::inspect_chrome(input, json),
+                Format::Parquet => Err(output_only()),
             }
         }
         Command::Dump { file, from } => {
@@ -173,6 +181,7 @@ fn run(cli: Cli) -> Result<(), Failure> {
                 Format::Xdl => xdl::dump(input),
                 Format::Paddle | Format::PaddleNodeTrees => paddle::dump(input),
                 Format::Chrome | Format::PaddleTimeline => xspace::dump_chrome(input),
+                Format::Parquet => Err(output_only()),
             }
         }
         Command::Validate {
@@ -188,6 +197,7 @@ fn run(cli: Cli) -> Result<(), Failure> {
                 Format::Xdl => xdl::validate(input, json),
                 Format::Paddle | Format::PaddleNodeTrees => paddle::validate(input, json),
                 Format::Chrome | Format::PaddleTimeline => xspace::validate_chrome(input, json),
+                Format::Parquet => Err(output_only()),
             }
         }
         Command::Convert {

@@ -17,6 +17,15 @@ fn us(ps: i128) -> String {
     format!("{sign}{}.{:06} us", abs / 1_000_000, abs % 1_000_000)
 }
 
+/// `inspect --json` of an XSpace. Written straight to the output (not through `serde_json::Value`,
+/// which cannot hold the `i128` picosecond times of epoch timestamps).
+#[derive(serde::Serialize)]
+struct JsonSummary<'a> {
+    file: &'a str,
+    format: String,
+    summary: &'a Summary,
+}
+
 pub(crate) fn inspect(input: Input, json: bool) -> Result<(), Failure> {
     let mut summary = Summary::default();
     let bad = |e: profkit_xplane::Error| Failure::BadInput(format!("{}: {e}", input.name));
@@ -33,11 +42,11 @@ pub(crate) fn inspect(input: Input, json: bool) -> Result<(), Failure> {
     }
     let mut out = std::io::stdout().lock();
     if json {
-        let doc = serde_json::json!({
-            "file": input.name,
-            "format": input.format.to_string(),
-            "summary": summary,
-        });
+        let doc = JsonSummary {
+            file: &input.name,
+            format: input.format.to_string(),
+            summary: &summary,
+        };
         serde_json::to_writer_pretty(&mut out, &doc).map_err(|e| Failure::Output(e.into()))?;
         writeln!(out).map_err(Failure::Output)?;
         return Ok(());
@@ -223,11 +232,11 @@ pub(crate) fn inspect_chrome(input: Input, json: bool) -> Result<(), Failure> {
     }
     let mut out = std::io::stdout().lock();
     if json {
-        let doc = serde_json::json!({
-            "file": name,
-            "format": format.to_string(),
-            "summary": summary,
-        });
+        let doc = JsonSummary {
+            file: &name,
+            format: format.to_string(),
+            summary: &summary,
+        };
         serde_json::to_writer_pretty(&mut out, &doc).map_err(|e| Failure::Output(e.into()))?;
         return writeln!(out).map_err(Failure::Output);
     }

@@ -1,0 +1,500 @@
+//! The tables of spaces, the Parquet dataset they make, and errors on bad input.
+
+use std::fs::File;
+use std::path::{Path, PathBuf};
+
+use arrow_array::cast::AsArray;
+use arrow_array::types::{Decimal128Type, Int32Type, Int64Type};
+use arrow_array::{RecordBatch, RecordBatchReader};
+use parquet::arrow::arrow_reader::ParquetRecordBatchReaderBuilder;
+use profkit_arrow::{Error, EventBatches, HostInfo, HostWriter, Options, WriteOptions, sources};
+use profkit_xplane::{PlaneBuilder, ReadOptions, XPlane, XSpace, encode};
+
+fn repo() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
+}
+
+fn temp(name: &str) -> PathBuf {
+    let dir = std::env::temp_dir().join(format!("profkit-arrow-{name}-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    dir
+}
+
+/// Two planes: a host plane with stats on events and on metadata, a device plane with an
+/// aggregated event and an epoch timestamp whose picoseconds need more than 64 bits.
+fn space() -> XSpace {
+    let mut host = XPlane::default();
+    let mut b = PlaneBuilder::new(&mut host);
+    b.set_name("/host:CPU");
+    b.set_id(0);
+    let mut line = b.line(7);
+    line.set_name("main");
+    line.set_timestamp_ns(1_000);
+    line.add_event("step")
+        .set_offset_ps(0)
+        .set_duration_ps(10_000)
+        .add_stat("step_num", 3_i64)
+        .add_stat("group_id", 9_i64)
+        .add_stat("note", "hello");
+    line.add_event("op")
+        .set_offset_ps(500)
+        .set_duration_ps(2_000)
+        .add_stat("tf_op", "dense/MatMul")
+        .add_stat("correlation_id", 42_u64)
+        .add_stat("flops", 1.5e9_f64);
+    let mut device = XPlane::default();
+    let mut b = PlaneBuilder::new(&mut device);
+    b.set_name("/device:GPU:0");
+    b.set_id(1);
+    let mut line = b.line(1);
+    line.set_name("Stream #1");
+    line.set_timestamp_ns(1_700_000_000_000_000_000);
+    line.add_event("kernel")
+        .set_offset_ps(5)
+        .set_duration_ps(7)
+        .add_stat("hlo_op", "fusion.1")
+        .add_stat("bytes_accessed", 4096_i64);
+    XSpace {
+        planes: vec![host, device],
+        hostnames: vec!["machine-1".into()],
+        warnings: vec!["clock skew".into()],
+        ..XSpace::default()
+    }
+}
+
+fn info() -> HostInfo {
+    HostInfo::new("worker0", "xspace", ["worker0.xplane.pb"])
+}
+
+fn collect<I>(batches: &mut EventBatches<I>) -> Vec<RecordBatch>
+where
+    I: Iterator<Item = profkit_xplane::Result<profkit_xplane::SpaceItem>>,
+{
+    let mut out = Vec::new();
+    while let Some(b) = batches.next_batch().unwrap() {
+        out.push(b);
+    }
+    out
+}
+
+fn dict_values(batch: &RecordBatch, column: &str) -> Vec<Option<String>> {
+    let array = batch.column_by_name(column).unwrap();
+    let dict = array.as_dictionary::<Int32Type>();
+    let values = dict.values().as_string::<i32>();
+    dict.keys()
+        .iter()
+        .map(|k| k.map(|k| values.value(k as usize).to_owned()))
+        .collect()
+}
+
+fn ints(batch: &RecordBatch, column: &str) -> Vec<Option<i64>> {
+    batch
+        .column_by_name(column)
+        .unwrap()
+        .as_primitive::<Int64Type>()
+        .iter()
+        .collect()
+}
+
+fn times(batch: &RecordBatch, column: &str) -> Vec<Option<i128>> {
+    batch
+        .column_by_name(column)
+        .unwrap()
+        .as_primitive::<Decimal128Type>()
+        .iter()
+        .collect()
+}
+
+#[test]
+fn events_have_names_times_and_typed_stats() {
+    let mut batches = sources::space(space(), info(), Options::default());
+    let all = collect(&mut batches);
+    assert_eq!(all.len(), 1);
+    let batch = &all[0];
+    assert_eq!(batch.num_rows(), 3);
+    assert_eq!(batch.schema(), profkit_arrow::schema::events());
+    assert_eq!(
+        dict_values(batch, "name"),
+        [
+            Some("step".into()),
+            Some("op".into()),
+            Some("kernel".into())
+        ]
+    );
+    assert_eq!(dict_values(batch, "host")[2].as_deref(), Some("worker0"));
+    assert_eq!(
+        dict_values(batch, "plane")[2].as_deref(),
+        Some("/device:GPU:0")
+    );
+    assert_eq!(
+        times(batch, "start_ps"),
+        [
+            Some(1_000_000),
+            Some(1_000_500),
+            Some(1_700_000_000_000_000_000_000 + 5)
+        ]
+    );
+    assert_eq!(
+        ints(batch, "duration_ps"),
+        [Some(10_000), Some(2_000), Some(7)]
+    );
+    assert_eq!(ints(batch, "step_num"), [Some(3), None, None]);
+    assert_eq!(ints(batch, "group_id"), [Some(9), None, None]);
+    assert_eq!(ints(batch, "correlation_id"), [None, Some(42), None]);
+    assert_eq!(ints(batch, "flops"), [None, Some(1_500_000_000), None]);
+    assert_eq!(ints(batch, "bytes_accessed"), [None, None, Some(4096)]);
+    assert_eq!(
+        dict_values(batch, "tf_op")[1].as_deref(),
+        Some("dense/MatMul")
+    );
+    assert_eq!(dict_values(batch, "hlo_op")[2].as_deref(), Some("fusion.1"));
+    // Every stat is in the map, as text.
+    let stats = batch.column_by_name("stats").unwrap().as_map();
+    let first = stats.value(0);
+    let keys = first.column(0).as_string::<i32>();
+    let values = first.column(1).as_string::<i32>();
+    let pairs: Vec<(&str, &str)> = keys
+        .iter()
+        .zip(values.iter())
+        .map(|(k, v)| (k.unwrap(), v.unwrap()))
+        .collect();
+    assert_eq!(
+        pairs,
+        [("step_num", "3"), ("group_id", "9"), ("note", "hello")]
+    );
+
+    let side = batches.side_tables().unwrap();
+    assert_eq!(side.planes.num_rows(), 2);
+    assert_eq!(ints(&side.planes, "events"), [Some(2), Some(1)]);
+    assert_eq!(
+        times(&side.planes, "total_duration_ps"),
+        [Some(12_000), Some(7)]
+    );
+    assert_eq!(times(&side.planes, "start_ps")[0], Some(1_000_000));
+    assert_eq!(times(&side.planes, "end_ps")[0], Some(1_010_000));
+    assert_eq!(side.lines.num_rows(), 2);
+    let meta = &side.metadata;
+    let keys = meta.column_by_name("key").unwrap().as_string::<i32>();
+    let values = meta.column_by_name("value").unwrap().as_string::<i32>();
+    let facts: Vec<(String, String)> = keys
+        .iter()
+        .zip(values.iter())
+        .map(|(k, v)| (k.unwrap().to_owned(), v.unwrap().to_owned()))
+        .collect();
+    assert!(facts.contains(&("schema_version".into(), "1".into())));
+    assert!(facts.contains(&("hostname".into(), "machine-1".into())));
+    assert!(facts.contains(&("warning".into(), "clock skew".into())));
+    assert!(facts.contains(&("source".into(), "worker0.xplane.pb".into())));
+}
+
+#[test]
+fn event_stats_win_over_metadata_stats() {
+    let mut plane = XPlane::default();
+    let mut b = PlaneBuilder::new(&mut plane);
+    b.set_name("/host:CPU");
+    let id = b.event_metadata_id("op");
+    b.event_metadata(id)
+        .unwrap()
+        .add_stat("tf_op", "from/metadata")
+        .add_stat("step_id", 1_i64);
+    let mut line = b.line(1);
+    line.add_event("op")
+        .set_offset_ps(0)
+        .set_duration_ps(1)
+        .add_stat("step_num", 2_i64);
+    line.add_event("op")
+        .set_offset_ps(5)
+        .set_duration_ps(1)
+        .add_stat("tf_op", "from/event");
+    let space = XSpace {
+        planes: vec![plane],
+        ..XSpace::default()
+    };
+    let batch = collect(&mut sources::space(space, info(), Options::default())).remove(0);
+    assert_eq!(
+        dict_values(&batch, "tf_op"),
+        [Some("from/metadata".into()), Some("from/event".into())]
+    );
+    // step_num comes before step_id in the column's names, and the event's stat wins anyway.
+    assert_eq!(ints(&batch, "step_num"), [Some(2), Some(1)]);
+}
+
+#[test]
+fn batches_span_planes_and_hold_at_most_batch_rows() {
+    let bytes = encode(&space());
+    let mut batches = sources::xspace(
+        &bytes[..],
+        info(),
+        Options::with_batch_rows(2),
+        ReadOptions::default(),
+    );
+    let sizes: Vec<usize> = collect(&mut batches)
+        .iter()
+        .map(RecordBatch::num_rows)
+        .collect();
+    assert_eq!(sizes, [2, 1]);
+    assert_eq!(batches.side_tables().unwrap().planes.num_rows(), 2);
+    // As an Arrow RecordBatchReader.
+    let reader = sources::xspace(
+        &bytes[..],
+        info(),
+        Options::with_batch_rows(1),
+        ReadOptions::default(),
+    );
+    let schema = reader.schema();
+    let rows: usize = reader.map(|b| b.unwrap().num_rows()).sum();
+    assert_eq!(rows, 3);
+    assert_eq!(schema.metadata()[profkit_arrow::schema::VERSION_KEY], "1");
+}
+
+#[test]
+fn side_tables_wait_for_the_last_batch() {
+    let bytes = encode(&space());
+    let mut batches = sources::xspace(
+        &bytes[..],
+        info(),
+        Options::with_batch_rows(1),
+        ReadOptions::default(),
+    );
+    batches.next_batch().unwrap();
+    assert!(matches!(batches.side_tables(), Err(Error::Unfinished)));
+}
+
+#[test]
+fn truncated_and_hostile_xspaces_give_located_errors() {
+    let bytes = encode(&space());
+    for cut in [1, bytes.len() / 2, bytes.len() - 1] {
+        let mut batches = sources::xspace(
+            &bytes[..cut],
+            info(),
+            Options::default(),
+            ReadOptions::default(),
+        );
+        let err = loop {
+            match batches.next_batch() {
+                Ok(Some(_)) => continue,
+                Ok(None) => panic!("a cut at {cut} read as complete"),
+                Err(e) => break e,
+            }
+        };
+        let message = err.to_string();
+        assert!(matches!(err, Error::XSpace(_)), "{message}");
+        assert!(message.contains("byte"), "cut at {cut}: {message}");
+        // After an error the stream ends.
+        assert!(batches.next_batch().unwrap().is_none());
+    }
+    // A length far past the end: refused before anything is allocated for it.
+    let hostile = [0x0a, 0xff, 0xff, 0xff, 0xff, 0x0f, 0x00];
+    let mut batches = sources::xspace(
+        &hostile[..],
+        info(),
+        Options::default(),
+        ReadOptions::default(),
+    );
+    let err = batches.next_batch().unwrap_err().to_string();
+    assert!(err.contains("byte"), "{err}");
+    // Through the RecordBatchReader the error is still ours, inside Arrow's.
+    let mut reader = sources::xspace(
+        &bytes[..10],
+        info(),
+        Options::default(),
+        ReadOptions::default(),
+    );
+    let err = reader.next().unwrap().unwrap_err();
+    assert!(err.to_string().contains("byte"), "{err}");
+}
+
+#[test]
+fn bad_chrome_json_is_located() {
+    let err = sources::chrome(
+        br#"{"traceEvents": [{"ph": "X", "ts": "x"}]}"#,
+        info(),
+        Options::default(),
+    )
+    .err()
+    .unwrap()
+    .to_string();
+    assert!(err.contains("traceEvents[0]"), "{err}");
+    let err = sources::chrome(
+        br#"{"traceEvents": [{"ph": "X""#,
+        info(),
+        Options::default(),
+    )
+    .err()
+    .unwrap()
+    .to_string();
+    assert!(err.contains("byte") || err.contains("line"), "{err}");
+}
+
+#[test]
+fn truncated_paddle_protobufs_are_located() {
+    let bytes =
+        std::fs::read(repo().join("conformance/paddle/nodetree-sample/input.paddle_trace.pb"))
+            .unwrap();
+    let err = sources::paddle_node_trees(&bytes[..bytes.len() / 2], info(), Options::default())
+        .err()
+        .unwrap()
+        .to_string();
+    assert!(err.contains("byte"), "{err}");
+    let ok = sources::paddle_node_trees(&bytes[..], info(), Options::default()).unwrap();
+    let rows: usize = ok.batches.map(|b| b.unwrap().num_rows()).sum();
+    assert!(rows > 0);
+}
+
+fn read_parquet(path: &Path) -> (Vec<RecordBatch>, Vec<(String, String)>) {
+    let builder = ParquetRecordBatchReaderBuilder::try_new(File::open(path).unwrap()).unwrap();
+    let kv = builder
+        .metadata()
+        .file_metadata()
+        .key_value_metadata()
+        .cloned()
+        .unwrap_or_default()
+        .into_iter()
+        .map(|kv| (kv.key, kv.value.unwrap_or_default()))
+        .collect();
+    let batches = builder.build().unwrap().map(|b| b.unwrap()).collect();
+    (batches, kv)
+}
+
+#[test]
+fn a_host_is_written_whole_and_read_back() {
+    let root = temp("dataset");
+    let mut batches = sources::space(space(), info(), Options::with_batch_rows(2));
+    let (rows, dir) =
+        profkit_arrow::write_host(&root, &mut batches, WriteOptions::default()).unwrap();
+    assert_eq!(rows, 3);
+    assert_eq!(dir, root.join("host=worker0"));
+    let (events, kv) = read_parquet(&dir.join("table=events/part-0.parquet"));
+    assert!(kv.contains(&("profkit.schema_version".into(), "1".into())));
+    assert!(kv.contains(&("profkit.table".into(), "events".into())));
+    let total: usize = events.iter().map(RecordBatch::num_rows).sum();
+    assert_eq!(total, 3);
+    // The host is in the directory name, not in the file.
+    assert!(events[0].column_by_name("host").is_none());
+    // The reader's batches are its own (1,024 rows by default): one here.
+    assert_eq!(events.len(), 1);
+    let back = &events[0];
+    assert_eq!(dict_values(back, "name")[1].as_deref(), Some("op"));
+    assert_eq!(
+        times(back, "start_ps")[2],
+        Some(1_700_000_000_000_000_000_000 + 5)
+    );
+    for table in ["planes", "lines", "metadata"] {
+        let (batches, _) = read_parquet(&dir.join(format!("table={table}/part-0.parquet")));
+        assert!(
+            batches.iter().map(RecordBatch::num_rows).sum::<usize>() > 0,
+            "{table}"
+        );
+    }
+    // No temporary directory is left.
+    let names: Vec<String> = std::fs::read_dir(&root)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    assert_eq!(names, ["host=worker0"]);
+    std::fs::remove_dir_all(&root).unwrap();
+}
+
+#[test]
+fn hosts_append_refuse_and_overwrite() {
+    let root = temp("append");
+    for host in ["a", "b"] {
+        let mut batches = sources::space(
+            space(),
+            HostInfo::new(host, "xspace", [host]),
+            Options::default(),
+        );
+        profkit_arrow::write_host(&root, &mut batches, WriteOptions::default()).unwrap();
+    }
+    let before = std::fs::metadata(root.join("host=a/table=events/part-0.parquet"))
+        .unwrap()
+        .modified()
+        .unwrap();
+    let err = HostWriter::create(&root, "a", WriteOptions::default())
+        .err()
+        .unwrap();
+    assert!(matches!(err, Error::Dataset { .. }), "{err}");
+    assert!(err.to_string().contains("already in the dataset"), "{err}");
+    // Appending c leaves a and b alone.
+    let mut batches = sources::space(
+        space(),
+        HostInfo::new("c", "xspace", ["c"]),
+        Options::default(),
+    );
+    profkit_arrow::write_host(&root, &mut batches, WriteOptions::default()).unwrap();
+    assert_eq!(
+        profkit_arrow::dataset::hosts(&root).unwrap(),
+        ["a", "b", "c"]
+    );
+    let after = std::fs::metadata(root.join("host=a/table=events/part-0.parquet"))
+        .unwrap()
+        .modified()
+        .unwrap();
+    assert_eq!(before, after);
+    // Overwrite replaces a, with an empty space this time.
+    let mut batches = sources::space(
+        XSpace::default(),
+        HostInfo::new("a", "xspace", ["a"]),
+        Options::default(),
+    );
+    let (rows, _) =
+        profkit_arrow::write_host(&root, &mut batches, WriteOptions::with_overwrite(true)).unwrap();
+    assert_eq!(rows, 0);
+    let (events, _) = read_parquet(&root.join("host=a/table=events/part-0.parquet"));
+    assert_eq!(events.iter().map(RecordBatch::num_rows).sum::<usize>(), 0);
+    // A writer dropped without commit leaves nothing.
+    drop(HostWriter::create(&root, "d", WriteOptions::default()).unwrap());
+    assert_eq!(std::fs::read_dir(&root).unwrap().count(), 3);
+    std::fs::remove_dir_all(&root).unwrap();
+}
+
+#[test]
+fn host_names_are_safe_directory_names() {
+    use profkit_arrow::host_name;
+    assert_eq!(host_name("worker-0.example"), "worker-0.example");
+    assert_eq!(host_name("a/b c:1"), "a_b_c_1");
+    assert_eq!(host_name(".hidden"), "h.hidden");
+    assert_eq!(host_name(""), "unknown");
+}
+
+#[test]
+fn xdl_records_have_a_column_per_scalar_key() {
+    let datasets = profkit_xdl::discover(repo().join("conformance/xdl/scalars/input")).unwrap();
+    let mut total = 0;
+    for dataset in &datasets {
+        let mut records = profkit_arrow::xdl::records(dataset, "h", &Options::default()).unwrap();
+        let schema = records.schema();
+        let names: Vec<&str> = schema.fields().iter().map(|f| f.name().as_str()).collect();
+        assert_eq!(
+            &names[..6],
+            ["host", "dataset", "rank", "gstep", "lstep", "timestamp"]
+        );
+        assert!(names.len() > 6, "{names:?}");
+        while let Some(batch) = records.next_batch().unwrap() {
+            total += batch.num_rows();
+        }
+    }
+    assert!(total > 0);
+    // A truncated dataset: the error names the file.
+    let datasets = profkit_xdl::discover(repo().join("conformance/xdl/truncated/input")).unwrap();
+    let mut errors = Vec::new();
+    for dataset in &datasets {
+        match profkit_arrow::xdl::records(dataset, "h", &Options::default()) {
+            Err(e) => errors.push(e.to_string()),
+            Ok(mut records) => loop {
+                match records.next_batch() {
+                    Ok(Some(_)) => {}
+                    Ok(None) => break,
+                    Err(e) => {
+                        errors.push(e.to_string());
+                        break;
+                    }
+                }
+            },
+        }
+    }
+    assert!(
+        errors.iter().any(|e| e.contains("train.trace.")),
+        "{errors:?}"
+    );
+}

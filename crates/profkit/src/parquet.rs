@@ -1,0 +1,276 @@
+//! `profkit convert IN... OUT_DIR --to parquet`: each input a host of a Hive-partitioned Parquet
+//! dataset (`OUT_DIR/host=<host>/table=<table>/*.parquet`, see profkit-arrow).
+//!
+//! XSpaces stream plane by plane; the other formats are read whole into an XSpace first. The host
+//! is named after the input file as xprof names hosts (`<host>.xplane.pb` gives `host`, any other
+//! file its stem); Poplar's graph and execution profiles make one host together, named after the
+//! execution profile. A host already in the dataset is refused (before anything is written)
+//! unless `--overwrite` replaces it; other hosts are never rewritten.
+
+use std::io::Read;
+use std::path::{Path, PathBuf};
+
+use profkit_arrow::dataset::{host_name, hosts};
+use profkit_arrow::sources::{self, Prepared};
+use profkit_arrow::{HostInfo, HostWriter, Options, WriteOptions};
+use profkit_poplar::ProfileFile;
+use profkit_xplane::ReadOptions;
+
+use crate::Failure;
+use crate::convert::host_of;
+use crate::format::Format;
+use crate::input::Input;
+
+fn bad(name: &str, e: profkit_arrow::Error) -> Failure {
+    match e {
+        profkit_arrow::Error::Io { .. } => Failure::BadInput(e.to_string()),
+        profkit_arrow::Error::Dataset { .. } => Failure::Usage(e.to_string()),
+        other => Failure::BadInput(format!("{name}: {other}")),
+    }
+}
+
+fn warn(name: &str, warnings: &[String]) {
+    for w in warnings {
+        eprintln!("profkit: {name}: warning: {w}");
+    }
+}
+
+/// One host to write: its inputs, opened.
+struct Host {
+    name: String,
+    inputs: Vec<Input>,
+}
+
+/// Poplar's files are named `graph.json` and `execution.json` in a report directory: the host is
+/// named after that directory (or the file's stem when there is none).
+fn poplar_host(input: &Input) -> String {
+    input
+        .path
+        .as_ref()
+        .and_then(|p| std::path::absolute(p).ok())
+        .and_then(|p| {
+            p.parent()
+                .and_then(|d| d.file_name())
+                .map(|n| n.to_string_lossy().into_owned())
+        })
+        .unwrap_or_else(|| host_of(input))
+}
+
+pub(crate) fn convert(
+    paths: &[PathBuf],
+    from: Option<Format>,
+    out: &Path,
+    overwrite: bool,
+) -> Result<(), Failure> {
+    if out.as_os_str() == "-" {
+        return Err(Failure::Usage(
+            "--to parquet writes a dataset directory, not standard output".into(),
+        ));
+    }
+    if out.is_file() {
+        return Err(Failure::Usage(format!(
+            "{}: --to parquet writes a dataset directory, and this is a file",
+            out.display()
+        )));
+    }
+    let mut planned: Vec<Host> = Vec::new();
+    let mut poplar: Option<usize> = None;
+    for path in paths {
+        let input = Input::open(path, from)?;
+        if input.format == Format::Poplar {
+            match poplar.and_then(|i| planned.get_mut(i)) {
+                Some(host) => host.inputs.push(input),
+                None => {
+                    poplar = Some(planned.len());
+                    planned.push(Host {
+                        name: host_name(&poplar_host(&input)),
+                        inputs: vec![input],
+                    });
+                }
+            }
+            continue;
+        }
+        planned.push(Host {
+            name: host_name(&host_of(&input)),
+            inputs: vec![input],
+        });
+    }
+    let mut seen = std::collections::BTreeSet::new();
+    for host in &planned {
+        if !seen.insert(host.name.clone()) {
+            return Err(Failure::Usage(format!(
+                "two inputs make host {} (hosts are named after their files); nothing was written: convert them into different datasets, or rename one",
+                host.name
+            )));
+        }
+    }
+    if !overwrite {
+        let present = hosts(out).map_err(|e| bad("", e))?;
+        if let Some(host) = planned.iter().find(|h| present.contains(&h.name)) {
+            return Err(Failure::Usage(format!(
+                "{}: host {} is already in the dataset; nothing was written (replace it with --overwrite, or give the input another name)",
+                out.join(format!("host={}", host.name)).display(),
+                host.name
+            )));
+        }
+    }
+    for host in planned {
+        write_host(host, out, overwrite)?;
+    }
+    Ok(())
+}
+
+fn info(host: &Host, format: Format) -> HostInfo {
+    HostInfo::new(
+        host.name.clone(),
+        format.to_string(),
+        host.inputs.iter().map(|i| i.name.clone()),
+    )
+}
+
+fn finish(
+    name: &str,
+    writer: HostWriter,
+    rows: u64,
+    planes: usize,
+    extra: &str,
+) -> Result<(), Failure> {
+    let dir = writer.commit().map_err(|e| bad(name, e))?;
+    println!(
+        "{name}: {rows} events on {planes} planes{extra} -> {}",
+        dir.display()
+    );
+    Ok(())
+}
+
+/// Converts one host's inputs and writes its tables.
+fn write_host(mut host: Host, out: &Path, overwrite: bool) -> Result<(), Failure> {
+    let options = Options::default();
+    let write_options = WriteOptions::with_overwrite(overwrite);
+    let Some(first) = host.inputs.first() else {
+        return Ok(());
+    };
+    let format = first.format;
+    let name = host
+        .inputs
+        .iter()
+        .map(|i| i.name.as_str())
+        .collect::<Vec<_>>()
+        .join(" + ");
+    let info = info(&host, format);
+    let create = || HostWriter::create(out, &host.name, write_options.clone());
+    match format {
+        Format::Xspace => {
+            let Some(input) = host.inputs.pop() else {
+                return Ok(());
+            };
+            let mut batches = sources::xspace(input.reader, info, options, ReadOptions::default());
+            let mut writer = create().map_err(|e| bad(&name, e))?;
+            let rows = writer
+                .write_events(&mut batches)
+                .map_err(|e| bad(&name, e))?;
+            let side = batches.side_tables().map_err(|e| bad(&name, e))?;
+            writer.write_side(&side).map_err(|e| bad(&name, e))?;
+            finish(&name, writer, rows, side.planes.num_rows(), "")
+        }
+        Format::Xdl => {
+            let Some(input) = host.inputs.pop() else {
+                return Ok(());
+            };
+            let Some(path) = input.path.clone() else {
+                return Err(Failure::Usage(
+                    "cannot convert an XDL trace from standard input: a dataset's rank comes from its file names".into(),
+                ));
+            };
+            let datasets = profkit_xdl::discover(&path)
+                .map_err(|e| Failure::BadInput(format!("{name}: {e}")))?;
+            let Prepared {
+                mut batches,
+                warnings,
+            } = sources::xdl(&datasets, info, options.clone()).map_err(|e| bad(&name, e))?;
+            warn(&name, &warnings);
+            let mut writer = create().map_err(|e| bad(&name, e))?;
+            let rows = writer
+                .write_events(&mut batches)
+                .map_err(|e| bad(&name, e))?;
+            let side = batches.side_tables().map_err(|e| bad(&name, e))?;
+            writer.write_side(&side).map_err(|e| bad(&name, e))?;
+            let mut records = 0;
+            for dataset in &datasets {
+                let mut reader = profkit_arrow::xdl::records(dataset, writer.host(), &options)
+                    .map_err(|e| bad(&name, e))?;
+                records += writer
+                    .write_xdl(&mut reader, &dataset.id.to_string())
+                    .map_err(|e| bad(&name, e))?;
+            }
+            finish(
+                &name,
+                writer,
+                rows,
+                side.planes.num_rows(),
+                &format!(", {records} XDL records"),
+            )
+        }
+        _ => {
+            let prepared = prepare(host.inputs, format, info, options, &name)?;
+            warn(&name, &prepared.warnings);
+            let mut batches = prepared.batches;
+            let mut writer = create().map_err(|e| bad(&name, e))?;
+            let rows = writer
+                .write_events(&mut batches)
+                .map_err(|e| bad(&name, e))?;
+            let side = batches.side_tables().map_err(|e| bad(&name, e))?;
+            writer.write_side(&side).map_err(|e| bad(&name, e))?;
+            finish(&name, writer, rows, side.planes.num_rows(), "")
+        }
+    }
+}
+
+/// The inputs of formats read whole, as an events stream.
+fn prepare(
+    inputs: Vec<Input>,
+    format: Format,
+    info: HostInfo,
+    options: Options,
+    name: &str,
+) -> Result<Prepared, Failure> {
+    if format == Format::Poplar {
+        let mut files = Vec::new();
+        for input in inputs {
+            let file: ProfileFile = profkit_poplar::from_reader(input.reader)
+                .map_err(|e| Failure::BadInput(format!("{}: {e}", input.name)))?;
+            files.push(file);
+        }
+        let graph = files.iter().find_map(ProfileFile::graph);
+        let executions: Vec<_> = files.iter().filter_map(ProfileFile::execution).collect();
+        if executions.len() > 1 {
+            return Err(Failure::Usage(format!(
+                "{name}: give one Poplar execution profile (and its graph profile) per conversion"
+            )));
+        }
+        return sources::poplar(executions.first().copied(), graph, info, options)
+            .map_err(|e| bad(name, e));
+    }
+    let Some(mut input) = inputs.into_iter().next() else {
+        return Err(Failure::Usage("convert needs IN... OUT".into()));
+    };
+    match format {
+        Format::Paddle => sources::paddle_profile(input.reader, info, options),
+        Format::PaddleNodeTrees => sources::paddle_node_trees(input.reader, info, options),
+        Format::Chrome | Format::PaddleTimeline => {
+            let mut bytes = Vec::new();
+            input
+                .reader
+                .read_to_end(&mut bytes)
+                .map_err(|e| Failure::BadInput(format!("{}: cannot read: {e}", input.name)))?;
+            sources::chrome(&bytes, info, options)
+        }
+        other => {
+            return Err(Failure::Usage(format!(
+                "{}: cannot convert {other} to parquet",
+                input.name
+            )));
+        }
+    }
+    .map_err(|e| bad(name, e))
+}
