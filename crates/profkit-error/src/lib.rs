@@ -15,6 +15,8 @@
 //! enum Error {
 //!     #[error("bad byte at {0}")]
 //!     Bad(u64),
+//!     #[error("the input ends at byte {offset}")]
+//!     Truncated { offset: u64 },
 //!     /// An error in a named file.
 //!     #[error(transparent)]
 //!     InFile(InFile<Error>),
@@ -24,6 +26,8 @@
 //! let e = Error::Bad(7).in_file("a.pb").in_file("b.pb");
 //! assert_eq!(e.to_string(), "a.pb: bad byte at 7");
 //! assert!(matches!(e.root(), Error::Bad(7)));
+//! assert!(!e.is_truncation());
+//! assert!(Error::Truncated { offset: 3 }.in_file("c.pb").is_truncation());
 //! ```
 
 #![forbid(unsafe_code)]
@@ -62,8 +66,9 @@ impl<E: std::error::Error + 'static> std::error::Error for InFile<E> {
     }
 }
 
-/// Gives an error enum with a variant `InFile(InFile<Self>)` the methods `in_file` (attach the
-/// file, once: an error already naming a file keeps it) and `root` (the error past any file).
+/// Gives an error enum with a variant `InFile(InFile<Self>)` and a variant `Truncated { .. }` the
+/// methods `in_file` (attach the file, once: an error already naming a file keeps it), `root`
+/// (the error past any file) and `is_truncation` (whether the input was cut short).
 ///
 /// `file_context!(Error, keeps: PATTERN)` also leaves errors matching `PATTERN` as they are in
 /// `in_file`, for variants that name their file in their own words.
@@ -89,6 +94,12 @@ macro_rules! file_context {
                     $error::InFile(f) => f.source.root(),
                     other => other,
                 }
+            }
+
+            /// Whether the input was cut short (as opposed to being corrupt or wrong), so that a
+            /// caller may keep what was read before the cut.
+            pub fn is_truncation(&self) -> bool {
+                matches!(self.root(), $error::Truncated { .. })
             }
         }
     };

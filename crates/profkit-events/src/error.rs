@@ -52,11 +52,6 @@ pub enum Error {
 }
 
 impl Error {
-    /// Whether the input was cut short (as opposed to corrupt).
-    pub fn is_truncation(&self) -> bool {
-        matches!(self.root(), Error::Truncated { .. })
-    }
-
     /// The byte offset the error points at, if it has one.
     pub fn offset(&self) -> Option<u64> {
         match self.root() {

@@ -95,11 +95,6 @@ impl Error {
     pub fn path(&self) -> Option<&str> {
         self.location().map(|l| l.path.as_str())
     }
-
-    /// Whether the input was cut short (as opposed to being wrong).
-    pub fn is_truncation(&self) -> bool {
-        matches!(self.root(), Error::Truncated { .. })
-    }
 }
 
 profkit_error::file_context!(Error);

@@ -152,12 +152,6 @@ pub enum Error {
 }
 
 impl Error {
-    /// Whether the input was cut short inside a frame (as opposed to being corrupt): the records
-    /// before the cut were complete, so a caller may keep them and go on.
-    pub fn is_truncation(&self) -> bool {
-        matches!(self.root(), Error::Truncated { .. })
-    }
-
     /// The byte offset the error points at, if it has one.
     pub fn offset(&self) -> Option<u64> {
         match self.root() {

@@ -51,14 +51,6 @@ pub enum Error {
     InFile(InFile<Error>),
 }
 
-impl Error {
-    /// Whether the input was cut short (as opposed to being corrupt), so a caller may keep what was
-    /// read before the cut.
-    pub fn is_truncation(&self) -> bool {
-        matches!(self.root(), Error::Truncated { .. })
-    }
-}
-
 profkit_error::file_context!(Error);
 
 /// The result type of this crate.
