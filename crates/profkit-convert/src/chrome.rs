@@ -165,7 +165,10 @@ pub fn sniff_json<R: Read>(reader: R) -> JsonShape {
     struct Sniff;
     impl<'de> DeserializeSeed<'de> for Sniff {
         type Value = JsonShape;
-        fn deserialize<D: de::Deserializer<'de>>(self, d: D) -> std::result::Result<JsonShape, D::Error> {
+        fn deserialize<D: de::Deserializer<'de>>(
+            self,
+            d: D,
+        ) -> std::result::Result<JsonShape, D::Error> {
             d.deserialize_any(self)
         }
     }
@@ -174,7 +177,10 @@ pub fn sniff_json<R: Read>(reader: R) -> JsonShape {
         fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
             f.write_str("JSON")
         }
-        fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> std::result::Result<JsonShape, A::Error> {
+        fn visit_map<A: MapAccess<'de>>(
+            self,
+            mut map: A,
+        ) -> std::result::Result<JsonShape, A::Error> {
             let mut keys = Vec::new();
             while let Some(key) = map.next_key::<String>()? {
                 if key == "traceEvents" {
@@ -187,14 +193,20 @@ pub fn sniff_json<R: Read>(reader: R) -> JsonShape {
             }
             Ok(JsonShape::Object(keys))
         }
-        fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> std::result::Result<JsonShape, A::Error> {
+        fn visit_seq<A: SeqAccess<'de>>(
+            self,
+            mut seq: A,
+        ) -> std::result::Result<JsonShape, A::Error> {
             struct First;
             impl<'de> Visitor<'de> for First {
                 type Value = bool;
                 fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
                     f.write_str("an event")
                 }
-                fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> std::result::Result<bool, A::Error> {
+                fn visit_map<A: MapAccess<'de>>(
+                    self,
+                    mut map: A,
+                ) -> std::result::Result<bool, A::Error> {
                     let mut empty = true;
                     while let Some(key) = map.next_key::<String>()? {
                         empty = false;
@@ -205,13 +217,28 @@ pub fn sniff_json<R: Read>(reader: R) -> JsonShape {
                     }
                     Ok(empty)
                 }
-                fn visit_bool<E>(self, _: bool) -> std::result::Result<bool, E> { Ok(false) }
-                fn visit_u64<E>(self, _: u64) -> std::result::Result<bool, E> { Ok(false) }
-                fn visit_i64<E>(self, _: i64) -> std::result::Result<bool, E> { Ok(false) }
-                fn visit_f64<E>(self, _: f64) -> std::result::Result<bool, E> { Ok(false) }
-                fn visit_str<E>(self, _: &str) -> std::result::Result<bool, E> { Ok(false) }
-                fn visit_unit<E>(self) -> std::result::Result<bool, E> { Ok(false) }
-                fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> std::result::Result<bool, A::Error> {
+                fn visit_bool<E>(self, _: bool) -> std::result::Result<bool, E> {
+                    Ok(false)
+                }
+                fn visit_u64<E>(self, _: u64) -> std::result::Result<bool, E> {
+                    Ok(false)
+                }
+                fn visit_i64<E>(self, _: i64) -> std::result::Result<bool, E> {
+                    Ok(false)
+                }
+                fn visit_f64<E>(self, _: f64) -> std::result::Result<bool, E> {
+                    Ok(false)
+                }
+                fn visit_str<E>(self, _: &str) -> std::result::Result<bool, E> {
+                    Ok(false)
+                }
+                fn visit_unit<E>(self) -> std::result::Result<bool, E> {
+                    Ok(false)
+                }
+                fn visit_seq<A: SeqAccess<'de>>(
+                    self,
+                    mut seq: A,
+                ) -> std::result::Result<bool, A::Error> {
                     while seq.next_element::<IgnoredAny>()?.is_some() {}
                     Ok(false)
                 }
@@ -219,7 +246,10 @@ pub fn sniff_json<R: Read>(reader: R) -> JsonShape {
             struct FirstSeed;
             impl<'de> DeserializeSeed<'de> for FirstSeed {
                 type Value = bool;
-                fn deserialize<D: de::Deserializer<'de>>(self, d: D) -> std::result::Result<bool, D::Error> {
+                fn deserialize<D: de::Deserializer<'de>>(
+                    self,
+                    d: D,
+                ) -> std::result::Result<bool, D::Error> {
                     d.deserialize_any(First)
                 }
             }
@@ -229,12 +259,24 @@ pub fn sniff_json<R: Read>(reader: R) -> JsonShape {
                 Some(false) => Ok(JsonShape::OtherJson),
             }
         }
-        fn visit_bool<E>(self, _: bool) -> std::result::Result<JsonShape, E> { Ok(JsonShape::OtherJson) }
-        fn visit_u64<E>(self, _: u64) -> std::result::Result<JsonShape, E> { Ok(JsonShape::OtherJson) }
-        fn visit_i64<E>(self, _: i64) -> std::result::Result<JsonShape, E> { Ok(JsonShape::OtherJson) }
-        fn visit_f64<E>(self, _: f64) -> std::result::Result<JsonShape, E> { Ok(JsonShape::OtherJson) }
-        fn visit_str<E>(self, _: &str) -> std::result::Result<JsonShape, E> { Ok(JsonShape::OtherJson) }
-        fn visit_unit<E>(self) -> std::result::Result<JsonShape, E> { Ok(JsonShape::OtherJson) }
+        fn visit_bool<E>(self, _: bool) -> std::result::Result<JsonShape, E> {
+            Ok(JsonShape::OtherJson)
+        }
+        fn visit_u64<E>(self, _: u64) -> std::result::Result<JsonShape, E> {
+            Ok(JsonShape::OtherJson)
+        }
+        fn visit_i64<E>(self, _: i64) -> std::result::Result<JsonShape, E> {
+            Ok(JsonShape::OtherJson)
+        }
+        fn visit_f64<E>(self, _: f64) -> std::result::Result<JsonShape, E> {
+            Ok(JsonShape::OtherJson)
+        }
+        fn visit_str<E>(self, _: &str) -> std::result::Result<JsonShape, E> {
+            Ok(JsonShape::OtherJson)
+        }
+        fn visit_unit<E>(self) -> std::result::Result<JsonShape, E> {
+            Ok(JsonShape::OtherJson)
+        }
     }
     let options = ReadOptions::default().open_top_array(true);
     match Reader::new(skip_bom(reader), options).read_document_seed(Sniff) {
@@ -271,9 +313,8 @@ pub fn chrome_to_xspace(text: &[u8]) -> Result<ChromeImport> {
 pub fn read_chrome<R: Read>(reader: R) -> Result<ChromeImport> {
     let mut trace = Trace::new();
     let options = ReadOptions::default().open_top_array(true);
-    let result = Reader::new(skip_bom(reader), options).read_document_seed(Document {
-        trace: &mut trace,
-    });
+    let result =
+        Reader::new(skip_bom(reader), options).read_document_seed(Document { trace: &mut trace });
     match result {
         Ok(()) => trace.into_import(),
         Err(e) => Err(chrome_error(e)),
@@ -289,7 +330,10 @@ fn chrome_error(e: profkit_json::Error) -> Error {
         profkit_json::Error::Syntax { location, reason }
         | profkit_json::Error::Schema { location, reason } => (location, reason),
         profkit_json::Error::Limit {
-            location, what, limit, ..
+            location,
+            what,
+            limit,
+            ..
         } => (location, format!("{what} is over the limit of {limit}")),
         other => (profkit_json::Location::default(), other.to_string()),
     };
@@ -432,9 +476,16 @@ fn paddle_thread(tid: &str) -> Option<i64> {
 
 /// The categories of Kineto's GPU activity.
 fn is_gpu_category(cat: &str) -> bool {
-    ["kernel", "gpu_memcpy", "gpu_memset", "gpu_user_annotation", "memcpy", "memset"]
-        .iter()
-        .any(|c| cat.eq_ignore_ascii_case(c))
+    [
+        "kernel",
+        "gpu_memcpy",
+        "gpu_memset",
+        "gpu_user_annotation",
+        "memcpy",
+        "memset",
+    ]
+    .iter()
+    .any(|c| cat.eq_ignore_ascii_case(c))
 }
 
 // ----- one event as read -----
@@ -481,7 +532,11 @@ impl RawEvent {
     }
 
     fn arg(&self, key: u32) -> Option<Arg> {
-        self.args.iter().rev().find(|(k, _)| *k == key).map(|&(_, v)| v)
+        self.args
+            .iter()
+            .rev()
+            .find(|(k, _)| *k == key)
+            .map(|&(_, v)| v)
     }
 }
 
@@ -967,10 +1022,13 @@ impl Trace {
             return None;
         }
         let text = |key: u32| {
-            stats.iter().find(|(k, _)| *k == key).and_then(|(_, v)| match v {
-                Arg::Str(s) => Some(*s),
-                _ => None,
-            })
+            stats
+                .iter()
+                .find(|(k, _)| *k == key)
+                .and_then(|(_, v)| match v {
+                    Arg::Str(s) => Some(*s),
+                    _ => None,
+                })
         };
         let parse = |s: &str| {
             s.strip_suffix(" us")
@@ -1039,7 +1097,10 @@ impl Trace {
             let Some(item) = target.and_then(|i| items.get_mut(i)) else {
                 let id = self.strings.get(flow.id).to_owned();
                 self.warnings.push(WarningKind::UnboundFlow, || {
-                    format!("flow {id:?} ({}) has no slice to bind to; left out", flow.phase as char)
+                    format!(
+                        "flow {id:?} ({}) has no slice to bind to; left out",
+                        flow.phase as char
+                    )
                 });
                 continue;
             };
@@ -1094,7 +1155,10 @@ impl Trace {
             for (_, item) in items {
                 let name = self.strings.get(item.name).to_owned();
                 self.warnings.push(WarningKind::UnendedBegin, || {
-                    format!("async begin of {name:?} (id {}) never ends; left out", key.2)
+                    format!(
+                        "async begin of {name:?} (id {}) never ends; left out",
+                        key.2
+                    )
                 });
             }
         }
@@ -1319,7 +1383,10 @@ impl Trace {
         if let Some(n) = props.get("numSms").and_then(serde_json::Value::as_u64) {
             builder.add_stat(stats::CORE_COUNT, n);
         }
-        if let Some(n) = props.get("totalGlobalMem").and_then(serde_json::Value::as_u64) {
+        if let Some(n) = props
+            .get("totalGlobalMem")
+            .and_then(serde_json::Value::as_u64)
+        {
             builder.add_stat(stats::MEMORY_SIZE, n);
         }
         for (key, value) in props {
@@ -1445,14 +1512,20 @@ impl<'de> de::Deserialize<'de> for Counted {
             fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
                 f.write_str("an object or an array")
             }
-            fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> std::result::Result<Counted, A::Error> {
+            fn visit_map<A: MapAccess<'de>>(
+                self,
+                mut map: A,
+            ) -> std::result::Result<Counted, A::Error> {
                 let mut n = 0;
                 while map.next_entry::<IgnoredAny, IgnoredAny>()?.is_some() {
                     n += 1;
                 }
                 Ok(Counted(n))
             }
-            fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> std::result::Result<Counted, A::Error> {
+            fn visit_seq<A: SeqAccess<'de>>(
+                self,
+                mut seq: A,
+            ) -> std::result::Result<Counted, A::Error> {
                 let mut n = 0;
                 while seq.next_element::<IgnoredAny>()?.is_some() {
                     n += 1;
@@ -1649,7 +1722,12 @@ impl<'de> Visitor<'de> for EventSeed<'_> {
                         serde_json::Value::Object(m) => m
                             .iter()
                             .next()
-                            .map(|(k, v)| format!("{k}:{}", v.as_str().map_or_else(|| v.to_string(), str::to_owned)))
+                            .map(|(k, v)| {
+                                format!(
+                                    "{k}:{}",
+                                    v.as_str().map_or_else(|| v.to_string(), str::to_owned)
+                                )
+                            })
                             .unwrap_or_default(),
                         other => other.to_string(),
                     };
@@ -1798,7 +1876,10 @@ struct TimeSeed;
 
 impl<'de> DeserializeSeed<'de> for TimeSeed {
     type Value = Option<(i128, u32)>;
-    fn deserialize<D: de::Deserializer<'de>>(self, d: D) -> std::result::Result<Self::Value, D::Error> {
+    fn deserialize<D: de::Deserializer<'de>>(
+        self,
+        d: D,
+    ) -> std::result::Result<Self::Value, D::Error> {
         d.deserialize_newtype_struct(RAW_NUMBER_TOKEN, self)
     }
 }
@@ -1998,13 +2079,21 @@ mod tests {
         assert_eq!(sniff_json(&text[..]), JsonShape::Chrome);
         let import = chrome_to_xspace(text).unwrap();
         assert!(import.kineto);
-        let names: Vec<_> = import.space.planes.iter().map(|p| p.name.as_str()).collect();
+        let names: Vec<_> = import
+            .space
+            .planes
+            .iter()
+            .map(|p| p.name.as_str())
+            .collect();
         assert_eq!(names, ["/host:CPU", "/device:GPU:0", "Task Environment"]);
         assert_eq!(
             sniff_json(&br#"{"a": 1, "b": [2]}"#[..]),
             JsonShape::Object(vec!["a".into(), "b".into()])
         );
-        assert!(matches!(sniff_json(&b"{\"a\": "[..]), JsonShape::NotJson(_)));
+        assert!(matches!(
+            sniff_json(&b"{\"a\": "[..]),
+            JsonShape::NotJson(_)
+        ));
         assert_eq!(sniff_json(&b"[{\"ph\": \"X\""[..]), JsonShape::Chrome);
     }
 }

@@ -56,7 +56,9 @@ impl<'de> Visitor<'de> for IntVisitor {
                 "expected {what}, found the negative number {v}"
             )))
         } else if v.fract() != 0.0 {
-            Err(E::custom(format!("expected {what}, found the fraction {v}")))
+            Err(E::custom(format!(
+                "expected {what}, found the fraction {v}"
+            )))
         } else if v >= TWO_64 || v as u64 > self.max {
             Err(E::custom(format!(
                 "expected {what}, found {v}, which is too large"

@@ -107,15 +107,18 @@ pub fn from_reader_with<T: DeserializeOwned, R: Read>(
 
 /// Reads one value of type `T` from JSON bytes.
 pub fn from_slice<T: DeserializeOwned>(bytes: &[u8]) -> Result<T> {
-    Reader::with_buffer(bytes, ReadOptions::default(), bytes.len().clamp(1, BUFFER_BYTES))
-        .read_document()
+    Reader::with_buffer(
+        bytes,
+        ReadOptions::default(),
+        bytes.len().clamp(1, BUFFER_BYTES),
+    )
+    .read_document()
 }
 
 /// Reads one value of type `T` from JSON text.
 pub fn from_str<T: DeserializeOwned>(text: &str) -> Result<T> {
     from_slice(text.as_bytes())
 }
-
 
 /// What kind of error a [`DeError`] is, before it becomes an [`Error`].
 #[derive(Debug)]
@@ -308,7 +311,10 @@ impl<R: Read> Reader<R> {
 
     /// As [`read_document`](Self::read_document), with a seed (a visitor that keeps state, say
     /// one that takes the elements of a long array one at a time).
-    pub fn read_document_seed<'de, S: DeserializeSeed<'de>>(&mut self, seed: S) -> Result<S::Value> {
+    pub fn read_document_seed<'de, S: DeserializeSeed<'de>>(
+        &mut self,
+        seed: S,
+    ) -> Result<S::Value> {
         let start = self.mark();
         let value = seed
             .deserialize(&mut *self)
@@ -502,9 +508,7 @@ impl<R: Read> Reader<R> {
     /// Whether the end of the input may close the array being read: the top-level one, when
     /// [`ReadOptions::open_top_array`] is set.
     fn open_end(&self) -> bool {
-        self.open_top_array
-            && self.depth == 1
-            && self.frames.first().is_some_and(|f| f.is_array)
+        self.open_top_array && self.depth == 1 && self.frames.first().is_some_and(|f| f.is_array)
     }
 
     fn leave(&mut self) {
@@ -1319,8 +1323,13 @@ mod tests {
                 d.deserialize_newtype_struct(RAW_NUMBER_TOKEN, Raw)
             }
         }
-        let read = |text: &str| Reader::new(text.as_bytes(), ReadOptions::default()).read_document_seed(Seed);
-        assert_eq!(read("1795211085403342.685").unwrap(), "n:1795211085403342.685");
+        let read = |text: &str| {
+            Reader::new(text.as_bytes(), ReadOptions::default()).read_document_seed(Seed)
+        };
+        assert_eq!(
+            read("1795211085403342.685").unwrap(),
+            "n:1795211085403342.685"
+        );
         assert_eq!(read(" -1e3 ").unwrap(), "n:-1e3");
         assert_eq!(read("\"12.5\"").unwrap(), "s:12.5");
         assert!(read("01").is_err());
