@@ -12,8 +12,9 @@
 //!
 //! - `X` (complete) and `B`/`E` (an `E` closes its thread's most recent open `B`) become events
 //!   with a duration on their thread's line; `i`/`I`/`R` (instant, mark) events without one;
-//! - async events, nestable `b`/`e`/`n` (paired by category, id and scope) and legacy
-//!   `S`/`T`/`F`, go to lines of their own, one per process and name, as Perfetto shows them;
+//! - async events, nestable `b`/`e`/`n` (paired by category, id and scope; ids are global
+//!   unless `id2` says `local`) and legacy `S`/`T`/`F` (steps counted in a `steps` stat), go to
+//!   lines of their own, one per process and name, as Perfetto shows them;
 //! - flow events `s`/`t`/`f` bind to the slice enclosing them (or, for an `f` without
 //!   `"bp": "e"`, the next slice on its thread), and `bind_id` with `flow_in`/`flow_out` to their
 //!   own event: either way the event gets `flow_in`/`flow_out` stats holding the flow's id and a
@@ -24,14 +25,16 @@
 //!   lines; `P` samples, `stackFrames`, object and memory-dump events are counted and skipped.
 //!
 //! PyTorch (Kineto) traces keep their GPU activity apart: events of the GPU categories (`kernel`,
-//! `gpu_memcpy`, `gpu_memset`, `gpu_user_annotation`) put their thread (pid = device, tid =
+//! `gpu_memcpy`, `gpu_memset`, `gpu_user_annotation`, `cuda_sync`) put their thread (pid = device, tid =
 //! stream) on a `/device:GPU:<device>` plane, a line per stream, with `correlation_id` stats from
 //! `correlation` (launches on the host get it too). `deviceProperties` become the GPU planes'
 //! stats (`device_type_string`, `core_count`, `memory_size` and every property by its own name),
 //! `distributedInfo` stats of the `Task Environment` plane (`rank`, `world_size`, ...).
 //!
+//! A process named as xprof names a GPU plane (`/device:GPU:0`) is that plane again.
 //! Everything else goes to one `/host:CPU` plane with a line per (pid, tid) in first-seen order; a
-//! numeric tid is the line id when no other thread took it, and with several processes a line's
+//! non-negative numeric tid is the line id when no other thread took it (the others take free ids
+//! in order of their `thread_sort_index`), lines come in id order, and with several processes a line's
 //! display name is `<process> / <thread>`. Args become stats (numbers as int64, uint64 or double,
 //! strings as strings, `true`/`false` as 1/0, anything else as its compact JSON text), `cat` too.
 //! In a trace of Paddle's profiler (top-level `span_index` or a string `schemaVersion`), the
@@ -1009,10 +1012,17 @@ impl Trace {
         }
     }
 
+    /// Async ids are global (an async event may end in another process, as catapult reads
+    /// them) unless `id2` makes them local to their process.
     fn async_key(&mut self, pid: &Id, raw: &mut RawEvent) -> AsyncKey {
         let id = raw.id.take().unwrap_or_default();
         let scope = raw.scope.take().unwrap_or_default();
-        (pid.clone(), raw.cat.unwrap_or(u32::MAX), id, scope)
+        let process = if id.starts_with("local:") {
+            pid.clone()
+        } else {
+            Id::Int(0)
+        };
+        (process, raw.cat.unwrap_or(u32::MAX), id, scope)
     }
 
     /// Paddle's exact times of an event: `args.start_time`/`end_time` (`"9965.651 us"` since the
@@ -1193,7 +1203,29 @@ impl Trace {
                 ),
             });
         }
-        let several = self.process_order.len() > 1;
+        // The processes xprof's output names by a GPU plane (`/device:GPU:0`) are that plane again.
+        for thread in &mut self.threads {
+            if thread.gpu.is_none() {
+                let name = self
+                    .processes
+                    .get(&thread.pid)
+                    .and_then(|p| p.name.as_deref());
+                thread.gpu = name
+                    .and_then(|n| n.strip_prefix(GPU_PLANE_PREFIX))
+                    .and_then(|n| n.parse().ok());
+            }
+        }
+        // Line names say their process when the host plane holds several.
+        let mut host_processes: Vec<&Id> = self
+            .threads
+            .iter()
+            .filter(|t| t.gpu.is_none())
+            .map(|t| &t.pid)
+            .chain(self.counters.iter().map(|(p, _)| p))
+            .collect();
+        host_processes.sort_by_key(|p| p.text());
+        host_processes.dedup();
+        let several = host_processes.len() > 1;
         let process_label = |pid: &Id, processes: &HashMap<Id, Process>| {
             processes
                 .get(pid)
@@ -1241,9 +1273,9 @@ impl Trace {
                 }
                 let lines = self.line_ids(&threads);
                 let mut lines: Vec<(i64, Thread)> = lines.into_iter().zip(threads).collect();
-                // Lines in order of their sort index, then id, so that reading a trace this
-                // module's output wrote gives the same space again.
-                lines.sort_by_key(|(id, t)| (t.sort_index.unwrap_or(*id), *id));
+                // Lines in id order, so that reading a trace this module's output wrote gives
+                // the same space again.
+                lines.sort_by_key(|(id, _)| *id);
                 for (id, thread) in lines {
                     let thread_name = match (&thread.name, &thread.track) {
                         (Some(n), _) => n.clone(),
@@ -1346,27 +1378,32 @@ impl Trace {
     /// sort index (when given) and id.
     fn line_ids(&self, threads: &[Thread]) -> Vec<i64> {
         let mut used = std::collections::HashSet::new();
-        let wanted: Vec<Option<i64>> = threads
+        let mut ids: Vec<Option<i64>> = threads
             .iter()
             .map(|t| match &t.track {
-                Track::Thread(Id::Int(i)) if *i != COUNTERS_LINE_ID && used.insert(*i) => Some(*i),
+                Track::Thread(Id::Int(i))
+                    if *i >= 0 && *i != COUNTERS_LINE_ID && used.insert(*i) =>
+                {
+                    Some(*i)
+                }
                 _ => None,
             })
             .collect();
+        // The others take the smallest free ids in order of their sort index (`M`
+        // `thread_sort_index`), then of first appearance.
+        let mut order: Vec<usize> = (0..threads.len()).collect();
+        order.sort_by_key(|&i| threads.get(i).and_then(|t| t.sort_index).unwrap_or(0));
         let mut next_free: i64 = 1;
-        wanted
-            .into_iter()
-            .map(|w| match w {
-                Some(id) => id,
-                None => {
-                    while used.contains(&next_free) {
-                        next_free += 1;
-                    }
-                    used.insert(next_free);
-                    next_free
+        for index in order {
+            if let Some(slot @ None) = ids.get_mut(index) {
+                while used.contains(&next_free) {
+                    next_free += 1;
                 }
-            })
-            .collect()
+                used.insert(next_free);
+                *slot = Some(next_free);
+            }
+        }
+        ids.into_iter().map(|id| id.unwrap_or(0)).collect()
     }
 
     fn device_stats(&self, builder: &mut PlaneBuilder<'_>, device: i64) {

@@ -525,6 +525,7 @@ pub(crate) fn convert(
         _ => {
             let options = TraceViewerOptions {
                 counter_events: true,
+                flow_events: true,
                 ..TraceViewerOptions::default()
             };
             trace_viewer::write_space(&space, writer, &options)
