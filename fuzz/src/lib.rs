@@ -18,6 +18,7 @@
 #![forbid(unsafe_code)]
 
 pub mod chrome;
+pub mod json;
 pub mod paddle;
 pub mod poplar;
 pub mod smoke;
@@ -110,6 +111,11 @@ pub const TARGETS: &[Target] = &[
     Target {
         name: "chrome_json",
         run: chrome::json::run,
+        describe: |data| String::from_utf8_lossy(data).into_owned(),
+    },
+    Target {
+        name: "json_reader",
+        run: json::reader::run,
         describe: |data| String::from_utf8_lossy(data).into_owned(),
     },
 ];

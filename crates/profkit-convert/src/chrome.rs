@@ -1277,13 +1277,19 @@ impl Trace {
                 // the same space again.
                 lines.sort_by_key(|(id, _)| *id);
                 for (id, thread) in lines {
+                    // A line always has a name (the writer leaves out empty ones, which would
+                    // read back under another name).
                     let thread_name = match (&thread.name, &thread.track) {
-                        (Some(n), _) => n.clone(),
-                        (None, Track::Thread(tid)) => match device {
-                            Some(_) => format!("stream {}", tid.text()),
-                            None => tid.text(),
+                        (Some(n), _) if !n.is_empty() => n.clone(),
+                        (_, Track::Thread(tid)) => match (device, tid.text()) {
+                            (Some(_), tid) => format!("stream {tid}"),
+                            (None, tid) if tid.is_empty() => "thread".to_owned(),
+                            (None, tid) => tid,
                         },
-                        (None, Track::Async(name)) => self.strings.get(*name).to_owned(),
+                        (_, Track::Async(name)) => match self.strings.get(*name) {
+                            "" => "async".to_owned(),
+                            name => name.to_owned(),
+                        },
                     };
                     if device.is_some() || matches!(thread.track, Track::Async(_)) {
                         overlapping_lines.push((plane_index, id));

@@ -750,7 +750,16 @@ impl<R: Read> Reader<R> {
         self.scratch.clear();
         let mut at_end = true;
         while let Some(b) = self.peek()? {
-            if !matches!(b, b'0'..=b'9' | b'-' | b'+' | b'.' | b'e' | b'E') {
+            // A sign belongs to the number only at its start or after the exponent's `e`, so
+            // that where the number ends does not depend on where the buffer ends.
+            let sign_here = match self.scratch.last() {
+                None => b == b'-',
+                Some(b'e' | b'E') => true,
+                Some(_) => false,
+            };
+            if !(matches!(b, b'0'..=b'9' | b'.' | b'e' | b'E')
+                || (matches!(b, b'-' | b'+') && sign_here))
+            {
                 at_end = false;
                 break;
             }
