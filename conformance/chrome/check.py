@@ -50,7 +50,8 @@ def profkit_kernels(profkit, path):
             for event in line.get("events", []):
                 cat = next(
                     (
-                        s.get("str_value")
+                        # A string many events share is a ref_value: a stat metadata's name.
+                        s.get("str_value") or stat_names.get(int(s.get("ref_value", -1)))
                         for s in event.get("stats", [])
                         if stat_names.get(s.get("metadata_id")) == "cat"
                     ),

@@ -26,8 +26,8 @@
 //!
 //! PyTorch (Kineto) traces keep their GPU activity apart: events of the GPU categories (`kernel`,
 //! `gpu_memcpy`, `gpu_memset`, `gpu_user_annotation`, `cuda_sync`) put their thread (pid = device, tid =
-//! stream) on a `/device:GPU:<device>` plane, a line per stream, with `correlation_id` stats from
-//! `correlation` (launches on the host get it too). `deviceProperties` become the GPU planes'
+//! stream) on a `/device:GPU:<device>` plane, a line per stream, their `correlation` arg (and
+//! that of the launches on the host) named `correlation_id` as in xprof. `deviceProperties` become the GPU planes'
 //! stats (`device_type_string`, `core_count`, `memory_size` and every property by its own name),
 //! `distributedInfo` stats of the `Task Environment` plane (`rank`, `world_size`, ...).
 //!
@@ -36,7 +36,8 @@
 //! non-negative numeric tid is the line id when no other thread took it (the others take free ids
 //! in order of their `thread_sort_index`), lines come in id order, and with several processes a line's
 //! display name is `<process> / <thread>`. Args become stats (numbers as int64, uint64 or double,
-//! strings as strings, `true`/`false` as 1/0, anything else as its compact JSON text), `cat` too.
+//! strings as strings, `true`/`false` as 1/0, anything else as its compact JSON text), `cat` too;
+//! a string more than one event has is stored once, as a `ref_value`.
 //! In a trace of Paddle's profiler (top-level `span_index` or a string `schemaVersion`), the
 //! duration Paddle appends to host event names (`matmul dygraph[102.633 us]`) is taken off, the
 //! Python and C++ halves of one OS thread (`20652(Python)`, `20652(C++)`) are one line, exact
@@ -355,17 +356,27 @@ fn chrome_error(e: profkit_json::Error) -> Error {
 struct Interner {
     ids: HashMap<Box<str>, u32>,
     strings: Vec<Box<str>>,
+    /// Whether each string was asked for more than once.
+    repeated: Vec<bool>,
 }
 
 impl Interner {
     fn id(&mut self, s: &str) -> u32 {
         if let Some(&id) = self.ids.get(s) {
+            if let Some(r) = self.repeated.get_mut(id as usize) {
+                *r = true;
+            }
             return id;
         }
         let id = u32::try_from(self.strings.len()).unwrap_or(u32::MAX);
         self.strings.push(s.into());
+        self.repeated.push(false);
         self.ids.insert(s.into(), id);
         id
+    }
+
+    fn is_repeated(&self, id: u32) -> bool {
+        self.repeated.get(id as usize).copied().unwrap_or(false)
     }
 
     fn get(&self, id: u32) -> &str {
@@ -783,14 +794,17 @@ impl Trace {
             ts.ok_or_else(|| E::custom(format!("the {ph:?} event has no \"ts\"")))
         };
         let gpu = cat_text.as_deref().is_some_and(is_gpu_category);
-        if let Some(correlation) = raw.arg(self.keys.correlation) {
-            let is_launch = cat_text.as_deref().is_some_and(|c| {
-                gpu || c.eq_ignore_ascii_case("cuda_runtime")
-                    || c.eq_ignore_ascii_case("cuda_driver")
-                    || c.eq_ignore_ascii_case("runtime")
-            });
-            if is_launch {
-                stats.push((self.keys.correlation_id, correlation));
+        // Kineto's `correlation` of a launch and its GPU activity is xprof's `correlation_id`.
+        let is_launch = cat_text.as_deref().is_some_and(|c| {
+            gpu || c.eq_ignore_ascii_case("cuda_runtime")
+                || c.eq_ignore_ascii_case("cuda_driver")
+                || c.eq_ignore_ascii_case("runtime")
+        });
+        if is_launch {
+            for (key, _) in stats.iter_mut() {
+                if *key == self.keys.correlation {
+                    *key = self.keys.correlation_id;
+                }
             }
         }
         match ph.as_str() {
@@ -1003,12 +1017,13 @@ impl Trace {
         let Some(bind) = raw.bind_id.take() else {
             return;
         };
-        let id = self.strings.id(&bind);
+        let interned = self.strings.id(&bind);
+        let id = flow_id(&bind, interned);
         if raw.flow_out {
-            stats.push((self.keys.flow_out, Arg::Str(id)));
+            stats.push((self.keys.flow_out, id));
         }
         if raw.flow_in {
-            stats.push((self.keys.flow_in, Arg::Str(id)));
+            stats.push((self.keys.flow_in, id));
         }
     }
 
@@ -1121,8 +1136,9 @@ impl Trace {
                 },
                 (flow.phase == b't').then_some(self.keys.flow_out),
             ];
+            let id = flow_id(self.strings.get(flow.id), flow.id);
             for key in keys.into_iter().flatten() {
-                item.stats.push((key, Arg::Str(flow.id)));
+                item.stats.push((key, id));
             }
             if !item.stats.iter().any(|(k, _)| *k == self.keys.flow_cat) {
                 item.stats.push((self.keys.flow_cat, Arg::Str(flow.cat)));
@@ -1132,11 +1148,17 @@ impl Trace {
         bound
     }
 
+    /// A stat value: a string that many events share (a category, a launch grid) is stored once,
+    /// as a `ref_value` naming a stat metadata, as xprof stores its repeated strings; one that
+    /// only this event has is stored in the event.
     fn stat(&self, arg: Arg) -> StatValue {
         match arg {
             Arg::Int(i) => StatValue::Int64(i),
             Arg::Uint(u) => StatValue::Uint64(u),
             Arg::Double(d) => StatValue::Double(d),
+            Arg::Str(s) if self.strings.is_repeated(s) => {
+                StatValue::Ref(self.strings.get(s).to_owned())
+            }
             Arg::Str(s) => StatValue::Str(self.strings.get(s).to_owned()),
         }
     }
@@ -1437,6 +1459,14 @@ impl Trace {
                 builder.add_stat(key, json_stat(value));
             }
         }
+    }
+}
+
+/// A flow id as a stat: a number when it is one (Kineto's correlation ids), else its text.
+fn flow_id(text: &str, interned: u32) -> Arg {
+    match text.parse::<i64>() {
+        Ok(i) if i.to_string() == text => Arg::Int(i),
+        _ => Arg::Str(interned),
     }
 }
 
