@@ -112,6 +112,21 @@ fn vm_hwm() -> u64 {
         .map_or(0, |kib| kib * 1024)
 }
 
+/// The CPU time of this process so far (user and system), in seconds: `/proc/self/stat`'s
+/// `utime` and `stime`, in clock ticks of 1/100 s.
+fn cpu_secs() -> f64 {
+    std::fs::read_to_string("/proc/self/stat")
+        .ok()
+        .and_then(|s| {
+            let rest = s.rsplit_once(')')?.1.to_owned();
+            let fields: Vec<&str> = rest.split_whitespace().collect();
+            let utime: f64 = fields.get(11)?.parse().ok()?;
+            let stime: f64 = fields.get(12)?.parse().ok()?;
+            Some((utime + stime) / 100.0)
+        })
+        .unwrap_or(0.0)
+}
+
 /// Writes a Kineto-shaped trace of about `target` bytes; returns the number of events.
 fn generate(path: &Path, target: u64) -> std::io::Result<u64> {
     let mut out = BufWriter::with_capacity(1 << 20, File::create(path)?);
@@ -228,6 +243,7 @@ fn child(mode: &str, path: &Path) -> Result<(), String> {
     let base = LIVE.load(Ordering::Relaxed);
     PEAK.store(base, Ordering::Relaxed);
     let start = Instant::now();
+    let cpu_start = cpu_secs();
     let file = BufReader::with_capacity(1 << 16, File::open(path).map_err(|e| e.to_string())?);
     let import = match mode {
         "plain" => profkit_convert::chrome::read_chrome(file),
@@ -236,6 +252,7 @@ fn child(mode: &str, path: &Path) -> Result<(), String> {
     }
     .map_err(|e| e.to_string())?;
     let secs = start.elapsed().as_secs_f64();
+    let cpu = cpu_secs() - cpu_start;
     let kept = LIVE.load(Ordering::Relaxed) - base;
     let peak = PEAK.load(Ordering::Relaxed) - base;
     let gpu_events: usize = import
@@ -247,7 +264,7 @@ fn child(mode: &str, path: &Path) -> Result<(), String> {
         .map(|l| l.events.len())
         .sum();
     println!(
-        "secs={secs} heap_peak={peak} kept={kept} vm_hwm={} events={} flows={} gpu_events={gpu_events}",
+        "secs={secs} cpu={cpu} heap_peak={peak} kept={kept} vm_hwm={} events={} flows={} gpu_events={gpu_events}",
         vm_hwm(),
         import.events,
         import.flows
@@ -350,8 +367,8 @@ fn main() -> Result<(), String> {
     );
     let mut results = serde_json::json!({ "bytes": size, "gzip_bytes": gz_size });
     println!(
-        "  {:<40} {:>9} {:>9} {:>14} {:>12} {:>8}",
-        "", "time (s)", "MB/s", "heap peak (MB)", "VmHWM (MB)", "x text"
+        "  {:<40} {:>9} {:>8} {:>9} {:>14} {:>12} {:>8}",
+        "", "time (s)", "CPU (s)", "MB/s", "heap peak (MB)", "VmHWM (MB)", "x text"
     );
     let runs = if full { 3 } else { 1 };
     for (mode, what, file) in [
@@ -371,10 +388,11 @@ fn main() -> Result<(), String> {
         }
         let text = best.unwrap_or_default();
         let secs = field(&text, "secs").unwrap_or(0.0);
+        let cpu = field(&text, "cpu").unwrap_or(0.0);
         let peak = field(&text, "heap_peak").unwrap_or(0.0);
         let hwm = field(&text, "vm_hwm").unwrap_or(0.0);
         println!(
-            "  {what:<40} {secs:>9.2} {:>9.0} {:>14.0} {:>12.0} {:>8.2}   ({})",
+            "  {what:<40} {secs:>9.2} {cpu:>8.2} {:>9.0} {:>14.0} {:>12.0} {:>8.2}   ({})",
             to_mb(size as f64) / secs,
             to_mb(peak),
             to_mb(hwm),
@@ -382,7 +400,7 @@ fn main() -> Result<(), String> {
             text.trim()
         );
         results[mode] = serde_json::json!({
-            "best_secs": secs, "heap_peak": peak, "vm_hwm": hwm,
+            "best_secs": secs, "cpu_secs": cpu, "heap_peak": peak, "vm_hwm": hwm,
             "events": field(&text, "events"), "flows": field(&text, "flows"),
             "gpu_events": field(&text, "gpu_events"),
         });
@@ -404,6 +422,7 @@ fn main() -> Result<(), String> {
                 continue;
             };
             let secs = field(&text, "secs").unwrap_or(0.0);
+            let cpu = field(&text, "cpu").unwrap_or(0.0);
             let rss = field(&text, "maxrss").unwrap_or(0.0);
             let label = format!(
                 "Python {what} of {}",
@@ -412,7 +431,7 @@ fn main() -> Result<(), String> {
                     .unwrap_or_default()
             );
             println!(
-                "  {label:<40} {secs:>9.2} {:>9.0} {:>14} {:>12.0} {:>8.2}   ({})",
+                "  {label:<40} {secs:>9.2} {cpu:>8.2} {:>9.0} {:>14} {:>12.0} {:>8.2}   ({})",
                 to_mb(size as f64) / secs,
                 "-",
                 to_mb(rss),

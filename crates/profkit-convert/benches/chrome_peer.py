@@ -4,7 +4,7 @@
     chrome_peer.py json.load FILE   json.load of the file (gzip.open for .gz): what most scripts do
     chrome_peer.py hta FILE         HolisticTraceAnalysis's parse of the file (its default backend)
 
-Prints `secs=... maxrss=... events=...` (maxrss: the process's peak resident set, bytes).
+Prints `secs=... cpu=... maxrss=... events=...` (cpu: the process's CPU time; maxrss: the process's peak resident set, bytes).
 """
 
 import gzip
@@ -18,6 +18,7 @@ import time
 def main():
     what, path = sys.argv[1], sys.argv[2]
     start = time.perf_counter()
+    cpu_start = time.process_time()
     if what == "json.load":
         opener = gzip.open if path.endswith(".gz") else open
         with opener(path, "rt") as f:
@@ -32,8 +33,9 @@ def main():
     else:
         raise SystemExit(f"unknown peer {what}")
     secs = time.perf_counter() - start
+    cpu = time.process_time() - cpu_start
     maxrss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
-    print(f"secs={secs:.3f} maxrss={maxrss} events={events}")
+    print(f"secs={secs:.3f} cpu={cpu:.3f} maxrss={maxrss} events={events}")
 
 
 if __name__ == "__main__":

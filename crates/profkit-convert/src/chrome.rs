@@ -54,7 +54,9 @@ use profkit_xplane::constants::{
     COUNTERS_LINE_ID, COUNTERS_LINE_NAME, GPU_PLANE_PREFIX, HOST_PLANE_NAME, TASK_ENV_PLANE_NAME,
     stats,
 };
-use profkit_xplane::{PlaneBuilder, StatValue, XPlane, XSpace};
+use profkit_xplane::proto::{x_event, x_stat};
+use profkit_xplane::{PlaneBuilder, StatValue, XEvent, XLine, XPlane, XSpace, XStat};
+use rustc_hash::{FxHashMap, FxHashSet};
 use serde::de::{self, DeserializeSeed, IgnoredAny, MapAccess, SeqAccess, Visitor};
 
 use crate::error::{Error, Result};
@@ -354,7 +356,7 @@ fn chrome_error(e: profkit_json::Error) -> Error {
 /// Strings kept once each (names, categories, arg keys and string values).
 #[derive(Default)]
 struct Interner {
-    ids: HashMap<Box<str>, u32>,
+    ids: FxHashMap<Box<str>, u32>,
     strings: Vec<Box<str>>,
     /// Whether each string was asked for more than once.
     repeated: Vec<bool>,
@@ -438,19 +440,18 @@ fn micros_to_ps(text: &str) -> Option<(i128, u32)> {
         return None;
     }
     let decimals = u32::try_from((frac.len() as i64 - i64::from(exponent)).max(0)).ok()?;
-    let digits: String = format!("{int}{frac}");
-    let digits = digits.trim_start_matches('0');
+    // The digits without leading zeros, as one integer (no allocation: this runs twice an event).
+    let digits = int.bytes().chain(frac.bytes()).skip_while(|&b| b == b'0');
+    let count = digits.clone().count();
     let scale = exponent - frac.len() as i32 + 6;
-    let value = if digits.len() > 30 || !(-40..=30).contains(&scale) {
+    let value = if count > 30 || !(-40..=30).contains(&scale) {
         let v = text.parse::<f64>().ok()? * 1e6;
         if !v.is_finite() || v.abs() > 1e36 {
             return None;
         }
         return Some((v.round() as i128, decimals));
-    } else if digits.is_empty() {
-        0
     } else {
-        let d: i128 = digits.parse().ok()?;
+        let d: i128 = digits.fold(0i128, |acc, b| acc * 10 + i128::from(b - b'0'));
         if scale >= 0 {
             d.checked_mul(10i128.checked_pow(scale as u32)?)?
         } else {
@@ -508,7 +509,7 @@ fn is_gpu_category(cat: &str) -> bool {
 #[derive(Default)]
 struct RawEvent {
     members: usize,
-    ph: Option<String>,
+    ph: Option<Phase>,
     ph_not_string: bool,
     name: Option<String>,
     cat: Option<u32>,
@@ -651,7 +652,7 @@ struct Trace {
     processes: HashMap<Id, Process>,
     process_order: Vec<Id>,
     threads: Vec<Thread>,
-    thread_index: HashMap<(Id, Track), usize>,
+    thread_index: FxHashMap<(Id, Track), usize>,
     counters: Vec<(Id, Item)>,
     async_open: HashMap<AsyncKey, Vec<(usize, Item)>>,
     flows: Vec<FlowPoint>,
@@ -668,6 +669,8 @@ struct Trace {
     distributed: Vec<(String, serde_json::Value)>,
     display_time_unit: Option<String>,
     index: usize,
+    /// The arg keys of the last event with args, in order.
+    last_keys: Vec<u32>,
 }
 
 impl Trace {
@@ -696,7 +699,7 @@ impl Trace {
             processes: HashMap::new(),
             process_order: Vec::new(),
             threads: Vec::new(),
-            thread_index: HashMap::new(),
+            thread_index: FxHashMap::default(),
             counters: Vec::new(),
             async_open: HashMap::new(),
             flows: Vec::new(),
@@ -714,6 +717,7 @@ impl Trace {
             distributed: Vec::new(),
             display_time_unit: None,
             index: 0,
+            last_keys: Vec::new(),
         }
     }
 
@@ -768,9 +772,10 @@ impl Trace {
         if raw.ph_not_string {
             return Err(E::custom("the phase (\"ph\") must be a string"));
         }
-        let Some(ph) = raw.ph.take() else {
+        let Some(phase) = raw.ph.take() else {
             return Err(E::custom("the event has no \"ph\" (phase)"));
         };
+        let ph = phase.as_str();
         let pid = raw.pid.take().unwrap_or(Id::Int(0));
         let mut tid = raw.tid.take().unwrap_or(Id::Int(0));
         if let Id::Text(text) = &tid {
@@ -807,7 +812,7 @@ impl Trace {
                 }
             }
         }
-        match ph.as_str() {
+        match ph {
             "X" => {
                 let mut start = need_ts(raw.ts)?;
                 let mut dur = raw.dur.unwrap_or(0);
@@ -1148,6 +1153,18 @@ impl Trace {
         bound
     }
 
+    /// A stat value as stored in an event: strings that many events share as the id of the stat
+    /// metadata named by them (declared beforehand by [`Metadata::declare`]).
+    fn stat_ref(&self, arg: Arg) -> StatRef {
+        match arg {
+            Arg::Str(s) if self.strings.is_repeated(s) => StatRef::Ref(s),
+            Arg::Str(s) => StatRef::Value(x_stat::Value::StrValue(self.strings.get(s).to_owned())),
+            Arg::Int(i) => StatRef::Value(x_stat::Value::Int64Value(i)),
+            Arg::Uint(u) => StatRef::Value(x_stat::Value::Uint64Value(u)),
+            Arg::Double(d) => StatRef::Value(x_stat::Value::DoubleValue(d)),
+        }
+    }
+
     /// A stat value: a string that many events share (a category, a launch grid) is stored once,
     /// as a `ref_value` naming a stat metadata, as xprof stores its repeated strings; one that
     /// only this event has is stored in the event.
@@ -1279,89 +1296,122 @@ impl Trace {
                 continue;
             }
             let plane_index = planes.len();
+            let ids = self.line_ids(&threads);
+            let mut lines: Vec<(i64, Thread)> = ids.into_iter().zip(threads).collect();
+            // Lines in id order, so that reading a trace this module's output wrote gives the
+            // same space again.
+            lines.sort_by_key(|(id, _)| *id);
+            let counters = if device.is_none() {
+                let mut counters = std::mem::take(&mut self.counters);
+                counters.sort_by_key(|(_, i)| i.start);
+                counters
+            } else {
+                Vec::new()
+            };
             let mut plane = XPlane::default();
-            {
-                let mut builder = PlaneBuilder::new(&mut plane);
-                match device {
-                    None => {
-                        builder.set_id(0).set_name(HOST_PLANE_NAME);
-                    }
-                    Some(d) => {
-                        builder
-                            .set_id(plane_index as i64)
-                            .set_name(format!("{GPU_PLANE_PREFIX}{d}"));
-                        self.device_stats(&mut builder, d);
-                    }
+            let mut builder = PlaneBuilder::new(&mut plane);
+            match device {
+                None => {
+                    builder.set_id(0).set_name(HOST_PLANE_NAME);
                 }
-                let lines = self.line_ids(&threads);
-                let mut lines: Vec<(i64, Thread)> = lines.into_iter().zip(threads).collect();
-                // Lines in id order, so that reading a trace this module's output wrote gives
-                // the same space again.
-                lines.sort_by_key(|(id, _)| *id);
-                for (id, thread) in lines {
+                Some(d) => {
+                    builder
+                        .set_id(plane_index as i64)
+                        .set_name(format!("{GPU_PLANE_PREFIX}{d}"));
+                    self.device_stats(&mut builder, d);
+                }
+            }
+            // Counter events are named by process when the host plane holds several.
+            let counter_names: Vec<u32> = counters
+                .iter()
+                .map(|(pid, item)| {
+                    if several {
+                        let name = format!(
+                            "{} / {}",
+                            process_label(pid, &self.processes),
+                            self.strings.get(item.name)
+                        );
+                        self.strings.id(&name)
+                    } else {
+                        item.name
+                    }
+                })
+                .collect();
+            let all_items = lines
+                .iter()
+                .flat_map(|(_, t)| t.items.iter().map(|i| (i.name, i)))
+                .chain(
+                    counters
+                        .iter()
+                        .zip(&counter_names)
+                        .map(|((_, i), &n)| (n, i)),
+                );
+            let mut meta = Metadata::new(all_items, &self.strings);
+            meta.declare(&mut builder, &self.strings, |a| self.stat(a));
+            drop(builder);
+            for (id, thread) in lines {
+                let thread_name = match (&thread.name, &thread.track) {
                     // A line always has a name (the writer leaves out empty ones, which would
                     // read back under another name).
-                    let thread_name = match (&thread.name, &thread.track) {
-                        (Some(n), _) if !n.is_empty() => n.clone(),
-                        (_, Track::Thread(tid)) => match (device, tid.text()) {
-                            (Some(_), tid) => format!("stream {tid}"),
-                            (None, tid) if tid.is_empty() => "thread".to_owned(),
-                            (None, tid) => tid,
-                        },
-                        (_, Track::Async(name)) => match self.strings.get(*name) {
-                            "" => "async".to_owned(),
-                            name => name.to_owned(),
-                        },
-                    };
-                    if device.is_some() || matches!(thread.track, Track::Async(_)) {
-                        overlapping_lines.push((plane_index, id));
-                    }
-                    let first = thread.items.first().map_or(start, |i| i.start);
-                    let mut line = builder.line(id);
-                    line.set_name(thread_name.clone())
-                        .set_timestamp_ns(rel(first) / 1000);
-                    let line_ps = i128::from(rel(first) / 1000) * 1000 + start;
-                    if several && device.is_none() {
-                        line.set_display_name(format!(
-                            "{} / {thread_name}",
-                            process_label(&thread.pid, &self.processes)
-                        ));
-                    }
-                    for item in thread.items {
-                        let mut event = line.add_event(self.strings.get(item.name));
-                        event
-                            .set_offset_ps(i64::try_from(item.start - line_ps).unwrap_or(i64::MAX))
-                            .set_duration_ps(
-                                i64::try_from(item.end - item.start).unwrap_or(i64::MAX),
-                            );
-                        for (key, value) in item.stats {
-                            event.add_stat(self.strings.get(key), self.stat(value));
-                        }
-                    }
+                    (Some(n), _) if !n.is_empty() => n.clone(),
+                    (_, Track::Thread(tid)) => match (device, tid.text()) {
+                        (Some(_), tid) => format!("stream {tid}"),
+                        (None, tid) if tid.is_empty() => "thread".to_owned(),
+                        (None, tid) => tid,
+                    },
+                    (_, Track::Async(name)) => match self.strings.get(*name) {
+                        "" => "async".to_owned(),
+                        name => name.to_owned(),
+                    },
+                };
+                if device.is_some() || matches!(thread.track, Track::Async(_)) {
+                    overlapping_lines.push((plane_index, id));
                 }
-                if device.is_none() && !self.counters.is_empty() {
-                    overlapping_lines.push((plane_index, COUNTERS_LINE_ID));
-                    let mut line = builder.line(COUNTERS_LINE_ID);
-                    line.set_name(COUNTERS_LINE_NAME).set_timestamp_ns(0);
-                    let mut counters = std::mem::take(&mut self.counters);
-                    counters.sort_by_key(|(_, i)| i.start);
-                    for (pid, item) in counters {
-                        let name = if several {
-                            format!(
-                                "{} / {}",
-                                process_label(&pid, &self.processes),
-                                self.strings.get(item.name)
-                            )
-                        } else {
-                            self.strings.get(item.name).to_owned()
-                        };
-                        let mut event = line.add_event(&name);
-                        event.set_offset_ps(rel(item.start));
-                        for (key, value) in item.stats {
-                            event.add_stat(self.strings.get(key), self.stat(value));
-                        }
-                    }
+                let first = thread.items.first().map_or(start, |i| i.start);
+                let timestamp_ns = rel(first) / 1000;
+                let line_ps = i128::from(timestamp_ns) * 1000 + start;
+                let display_name = if several && device.is_none() {
+                    format!(
+                        "{} / {thread_name}",
+                        process_label(&thread.pid, &self.processes)
+                    )
+                } else {
+                    String::new()
+                };
+                let mut events = Vec::with_capacity(thread.items.len());
+                for item in thread.items {
+                    events.push(meta.event(
+                        item.name,
+                        i64::try_from(item.start - line_ps).unwrap_or(i64::MAX),
+                        i64::try_from(item.end - item.start).unwrap_or(i64::MAX),
+                        item.stats,
+                        &|a| self.stat_ref(a),
+                    ));
                 }
+                plane.lines.push(XLine {
+                    id,
+                    display_id: 0,
+                    name: thread_name,
+                    display_name,
+                    timestamp_ns,
+                    duration_ps: 0,
+                    events,
+                });
+            }
+            if !counters.is_empty() {
+                overlapping_lines.push((plane_index, COUNTERS_LINE_ID));
+                let mut events = Vec::with_capacity(counters.len());
+                for ((_, item), name) in counters.into_iter().zip(counter_names) {
+                    events.push(
+                        meta.event(name, rel(item.start), 0, item.stats, &|a| self.stat_ref(a)),
+                    );
+                }
+                plane.lines.push(XLine {
+                    id: COUNTERS_LINE_ID,
+                    name: COUNTERS_LINE_NAME.to_owned(),
+                    events,
+                    ..XLine::default()
+                });
             }
             planes.push(plane);
         }
@@ -1458,6 +1508,159 @@ impl Trace {
             if key != "id" {
                 builder.add_stat(key, json_stat(value));
             }
+        }
+    }
+}
+
+/// A stat of an event before its ids are known: a value, or a shared string.
+enum StatRef {
+    Value(x_stat::Value),
+    Ref(u32),
+}
+
+/// What an arg of the events of one name is: the same on all of them (then it is a stat of their
+/// event metadata, stored once, as xprof stores kernel details), or not.
+#[derive(Clone, Copy)]
+enum Shared {
+    Same(Arg, u64),
+    Differs,
+}
+
+fn same_arg(a: Arg, b: Arg) -> bool {
+    match (a, b) {
+        (Arg::Double(x), Arg::Double(y)) => x.to_bits() == y.to_bits(),
+        _ => a == b,
+    }
+}
+
+/// The metadata of one plane: event and stat metadata ids by interned string, and the args the
+/// events of a name all share.
+struct Metadata {
+    events_per_name: FxHashMap<u32, u64>,
+    shared: FxHashMap<(u32, u32), Shared>,
+    /// Strings stored as `ref_value`s.
+    refs: FxHashSet<u32>,
+    event_ids: FxHashMap<u32, i64>,
+    stat_ids: FxHashMap<u32, i64>,
+}
+
+impl Metadata {
+    fn new<'i>(items: impl Iterator<Item = (u32, &'i Item)>, strings: &Interner) -> Metadata {
+        let mut events_per_name: FxHashMap<u32, u64> = FxHashMap::default();
+        let mut shared: FxHashMap<(u32, u32), Shared> = FxHashMap::default();
+        let mut refs: FxHashSet<u32> = FxHashSet::default();
+        for (name, item) in items {
+            *events_per_name.entry(name).or_default() += 1;
+            for &(key, value) in &item.stats {
+                if let Arg::Str(s) = value {
+                    if strings.is_repeated(s) {
+                        refs.insert(s);
+                    }
+                }
+                shared
+                    .entry((name, key))
+                    .and_modify(|s| {
+                        *s = match *s {
+                            Shared::Same(v, n) if same_arg(v, value) => Shared::Same(v, n + 1),
+                            _ => Shared::Differs,
+                        }
+                    })
+                    .or_insert(Shared::Same(value, 1));
+            }
+        }
+        // Shared only when every event of the name (two at least) has the arg with that value.
+        // An arg an event has twice counts twice, so it is shared only if another event lacks
+        // it, which the count then rules out.
+        for ((name, _), s) in shared.iter_mut() {
+            if let Shared::Same(_, n) = *s {
+                if events_per_name.get(name).copied() != Some(n) || n < 2 {
+                    *s = Shared::Differs;
+                }
+            }
+        }
+        Metadata {
+            events_per_name,
+            shared,
+            refs,
+            event_ids: FxHashMap::default(),
+            stat_ids: FxHashMap::default(),
+        }
+    }
+
+    /// Declares every event and stat metadata the plane needs, and the shared args as stats of
+    /// their event metadata.
+    fn declare(
+        &mut self,
+        builder: &mut PlaneBuilder<'_>,
+        strings: &Interner,
+        stat: impl Fn(Arg) -> StatValue,
+    ) {
+        let mut names: Vec<u32> = self.events_per_name.keys().copied().collect();
+        // Metadata ids in order of the strings' first appearance, so that output is stable.
+        names.sort_unstable();
+        for name in names {
+            let id = builder.event_metadata_id(strings.get(name));
+            self.event_ids.insert(name, id);
+        }
+        let mut shared: Vec<((u32, u32), Shared)> =
+            self.shared.iter().map(|(k, v)| (*k, *v)).collect();
+        shared.sort_unstable_by_key(|(k, _)| *k);
+        let mut keys: Vec<u32> = shared.iter().map(|((_, key), _)| *key).collect();
+        keys.sort_unstable();
+        keys.dedup();
+        for key in keys {
+            let id = builder.stat_metadata_id(strings.get(key));
+            self.stat_ids.insert(key, id);
+        }
+        for ((name, key), s) in shared {
+            let Shared::Same(value, _) = s else { continue };
+            let Some(&id) = self.event_ids.get(&name) else {
+                continue;
+            };
+            if let Some(mut metadata) = builder.event_metadata(id) {
+                metadata.add_stat(strings.get(key), stat(value));
+            }
+        }
+        // Strings stored as `ref_value`s are the names of stat metadata.
+        let mut refs: Vec<u32> = self.refs.iter().copied().collect();
+        refs.sort_unstable();
+        for s in refs {
+            let id = builder.stat_metadata_id(strings.get(s));
+            self.stat_ids.insert(s, id);
+        }
+    }
+
+    fn stat_id(&self, key: u32) -> i64 {
+        self.stat_ids.get(&key).copied().unwrap_or(0)
+    }
+
+    /// One event with the stats that are its own.
+    fn event(
+        &self,
+        name: u32,
+        offset_ps: i64,
+        duration_ps: i64,
+        stats: Vec<(u32, Arg)>,
+        value: &dyn Fn(Arg) -> StatRef,
+    ) -> XEvent {
+        let own = stats
+            .into_iter()
+            .filter(|(key, _)| !matches!(self.shared.get(&(name, *key)), Some(Shared::Same(..))))
+            .map(|(key, arg)| XStat {
+                metadata_id: self.stat_id(key),
+                value: Some(match value(arg) {
+                    StatRef::Value(v) => v,
+                    StatRef::Ref(s) => {
+                        x_stat::Value::RefValue(u64::try_from(self.stat_id(s)).unwrap_or(0))
+                    }
+                }),
+            })
+            .collect();
+        XEvent {
+            metadata_id: self.event_ids.get(&name).copied().unwrap_or(0),
+            duration_ps,
+            stats: own,
+            data: Some(x_event::Data::OffsetPs(offset_ps)),
         }
     }
 }
@@ -1760,16 +1963,21 @@ impl<'de> Visitor<'de> for EventSeed<'_> {
         while let Some(field) = map.next_key::<Field>()? {
             trace.raw.members += 1;
             match field {
-                Field::Ph => match map.next_value::<serde_json::Value>()? {
-                    serde_json::Value::String(s) => trace.raw.ph = Some(s),
-                    _ => trace.raw.ph_not_string = true,
+                Field::Ph => match map.next_value_seed(PhaseSeed)? {
+                    Some(ph) => trace.raw.ph = Some(ph),
+                    None => trace.raw.ph_not_string = true,
                 },
                 Field::Name => {
                     trace.raw.name = Some(map.next_value_seed(Text)?);
                 }
                 Field::Cat => {
-                    let cat = map.next_value_seed(Text)?;
-                    trace.raw.cat = Some(trace.strings.id(&cat));
+                    trace.raw.cat = Some(map.next_value_seed(ArgSeed {
+                        strings: &mut trace.strings,
+                    })?)
+                    .and_then(|arg| match arg {
+                        Arg::Str(id) => Some(id),
+                        _ => None,
+                    });
                 }
                 Field::Pid => trace.raw.pid = Some(map.next_value_seed(IdSeed)?),
                 Field::Tid => trace.raw.tid = Some(map.next_value_seed(IdSeed)?),
@@ -1842,6 +2050,82 @@ impl<'de> Visitor<'de> for EventSeed<'_> {
     }
     fn visit_unit<E: de::Error>(self) -> std::result::Result<(), E> {
         Err(E::custom("an event must be an object"))
+    }
+}
+
+/// A phase as written (one or two bytes in every producer; longer ones are kept whole).
+#[derive(Clone, Debug, PartialEq, Eq)]
+enum Phase {
+    Short([u8; 2], u8),
+    Long(String),
+}
+
+impl Phase {
+    fn as_str(&self) -> &str {
+        match self {
+            Phase::Short(bytes, len) => bytes
+                .get(..usize::from(*len))
+                .and_then(|b| std::str::from_utf8(b).ok())
+                .unwrap_or(""),
+            Phase::Long(s) => s,
+        }
+    }
+}
+
+/// The phase: a string, or `None` for any other value.
+struct PhaseSeed;
+
+impl<'de> DeserializeSeed<'de> for PhaseSeed {
+    type Value = Option<Phase>;
+    fn deserialize<D: de::Deserializer<'de>>(
+        self,
+        d: D,
+    ) -> std::result::Result<Self::Value, D::Error> {
+        d.deserialize_any(self)
+    }
+}
+
+impl<'de> Visitor<'de> for PhaseSeed {
+    type Value = Option<Phase>;
+    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("a phase")
+    }
+    fn visit_str<E>(self, v: &str) -> std::result::Result<Self::Value, E> {
+        let bytes = v.as_bytes();
+        Ok(Some(match bytes {
+            [a] => Phase::Short([*a, 0], 1),
+            [a, b] => Phase::Short([*a, *b], 2),
+            _ => Phase::Long(v.to_owned()),
+        }))
+    }
+    fn visit_bool<E>(self, _: bool) -> std::result::Result<Self::Value, E> {
+        Ok(None)
+    }
+    fn visit_u64<E>(self, _: u64) -> std::result::Result<Self::Value, E> {
+        Ok(None)
+    }
+    fn visit_i64<E>(self, _: i64) -> std::result::Result<Self::Value, E> {
+        Ok(None)
+    }
+    fn visit_f64<E>(self, _: f64) -> std::result::Result<Self::Value, E> {
+        Ok(None)
+    }
+    fn visit_unit<E>(self) -> std::result::Result<Self::Value, E> {
+        Ok(None)
+    }
+    fn visit_seq<A: SeqAccess<'de>>(
+        self,
+        mut seq: A,
+    ) -> std::result::Result<Self::Value, A::Error> {
+        while seq.next_element::<IgnoredAny>()?.is_some() {}
+        Ok(None)
+    }
+    fn visit_map<A: MapAccess<'de>>(
+        self,
+        mut map: A,
+    ) -> std::result::Result<Self::Value, A::Error> {
+        while map.next_entry::<IgnoredAny, IgnoredAny>()?.is_some() {}
+        Ok(None)
     }
 }
 
@@ -2015,9 +2299,18 @@ impl<'de> Visitor<'de> for ArgsSeed<'_> {
     }
     fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> std::result::Result<(), A::Error> {
         let trace = self.trace;
+        let mut position = 0;
         while let Some(key) = map.next_key_seed(KeySeed {
             strings: &mut trace.strings,
+            // Events of a kind write their args in the same order: the key at this position in
+            // the last event's args is the likely one, checked before any hashing.
+            likely: trace.last_keys.get(position).copied(),
         })? {
+            match trace.last_keys.get_mut(position) {
+                Some(slot) => *slot = key,
+                None => trace.last_keys.push(key),
+            }
+            position += 1;
             let value = map.next_value_seed(ArgSeed {
                 strings: &mut trace.strings,
             })?;
@@ -2052,6 +2345,7 @@ impl<'de> Visitor<'de> for ArgsSeed<'_> {
 
 struct KeySeed<'s> {
     strings: &'s mut Interner,
+    likely: Option<u32>,
 }
 
 impl<'de> DeserializeSeed<'de> for KeySeed<'_> {
@@ -2067,6 +2361,13 @@ impl Visitor<'_> for KeySeed<'_> {
         f.write_str("a key")
     }
     fn visit_str<E>(self, v: &str) -> std::result::Result<u32, E> {
+        if let Some(id) = self.likely.filter(|&id| self.strings.get(id) == v) {
+            // As `id` would: the string is asked for again.
+            if let Some(r) = self.strings.repeated.get_mut(id as usize) {
+                *r = true;
+            }
+            return Ok(id);
+        }
         Ok(self.strings.id(v))
     }
 }
