@@ -421,6 +421,36 @@ impl Arg {
     }
 }
 
+/// An arg with its key, packed in 16 bytes (a tuple of the two takes 24): millions of them are
+/// kept until the XSpace is built.
+#[derive(Clone, Copy, Debug, PartialEq)]
+struct KeyArg {
+    key: u32,
+    tag: u32,
+    bits: u64,
+}
+
+impl KeyArg {
+    fn new(key: u32, arg: Arg) -> KeyArg {
+        let (tag, bits) = match arg {
+            Arg::Int(i) => (0, i as u64),
+            Arg::Uint(u) => (1, u),
+            Arg::Double(d) => (2, d.to_bits()),
+            Arg::Str(s) => (3, u64::from(s)),
+        };
+        KeyArg { key, tag, bits }
+    }
+
+    fn arg(self) -> Arg {
+        match self.tag {
+            0 => Arg::Int(self.bits as i64),
+            1 => Arg::Uint(self.bits),
+            2 => Arg::Double(f64::from_bits(self.bits)),
+            _ => Arg::Str(u32::try_from(self.bits).unwrap_or(0)),
+        }
+    }
+}
+
 /// Microseconds written as decimal text to picoseconds, exactly (rounded to the nearest
 /// picosecond), or through a double when the text has too many digits. Also gives the number of
 /// decimals written.
@@ -511,7 +541,7 @@ struct RawEvent {
     members: usize,
     ph: Option<Phase>,
     ph_not_string: bool,
-    name: Option<String>,
+    name: Option<u32>,
     cat: Option<u32>,
     pid: Option<Id>,
     tid: Option<Id>,
@@ -523,7 +553,7 @@ struct RawEvent {
     bind_id: Option<String>,
     flow_in: bool,
     flow_out: bool,
-    args: Vec<(u32, Arg)>,
+    args: Vec<KeyArg>,
 }
 
 impl RawEvent {
@@ -550,8 +580,8 @@ impl RawEvent {
         self.args
             .iter()
             .rev()
-            .find(|(k, _)| *k == key)
-            .map(|&(_, v)| v)
+            .find(|a| a.key == key)
+            .map(|a| a.arg())
     }
 }
 
@@ -560,7 +590,7 @@ struct Item {
     name: u32,
     start: i128,
     end: i128,
-    stats: Vec<(u32, Arg)>,
+    stats: Vec<KeyArg>,
 }
 
 /// Where an event goes within its process.
@@ -593,7 +623,8 @@ struct FlowPoint {
     ts: i128,
     phase: u8,
     enclosing: bool,
-    id: u32,
+    /// The flow's id: a number, or an interned string.
+    id: Arg,
     cat: u32,
 }
 
@@ -602,6 +633,7 @@ type AsyncKey = (Id, u32, String, String);
 
 /// Well-known strings, interned once.
 struct Keys {
+    empty: u32,
     name: u32,
     sort_index: u32,
     cat: u32,
@@ -677,6 +709,7 @@ impl Trace {
     fn new() -> Trace {
         let mut strings = Interner::default();
         let keys = Keys {
+            empty: strings.id(""),
             name: strings.id("name"),
             sort_index: strings.id("sort_index"),
             cat: strings.id("cat"),
@@ -784,17 +817,20 @@ impl Trace {
             }
         }
         let cat_text = raw.cat.map(|c| self.strings.get(c).to_owned());
-        let name_text = raw.name.take().unwrap_or_default();
-        let name_text = if self.paddle && ph != "M" {
-            strip_paddle_duration(&name_text)
-        } else {
-            &name_text
-        };
-        let mut name = self.strings.id(name_text);
-        let mut stats = std::mem::take(&mut raw.args);
-        if let Some(cat) = raw.cat {
-            stats.push((self.keys.cat, Arg::Str(cat)));
+        let mut name = raw.name.take().unwrap_or(self.keys.empty);
+        if self.paddle && ph != "M" {
+            let text = self.strings.get(name);
+            let stripped = strip_paddle_duration(text);
+            if stripped.len() != text.len() {
+                let stripped = stripped.to_owned();
+                name = self.strings.id(&stripped);
+            }
         }
+        if let Some(cat) = raw.cat {
+            raw.args.push(KeyArg::new(self.keys.cat, Arg::Str(cat)));
+        }
+        // The args buffer is reused from event to event; the event keeps an exact-size copy.
+        let mut stats = raw.args.clone();
         let need_ts = |ts: Option<i128>| -> std::result::Result<i128, E> {
             ts.ok_or_else(|| E::custom(format!("the {ph:?} event has no \"ts\"")))
         };
@@ -806,9 +842,9 @@ impl Trace {
                 || c.eq_ignore_ascii_case("runtime")
         });
         if is_launch {
-            for (key, _) in stats.iter_mut() {
-                if *key == self.keys.correlation {
-                    *key = self.keys.correlation_id;
+            for stat in stats.iter_mut() {
+                if stat.key == self.keys.correlation {
+                    stat.key = self.keys.correlation_id;
                 }
             }
         }
@@ -817,6 +853,7 @@ impl Trace {
                 let mut start = need_ts(raw.ts)?;
                 let mut dur = raw.dur.unwrap_or(0);
                 if dur < 0 {
+                    let name_text = self.strings.get(name).to_owned();
                     self.warnings.push(WarningKind::NegativeDuration, || {
                         format!(
                             "traceEvents[{}]: {name_text:?} has a negative duration; taken as 0",
@@ -877,6 +914,7 @@ impl Trace {
                     }
                     None => {
                         let index = self.index;
+                        let name_text = self.strings.get(name).to_owned();
                         self.warnings.push(WarningKind::UnmatchedEnd, || {
                             format!(
                                 "traceEvents[{index}]: end of {name_text:?} on thread {} of process {} has no begin; left out",
@@ -889,7 +927,7 @@ impl Trace {
             }
             "i" | "I" | "R" => {
                 let start = need_ts(raw.ts)?;
-                if self.paddle && name_text == "[memory]" {
+                if self.paddle && self.strings.get(name) == "[memory]" {
                     match cat_text.as_deref() {
                         Some("Allocate") => name = self.keys.memory_allocation,
                         Some("Free") => name = self.keys.memory_deallocation,
@@ -909,8 +947,9 @@ impl Trace {
             }
             "C" => {
                 let start = need_ts(raw.ts)?;
-                if !stats.iter().any(|(_, v)| v.is_numeric()) {
+                if !stats.iter().any(|a| a.arg().is_numeric()) {
                     let index = self.index;
+                    let name_text = self.strings.get(name).to_owned();
                     self.warnings.push(WarningKind::CounterWithoutValue, || {
                         format!(
                             "traceEvents[{index}]: counter {name_text:?} has no numeric value; left out"
@@ -920,7 +959,8 @@ impl Trace {
                 }
                 self.process(&pid);
                 if let Some(id) = raw.id.take() {
-                    name = self.strings.id(&format!("{name_text} {id}"));
+                    let series = format!("{} {id}", self.strings.get(name));
+                    name = self.strings.id(&series);
                 }
                 self.events += 1;
                 self.counters.push((
@@ -933,7 +973,10 @@ impl Trace {
                     },
                 ));
             }
-            "M" => self.metadata(name_text.to_owned(), &pid, &tid, &stats),
+            "M" => {
+                let kind = self.strings.get(name).to_owned();
+                self.metadata(kind, &pid, &tid, &stats);
+            }
             "b" | "S" => {
                 let start = need_ts(raw.ts)?;
                 let key = self.async_key(&pid, raw);
@@ -960,6 +1003,7 @@ impl Trace {
                     }
                     None => {
                         let index = self.index;
+                        let name_text = self.strings.get(name).to_owned();
                         self.warnings.push(WarningKind::UnmatchedEnd, || {
                             format!(
                                 "traceEvents[{index}]: async end of {name_text:?} (id {}) has no begin; left out",
@@ -987,9 +1031,13 @@ impl Trace {
                 let key = self.async_key(&pid, raw);
                 let steps = self.keys.steps;
                 if let Some((_, item)) = self.async_open.get_mut(&key).and_then(|v| v.last_mut()) {
-                    match item.stats.iter_mut().find(|(k, _)| *k == steps) {
-                        Some((_, Arg::Int(n))) => *n += 1,
-                        _ => item.stats.push((steps, Arg::Int(1))),
+                    match item.stats.iter_mut().find(|a| a.key == steps) {
+                        Some(stat) => {
+                            if let Arg::Int(n) = stat.arg() {
+                                *stat = KeyArg::new(steps, Arg::Int(n + 1));
+                            }
+                        }
+                        None => item.stats.push(KeyArg::new(steps, Arg::Int(1))),
                     }
                 }
             }
@@ -999,7 +1047,7 @@ impl Trace {
                     return Err(E::custom(format!("the flow event {ph:?} has no \"id\"")));
                 };
                 let thread = self.thread(&pid, Track::Thread(tid));
-                let id = self.strings.id(&id);
+                let id = self.flow_id(&id);
                 let cat = raw.cat.unwrap_or(name);
                 self.flows.push(FlowPoint {
                     thread,
@@ -1018,22 +1066,29 @@ impl Trace {
     }
 
     /// Stats for `bind_id` with `flow_in`/`flow_out` (flow events of the format's second version).
-    fn flow_stats(&mut self, raw: &mut RawEvent, stats: &mut Vec<(u32, Arg)>) {
+    fn flow_stats(&mut self, raw: &mut RawEvent, stats: &mut Vec<KeyArg>) {
         let Some(bind) = raw.bind_id.take() else {
             return;
         };
-        let interned = self.strings.id(&bind);
-        let id = flow_id(&bind, interned);
+        let id = self.flow_id(&bind);
         if raw.flow_out {
-            stats.push((self.keys.flow_out, id));
+            stats.push(KeyArg::new(self.keys.flow_out, id));
         }
         if raw.flow_in {
-            stats.push((self.keys.flow_in, id));
+            stats.push(KeyArg::new(self.keys.flow_in, id));
         }
     }
 
     /// Async ids are global (an async event may end in another process, as catapult reads
     /// them) unless `id2` makes them local to their process.
+    /// A flow id as a stat: a number when it is one (Kineto's correlation ids), else its text.
+    fn flow_id(&mut self, text: &str) -> Arg {
+        match text.parse::<i64>() {
+            Ok(i) if i.to_string() == text => Arg::Int(i),
+            _ => Arg::Str(self.strings.id(text)),
+        }
+    }
+
     fn async_key(&mut self, pid: &Id, raw: &mut RawEvent) -> AsyncKey {
         let id = raw.id.take().unwrap_or_default();
         let scope = raw.scope.take().unwrap_or_default();
@@ -1047,16 +1102,16 @@ impl Trace {
 
     /// Paddle's exact times of an event: `args.start_time`/`end_time` (`"9965.651 us"` since the
     /// profile's start), placed on the clock of `ts` by the first event that has them.
-    fn paddle_times(&mut self, stats: &[(u32, Arg)], ts: i128) -> Option<(i128, i128)> {
+    fn paddle_times(&mut self, stats: &[KeyArg], ts: i128) -> Option<(i128, i128)> {
         if !self.paddle {
             return None;
         }
         let text = |key: u32| {
             stats
                 .iter()
-                .find(|(k, _)| *k == key)
-                .and_then(|(_, v)| match v {
-                    Arg::Str(s) => Some(*s),
+                .find(|a| a.key == key)
+                .and_then(|a| match a.arg() {
+                    Arg::Str(s) => Some(s),
                     _ => None,
                 })
         };
@@ -1071,8 +1126,8 @@ impl Trace {
         Some((base + start, base + end.max(start)))
     }
 
-    fn metadata(&mut self, kind: String, pid: &Id, tid: &Id, stats: &[(u32, Arg)]) {
-        let arg = |key: u32| stats.iter().find(|(k, _)| *k == key).map(|&(_, v)| v);
+    fn metadata(&mut self, kind: String, pid: &Id, tid: &Id, stats: &[KeyArg]) {
+        let arg = |key: u32| stats.iter().find(|a| a.key == key).map(|a| a.arg());
         let name = match arg(self.keys.name) {
             Some(Arg::Str(s)) => Some(self.strings.get(s).to_owned()),
             _ => None,
@@ -1125,7 +1180,11 @@ impl Trace {
                 (at < items.len()).then_some(at)
             };
             let Some(item) = target.and_then(|i| items.get_mut(i)) else {
-                let id = self.strings.get(flow.id).to_owned();
+                let id = match flow.id {
+                    Arg::Str(s) => self.strings.get(s).to_owned(),
+                    Arg::Int(i) => i.to_string(),
+                    _ => String::new(),
+                };
                 self.warnings.push(WarningKind::UnboundFlow, || {
                     format!(
                         "flow {id:?} ({}) has no slice to bind to; left out",
@@ -1141,12 +1200,12 @@ impl Trace {
                 },
                 (flow.phase == b't').then_some(self.keys.flow_out),
             ];
-            let id = flow_id(self.strings.get(flow.id), flow.id);
             for key in keys.into_iter().flatten() {
-                item.stats.push((key, id));
+                item.stats.push(KeyArg::new(key, flow.id));
             }
-            if !item.stats.iter().any(|(k, _)| *k == self.keys.flow_cat) {
-                item.stats.push((self.keys.flow_cat, Arg::Str(flow.cat)));
+            if !item.stats.iter().any(|a| a.key == self.keys.flow_cat) {
+                item.stats
+                    .push(KeyArg::new(self.keys.flow_cat, Arg::Str(flow.cat)));
             }
             bound += 1;
         }
@@ -1541,7 +1600,10 @@ struct Metadata {
     /// Strings stored as `ref_value`s.
     refs: FxHashSet<u32>,
     event_ids: FxHashMap<u32, i64>,
-    stat_ids: FxHashMap<u32, i64>,
+    /// Stat metadata ids by interned string (0: none).
+    stat_ids: Vec<i64>,
+    /// The args each name's events share, by name.
+    hoisted: FxHashMap<u32, Vec<u32>>,
 }
 
 impl Metadata {
@@ -1551,7 +1613,7 @@ impl Metadata {
         let mut refs: FxHashSet<u32> = FxHashSet::default();
         for (name, item) in items {
             *events_per_name.entry(name).or_default() += 1;
-            for &(key, value) in &item.stats {
+            for (key, value) in item.stats.iter().map(|a| (a.key, a.arg())) {
                 if let Arg::Str(s) = value {
                     if strings.is_repeated(s) {
                         refs.insert(s);
@@ -1583,7 +1645,8 @@ impl Metadata {
             shared,
             refs,
             event_ids: FxHashMap::default(),
-            stat_ids: FxHashMap::default(),
+            stat_ids: Vec::new(),
+            hoisted: FxHashMap::default(),
         }
     }
 
@@ -1610,10 +1673,11 @@ impl Metadata {
         keys.dedup();
         for key in keys {
             let id = builder.stat_metadata_id(strings.get(key));
-            self.stat_ids.insert(key, id);
+            self.set_stat_id(key, id);
         }
         for ((name, key), s) in shared {
             let Shared::Same(value, _) = s else { continue };
+            self.hoisted.entry(name).or_default().push(key);
             let Some(&id) = self.event_ids.get(&name) else {
                 continue;
             };
@@ -1626,12 +1690,22 @@ impl Metadata {
         refs.sort_unstable();
         for s in refs {
             let id = builder.stat_metadata_id(strings.get(s));
-            self.stat_ids.insert(s, id);
+            self.set_stat_id(s, id);
+        }
+    }
+
+    fn set_stat_id(&mut self, key: u32, id: i64) {
+        let index = key as usize;
+        if self.stat_ids.len() <= index {
+            self.stat_ids.resize(index + 1, 0);
+        }
+        if let Some(slot) = self.stat_ids.get_mut(index) {
+            *slot = id;
         }
     }
 
     fn stat_id(&self, key: u32) -> i64 {
-        self.stat_ids.get(&key).copied().unwrap_or(0)
+        self.stat_ids.get(key as usize).copied().unwrap_or(0)
     }
 
     /// One event with the stats that are its own.
@@ -1640,36 +1714,32 @@ impl Metadata {
         name: u32,
         offset_ps: i64,
         duration_ps: i64,
-        stats: Vec<(u32, Arg)>,
+        stats: Vec<KeyArg>,
         value: &dyn Fn(Arg) -> StatRef,
     ) -> XEvent {
-        let own = stats
-            .into_iter()
-            .filter(|(key, _)| !matches!(self.shared.get(&(name, *key)), Some(Shared::Same(..))))
-            .map(|(key, arg)| XStat {
-                metadata_id: self.stat_id(key),
-                value: Some(match value(arg) {
-                    StatRef::Value(v) => v,
-                    StatRef::Ref(s) => {
-                        x_stat::Value::RefValue(u64::try_from(self.stat_id(s)).unwrap_or(0))
-                    }
+        let hoisted = self.hoisted.get(&name).map_or(&[][..], Vec::as_slice);
+        let mut own = Vec::with_capacity(stats.len().saturating_sub(hoisted.len()));
+        own.extend(
+            stats
+                .into_iter()
+                .filter(|a| !hoisted.contains(&a.key))
+                .map(|a| (a.key, a.arg()))
+                .map(|(key, arg)| XStat {
+                    metadata_id: self.stat_id(key),
+                    value: Some(match value(arg) {
+                        StatRef::Value(v) => v,
+                        StatRef::Ref(s) => {
+                            x_stat::Value::RefValue(u64::try_from(self.stat_id(s)).unwrap_or(0))
+                        }
+                    }),
                 }),
-            })
-            .collect();
+        );
         XEvent {
             metadata_id: self.event_ids.get(&name).copied().unwrap_or(0),
             duration_ps,
             stats: own,
             data: Some(x_event::Data::OffsetPs(offset_ps)),
         }
-    }
-}
-
-/// A flow id as a stat: a number when it is one (Kineto's correlation ids), else its text.
-fn flow_id(text: &str, interned: u32) -> Arg {
-    match text.parse::<i64>() {
-        Ok(i) if i.to_string() == text => Arg::Int(i),
-        _ => Arg::Str(interned),
     }
 }
 
@@ -1968,7 +2038,16 @@ impl<'de> Visitor<'de> for EventSeed<'_> {
                     None => trace.raw.ph_not_string = true,
                 },
                 Field::Name => {
-                    trace.raw.name = Some(map.next_value_seed(Text)?);
+                    // Interned as it is read (a name that is not a string, as its text).
+                    let arg = map.next_value_seed(ArgSeed {
+                        strings: &mut trace.strings,
+                    })?;
+                    trace.raw.name = Some(match arg {
+                        Arg::Str(id) => id,
+                        Arg::Int(i) => trace.strings.id(&i.to_string()),
+                        Arg::Uint(u) => trace.strings.id(&u.to_string()),
+                        Arg::Double(d) => trace.strings.id(&d.to_string()),
+                    });
                 }
                 Field::Cat => {
                     trace.raw.cat = Some(map.next_value_seed(ArgSeed {
@@ -2187,7 +2266,8 @@ struct IdSeed;
 impl<'de> DeserializeSeed<'de> for IdSeed {
     type Value = Id;
     fn deserialize<D: de::Deserializer<'de>>(self, d: D) -> std::result::Result<Id, D::Error> {
-        d.deserialize_newtype_struct(RAW_NUMBER_TOKEN, self)
+        // Integers take the reader's fast path; a fraction keeps its text through `visit_f64`.
+        d.deserialize_any(self)
     }
 }
 
@@ -2314,7 +2394,7 @@ impl<'de> Visitor<'de> for ArgsSeed<'_> {
             let value = map.next_value_seed(ArgSeed {
                 strings: &mut trace.strings,
             })?;
-            trace.raw.args.push((key, value));
+            trace.raw.args.push(KeyArg::new(key, value));
         }
         Ok(())
     }
