@@ -360,6 +360,8 @@ struct Interner {
     strings: Vec<Box<str>>,
     /// Whether each string was asked for more than once.
     repeated: Vec<bool>,
+    /// A buffer for the JSON text of nested args.
+    scratch: Vec<u8>,
 }
 
 impl Interner {
@@ -2487,12 +2489,118 @@ impl<'de> Visitor<'de> for ArgSeed<'_> {
         Ok(Arg::Str(self.strings.id("null")))
     }
     fn visit_seq<A: SeqAccess<'de>>(self, seq: A) -> std::result::Result<Arg, A::Error> {
-        let text = Text.visit_seq(seq)?;
-        Ok(Arg::Str(self.strings.id(&text)))
+        // Compact JSON text written straight into a reused buffer (Kineto's kernels have two
+        // small arrays each: no tree is built for them).
+        let mut buf = std::mem::take(&mut self.strings.scratch);
+        buf.clear();
+        let result = Compact { out: &mut buf }.visit_seq(seq);
+        let id = self.strings.id(std::str::from_utf8(&buf).unwrap_or(""));
+        self.strings.scratch = buf;
+        result.map(|()| Arg::Str(id))
     }
     fn visit_map<A: MapAccess<'de>>(self, map: A) -> std::result::Result<Arg, A::Error> {
-        let text = Text.visit_map(map)?;
-        Ok(Arg::Str(self.strings.id(&text)))
+        let mut buf = std::mem::take(&mut self.strings.scratch);
+        buf.clear();
+        let result = Compact { out: &mut buf }.visit_map(map);
+        let id = self.strings.id(std::str::from_utf8(&buf).unwrap_or(""));
+        self.strings.scratch = buf;
+        result.map(|()| Arg::Str(id))
+    }
+}
+
+/// Writes the value it reads as compact JSON (keys in the order written).
+struct Compact<'b> {
+    out: &'b mut Vec<u8>,
+}
+
+impl Compact<'_> {
+    fn json<T: serde::Serialize + ?Sized>(&mut self, value: &T) {
+        // Writing to a Vec cannot fail; a value serde_json cannot write (none here) is `null`.
+        if serde_json::to_writer(&mut *self.out, value).is_err() {
+            self.out.extend_from_slice(b"null");
+        }
+    }
+}
+
+impl<'de> DeserializeSeed<'de> for Compact<'_> {
+    type Value = ();
+    fn deserialize<D: de::Deserializer<'de>>(self, d: D) -> std::result::Result<(), D::Error> {
+        d.deserialize_any(self)
+    }
+}
+
+impl<'de> Visitor<'de> for Compact<'_> {
+    type Value = ();
+    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("a JSON value")
+    }
+    fn visit_bool<E>(mut self, v: bool) -> std::result::Result<(), E> {
+        self.json(&v);
+        Ok(())
+    }
+    fn visit_u64<E>(self, v: u64) -> std::result::Result<(), E> {
+        self.out
+            .extend_from_slice(itoa::Buffer::new().format(v).as_bytes());
+        Ok(())
+    }
+    fn visit_i64<E>(self, v: i64) -> std::result::Result<(), E> {
+        self.out
+            .extend_from_slice(itoa::Buffer::new().format(v).as_bytes());
+        Ok(())
+    }
+    fn visit_f64<E>(mut self, v: f64) -> std::result::Result<(), E> {
+        self.json(&v);
+        Ok(())
+    }
+    fn visit_str<E>(mut self, v: &str) -> std::result::Result<(), E> {
+        self.json(v);
+        Ok(())
+    }
+    fn visit_unit<E>(self) -> std::result::Result<(), E> {
+        self.out.extend_from_slice(b"null");
+        Ok(())
+    }
+    fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> std::result::Result<(), A::Error> {
+        self.out.push(b'[');
+        let mut first = true;
+        loop {
+            let at = self.out.len();
+            if !first {
+                self.out.push(b',');
+            }
+            if seq
+                .next_element_seed(Compact {
+                    out: &mut *self.out,
+                })?
+                .is_none()
+            {
+                self.out.truncate(at);
+                break;
+            }
+            first = false;
+        }
+        self.out.push(b']');
+        Ok(())
+    }
+    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> std::result::Result<(), A::Error> {
+        self.out.push(b'{');
+        let mut first = true;
+        while let Some(key) = map.next_key::<std::borrow::Cow<'de, str>>()? {
+            if !first {
+                self.out.push(b',');
+            }
+            first = false;
+            Compact {
+                out: &mut *self.out,
+            }
+            .json(key.as_ref());
+            self.out.push(b':');
+            map.next_value_seed(Compact {
+                out: &mut *self.out,
+            })?;
+        }
+        self.out.push(b'}');
+        Ok(())
     }
 }
 
