@@ -22,6 +22,10 @@ use crate::{Format, Outputs};
 /// The input of every chrome case.
 pub const INPUT: &str = "input.json";
 
+/// The folder of real traces (`corpus/<source>/<file>`, gzipped or not), each of which must
+/// read; `corpus.txt` records what each reads as.
+pub const CORPUS: &str = "corpus";
+
 /// The handler for `conformance/chrome/`.
 pub struct ChromeFormat;
 
@@ -37,10 +41,14 @@ impl Format for ChromeFormat {
             "report.txt",
             "chrome.json",
             "error.txt",
+            "corpus.txt",
         ]
     }
 
     fn run(&self, case_dir: &Path) -> Result<Outputs, String> {
+        if case_dir.file_name().is_some_and(|n| n == CORPUS) {
+            return run_corpus(case_dir);
+        }
         let path = case_dir.join(INPUT);
         let bytes =
             std::fs::read(&path).map_err(|e| format!("cannot read {}: {e}", path.display()))?;
@@ -51,6 +59,7 @@ impl Format for ChromeFormat {
 fn write(space: &profkit_xplane::XSpace) -> Result<Vec<u8>, String> {
     let options = TraceViewerOptions {
         counter_events: true,
+        flow_events: true,
         ..TraceViewerOptions::default()
     };
     let mut out = Vec::new();
@@ -99,5 +108,73 @@ pub fn run_bytes(bytes: &[u8]) -> Result<Outputs, String> {
     outputs.insert("notes.txt".into(), notes.into_bytes());
     outputs.insert("report.txt".into(), report.text().into_bytes());
     outputs.insert("chrome.json".into(), chrome);
+    Ok(outputs)
+}
+
+/// Reads a file, undoing gzip when it starts with gzip's magic.
+fn read_maybe_gzip(path: &Path) -> Result<Vec<u8>, String> {
+    let bytes = std::fs::read(path).map_err(|e| format!("cannot read {}: {e}", path.display()))?;
+    if !bytes.starts_with(&[0x1f, 0x8b]) {
+        return Ok(bytes);
+    }
+    let mut out = Vec::new();
+    std::io::Read::read_to_end(&mut flate2::read::MultiGzDecoder::new(&bytes[..]), &mut out)
+        .map_err(|e| format!("{}: bad gzip: {e}", path.display()))?;
+    Ok(out)
+}
+
+/// Every trace of the corpus reads; `corpus.txt` has a line per trace: its planes with their
+/// lines and events, flows, skipped phases and warnings by kind.
+fn run_corpus(dir: &Path) -> Result<Outputs, String> {
+    let mut files = Vec::new();
+    for source in std::fs::read_dir(dir).map_err(|e| e.to_string())? {
+        let source = source.map_err(|e| e.to_string())?.path();
+        if !source.is_dir() {
+            continue;
+        }
+        for file in std::fs::read_dir(&source).map_err(|e| e.to_string())? {
+            files.push(file.map_err(|e| e.to_string())?.path());
+        }
+    }
+    files.sort();
+    let mut text = String::new();
+    for path in files {
+        let name = path
+            .strip_prefix(dir)
+            .map_err(|e| e.to_string())?
+            .display()
+            .to_string();
+        let bytes = read_maybe_gzip(&path)?;
+        let import = chrome_to_xspace(&bytes).map_err(|e| format!("{name} does not read: {e}"))?;
+        let planes: Vec<String> = import
+            .space
+            .planes
+            .iter()
+            .filter(|p| !p.lines.is_empty())
+            .map(|p| {
+                let events: usize = p.lines.iter().map(|l| l.events.len()).sum();
+                format!("{} ({} lines, {events} events)", p.name, p.lines.len())
+            })
+            .collect();
+        text += &format!(
+            "{name}: {} events, {} flows; {}",
+            import.events,
+            import.flows,
+            planes.join(", ")
+        );
+        for (phase, n) in &import.skipped {
+            text += &format!("; skipped {n} {phase:?}");
+        }
+        for (kind, n) in &import.warning_counts {
+            text += &format!("; {n} warnings {kind:?}");
+        }
+        let problems = profkit_xplane::validate(&import.space);
+        if !problems.is_empty() {
+            text += &format!("; {} XSpace problems", problems.len());
+        }
+        text.push('\n');
+    }
+    let mut outputs = Outputs::new();
+    outputs.insert("corpus.txt".into(), text.into_bytes());
     Ok(outputs)
 }

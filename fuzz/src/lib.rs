@@ -19,6 +19,7 @@
 
 pub mod arrow;
 pub mod chrome;
+pub mod json;
 pub mod paddle;
 pub mod poplar;
 pub mod smoke;
@@ -125,6 +126,11 @@ pub const TARGETS: &[Target] = &[
         name: "arrow_events",
         run: arrow::events::run,
         describe: |data| format!("{:#?}", profkit_xplane::decode(data.to_vec())),
+    },
+    Target {
+        name: "json_reader",
+        run: json::reader::run,
+        describe: |data| String::from_utf8_lossy(data).into_owned(),
     },
 ];
 

@@ -1,41 +1,107 @@
-//! Chrome trace JSON (the Trace Event Format) to XSpace, so that traces of other tools (Paddle's
-//! new profiler writes one) can be reported on and converted.
+//! Chrome trace JSON (the Trace Event Format) to XSpace, as PyTorch's profiler (Kineto),
+//! catapult, TensorBoard, xprof and Paddle write it, so that their traces can be reported on,
+//! validated and converted.
 //!
-//! Both layouts are read: an object with a `traceEvents` array (other keys are ignored) and a bare
-//! array of events, whose closing `]` may be missing as the format allows. Events are read one at
-//! a time by a small JSON reader of this module, which keeps numbers as written (so that
-//! microseconds since the epoch with fractions become exact picoseconds), names the JSON path,
-//! line and column of every error, and bounds nesting depth. What becomes of each phase:
+//! Both layouts are read: an object with a `traceEvents` array wherever it sits among the other
+//! keys (which are skipped without being built, except the few read below), and a bare array of
+//! events, whose closing `]` may be missing as the format allows. The text streams through
+//! `profkit-json`'s reader one event at a time, so memory is what the import keeps (events with
+//! interned names and args), not the text; numbers are taken as written (microseconds with
+//! fractions become exact picoseconds), and every error names the JSON path, line and column.
+//! What becomes of each phase:
 //!
-//! - `X` (complete) and `B`/`E` (begin and end, an `E` closing the thread's most recent open `B`)
-//!   become events with a duration on their thread's line; `i`/`I` (instant) events without one;
-//!   unmatched `E` and `B` left open are left out with a warning;
-//! - `C` (counter) events become events of the host plane's `_counters_` line, their args
-//!   stats (so the Chrome writer's counter events give back the numeric ones); a counter without
-//!   a numeric value is left out with a warning;
-//! - `M` (metadata) `process_name` and `thread_name` name the lines; other phases (flows, async,
-//!   samples, ...) are counted and skipped.
+//! - `X` (complete) and `B`/`E` (an `E` closes its thread's most recent open `B`) become events
+//!   with a duration on their thread's line; `i`/`I`/`R` (instant, mark) events without one;
+//! - async events, nestable `b`/`e`/`n` (paired by category, id and scope; ids are global
+//!   unless `id2` says `local`) and legacy `S`/`T`/`F` (steps counted in a `steps` stat), go to
+//!   lines of their own, one per process and name, as Perfetto shows them;
+//! - flow events `s`/`t`/`f` bind to the slice enclosing them (or, for an `f` without
+//!   `"bp": "e"`, the next slice on its thread), and `bind_id` with `flow_in`/`flow_out` to their
+//!   own event: either way the event gets `flow_in`/`flow_out` stats holding the flow's id and a
+//!   `flow_cat` stat, which the Chrome writer turns back into flow events;
+//! - `C` (counter) events become events of the host plane's `_counters_` line, every series an
+//!   arg (stat) of one event;
+//! - `M` (metadata) `process_name`, `thread_name` and their `*_sort_index` name and order the
+//!   lines; `P` samples, `stackFrames`, object and memory-dump events are counted and skipped.
 //!
-//! Everything goes to one `/host:CPU` plane with a line per (pid, tid) in first-seen order; a
-//! numeric tid is the line id when no other thread took it, and with several processes a line's
-//! display name is `<process> / <thread>`. Args become stats (numbers as int64, uint64 or
-//! double, strings as strings, `true`/`false` as 1/0, anything else as its compact JSON text),
-//! `cat` too. In a trace of Paddle's profiler (top-level `span_index` or `schemaVersion`), the
-//! duration Paddle appends to host event names (`matmul dygraph[102.633 us]`) is taken off, so
-//! that the calls of an op share its name. Times are made relative to the earliest, which the `Task Environment` plane keeps
-//! as `profile_start_time` (in nanoseconds of the trace's clock).
+//! PyTorch (Kineto) traces keep their GPU activity apart: events of the GPU categories (`kernel`,
+//! `gpu_memcpy`, `gpu_memset`, `gpu_user_annotation`, `cuda_sync`) put their thread (pid = device, tid =
+//! stream) on a `/device:GPU:<device>` plane, a line per stream, their `correlation` arg (and
+//! that of the launches on the host) named `correlation_id` as in xprof. `deviceProperties` become the GPU planes'
+//! stats (`device_type_string`, `core_count`, `memory_size` and every property by its own name),
+//! `distributedInfo` stats of the `Task Environment` plane (`rank`, `world_size`, ...).
+//!
+//! A process named as xprof names a GPU plane (`/device:GPU:0`) is that plane again.
+//! Everything else goes to one `/host:CPU` plane with a line per (pid, tid) in first-seen order; a
+//! non-negative numeric tid is the line id when no other thread took it (the others take free ids
+//! in order of their `thread_sort_index`), lines come in id order, and with several processes a line's
+//! display name is `<process> / <thread>`. Args become stats (numbers as int64, uint64 or double,
+//! strings as strings, `true`/`false` as 1/0, anything else as its compact JSON text), `cat` too;
+//! a string more than one event has is stored once, as a `ref_value`.
+//! In a trace of Paddle's profiler (top-level `span_index` or a string `schemaVersion`), the
+//! duration Paddle appends to host event names (`matmul dygraph[102.633 us]`) is taken off, the
+//! Python and C++ halves of one OS thread (`20652(Python)`, `20652(C++)`) are one line, exact
+//! times come from `args.start_time`/`end_time` (nanoseconds, where `ts` and `dur` are rounded),
+//! and `[memory]` instants become `MemoryAllocation`/`MemoryDeallocation` events. Times are made
+//! relative to the earliest, which the `Task Environment` plane keeps as `profile_start_time`.
 
-use std::collections::{BTreeMap, HashMap, HashSet};
+use std::collections::{BTreeMap, HashMap};
+use std::fmt;
+use std::io::Read;
 
+use profkit_json::{RAW_NUMBER_TOKEN, ReadOptions, Reader};
 use profkit_xplane::constants::{
-    COUNTERS_LINE_ID, COUNTERS_LINE_NAME, HOST_PLANE_NAME, TASK_ENV_PLANE_NAME, stats,
+    COUNTERS_LINE_ID, COUNTERS_LINE_NAME, GPU_PLANE_PREFIX, HOST_PLANE_NAME, TASK_ENV_PLANE_NAME,
+    stats,
 };
-use profkit_xplane::{PlaneBuilder, StatValue, XPlane, XSpace};
+use profkit_xplane::proto::{x_event, x_stat};
+use profkit_xplane::{PlaneBuilder, StatValue, XEvent, XLine, XPlane, XSpace, XStat};
+use rustc_hash::{FxHashMap, FxHashSet};
+use serde::de::{self, DeserializeSeed, IgnoredAny, MapAccess, SeqAccess, Visitor};
 
 use crate::error::{Error, Result};
 
 /// The deepest nesting of arrays and objects the reader accepts.
-pub const MAX_DEPTH: u32 = 256;
+pub const MAX_DEPTH: usize = profkit_json::MAX_DEPTH;
+
+/// How many warnings of one kind are kept word for word; the rest are counted.
+pub const WARNINGS_PER_KIND: usize = 20;
+
+/// The names of the stats flows become.
+pub mod flow_stats {
+    /// The id of a flow that starts (or steps) at the event.
+    pub const FLOW_OUT: &str = "flow_out";
+    /// The id of a flow that ends (or steps) at the event.
+    pub const FLOW_IN: &str = "flow_in";
+    /// The category of the event's flows.
+    pub const FLOW_CAT: &str = "flow_cat";
+}
+
+/// What kind of thing a warning is about.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+#[non_exhaustive]
+pub enum WarningKind {
+    /// An `E` (or async end) without its begin.
+    UnmatchedEnd,
+    /// A begin never ended.
+    UnendedBegin,
+    /// A flow event with no slice to bind to.
+    UnboundFlow,
+    /// A counter without a numeric value.
+    CounterWithoutValue,
+    /// A complete event with a negative duration (taken as zero).
+    NegativeDuration,
+    /// Events of phases an XSpace has no place for (samples, objects, memory dumps).
+    Unsupported,
+}
+
+impl WarningKind {
+    /// Whether a producer could write it (truncated traces leave begins open and ends without
+    /// begins): `validate` counts the others as errors.
+    pub fn is_error(self) -> bool {
+        matches!(self, WarningKind::NegativeDuration)
+    }
+}
 
 /// What reading a Chrome trace made, besides the XSpace.
 #[derive(Clone, Debug, Default, PartialEq)]
@@ -44,19 +110,36 @@ pub struct ChromeImport {
     pub space: XSpace,
     /// Events converted (not counting metadata).
     pub events: u64,
+    /// Flows bound to events (each end counted).
+    pub flows: u64,
     /// Events of phases that have no place in an XSpace, by phase.
     pub skipped: BTreeMap<String, u64>,
-    /// Events left out, with why (unmatched ends, begins left open).
+    /// Events left out or changed, with why: at most [`WARNINGS_PER_KIND`] of a kind, then a
+    /// line with the count of the rest.
     pub warnings: Vec<String>,
+    /// How many warnings of each kind there were in all.
+    pub warning_counts: BTreeMap<WarningKind, u64>,
+    /// Lines where events may partly overlap as their producers write them: async lines, GPU
+    /// streams and the counter line, as (plane index, line id).
+    pub overlapping_lines: Vec<(usize, i64)>,
+    /// The finest time step the input's times are written in, in picoseconds (1,000,000 for
+    /// whole microseconds, 1,000 for three decimals).
+    pub precision_ps: i64,
+    /// Whether the trace has Kineto's GPU activity or device properties.
+    pub kineto: bool,
+    /// Whether the trace is one of Paddle's profiler.
+    pub paddle: bool,
 }
 
 /// Whether `prefix` (the first bytes of a file) looks like Chrome trace JSON: an object whose
-/// first bytes name `traceEvents`, or an array whose first element is an object with a `ph`.
+/// first bytes name `traceEvents` or a key Kineto writes first, or an array whose first element
+/// is an object with a `ph`. [`sniff_json`] decides on the whole structure.
 pub fn looks_like_chrome(prefix: &[u8]) -> bool {
     let text = String::from_utf8_lossy(prefix);
     let trimmed = text.trim_start_matches('\u{feff}').trim_start();
     if trimmed.starts_with('{') {
-        return trimmed.contains("\"traceEvents\"");
+        return trimmed.contains("\"traceEvents\"")
+            || (trimmed.contains("\"deviceProperties\"") && trimmed.contains("\"schemaVersion\""));
     }
     if let Some(rest) = trimmed.strip_prefix('[') {
         let rest = rest.trim_start();
@@ -65,350 +148,243 @@ pub fn looks_like_chrome(prefix: &[u8]) -> bool {
     false
 }
 
-/// A JSON value as the reader keeps it: numbers as their text.
-#[derive(Clone, Debug, PartialEq)]
-enum Value<'a> {
-    Null,
-    Bool(bool),
-    Number(&'a str),
-    String(String),
-    Array(Vec<Value<'a>>),
-    Object(Vec<(String, Value<'a>)>),
+/// What a JSON input is, as far as [`sniff_json`] read it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum JsonShape {
+    /// A Chrome trace: an object with `traceEvents`, or an array of events.
+    Chrome,
+    /// A JSON object without `traceEvents`: its top-level keys (the first 16).
+    Object(Vec<String>),
+    /// Other JSON (a scalar, an array of something else).
+    OtherJson,
+    /// Not JSON (or cut short before telling): why.
+    NotJson(String),
 }
 
-impl Value<'_> {
-    fn get(&self, key: &str) -> Option<&Self> {
-        match self {
-            Value::Object(members) => members.iter().rev().find(|(k, _)| k == key).map(|(_, v)| v),
-            _ => None,
+const FOUND: &str = "$profkit::chrome::found";
+
+/// Reads the top level of a JSON text until it can tell whether it is a Chrome trace: keys are
+/// read and their values skipped without being built, and reading stops at `traceEvents` (or
+/// the first element of a bare array).
+pub fn sniff_json<R: Read>(reader: R) -> JsonShape {
+    struct Sniff;
+    impl<'de> DeserializeSeed<'de> for Sniff {
+        type Value = JsonShape;
+        fn deserialize<D: de::Deserializer<'de>>(
+            self,
+            d: D,
+        ) -> std::result::Result<JsonShape, D::Error> {
+            d.deserialize_any(self)
         }
     }
-
-    fn as_str(&self) -> Option<&str> {
-        match self {
-            Value::String(s) => Some(s),
-            _ => None,
+    impl<'de> Visitor<'de> for Sniff {
+        type Value = JsonShape;
+        fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+            f.write_str("JSON")
         }
-    }
-
-    /// Compact JSON text.
-    fn to_json(&self) -> String {
-        let mut out = String::new();
-        self.write_json(&mut out);
-        out
-    }
-
-    fn write_json(&self, out: &mut String) {
-        match self {
-            Value::Null => out.push_str("null"),
-            Value::Bool(b) => out.push_str(if *b { "true" } else { "false" }),
-            Value::Number(n) => out.push_str(n),
-            Value::String(s) => out.push_str(&serde_json::Value::from(s.as_str()).to_string()),
-            Value::Array(items) => {
-                out.push('[');
-                for (i, item) in items.iter().enumerate() {
-                    if i > 0 {
-                        out.push(',');
-                    }
-                    item.write_json(out);
+        fn visit_map<A: MapAccess<'de>>(
+            self,
+            mut map: A,
+        ) -> std::result::Result<JsonShape, A::Error> {
+            let mut keys = Vec::new();
+            while let Some(key) = map.next_key::<String>()? {
+                if key == "traceEvents" {
+                    return Err(de::Error::custom(FOUND));
                 }
-                out.push(']');
-            }
-            Value::Object(members) => {
-                out.push('{');
-                for (i, (k, v)) in members.iter().enumerate() {
-                    if i > 0 {
-                        out.push(',');
-                    }
-                    out.push_str(&serde_json::Value::from(k.as_str()).to_string());
-                    out.push(':');
-                    v.write_json(out);
+                if keys.len() < 16 {
+                    keys.push(key);
                 }
-                out.push('}');
+                map.next_value::<IgnoredAny>()?;
             }
+            Ok(JsonShape::Object(keys))
         }
-    }
-}
-
-/// A reading error before its path is known: the path segments are gathered as the error
-/// travels up out of nested values (innermost first), so that reading builds no path at all.
-struct Fault {
-    /// Path segments, innermost first (`.key` or `[index]`).
-    segments: Vec<String>,
-    line: u64,
-    column: u64,
-    reason: String,
-}
-
-impl Fault {
-    fn within(mut self, segment: impl FnOnce() -> String) -> Fault {
-        self.segments.push(segment());
-        self
-    }
-
-    /// The error, with `base` (the path of the value being read) in front of the segments. A very
-    /// deep path shows its first and last segments around an ellipsis.
-    fn into_error(self, base: &str) -> Error {
-        let mut path = base.to_owned();
-        let n = self.segments.len();
-        for (i, segment) in self.segments.iter().rev().enumerate() {
-            if n > 24 && i == 12 {
-                path.push_str(&format!("...({} more)...", n - 20));
-            }
-            if n <= 24 || i < 12 || i >= n - 8 {
-                path.push_str(segment);
-            }
-        }
-        Error::Chrome {
-            path,
-            line: self.line,
-            column: self.column,
-            reason: self.reason,
-        }
-    }
-}
-
-type Parsed<T> = std::result::Result<T, Fault>;
-
-/// The reader: a position in the text, and the line it is on.
-struct Parser<'a> {
-    text: &'a [u8],
-    pos: usize,
-    line: u64,
-    line_start: usize,
-}
-
-impl<'a> Parser<'a> {
-    fn fault(&self, reason: impl Into<String>) -> Fault {
-        Fault {
-            segments: Vec::new(),
-            line: self.line,
-            column: (self.pos - self.line_start) as u64 + 1,
-            reason: reason.into(),
-        }
-    }
-
-    fn error(&self, path: &str, reason: impl Into<String>) -> Error {
-        self.fault(reason).into_error(path)
-    }
-
-    fn skip_ws(&mut self) {
-        while let Some(&b) = self.text.get(self.pos) {
-            match b {
-                b' ' | b'\t' | b'\r' => self.pos += 1,
-                b'\n' => {
-                    self.pos += 1;
-                    self.line += 1;
-                    self.line_start = self.pos;
+        fn visit_seq<A: SeqAccess<'de>>(
+            self,
+            mut seq: A,
+        ) -> std::result::Result<JsonShape, A::Error> {
+            struct First;
+            impl<'de> Visitor<'de> for First {
+                type Value = bool;
+                fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                    f.write_str("an event")
                 }
-                _ => break,
-            }
-        }
-    }
-
-    fn peek(&mut self) -> Option<u8> {
-        self.skip_ws();
-        self.text.get(self.pos).copied()
-    }
-
-    fn expect(&mut self, byte: u8) -> Parsed<()> {
-        match self.peek() {
-            Some(b) if b == byte => {
-                self.pos += 1;
-                Ok(())
-            }
-            Some(b) => Err(self.fault(format!(
-                "expected '{}', found '{}'",
-                byte as char, b as char
-            ))),
-            None => Err(self.fault(format!(
-                "the text ends where '{}' is expected",
-                byte as char
-            ))),
-        }
-    }
-
-    fn value(&mut self, depth: u32) -> Parsed<Value<'a>> {
-        if depth > MAX_DEPTH {
-            return Err(self.fault(format!("nested deeper than {MAX_DEPTH} levels")));
-        }
-        match self.peek() {
-            None => Err(self.fault("the text ends where a value is expected")),
-            Some(b'{') => {
-                self.pos += 1;
-                let mut members = Vec::new();
-                if self.peek() == Some(b'}') {
-                    self.pos += 1;
-                    return Ok(Value::Object(members));
-                }
-                loop {
-                    if self.peek() != Some(b'"') {
-                        return Err(self.fault("expected a member name (a string)"));
-                    }
-                    let key = self.string()?;
-                    self.expect(b':')
-                        .map_err(|f| f.within(|| format!(".{key}")))?;
-                    let value = self
-                        .value(depth + 1)
-                        .map_err(|f| f.within(|| format!(".{key}")))?;
-                    members.push((key, value));
-                    match self.peek() {
-                        Some(b',') => self.pos += 1,
-                        Some(b'}') => {
-                            self.pos += 1;
-                            return Ok(Value::Object(members));
+                fn visit_map<A: MapAccess<'de>>(
+                    self,
+                    mut map: A,
+                ) -> std::result::Result<bool, A::Error> {
+                    let mut empty = true;
+                    while let Some(key) = map.next_key::<String>()? {
+                        empty = false;
+                        if key == "ph" {
+                            return Err(de::Error::custom(FOUND));
                         }
-                        _ => return Err(self.fault("expected ',' or '}' in an object")),
+                        map.next_value::<IgnoredAny>()?;
                     }
+                    Ok(empty)
+                }
+                fn visit_bool<E>(self, _: bool) -> std::result::Result<bool, E> {
+                    Ok(false)
+                }
+                fn visit_u64<E>(self, _: u64) -> std::result::Result<bool, E> {
+                    Ok(false)
+                }
+                fn visit_i64<E>(self, _: i64) -> std::result::Result<bool, E> {
+                    Ok(false)
+                }
+                fn visit_f64<E>(self, _: f64) -> std::result::Result<bool, E> {
+                    Ok(false)
+                }
+                fn visit_str<E>(self, _: &str) -> std::result::Result<bool, E> {
+                    Ok(false)
+                }
+                fn visit_unit<E>(self) -> std::result::Result<bool, E> {
+                    Ok(false)
+                }
+                fn visit_seq<A: SeqAccess<'de>>(
+                    self,
+                    mut seq: A,
+                ) -> std::result::Result<bool, A::Error> {
+                    while seq.next_element::<IgnoredAny>()?.is_some() {}
+                    Ok(false)
                 }
             }
-            Some(b'[') => {
-                self.pos += 1;
-                let mut items = Vec::new();
-                if self.peek() == Some(b']') {
-                    self.pos += 1;
-                    return Ok(Value::Array(items));
-                }
-                loop {
-                    let index = items.len();
-                    items.push(
-                        self.value(depth + 1)
-                            .map_err(|f| f.within(|| format!("[{index}]")))?,
-                    );
-                    match self.peek() {
-                        Some(b',') => self.pos += 1,
-                        Some(b']') => {
-                            self.pos += 1;
-                            return Ok(Value::Array(items));
-                        }
-                        _ => return Err(self.fault("expected ',' or ']' in an array")),
-                    }
+            struct FirstSeed;
+            impl<'de> DeserializeSeed<'de> for FirstSeed {
+                type Value = bool;
+                fn deserialize<D: de::Deserializer<'de>>(
+                    self,
+                    d: D,
+                ) -> std::result::Result<bool, D::Error> {
+                    d.deserialize_any(First)
                 }
             }
-            Some(b'"') => Ok(Value::String(self.string()?)),
-            Some(b't') => self.literal("true", Value::Bool(true)),
-            Some(b'f') => self.literal("false", Value::Bool(false)),
-            Some(b'n') => self.literal("null", Value::Null),
-            Some(b'-' | b'0'..=b'9') => self.number(),
-            Some(b) => Err(self.fault(format!("unexpected character '{}'", b as char))),
+            match seq.next_element_seed(FirstSeed)? {
+                // An empty array, or one that starts with the empty event `{}`.
+                None | Some(true) => Err(de::Error::custom(FOUND)),
+                Some(false) => Ok(JsonShape::OtherJson),
+            }
+        }
+        fn visit_bool<E>(self, _: bool) -> std::result::Result<JsonShape, E> {
+            Ok(JsonShape::OtherJson)
+        }
+        fn visit_u64<E>(self, _: u64) -> std::result::Result<JsonShape, E> {
+            Ok(JsonShape::OtherJson)
+        }
+        fn visit_i64<E>(self, _: i64) -> std::result::Result<JsonShape, E> {
+            Ok(JsonShape::OtherJson)
+        }
+        fn visit_f64<E>(self, _: f64) -> std::result::Result<JsonShape, E> {
+            Ok(JsonShape::OtherJson)
+        }
+        fn visit_str<E>(self, _: &str) -> std::result::Result<JsonShape, E> {
+            Ok(JsonShape::OtherJson)
+        }
+        fn visit_unit<E>(self) -> std::result::Result<JsonShape, E> {
+            Ok(JsonShape::OtherJson)
         }
     }
+    let options = ReadOptions::default().open_top_array(true);
+    match Reader::new(skip_bom(reader), options).read_document_seed(Sniff) {
+        Ok(shape) => shape,
+        Err(profkit_json::Error::Schema { reason, .. }) if reason == FOUND => JsonShape::Chrome,
+        Err(e) => JsonShape::NotJson(e.to_string()),
+    }
+}
 
-    fn literal(&mut self, word: &str, value: Value<'a>) -> Parsed<Value<'a>> {
-        if self.text.get(self.pos..self.pos + word.len()) == Some(word.as_bytes()) {
-            self.pos += word.len();
-            Ok(value)
-        } else {
-            Err(self.fault("invalid literal"))
+/// A reader without a leading UTF-8 byte order mark.
+fn skip_bom<R: Read>(mut reader: R) -> impl Read {
+    let mut head = [0u8; 3];
+    let mut got = 0;
+    while got < 3 {
+        match reader.read(head.get_mut(got..).unwrap_or_default()) {
+            Ok(0) => break,
+            Ok(n) => got += n,
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+            Err(_) => break,
         }
     }
+    let keep = if head == [0xef, 0xbb, 0xbf] { 0 } else { got };
+    let start = if keep == 0 { 3 } else { 0 };
+    let prefix = head.get(start..start + keep).unwrap_or_default().to_vec();
+    std::io::Cursor::new(prefix).chain(reader)
+}
 
-    fn number(&mut self) -> Parsed<Value<'a>> {
-        let start = self.pos;
-        let digits = |p: &mut Self| {
-            let from = p.pos;
-            while p.text.get(p.pos).is_some_and(u8::is_ascii_digit) {
-                p.pos += 1;
+/// Reads Chrome trace JSON from bytes (see the module documentation).
+pub fn chrome_to_xspace(text: &[u8]) -> Result<ChromeImport> {
+    read_chrome(text)
+}
+
+/// Reads Chrome trace JSON from any reader, streaming (see the module documentation).
+pub fn read_chrome<R: Read>(reader: R) -> Result<ChromeImport> {
+    let mut trace = Trace::new();
+    let options = ReadOptions::default().open_top_array(true);
+    let result =
+        Reader::new(skip_bom(reader), options).read_document_seed(Document { trace: &mut trace });
+    match result {
+        Ok(()) => trace.into_import(),
+        Err(e) => Err(chrome_error(e)),
+    }
+}
+
+fn chrome_error(e: profkit_json::Error) -> Error {
+    let (location, reason) = match e {
+        profkit_json::Error::Io(io) => return Error::Io(io),
+        profkit_json::Error::Truncated { location } => {
+            (location, "the text ends inside the value".to_owned())
+        }
+        profkit_json::Error::Syntax { location, reason }
+        | profkit_json::Error::Schema { location, reason } => (location, reason),
+        profkit_json::Error::Limit {
+            location,
+            what,
+            limit,
+            ..
+        } => (location, format!("{what} is over the limit of {limit}")),
+        other => (profkit_json::Location::default(), other.to_string()),
+    };
+    Error::Chrome {
+        path: location.path,
+        line: location.line,
+        column: location.column,
+        reason,
+    }
+}
+
+// ----- strings -----
+
+/// Strings kept once each (names, categories, arg keys and string values).
+#[derive(Default)]
+struct Interner {
+    ids: FxHashMap<Box<str>, u32>,
+    strings: Vec<Box<str>>,
+    /// Whether each string was asked for more than once.
+    repeated: Vec<bool>,
+    /// A buffer for the JSON text of nested args.
+    scratch: Vec<u8>,
+}
+
+impl Interner {
+    fn id(&mut self, s: &str) -> u32 {
+        if let Some(&id) = self.ids.get(s) {
+            if let Some(r) = self.repeated.get_mut(id as usize) {
+                *r = true;
             }
-            p.pos > from
-        };
-        if self.text.get(self.pos) == Some(&b'-') {
-            self.pos += 1;
+            return id;
         }
-        let leading_zero = self.text.get(self.pos) == Some(&b'0');
-        if !digits(self) {
-            return Err(self.fault("invalid number"));
-        }
-        if leading_zero && self.pos - start > 1 + usize::from(self.text.get(start) == Some(&b'-')) {
-            return Err(self.fault("invalid number: a leading zero"));
-        }
-        if self.text.get(self.pos) == Some(&b'.') {
-            self.pos += 1;
-            if !digits(self) {
-                return Err(self.fault("invalid number: no digits after the point"));
-            }
-        }
-        if matches!(self.text.get(self.pos), Some(b'e' | b'E')) {
-            self.pos += 1;
-            if matches!(self.text.get(self.pos), Some(b'+' | b'-')) {
-                self.pos += 1;
-            }
-            if !digits(self) {
-                return Err(self.fault("invalid number: no digits in the exponent"));
-            }
-        }
-        let text = std::str::from_utf8(self.text.get(start..self.pos).unwrap_or_default())
-            .map_err(|_| self.fault("invalid number"))?;
-        Ok(Value::Number(text))
+        let id = u32::try_from(self.strings.len()).unwrap_or(u32::MAX);
+        self.strings.push(s.into());
+        self.repeated.push(false);
+        self.ids.insert(s.into(), id);
+        id
     }
 
-    fn hex4(&mut self) -> Parsed<u32> {
-        let digits = self
-            .text
-            .get(self.pos..self.pos + 4)
-            .and_then(|d| std::str::from_utf8(d).ok())
-            .and_then(|d| u32::from_str_radix(d, 16).ok())
-            .ok_or_else(|| self.fault("invalid \\u escape"))?;
-        self.pos += 4;
-        Ok(digits)
+    fn is_repeated(&self, id: u32) -> bool {
+        self.repeated.get(id as usize).copied().unwrap_or(false)
     }
 
-    fn string(&mut self) -> Parsed<String> {
-        // At the opening quote.
-        self.pos += 1;
-        let mut out = Vec::new();
-        loop {
-            let Some(&b) = self.text.get(self.pos) else {
-                return Err(self.fault("the text ends inside a string"));
-            };
-            self.pos += 1;
-            match b {
-                b'"' => break,
-                b'\\' => {
-                    let Some(&e) = self.text.get(self.pos) else {
-                        return Err(self.fault("the text ends inside a string"));
-                    };
-                    self.pos += 1;
-                    let c = match e {
-                        b'"' => '"',
-                        b'\\' => '\\',
-                        b'/' => '/',
-                        b'b' => '\u{8}',
-                        b'f' => '\u{c}',
-                        b'n' => '\n',
-                        b'r' => '\r',
-                        b't' => '\t',
-                        b'u' => {
-                            let unit = self.hex4()?;
-                            let code = if (0xd800..0xdc00).contains(&unit)
-                                && self.text.get(self.pos..self.pos + 2) == Some(b"\\u")
-                            {
-                                let save = self.pos;
-                                self.pos += 2;
-                                let low = self.hex4()?;
-                                if (0xdc00..0xe000).contains(&low) {
-                                    0x10000 + ((unit - 0xd800) << 10) + (low - 0xdc00)
-                                } else {
-                                    self.pos = save;
-                                    0xfffd
-                                }
-                            } else {
-                                unit
-                            };
-                            char::from_u32(code).unwrap_or('\u{fffd}')
-                        }
-                        _ => return Err(self.fault("invalid escape in a string")),
-                    };
-                    let mut buf = [0u8; 4];
-                    out.extend_from_slice(c.encode_utf8(&mut buf).as_bytes());
-                }
-                0..=0x1f => {
-                    return Err(self.fault("control character in a string"));
-                }
-                _ => out.push(b),
-            }
-        }
-        String::from_utf8(out).map_err(|_| self.fault("string is not valid UTF-8"))
+    fn get(&self, id: u32) -> &str {
+        self.strings.get(id as usize).map_or("", |s| s)
     }
 }
 
@@ -416,55 +392,98 @@ impl<'a> Parser<'a> {
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
 enum Id {
     Int(i64),
-    Text(String),
+    Text(Box<str>),
 }
 
 impl Id {
-    fn of(value: Option<&Value<'_>>) -> Id {
-        match value {
-            Some(Value::Number(n)) => n
-                .parse::<i64>()
-                .map(Id::Int)
-                .unwrap_or_else(|_| Id::Text((*n).to_owned())),
-            Some(Value::String(s)) => Id::Text(s.clone()),
-            None | Some(Value::Null) => Id::Int(0),
-            Some(other) => Id::Text(other.to_json()),
-        }
-    }
-
     fn text(&self) -> String {
         match self {
             Id::Int(i) => i.to_string(),
-            Id::Text(s) => s.clone(),
+            Id::Text(s) => s.to_string(),
+        }
+    }
+}
+
+/// An arg value as the import keeps it.
+#[derive(Clone, Copy, Debug, PartialEq)]
+enum Arg {
+    Int(i64),
+    Uint(u64),
+    Double(f64),
+    Str(u32),
+}
+
+impl Arg {
+    fn is_numeric(self) -> bool {
+        match self {
+            Arg::Double(d) => d.is_finite(),
+            Arg::Int(_) | Arg::Uint(_) => true,
+            Arg::Str(_) => false,
+        }
+    }
+}
+
+/// An arg with its key, packed in 16 bytes (a tuple of the two takes 24): millions of them are
+/// kept until the XSpace is built.
+#[derive(Clone, Copy, Debug, PartialEq)]
+struct KeyArg {
+    key: u32,
+    tag: u32,
+    bits: u64,
+}
+
+impl KeyArg {
+    fn new(key: u32, arg: Arg) -> KeyArg {
+        let (tag, bits) = match arg {
+            Arg::Int(i) => (0, i as u64),
+            Arg::Uint(u) => (1, u),
+            Arg::Double(d) => (2, d.to_bits()),
+            Arg::Str(s) => (3, u64::from(s)),
+        };
+        KeyArg { key, tag, bits }
+    }
+
+    fn arg(self) -> Arg {
+        match self.tag {
+            0 => Arg::Int(self.bits as i64),
+            1 => Arg::Uint(self.bits),
+            2 => Arg::Double(f64::from_bits(self.bits)),
+            _ => Arg::Str(u32::try_from(self.bits).unwrap_or(0)),
         }
     }
 }
 
 /// Microseconds written as decimal text to picoseconds, exactly (rounded to the nearest
-/// picosecond), or through a double when the text has too many digits.
-fn micros_to_ps(text: &str) -> Option<i128> {
+/// picosecond), or through a double when the text has too many digits. Also gives the number of
+/// decimals written.
+fn micros_to_ps(text: &str) -> Option<(i128, u32)> {
     let (negative, body) = match text.strip_prefix('-') {
         Some(rest) => (true, rest),
         None => (false, text),
     };
     let (mantissa, exponent) = match body.find(['e', 'E']) {
-        Some(i) => (&body[..i], body[i + 1..].parse::<i32>().ok()?),
+        Some(i) => (body.get(..i)?, body.get(i + 1..)?.parse::<i32>().ok()?),
         None => (body, 0),
     };
     let (int, frac) = mantissa.split_once('.').unwrap_or((mantissa, ""));
-    let digits: String = format!("{int}{frac}");
-    let digits = digits.trim_start_matches('0');
+    if int.is_empty() && frac.is_empty()
+        || !int.bytes().chain(frac.bytes()).all(|b| b.is_ascii_digit())
+    {
+        return None;
+    }
+    let decimals = u32::try_from((frac.len() as i64 - i64::from(exponent)).max(0)).ok()?;
+    // The digits without leading zeros, as one integer (no allocation: this runs twice an event).
+    let digits = int.bytes().chain(frac.bytes()).skip_while(|&b| b == b'0');
+    let count = digits.clone().count();
     let scale = exponent - frac.len() as i32 + 6;
-    let value = if digits.len() > 30 || !(-40..=30).contains(&scale) {
+    let value = if count > 30 || !(-40..=30).contains(&scale) {
         let v = text.parse::<f64>().ok()? * 1e6;
         if !v.is_finite() || v.abs() > 1e36 {
             return None;
         }
-        return Some(v.round() as i128);
-    } else if digits.is_empty() {
-        0
+        return Some((v.round() as i128, decimals));
     } else {
-        let d: i128 = digits.parse().ok()?;
+        let d: i128 = digits.fold(0i128, |acc, b| acc * 10 + i128::from(b - b'0'));
         if scale >= 0 {
             d.checked_mul(10i128.checked_pow(scale as u32)?)?
         } else {
@@ -472,215 +491,484 @@ fn micros_to_ps(text: &str) -> Option<i128> {
             (d + div / 2) / div
         }
     };
-    Some(if negative { -value } else { value })
+    Some((if negative { -value } else { value }, decimals))
 }
 
 /// Paddle's profiler appends the duration to a host event's name (`matmul dygraph[102.633 us]`);
 /// without it, the calls of one op share a name again.
-fn strip_paddle_duration(name: &mut String) {
-    let Some(open) = name.rfind('[') else { return };
+fn strip_paddle_duration(name: &str) -> &str {
+    let Some(open) = name.rfind('[') else {
+        return name;
+    };
     let Some(inner) = name.get(open + 1..).and_then(|s| s.strip_suffix(']')) else {
-        return;
+        return name;
     };
     let Some((number, unit)) = inner.split_once(' ') else {
-        return;
+        return name;
     };
     if number.parse::<f64>().is_ok() && matches!(unit, "ns" | "us" | "ms" | "s") {
-        name.truncate(open);
+        name.get(..open).unwrap_or(name)
+    } else {
+        name
     }
 }
 
-/// A stat value for an arg.
-fn stat_of(value: &Value<'_>) -> StatValue {
-    match value {
-        Value::Number(n) => {
-            if let Ok(i) = n.parse::<i64>() {
-                StatValue::Int64(i)
-            } else if let Ok(u) = n.parse::<u64>() {
-                StatValue::Uint64(u)
-            } else {
-                StatValue::Double(n.parse().unwrap_or(f64::NAN))
-            }
-        }
-        Value::String(s) => StatValue::Str(s.clone()),
-        Value::Bool(b) => StatValue::Int64(i64::from(*b)),
-        other => StatValue::Str(other.to_json()),
+/// Paddle's tids `20652(Python)` and `20652(C++)`: the OS thread both halves run on.
+fn paddle_thread(tid: &str) -> Option<i64> {
+    let (number, rest) = tid.split_once('(')?;
+    matches!(rest, "Python)" | "C++)")
+        .then(|| number.parse().ok())
+        .flatten()
+}
+
+/// The categories of Kineto's GPU activity.
+fn is_gpu_category(cat: &str) -> bool {
+    [
+        "kernel",
+        "gpu_memcpy",
+        "gpu_memset",
+        "gpu_user_annotation",
+        "memcpy",
+        "memset",
+    ]
+    .iter()
+    .any(|c| cat.eq_ignore_ascii_case(c))
+}
+
+// ----- one event as read -----
+
+/// The members of one event, reused from event to event.
+#[derive(Default)]
+struct RawEvent {
+    members: usize,
+    ph: Option<Phase>,
+    ph_not_string: bool,
+    name: Option<u32>,
+    cat: Option<u32>,
+    pid: Option<Id>,
+    tid: Option<Id>,
+    ts: Option<i128>,
+    dur: Option<i128>,
+    id: Option<String>,
+    scope: Option<String>,
+    bp_enclosing: bool,
+    bind_id: Option<String>,
+    flow_in: bool,
+    flow_out: bool,
+    args: Vec<KeyArg>,
+}
+
+impl RawEvent {
+    fn clear(&mut self) {
+        self.members = 0;
+        self.ph = None;
+        self.ph_not_string = false;
+        self.name = None;
+        self.cat = None;
+        self.pid = None;
+        self.tid = None;
+        self.ts = None;
+        self.dur = None;
+        self.id = None;
+        self.scope = None;
+        self.bp_enclosing = false;
+        self.bind_id = None;
+        self.flow_in = false;
+        self.flow_out = false;
+        self.args.clear();
+    }
+
+    fn arg(&self, key: u32) -> Option<Arg> {
+        self.args
+            .iter()
+            .rev()
+            .find(|a| a.key == key)
+            .map(|a| a.arg())
     }
 }
 
-/// One event on a thread, in picoseconds.
+/// One event on a line, in picoseconds.
 struct Item {
-    name: String,
+    name: u32,
     start: i128,
     end: i128,
-    stats: Vec<(String, StatValue)>,
+    stats: Vec<KeyArg>,
 }
 
-#[derive(Default)]
+/// Where an event goes within its process.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+enum Track {
+    Thread(Id),
+    /// An async line: the name of its events.
+    Async(u32),
+}
+
 struct Thread {
+    pid: Id,
+    track: Track,
     name: Option<String>,
+    sort_index: Option<i64>,
     items: Vec<Item>,
     open: Vec<Item>,
+    /// The GPU this thread is a stream of.
+    gpu: Option<i64>,
 }
 
 #[derive(Default)]
+struct Process {
+    name: Option<String>,
+}
+
+/// A flow event, bound to a slice once all are read.
+struct FlowPoint {
+    thread: usize,
+    ts: i128,
+    phase: u8,
+    enclosing: bool,
+    /// The flow's id: a number, or an interned string.
+    id: Arg,
+    cat: u32,
+}
+
+/// Async events waiting for their end: by (pid, category, id, scope).
+type AsyncKey = (Id, u32, String, String);
+
+/// Well-known strings, interned once.
+struct Keys {
+    empty: u32,
+    name: u32,
+    sort_index: u32,
+    cat: u32,
+    correlation: u32,
+    correlation_id: u32,
+    device: u32,
+    start_time: u32,
+    end_time: u32,
+    flow_in: u32,
+    flow_out: u32,
+    flow_cat: u32,
+    steps: u32,
+    memory_allocation: u32,
+    memory_deallocation: u32,
+}
+
+struct Warnings {
+    kept: Vec<String>,
+    counts: BTreeMap<WarningKind, u64>,
+}
+
+impl Warnings {
+    fn push(&mut self, kind: WarningKind, message: impl FnOnce() -> String) {
+        let count = self.counts.entry(kind).or_default();
+        *count += 1;
+        if *count as usize <= WARNINGS_PER_KIND {
+            self.kept.push(message());
+        }
+    }
+
+    fn finish(mut self) -> (Vec<String>, BTreeMap<WarningKind, u64>) {
+        for (kind, &count) in &self.counts {
+            if count as usize > WARNINGS_PER_KIND {
+                self.kept.push(format!(
+                    "... and {} more warnings like these ({kind:?})",
+                    count as usize - WARNINGS_PER_KIND
+                ));
+            }
+        }
+        (self.kept, self.counts)
+    }
+}
+
 struct Trace {
-    /// Process names by pid, and the order processes were first seen in.
-    process_names: HashMap<Id, String>,
-    processes: Vec<Id>,
-    threads: Vec<((Id, Id), Thread)>,
-    thread_index: HashMap<(Id, Id), usize>,
+    strings: Interner,
+    keys: Keys,
+    raw: RawEvent,
+    processes: HashMap<Id, Process>,
+    process_order: Vec<Id>,
+    threads: Vec<Thread>,
+    thread_index: FxHashMap<(Id, Track), usize>,
     counters: Vec<(Id, Item)>,
-    import: ChromeImport,
-    /// The document has the top-level keys of Paddle's profiler (`span_index`, `schemaVersion`).
+    async_open: HashMap<AsyncKey, Vec<(usize, Item)>>,
+    flows: Vec<FlowPoint>,
+    events: u64,
+    skipped: BTreeMap<String, u64>,
+    warnings: Warnings,
+    /// The top-level keys of Paddle's profiler were seen.
     paddle: bool,
+    /// Paddle's clock: `ts` minus `args.start_time` of its first event, in picoseconds.
+    paddle_base: Option<i128>,
+    kineto: bool,
+    decimals: u32,
+    device_properties: Vec<serde_json::Map<String, serde_json::Value>>,
+    distributed: Vec<(String, serde_json::Value)>,
+    display_time_unit: Option<String>,
+    index: usize,
+    /// The arg keys of the last event with args, in order.
+    last_keys: Vec<u32>,
 }
 
 impl Trace {
-    fn thread(&mut self, pid: &Id, tid: &Id) -> &mut Thread {
-        if !self.processes.contains(pid) {
-            self.processes.push(pid.clone());
-        }
-        let key = (pid.clone(), tid.clone());
-        let index = match self.thread_index.get(&key) {
-            Some(&i) => i,
-            None => {
-                self.threads.push((key.clone(), Thread::default()));
-                self.thread_index.insert(key, self.threads.len() - 1);
-                self.threads.len() - 1
-            }
+    fn new() -> Trace {
+        let mut strings = Interner::default();
+        let keys = Keys {
+            empty: strings.id(""),
+            name: strings.id("name"),
+            sort_index: strings.id("sort_index"),
+            cat: strings.id("cat"),
+            correlation: strings.id("correlation"),
+            correlation_id: strings.id(stats::CORRELATION_ID),
+            device: strings.id("device"),
+            start_time: strings.id("start_time"),
+            end_time: strings.id("end_time"),
+            flow_in: strings.id(flow_stats::FLOW_IN),
+            flow_out: strings.id(flow_stats::FLOW_OUT),
+            flow_cat: strings.id(flow_stats::FLOW_CAT),
+            steps: strings.id("steps"),
+            memory_allocation: strings.id("MemoryAllocation"),
+            memory_deallocation: strings.id("MemoryDeallocation"),
         };
-        match self.threads.get_mut(index) {
-            Some((_, thread)) => thread,
-            None => unreachable!("thread index {index} was just made"),
+        Trace {
+            strings,
+            keys,
+            raw: RawEvent::default(),
+            processes: HashMap::new(),
+            process_order: Vec::new(),
+            threads: Vec::new(),
+            thread_index: FxHashMap::default(),
+            counters: Vec::new(),
+            async_open: HashMap::new(),
+            flows: Vec::new(),
+            events: 0,
+            skipped: BTreeMap::new(),
+            warnings: Warnings {
+                kept: Vec::new(),
+                counts: BTreeMap::new(),
+            },
+            paddle: false,
+            paddle_base: None,
+            kineto: false,
+            decimals: 0,
+            device_properties: Vec::new(),
+            distributed: Vec::new(),
+            display_time_unit: None,
+            index: 0,
+            last_keys: Vec::new(),
         }
     }
 
-    fn event(&mut self, parser: &Parser<'_>, path: &str, event: &Value<'_>) -> Result<()> {
-        let Value::Object(members) = event else {
-            return Err(parser.error(path, "an event must be an object"));
-        };
-        if members.is_empty() {
+    fn process(&mut self, pid: &Id) -> &mut Process {
+        if !self.processes.contains_key(pid) {
+            self.process_order.push(pid.clone());
+        }
+        self.processes.entry(pid.clone()).or_default()
+    }
+
+    fn thread(&mut self, pid: &Id, track: Track) -> usize {
+        let key = (pid.clone(), track);
+        if let Some(&i) = self.thread_index.get(&key) {
+            return i;
+        }
+        self.process(pid);
+        self.threads.push(Thread {
+            pid: key.0.clone(),
+            track: key.1.clone(),
+            name: None,
+            sort_index: None,
+            items: Vec::new(),
+            open: Vec::new(),
+            gpu: None,
+        });
+        let index = self.threads.len() - 1;
+        self.thread_index.insert(key, index);
+        index
+    }
+
+    fn push_item(&mut self, thread: usize, item: Item) {
+        self.events += 1;
+        if let Some(t) = self.threads.get_mut(thread) {
+            t.items.push(item);
+        }
+    }
+
+    /// Takes the event just read into the trace.
+    fn take_event<E: de::Error>(&mut self) -> std::result::Result<(), E> {
+        let mut raw = std::mem::take(&mut self.raw);
+        let result = self.event(&mut raw);
+        raw.clear();
+        self.raw = raw;
+        result
+    }
+
+    fn event<E: de::Error>(&mut self, raw: &mut RawEvent) -> std::result::Result<(), E> {
+        if raw.members == 0 {
             // The empty event xprof and Paddle end their arrays with.
             return Ok(());
         }
-        let ph = match event.get("ph") {
-            Some(Value::String(ph)) => ph.as_str(),
-            None => return Err(parser.error(path, "the event has no \"ph\" (phase)")),
-            Some(_) => {
-                return Err(parser.error(&format!("{path}.ph"), "the phase must be a string"));
-            }
-        };
-        let pid = Id::of(event.get("pid"));
-        let tid = Id::of(event.get("tid"));
-        let name = match event.get("name") {
-            Some(Value::String(s)) => s.clone(),
-            None | Some(Value::Null) => String::new(),
-            Some(other) => other.to_json(),
-        };
-        let time = |key: &str| -> Result<Option<i128>> {
-            match event.get(key) {
-                None | Some(Value::Null) => Ok(None),
-                Some(Value::Number(n)) => micros_to_ps(n).map(Some).ok_or_else(|| {
-                    parser.error(&format!("{path}.{key}"), "the number is out of range")
-                }),
-                Some(Value::String(s)) => micros_to_ps(s.trim()).map(Some).ok_or_else(|| {
-                    parser.error(
-                        &format!("{path}.{key}"),
-                        "expected a number of microseconds",
-                    )
-                }),
-                Some(_) => Err(parser.error(
-                    &format!("{path}.{key}"),
-                    "expected a number of microseconds",
-                )),
-            }
-        };
-        let args = match event.get("args") {
-            Some(Value::Object(args)) => args.as_slice(),
-            _ => &[],
-        };
-        let mut stats: Vec<(String, StatValue)> =
-            args.iter().map(|(k, v)| (k.clone(), stat_of(v))).collect();
-        if let Some(Value::String(cat)) = event.get("cat") {
-            stats.push(("cat".to_owned(), StatValue::Str(cat.clone())));
+        if raw.ph_not_string {
+            return Err(E::custom("the phase (\"ph\") must be a string"));
         }
-        let need_ts = || -> Result<i128> {
-            time("ts")?.ok_or_else(|| parser.error(path, format!("the {ph:?} event has no \"ts\"")))
+        let Some(phase) = raw.ph.take() else {
+            return Err(E::custom("the event has no \"ph\" (phase)"));
         };
+        let ph = phase.as_str();
+        let pid = raw.pid.take().unwrap_or(Id::Int(0));
+        let mut tid = raw.tid.take().unwrap_or(Id::Int(0));
+        if let Id::Text(text) = &tid {
+            if let Some(os) = paddle_thread(text) {
+                tid = Id::Int(os);
+            }
+        }
+        let cat_text = raw.cat.map(|c| self.strings.get(c).to_owned());
+        let mut name = raw.name.take().unwrap_or(self.keys.empty);
+        if self.paddle && ph != "M" {
+            let text = self.strings.get(name);
+            let stripped = strip_paddle_duration(text);
+            if stripped.len() != text.len() {
+                let stripped = stripped.to_owned();
+                name = self.strings.id(&stripped);
+            }
+        }
+        if let Some(cat) = raw.cat {
+            raw.args.push(KeyArg::new(self.keys.cat, Arg::Str(cat)));
+        }
+        // The args buffer is reused from event to event; the event keeps an exact-size copy.
+        let mut stats = raw.args.clone();
+        let need_ts = |ts: Option<i128>| -> std::result::Result<i128, E> {
+            ts.ok_or_else(|| E::custom(format!("the {ph:?} event has no \"ts\"")))
+        };
+        let gpu = cat_text.as_deref().is_some_and(is_gpu_category);
+        // Kineto's `correlation` of a launch and its GPU activity is xprof's `correlation_id`.
+        let is_launch = cat_text.as_deref().is_some_and(|c| {
+            gpu || c.eq_ignore_ascii_case("cuda_runtime")
+                || c.eq_ignore_ascii_case("cuda_driver")
+                || c.eq_ignore_ascii_case("runtime")
+        });
+        if is_launch {
+            for stat in stats.iter_mut() {
+                if stat.key == self.keys.correlation {
+                    stat.key = self.keys.correlation_id;
+                }
+            }
+        }
         match ph {
             "X" => {
-                let start = need_ts()?;
-                let dur = time("dur")?.unwrap_or(0).max(0);
-                self.import.events += 1;
-                self.thread(&pid, &tid).items.push(Item {
-                    name,
-                    start,
-                    end: start + dur,
-                    stats,
-                });
+                let mut start = need_ts(raw.ts)?;
+                let mut dur = raw.dur.unwrap_or(0);
+                if dur < 0 {
+                    let name_text = self.strings.get(name).to_owned();
+                    self.warnings.push(WarningKind::NegativeDuration, || {
+                        format!(
+                            "traceEvents[{}]: {name_text:?} has a negative duration; taken as 0",
+                            self.index
+                        )
+                    });
+                    dur = 0;
+                }
+                if let Some((s, e)) = self.paddle_times(&stats, start) {
+                    start = s;
+                    dur = e - s;
+                }
+                let thread = self.thread(&pid, Track::Thread(tid.clone()));
+                if gpu {
+                    self.kineto = true;
+                    let device = match (&pid, raw.arg(self.keys.device)) {
+                        (Id::Int(p), _) => *p,
+                        (_, Some(Arg::Int(d))) => d,
+                        _ => 0,
+                    };
+                    if let Some(t) = self.threads.get_mut(thread) {
+                        t.gpu = Some(device);
+                    }
+                }
+                self.flow_stats(raw, &mut stats);
+                self.push_item(
+                    thread,
+                    Item {
+                        name,
+                        start,
+                        end: start + dur,
+                        stats,
+                    },
+                );
             }
             "B" => {
-                let start = need_ts()?;
-                self.thread(&pid, &tid).open.push(Item {
-                    name,
-                    start,
-                    end: start,
-                    stats,
-                });
+                let start = need_ts(raw.ts)?;
+                let thread = self.thread(&pid, Track::Thread(tid));
+                self.flow_stats(raw, &mut stats);
+                if let Some(t) = self.threads.get_mut(thread) {
+                    t.open.push(Item {
+                        name,
+                        start,
+                        end: start,
+                        stats,
+                    });
+                }
             }
             "E" => {
-                let end = need_ts()?;
-                let thread = self.thread(&pid, &tid);
-                match thread.open.pop() {
+                let end = need_ts(raw.ts)?;
+                let thread = self.thread(&pid, Track::Thread(tid.clone()));
+                let open = self.threads.get_mut(thread).and_then(|t| t.open.pop());
+                match open {
                     Some(mut item) => {
                         item.end = end.max(item.start);
                         item.stats.extend(stats);
-                        thread.items.push(item);
-                        self.import.events += 1;
+                        self.push_item(thread, item);
                     }
-                    None => self.import.warnings.push(format!(
-                        "{path}: end of {name:?} on thread {} of process {} has no begin; left out",
-                        tid.text(),
-                        pid.text()
-                    )),
+                    None => {
+                        let index = self.index;
+                        let name_text = self.strings.get(name).to_owned();
+                        self.warnings.push(WarningKind::UnmatchedEnd, || {
+                            format!(
+                                "traceEvents[{index}]: end of {name_text:?} on thread {} of process {} has no begin; left out",
+                                tid.text(),
+                                pid.text()
+                            )
+                        });
+                    }
                 }
             }
-            "i" | "I" => {
-                let start = need_ts()?;
-                self.import.events += 1;
-                self.thread(&pid, &tid).items.push(Item {
-                    name,
-                    start,
-                    end: start,
-                    stats,
-                });
+            "i" | "I" | "R" => {
+                let start = need_ts(raw.ts)?;
+                if self.paddle && self.strings.get(name) == "[memory]" {
+                    match cat_text.as_deref() {
+                        Some("Allocate") => name = self.keys.memory_allocation,
+                        Some("Free") => name = self.keys.memory_deallocation,
+                        _ => {}
+                    }
+                }
+                let thread = self.thread(&pid, Track::Thread(tid));
+                self.push_item(
+                    thread,
+                    Item {
+                        name,
+                        start,
+                        end: start,
+                        stats,
+                    },
+                );
             }
             "C" => {
-                let start = need_ts()?;
-                let numeric = stats.iter().any(|(_, v)| match v {
-                    StatValue::Double(d) => d.is_finite(),
-                    StatValue::Int64(_) | StatValue::Uint64(_) => true,
-                    _ => false,
-                });
-                if !numeric {
-                    self.import.warnings.push(format!(
-                        "{path}: counter {name:?} has no numeric value; left out"
-                    ));
+                let start = need_ts(raw.ts)?;
+                if !stats.iter().any(|a| a.arg().is_numeric()) {
+                    let index = self.index;
+                    let name_text = self.strings.get(name).to_owned();
+                    self.warnings.push(WarningKind::CounterWithoutValue, || {
+                        format!(
+                            "traceEvents[{index}]: counter {name_text:?} has no numeric value; left out"
+                        )
+                    });
                     return Ok(());
                 }
-                if !self.processes.contains(&pid) {
-                    self.processes.push(pid.clone());
+                self.process(&pid);
+                if let Some(id) = raw.id.take() {
+                    let series = format!("{} {id}", self.strings.get(name));
+                    name = self.strings.id(&series);
                 }
-                let series = match event.get("id") {
-                    Some(id) => format!("{name} {}", Id::of(Some(id)).text()),
-                    None => name,
-                };
-                self.import.events += 1;
+                self.events += 1;
                 self.counters.push((
                     pid,
                     Item {
-                        name: series,
+                        name,
                         start,
                         end: start,
                         stats,
@@ -688,58 +976,322 @@ impl Trace {
                 ));
             }
             "M" => {
-                let value = event
-                    .get("args")
-                    .and_then(|a| a.get("name"))
-                    .and_then(Value::as_str)
-                    .map(str::to_owned);
-                match (name.as_str(), value) {
-                    ("process_name", Some(v)) => {
-                        if !self.processes.contains(&pid) {
-                            self.processes.push(pid.clone());
-                        }
-                        self.process_names.insert(pid, v);
+                let kind = self.strings.get(name).to_owned();
+                self.metadata(kind, &pid, &tid, &stats);
+            }
+            "b" | "S" => {
+                let start = need_ts(raw.ts)?;
+                let key = self.async_key(&pid, raw);
+                let thread = self.thread(&pid, Track::Async(name));
+                self.async_open.entry(key).or_default().push((
+                    thread,
+                    Item {
+                        name,
+                        start,
+                        end: start,
+                        stats,
+                    },
+                ));
+            }
+            "e" | "F" => {
+                let end = need_ts(raw.ts)?;
+                let key = self.async_key(&pid, raw);
+                let open = self.async_open.get_mut(&key).and_then(Vec::pop);
+                match open {
+                    Some((thread, mut item)) => {
+                        item.end = end.max(item.start);
+                        item.stats.extend(stats);
+                        self.push_item(thread, item);
                     }
-                    ("thread_name", Some(v)) => self.thread(&pid, &tid).name = Some(v),
-                    _ => {}
+                    None => {
+                        let index = self.index;
+                        let name_text = self.strings.get(name).to_owned();
+                        self.warnings.push(WarningKind::UnmatchedEnd, || {
+                            format!(
+                                "traceEvents[{index}]: async end of {name_text:?} (id {}) has no begin; left out",
+                                key.2
+                            )
+                        });
+                    }
                 }
             }
-            other => *self.import.skipped.entry(other.to_owned()).or_default() += 1,
+            "n" => {
+                let start = need_ts(raw.ts)?;
+                let thread = self.thread(&pid, Track::Async(name));
+                self.push_item(
+                    thread,
+                    Item {
+                        name,
+                        start,
+                        end: start,
+                        stats,
+                    },
+                );
+            }
+            "T" | "p" => {
+                // A step of a legacy async event: counted on the open event.
+                let key = self.async_key(&pid, raw);
+                let steps = self.keys.steps;
+                if let Some((_, item)) = self.async_open.get_mut(&key).and_then(|v| v.last_mut()) {
+                    match item.stats.iter_mut().find(|a| a.key == steps) {
+                        Some(stat) => {
+                            if let Arg::Int(n) = stat.arg() {
+                                *stat = KeyArg::new(steps, Arg::Int(n + 1));
+                            }
+                        }
+                        None => item.stats.push(KeyArg::new(steps, Arg::Int(1))),
+                    }
+                }
+            }
+            "s" | "t" | "f" => {
+                let ts = need_ts(raw.ts)?;
+                let Some(id) = raw.id.take() else {
+                    return Err(E::custom(format!("the flow event {ph:?} has no \"id\"")));
+                };
+                let thread = self.thread(&pid, Track::Thread(tid));
+                let id = self.flow_id(&id);
+                let cat = raw.cat.unwrap_or(name);
+                self.flows.push(FlowPoint {
+                    thread,
+                    ts,
+                    phase: ph.as_bytes().first().copied().unwrap_or(b's'),
+                    enclosing: ph != "f" || raw.bp_enclosing,
+                    id,
+                    cat,
+                });
+            }
+            other => {
+                *self.skipped.entry(other.to_owned()).or_default() += 1;
+            }
         }
         Ok(())
     }
 
+    /// Stats for `bind_id` with `flow_in`/`flow_out` (flow events of the format's second version).
+    fn flow_stats(&mut self, raw: &mut RawEvent, stats: &mut Vec<KeyArg>) {
+        let Some(bind) = raw.bind_id.take() else {
+            return;
+        };
+        let id = self.flow_id(&bind);
+        if raw.flow_out {
+            stats.push(KeyArg::new(self.keys.flow_out, id));
+        }
+        if raw.flow_in {
+            stats.push(KeyArg::new(self.keys.flow_in, id));
+        }
+    }
+
+    /// Async ids are global (an async event may end in another process, as catapult reads
+    /// them) unless `id2` makes them local to their process.
+    /// A flow id as a stat: a number when it is one (Kineto's correlation ids), else its text.
+    fn flow_id(&mut self, text: &str) -> Arg {
+        match text.parse::<i64>() {
+            Ok(i) if i.to_string() == text => Arg::Int(i),
+            _ => Arg::Str(self.strings.id(text)),
+        }
+    }
+
+    fn async_key(&mut self, pid: &Id, raw: &mut RawEvent) -> AsyncKey {
+        let id = raw.id.take().unwrap_or_default();
+        let scope = raw.scope.take().unwrap_or_default();
+        let process = if id.starts_with("local:") {
+            pid.clone()
+        } else {
+            Id::Int(0)
+        };
+        (process, raw.cat.unwrap_or(u32::MAX), id, scope)
+    }
+
+    /// Paddle's exact times of an event: `args.start_time`/`end_time` (`"9965.651 us"` since the
+    /// profile's start), placed on the clock of `ts` by the first event that has them.
+    fn paddle_times(&mut self, stats: &[KeyArg], ts: i128) -> Option<(i128, i128)> {
+        if !self.paddle {
+            return None;
+        }
+        let text = |key: u32| {
+            stats
+                .iter()
+                .find(|a| a.key == key)
+                .and_then(|a| match a.arg() {
+                    Arg::Str(s) => Some(s),
+                    _ => None,
+                })
+        };
+        let parse = |s: &str| {
+            s.strip_suffix(" us")
+                .and_then(|n| micros_to_ps(n.trim()))
+                .map(|(v, _)| v)
+        };
+        let start = parse(self.strings.get(text(self.keys.start_time)?))?;
+        let end = parse(self.strings.get(text(self.keys.end_time)?))?;
+        let base = *self.paddle_base.get_or_insert(ts - start);
+        Some((base + start, base + end.max(start)))
+    }
+
+    fn metadata(&mut self, kind: String, pid: &Id, tid: &Id, stats: &[KeyArg]) {
+        let arg = |key: u32| stats.iter().find(|a| a.key == key).map(|a| a.arg());
+        let name = match arg(self.keys.name) {
+            Some(Arg::Str(s)) => Some(self.strings.get(s).to_owned()),
+            _ => None,
+        };
+        let sort_index = match arg(self.keys.sort_index) {
+            Some(Arg::Int(i)) => Some(i),
+            Some(Arg::Uint(u)) => i64::try_from(u).ok(),
+            _ => None,
+        };
+        match (kind.as_str(), name) {
+            ("process_name", Some(v)) => self.process(pid).name = Some(v),
+            ("thread_name", Some(v)) => {
+                let thread = self.thread(pid, Track::Thread(tid.clone()));
+                if let Some(t) = self.threads.get_mut(thread) {
+                    t.name = Some(v);
+                }
+            }
+            ("thread_sort_index", _) => {
+                let thread = self.thread(pid, Track::Thread(tid.clone()));
+                if let Some(t) = self.threads.get_mut(thread) {
+                    t.sort_index = sort_index;
+                }
+            }
+            ("process_sort_index" | "process_labels" | "process_uptime_seconds", _) => {
+                self.process(pid);
+            }
+            _ => {}
+        }
+    }
+
+    /// Binds the flow events to the slices they belong to.
+    fn bind_flows(&mut self) -> u64 {
+        let mut bound = 0;
+        let flows = std::mem::take(&mut self.flows);
+        for flow in flows {
+            let Some(thread) = self.threads.get_mut(flow.thread) else {
+                continue;
+            };
+            let items = &mut thread.items;
+            // Items are sorted by start, longer first: the innermost slice enclosing `ts` is the
+            // last one starting at or before it that ends at or after it.
+            let after = items.partition_point(|i| i.start <= flow.ts);
+            let target = if flow.enclosing {
+                (0..after)
+                    .rev()
+                    .take(256)
+                    .find(|&i| items.get(i).is_some_and(|it| it.end >= flow.ts))
+            } else {
+                let at = items.partition_point(|i| i.start < flow.ts);
+                (at < items.len()).then_some(at)
+            };
+            let Some(item) = target.and_then(|i| items.get_mut(i)) else {
+                let id = match flow.id {
+                    Arg::Str(s) => self.strings.get(s).to_owned(),
+                    Arg::Int(i) => i.to_string(),
+                    _ => String::new(),
+                };
+                self.warnings.push(WarningKind::UnboundFlow, || {
+                    format!(
+                        "flow {id:?} ({}) has no slice to bind to; left out",
+                        flow.phase as char
+                    )
+                });
+                continue;
+            };
+            let keys = [
+                match flow.phase {
+                    b's' => Some(self.keys.flow_out),
+                    _ => Some(self.keys.flow_in),
+                },
+                (flow.phase == b't').then_some(self.keys.flow_out),
+            ];
+            for key in keys.into_iter().flatten() {
+                item.stats.push(KeyArg::new(key, flow.id));
+            }
+            if !item.stats.iter().any(|a| a.key == self.keys.flow_cat) {
+                item.stats
+                    .push(KeyArg::new(self.keys.flow_cat, Arg::Str(flow.cat)));
+            }
+            bound += 1;
+        }
+        bound
+    }
+
+    /// A stat value as stored in an event: strings that many events share as the id of the stat
+    /// metadata named by them (declared beforehand by [`Metadata::declare`]).
+    fn stat_ref(&self, arg: Arg) -> StatRef {
+        match arg {
+            Arg::Str(s) if self.strings.is_repeated(s) => StatRef::Ref(s),
+            Arg::Str(s) => StatRef::Value(x_stat::Value::StrValue(self.strings.get(s).to_owned())),
+            Arg::Int(i) => StatRef::Value(x_stat::Value::Int64Value(i)),
+            Arg::Uint(u) => StatRef::Value(x_stat::Value::Uint64Value(u)),
+            Arg::Double(d) => StatRef::Value(x_stat::Value::DoubleValue(d)),
+        }
+    }
+
+    /// A stat value: a string that many events share (a category, a launch grid) is stored once,
+    /// as a `ref_value` naming a stat metadata, as xprof stores its repeated strings; one that
+    /// only this event has is stored in the event.
+    fn stat(&self, arg: Arg) -> StatValue {
+        match arg {
+            Arg::Int(i) => StatValue::Int64(i),
+            Arg::Uint(u) => StatValue::Uint64(u),
+            Arg::Double(d) => StatValue::Double(d),
+            Arg::Str(s) if self.strings.is_repeated(s) => {
+                StatValue::Ref(self.strings.get(s).to_owned())
+            }
+            Arg::Str(s) => StatValue::Str(self.strings.get(s).to_owned()),
+        }
+    }
+
     fn into_import(mut self) -> Result<ChromeImport> {
-        for ((pid, tid), thread) in &self.threads {
+        for thread in &self.threads {
             for open in &thread.open {
-                self.import.warnings.push(format!(
-                    "begin of {:?} on thread {} of process {} never ends; left out",
-                    open.name,
-                    tid.text(),
-                    pid.text()
-                ));
+                let name = self.strings.get(open.name).to_owned();
+                let (tid, pid) = (
+                    match &thread.track {
+                        Track::Thread(t) => t.text(),
+                        Track::Async(_) => String::new(),
+                    },
+                    thread.pid.text(),
+                );
+                self.warnings.push(WarningKind::UnendedBegin, || {
+                    format!(
+                        "begin of {name:?} on thread {tid} of process {pid} never ends; left out"
+                    )
+                });
             }
         }
-        let times = self
+        let mut open_async: Vec<_> = self.async_open.drain().collect();
+        open_async.sort_by(|a, b| a.0.2.cmp(&b.0.2));
+        for (key, items) in open_async {
+            for (_, item) in items {
+                let name = self.strings.get(item.name).to_owned();
+                self.warnings.push(WarningKind::UnendedBegin, || {
+                    format!(
+                        "async begin of {name:?} (id {}) never ends; left out",
+                        key.2
+                    )
+                });
+            }
+        }
+        for thread in &mut self.threads {
+            thread
+                .items
+                .sort_by(|a, b| a.start.cmp(&b.start).then(b.end.cmp(&a.end)));
+        }
+        let flows = self.bind_flows();
+        let start = self
             .threads
             .iter()
-            .flat_map(|(_, t)| t.items.iter().map(|i| i.start))
-            .chain(self.counters.iter().map(|(_, i)| i.start));
-        let start = times.clone().min().unwrap_or(0);
+            .flat_map(|t| t.items.first().map(|i| i.start))
+            .chain(self.counters.iter().map(|(_, i)| i.start))
+            .min()
+            .unwrap_or(0);
         let stop = self
             .threads
             .iter()
-            .flat_map(|(_, t)| t.items.iter().map(|i| i.end))
+            .flat_map(|t| t.items.iter().map(|i| i.end))
             .chain(self.counters.iter().map(|(_, i)| i.end))
             .max()
             .unwrap_or(0);
-        if self.paddle {
-            for (_, thread) in &mut self.threads {
-                for item in &mut thread.items {
-                    strip_paddle_duration(&mut item.name);
-                }
-            }
-        }
         if stop - start > i128::from(i64::MAX / 2) {
             return Err(Error::Chrome {
                 path: "traceEvents".into(),
@@ -751,216 +1303,1304 @@ impl Trace {
                 ),
             });
         }
-        let several = self.processes.len() > 1;
-        let process_label = |pid: &Id, names: &HashMap<Id, String>| {
-            names
+        // The processes xprof's output names by a GPU plane (`/device:GPU:0`) are that plane again.
+        for thread in &mut self.threads {
+            if thread.gpu.is_none() {
+                let name = self
+                    .processes
+                    .get(&thread.pid)
+                    .and_then(|p| p.name.as_deref());
+                thread.gpu = name
+                    .and_then(|n| n.strip_prefix(GPU_PLANE_PREFIX))
+                    .and_then(|n| n.parse().ok());
+            }
+        }
+        // Line names say their process when the host plane holds several.
+        let mut host_processes: Vec<&Id> = self
+            .threads
+            .iter()
+            .filter(|t| t.gpu.is_none())
+            .map(|t| &t.pid)
+            .chain(self.counters.iter().map(|(p, _)| p))
+            .collect();
+        host_processes.sort_by_key(|p| p.text());
+        host_processes.dedup();
+        let several = host_processes.len() > 1;
+        let process_label = |pid: &Id, processes: &HashMap<Id, Process>| {
+            processes
                 .get(pid)
-                .cloned()
+                .and_then(|p| p.name.clone())
                 .unwrap_or_else(|| format!("pid {}", pid.text()))
         };
         let rel = |t: i128| i64::try_from(t - start).unwrap_or(i64::MAX);
 
-        let mut plane = XPlane::default();
-        {
-            let mut builder = PlaneBuilder::new(&mut plane);
-            builder.set_id(0).set_name(HOST_PLANE_NAME);
-            let mut used: HashSet<i64> = HashSet::new();
-            let mut next_free: i64 = 1;
-            // Numeric tids keep their number when they are the first to claim it.
-            let mut ids = Vec::with_capacity(self.threads.len());
-            for ((_, tid), _) in &self.threads {
-                let wanted = match tid {
-                    Id::Int(i) if *i != COUNTERS_LINE_ID && used.insert(*i) => Some(*i),
-                    _ => None,
-                };
-                ids.push(wanted);
+        // Threads by plane: the host (None) and each GPU.
+        let mut devices: Vec<i64> = self.threads.iter().filter_map(|t| t.gpu).collect();
+        devices.sort_unstable();
+        devices.dedup();
+        let mut overlapping_lines = Vec::new();
+        let mut planes = Vec::new();
+        let threads = std::mem::take(&mut self.threads);
+        let mut by_plane: Vec<Vec<Thread>> = (0..=devices.len()).map(|_| Vec::new()).collect();
+        for thread in threads {
+            let slot = match thread.gpu {
+                Some(d) => devices.binary_search(&d).map_or(0, |i| i + 1),
+                None => 0,
+            };
+            if let Some(list) = by_plane.get_mut(slot) {
+                list.push(thread);
             }
-            let mut assigned: Vec<(i64, usize)> = Vec::with_capacity(ids.len());
-            for (index, wanted) in ids.into_iter().enumerate() {
-                let id = match wanted {
-                    Some(id) => id,
-                    None => {
-                        while used.contains(&next_free) {
-                            next_free += 1;
-                        }
-                        used.insert(next_free);
-                        next_free
-                    }
-                };
-                assigned.push((id, index));
+        }
+        for (slot, threads) in by_plane.into_iter().enumerate() {
+            let device = slot.checked_sub(1).and_then(|i| devices.get(i)).copied();
+            if device.is_some() && threads.is_empty() {
+                continue;
             }
+            let plane_index = planes.len();
+            let ids = self.line_ids(&threads);
+            let mut lines: Vec<(i64, Thread)> = ids.into_iter().zip(threads).collect();
             // Lines in id order, so that reading a trace this module's output wrote gives the
             // same space again.
-            assigned.sort_unstable();
-            for (id, index) in assigned {
-                let Some(((pid, tid), thread)) = self.threads.get_mut(index) else {
-                    continue;
-                };
-                let thread_name = thread.name.clone().unwrap_or_else(|| tid.text());
-                thread
-                    .items
-                    .sort_by(|a, b| a.start.cmp(&b.start).then(b.end.cmp(&a.end)));
-                let first = thread.items.first().map_or(start, |i| i.start);
-                let mut line = builder.line(id);
-                line.set_name(thread_name.clone())
-                    .set_timestamp_ns(rel(first) / 1000);
-                let line_ps = i128::from(rel(first) / 1000) * 1000 + start;
-                if several {
-                    line.set_display_name(format!(
-                        "{} / {thread_name}",
-                        process_label(pid, &self.process_names)
-                    ));
+            lines.sort_by_key(|(id, _)| *id);
+            let counters = if device.is_none() {
+                let mut counters = std::mem::take(&mut self.counters);
+                counters.sort_by_key(|(_, i)| i.start);
+                counters
+            } else {
+                Vec::new()
+            };
+            let mut plane = XPlane::default();
+            let mut builder = PlaneBuilder::new(&mut plane);
+            match device {
+                None => {
+                    builder.set_id(0).set_name(HOST_PLANE_NAME);
                 }
-                for item in thread.items.drain(..) {
-                    let mut event = line.add_event(&item.name);
-                    event
-                        .set_offset_ps(i64::try_from(item.start - line_ps).unwrap_or(i64::MAX))
-                        .set_duration_ps(i64::try_from(item.end - item.start).unwrap_or(i64::MAX));
-                    for (key, value) in item.stats {
-                        event.add_stat(&key, value);
-                    }
+                Some(d) => {
+                    builder
+                        .set_id(plane_index as i64)
+                        .set_name(format!("{GPU_PLANE_PREFIX}{d}"));
+                    self.device_stats(&mut builder, d);
                 }
             }
-            if !self.counters.is_empty() {
-                let mut line = builder.line(COUNTERS_LINE_ID);
-                line.set_name(COUNTERS_LINE_NAME).set_timestamp_ns(0);
-                self.counters.sort_by_key(|(_, i)| i.start);
-                for (pid, item) in self.counters {
-                    let name = if several {
-                        format!(
+            // Counter events are named by process when the host plane holds several.
+            let counter_names: Vec<u32> = counters
+                .iter()
+                .map(|(pid, item)| {
+                    if several {
+                        let name = format!(
                             "{} / {}",
-                            process_label(&pid, &self.process_names),
-                            item.name
-                        )
+                            process_label(pid, &self.processes),
+                            self.strings.get(item.name)
+                        );
+                        self.strings.id(&name)
                     } else {
                         item.name
-                    };
-                    let mut event = line.add_event(&name);
-                    event.set_offset_ps(rel(item.start));
-                    for (key, value) in item.stats {
-                        event.add_stat(&key, value);
                     }
+                })
+                .collect();
+            let all_items = lines
+                .iter()
+                .flat_map(|(_, t)| t.items.iter().map(|i| (i.name, i)))
+                .chain(
+                    counters
+                        .iter()
+                        .zip(&counter_names)
+                        .map(|((_, i), &n)| (n, i)),
+                );
+            let mut meta = Metadata::new(all_items, &self.strings);
+            meta.declare(&mut builder, &self.strings, |a| self.stat(a));
+            drop(builder);
+            for (id, thread) in lines {
+                let thread_name = match (&thread.name, &thread.track) {
+                    // A line always has a name (the writer leaves out empty ones, which would
+                    // read back under another name).
+                    (Some(n), _) if !n.is_empty() => n.clone(),
+                    (_, Track::Thread(tid)) => match (device, tid.text()) {
+                        (Some(_), tid) => format!("stream {tid}"),
+                        (None, tid) if tid.is_empty() => "thread".to_owned(),
+                        (None, tid) => tid,
+                    },
+                    (_, Track::Async(name)) => match self.strings.get(*name) {
+                        "" => "async".to_owned(),
+                        name => name.to_owned(),
+                    },
+                };
+                if device.is_some() || matches!(thread.track, Track::Async(_)) {
+                    overlapping_lines.push((plane_index, id));
                 }
+                let first = thread.items.first().map_or(start, |i| i.start);
+                let timestamp_ns = rel(first) / 1000;
+                let line_ps = i128::from(timestamp_ns) * 1000 + start;
+                let display_name = if several && device.is_none() {
+                    format!(
+                        "{} / {thread_name}",
+                        process_label(&thread.pid, &self.processes)
+                    )
+                } else {
+                    String::new()
+                };
+                let mut events = Vec::with_capacity(thread.items.len());
+                for item in thread.items {
+                    events.push(meta.event(
+                        item.name,
+                        i64::try_from(item.start - line_ps).unwrap_or(i64::MAX),
+                        i64::try_from(item.end - item.start).unwrap_or(i64::MAX),
+                        item.stats,
+                        &|a| self.stat_ref(a),
+                    ));
+                }
+                plane.lines.push(XLine {
+                    id,
+                    display_id: 0,
+                    name: thread_name,
+                    display_name,
+                    timestamp_ns,
+                    duration_ps: 0,
+                    events,
+                });
             }
+            if !counters.is_empty() {
+                overlapping_lines.push((plane_index, COUNTERS_LINE_ID));
+                let mut events = Vec::with_capacity(counters.len());
+                for ((_, item), name) in counters.into_iter().zip(counter_names) {
+                    events.push(
+                        meta.event(name, rel(item.start), 0, item.stats, &|a| self.stat_ref(a)),
+                    );
+                }
+                plane.lines.push(XLine {
+                    id: COUNTERS_LINE_ID,
+                    name: COUNTERS_LINE_NAME.to_owned(),
+                    events,
+                    ..XLine::default()
+                });
+            }
+            planes.push(plane);
         }
         let mut env = XPlane::default();
         {
             let mut builder = PlaneBuilder::new(&mut env);
-            builder.set_id(1).set_name(TASK_ENV_PLANE_NAME);
+            builder
+                .set_id(planes.len() as i64)
+                .set_name(TASK_ENV_PLANE_NAME);
             let ns = |ps: i128| u64::try_from(ps.div_euclid(1000).max(0)).unwrap_or(u64::MAX);
             builder.add_stat(stats::PROFILE_START_TIME, ns(start));
             builder.add_stat(stats::PROFILE_STOP_TIME, ns(stop));
+            for (key, value) in &self.distributed {
+                builder.add_stat(key, json_stat(value));
+            }
+            if let Some(unit) = &self.display_time_unit {
+                builder.add_stat("display_time_unit", unit.as_str());
+            }
         }
-        self.import.space = XSpace {
-            planes: vec![plane, env],
-            ..XSpace::default()
+        planes.push(env);
+        let (warnings, warning_counts) = self.warnings.finish();
+        let precision_ps = 10i64.pow(6u32.saturating_sub(self.decimals.min(6)));
+        Ok(ChromeImport {
+            space: XSpace {
+                planes,
+                ..XSpace::default()
+            },
+            events: self.events,
+            flows,
+            skipped: self.skipped,
+            warnings,
+            warning_counts,
+            overlapping_lines,
+            precision_ps,
+            kineto: self.kineto,
+            paddle: self.paddle,
+        })
+    }
+
+    /// Line ids for the threads of one plane: a numeric tid keeps its number when it is the
+    /// first to claim it, the others take the smallest free ids; lines come in order of their
+    /// sort index (when given) and id.
+    fn line_ids(&self, threads: &[Thread]) -> Vec<i64> {
+        let mut used = std::collections::HashSet::new();
+        let mut ids: Vec<Option<i64>> = threads
+            .iter()
+            .map(|t| match &t.track {
+                Track::Thread(Id::Int(i))
+                    if *i >= 0 && *i != COUNTERS_LINE_ID && used.insert(*i) =>
+                {
+                    Some(*i)
+                }
+                _ => None,
+            })
+            .collect();
+        // The others take the smallest free ids in order of their sort index (`M`
+        // `thread_sort_index`), then of first appearance.
+        let mut order: Vec<usize> = (0..threads.len()).collect();
+        order.sort_by_key(|&i| threads.get(i).and_then(|t| t.sort_index).unwrap_or(0));
+        let mut next_free: i64 = 1;
+        for index in order {
+            if let Some(slot @ None) = ids.get_mut(index) {
+                while used.contains(&next_free) {
+                    next_free += 1;
+                }
+                used.insert(next_free);
+                *slot = Some(next_free);
+            }
+        }
+        ids.into_iter().map(|id| id.unwrap_or(0)).collect()
+    }
+
+    fn device_stats(&self, builder: &mut PlaneBuilder<'_>, device: i64) {
+        let Some(props) = self
+            .device_properties
+            .iter()
+            .find(|p| p.get("id").and_then(serde_json::Value::as_i64) == Some(device))
+        else {
+            return;
         };
-        Ok(self.import)
+        if let Some(name) = props.get("name").and_then(serde_json::Value::as_str) {
+            builder.add_stat(stats::DEVICE_TYPE_STRING, name);
+        }
+        if let Some(n) = props.get("numSms").and_then(serde_json::Value::as_u64) {
+            builder.add_stat(stats::CORE_COUNT, n);
+        }
+        if let Some(n) = props
+            .get("totalGlobalMem")
+            .and_then(serde_json::Value::as_u64)
+        {
+            builder.add_stat(stats::MEMORY_SIZE, n);
+        }
+        for (key, value) in props {
+            if key != "id" {
+                builder.add_stat(key, json_stat(value));
+            }
+        }
     }
 }
 
-/// Reads Chrome trace JSON (see the module documentation).
-pub fn chrome_to_xspace(text: &[u8]) -> Result<ChromeImport> {
-    let mut parser = Parser {
-        text,
-        pos: 0,
-        line: 1,
-        line_start: 0,
-    };
-    if text.starts_with(b"\xef\xbb\xbf") {
-        parser.pos = 3;
-        parser.line_start = 3;
+/// A stat of an event before its ids are known: a value, or a shared string.
+enum StatRef {
+    Value(x_stat::Value),
+    Ref(u32),
+}
+
+/// What an arg of the events of one name is: the same on all of them (then it is a stat of their
+/// event metadata, stored once, as xprof stores kernel details), or not.
+#[derive(Clone, Copy)]
+enum Shared {
+    Same(Arg, u64),
+    Differs,
+}
+
+fn same_arg(a: Arg, b: Arg) -> bool {
+    match (a, b) {
+        (Arg::Double(x), Arg::Double(y)) => x.to_bits() == y.to_bits(),
+        _ => a == b,
     }
-    let mut trace = Trace::default();
-    match parser.peek() {
-        Some(b'[') => {
-            parser.pos += 1;
-            events(&mut parser, &mut trace, "", true)?;
+}
+
+/// The metadata of one plane: event and stat metadata ids by interned string, and the args the
+/// events of a name all share.
+struct Metadata {
+    events_per_name: FxHashMap<u32, u64>,
+    shared: FxHashMap<(u32, u32), Shared>,
+    /// Strings stored as `ref_value`s.
+    refs: FxHashSet<u32>,
+    event_ids: FxHashMap<u32, i64>,
+    /// Stat metadata ids by interned string (0: none).
+    stat_ids: Vec<i64>,
+    /// The args each name's events share, by name.
+    hoisted: FxHashMap<u32, Vec<u32>>,
+}
+
+impl Metadata {
+    fn new<'i>(items: impl Iterator<Item = (u32, &'i Item)>, strings: &Interner) -> Metadata {
+        let mut events_per_name: FxHashMap<u32, u64> = FxHashMap::default();
+        let mut shared: FxHashMap<(u32, u32), Shared> = FxHashMap::default();
+        let mut refs: FxHashSet<u32> = FxHashSet::default();
+        for (name, item) in items {
+            *events_per_name.entry(name).or_default() += 1;
+            for (key, value) in item.stats.iter().map(|a| (a.key, a.arg())) {
+                if let Arg::Str(s) = value {
+                    if strings.is_repeated(s) {
+                        refs.insert(s);
+                    }
+                }
+                shared
+                    .entry((name, key))
+                    .and_modify(|s| {
+                        *s = match *s {
+                            Shared::Same(v, n) if same_arg(v, value) => Shared::Same(v, n + 1),
+                            _ => Shared::Differs,
+                        }
+                    })
+                    .or_insert(Shared::Same(value, 1));
+            }
         }
-        Some(b'{') => {
-            parser.pos += 1;
-            let mut first = true;
-            loop {
-                match parser.peek() {
-                    Some(b'}') if first => {
-                        parser.pos += 1;
-                        break;
-                    }
-                    Some(b'"') => {}
-                    _ => return Err(parser.error("", "expected a member name (a string)")),
-                }
-                first = false;
-                let key = parser.string().map_err(|f| f.into_error(""))?;
-                parser.expect(b':').map_err(|f| f.into_error(&key))?;
-                if key == "span_index" || key == "schemaVersion" {
-                    trace.paddle = true;
-                }
-                if key == "traceEvents" {
-                    parser
-                        .expect(b'[')
-                        .map_err(|f| f.into_error("traceEvents"))?;
-                    events(&mut parser, &mut trace, "traceEvents", false)?;
-                } else {
-                    parser.value(1).map_err(|f| f.into_error(&key))?;
-                }
-                match parser.peek() {
-                    Some(b',') => parser.pos += 1,
-                    Some(b'}') => {
-                        parser.pos += 1;
-                        break;
-                    }
-                    _ => {
-                        return Err(parser.error("", "expected ',' or '}' in the top-level object"));
-                    }
+        // Shared only when every event of the name (two at least) has the arg with that value.
+        // An arg an event has twice counts twice, so it is shared only if another event lacks
+        // it, which the count then rules out.
+        for ((name, _), s) in shared.iter_mut() {
+            if let Shared::Same(_, n) = *s {
+                if events_per_name.get(name).copied() != Some(n) || n < 2 {
+                    *s = Shared::Differs;
                 }
             }
         }
-        _ => {
-            return Err(parser.error(
-                "",
-                "not a Chrome trace: expected an object with traceEvents or an array of events",
+        Metadata {
+            events_per_name,
+            shared,
+            refs,
+            event_ids: FxHashMap::default(),
+            stat_ids: Vec::new(),
+            hoisted: FxHashMap::default(),
+        }
+    }
+
+    /// Declares every event and stat metadata the plane needs, and the shared args as stats of
+    /// their event metadata.
+    fn declare(
+        &mut self,
+        builder: &mut PlaneBuilder<'_>,
+        strings: &Interner,
+        stat: impl Fn(Arg) -> StatValue,
+    ) {
+        let mut names: Vec<u32> = self.events_per_name.keys().copied().collect();
+        // Metadata ids in order of the strings' first appearance, so that output is stable.
+        names.sort_unstable();
+        for name in names {
+            let id = builder.event_metadata_id(strings.get(name));
+            self.event_ids.insert(name, id);
+        }
+        let mut shared: Vec<((u32, u32), Shared)> =
+            self.shared.iter().map(|(k, v)| (*k, *v)).collect();
+        shared.sort_unstable_by_key(|(k, _)| *k);
+        let mut keys: Vec<u32> = shared.iter().map(|((_, key), _)| *key).collect();
+        keys.sort_unstable();
+        keys.dedup();
+        for key in keys {
+            let id = builder.stat_metadata_id(strings.get(key));
+            self.set_stat_id(key, id);
+        }
+        for ((name, key), s) in shared {
+            let Shared::Same(value, _) = s else { continue };
+            self.hoisted.entry(name).or_default().push(key);
+            let Some(&id) = self.event_ids.get(&name) else {
+                continue;
+            };
+            if let Some(mut metadata) = builder.event_metadata(id) {
+                metadata.add_stat(strings.get(key), stat(value));
+            }
+        }
+        // Strings stored as `ref_value`s are the names of stat metadata.
+        let mut refs: Vec<u32> = self.refs.iter().copied().collect();
+        refs.sort_unstable();
+        for s in refs {
+            let id = builder.stat_metadata_id(strings.get(s));
+            self.set_stat_id(s, id);
+        }
+    }
+
+    fn set_stat_id(&mut self, key: u32, id: i64) {
+        let index = key as usize;
+        if self.stat_ids.len() <= index {
+            self.stat_ids.resize(index + 1, 0);
+        }
+        if let Some(slot) = self.stat_ids.get_mut(index) {
+            *slot = id;
+        }
+    }
+
+    fn stat_id(&self, key: u32) -> i64 {
+        self.stat_ids.get(key as usize).copied().unwrap_or(0)
+    }
+
+    /// One event with the stats that are its own.
+    fn event(
+        &self,
+        name: u32,
+        offset_ps: i64,
+        duration_ps: i64,
+        stats: Vec<KeyArg>,
+        value: &dyn Fn(Arg) -> StatRef,
+    ) -> XEvent {
+        let hoisted = self.hoisted.get(&name).map_or(&[][..], Vec::as_slice);
+        let mut own = Vec::with_capacity(stats.len().saturating_sub(hoisted.len()));
+        own.extend(
+            stats
+                .into_iter()
+                .filter(|a| !hoisted.contains(&a.key))
+                .map(|a| (a.key, a.arg()))
+                .map(|(key, arg)| XStat {
+                    metadata_id: self.stat_id(key),
+                    value: Some(match value(arg) {
+                        StatRef::Value(v) => v,
+                        StatRef::Ref(s) => {
+                            x_stat::Value::RefValue(u64::try_from(self.stat_id(s)).unwrap_or(0))
+                        }
+                    }),
+                }),
+        );
+        XEvent {
+            metadata_id: self.event_ids.get(&name).copied().unwrap_or(0),
+            duration_ps,
+            stats: own,
+            data: Some(x_event::Data::OffsetPs(offset_ps)),
+        }
+    }
+}
+
+/// A stat value for a JSON value of the top level.
+fn json_stat(value: &serde_json::Value) -> StatValue {
+    match value {
+        serde_json::Value::Number(n) => match (n.as_i64(), n.as_u64(), n.as_f64()) {
+            (Some(i), _, _) => StatValue::Int64(i),
+            (_, Some(u), _) => StatValue::Uint64(u),
+            (_, _, Some(f)) => StatValue::Double(f),
+            _ => StatValue::Str(n.to_string()),
+        },
+        serde_json::Value::String(s) => StatValue::Str(s.clone()),
+        serde_json::Value::Bool(b) => StatValue::Int64(i64::from(*b)),
+        other => StatValue::Str(other.to_string()),
+    }
+}
+
+// ----- the document -----
+
+/// The whole document: an object with `traceEvents`, or a bare array of events.
+struct Document<'t> {
+    trace: &'t mut Trace,
+}
+
+impl<'de> DeserializeSeed<'de> for Document<'_> {
+    type Value = ();
+    fn deserialize<D: de::Deserializer<'de>>(self, d: D) -> std::result::Result<(), D::Error> {
+        d.deserialize_any(self)
+    }
+}
+
+impl<'de> Visitor<'de> for Document<'_> {
+    type Value = ();
+
+    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("a Chrome trace: an object with traceEvents or an array of events")
+    }
+
+    fn visit_seq<A: SeqAccess<'de>>(self, seq: A) -> std::result::Result<(), A::Error> {
+        Events { trace: self.trace }.visit_seq(seq)
+    }
+
+    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> std::result::Result<(), A::Error> {
+        let trace = self.trace;
+        let mut seen_events = false;
+        while let Some(key) = map.next_key::<TopKey>()? {
+            match key {
+                TopKey::TraceEvents => {
+                    seen_events = true;
+                    map.next_value_seed(Events { trace: &mut *trace })?;
+                }
+                TopKey::SpanIndex => {
+                    trace.paddle = true;
+                    map.next_value::<IgnoredAny>()?;
+                }
+                TopKey::SchemaVersion => {
+                    let value = map.next_value::<serde_json::Value>()?;
+                    trace.paddle |= value.is_string();
+                }
+                TopKey::DeviceProperties => {
+                    trace.kineto = true;
+                    let value = map.next_value::<serde_json::Value>()?;
+                    if let serde_json::Value::Array(items) = value {
+                        trace.device_properties = items
+                            .into_iter()
+                            .filter_map(|v| match v {
+                                serde_json::Value::Object(m) => Some(m),
+                                _ => None,
+                            })
+                            .collect();
+                    }
+                }
+                TopKey::DistributedInfo => {
+                    if let serde_json::Value::Object(m) = map.next_value::<serde_json::Value>()? {
+                        trace.distributed = m.into_iter().collect();
+                    }
+                }
+                TopKey::DisplayTimeUnit => {
+                    if let serde_json::Value::String(s) = map.next_value::<serde_json::Value>()? {
+                        trace.display_time_unit = Some(s);
+                    }
+                }
+                TopKey::StackFrames | TopKey::Samples => {
+                    let skipped = map.next_value::<Counted>()?.0;
+                    if skipped > 0 {
+                        let what = match key {
+                            TopKey::Samples => "samples",
+                            _ => "stackFrames",
+                        };
+                        *trace.skipped.entry(what.to_owned()).or_default() += skipped;
+                    }
+                }
+                TopKey::Other => {
+                    map.next_value::<IgnoredAny>()?;
+                }
+            }
+        }
+        if !seen_events {
+            return Err(de::Error::custom(
+                "not a Chrome trace: the object has no traceEvents",
             ));
         }
+        Ok(())
     }
-    if parser.peek().is_some() {
-        return Err(parser.error("", "unexpected text after the trace"));
-    }
-    trace.into_import()
 }
 
-/// Reads the elements of an event array (after its `[`), one event at a time. A bare array may
-/// end without its `]` (the format allows it, so that a crashed writer's file still loads).
-fn events(parser: &mut Parser<'_>, trace: &mut Trace, path: &str, open_end: bool) -> Result<()> {
-    let mut index = 0usize;
-    if parser.peek() == Some(b']') {
-        parser.pos += 1;
-        return Ok(());
-    }
-    loop {
-        if parser.peek().is_none() && open_end {
-            return Ok(());
-        }
-        // Errors about an event point at its start.
-        let location = Parser {
-            text: parser.text,
-            pos: parser.pos,
-            line: parser.line,
-            line_start: parser.line_start,
-        };
-        let value = parser
-            .value(1)
-            .map_err(|f| f.into_error(&format!("{path}[{index}]")))?;
-        trace.event(&location, &format!("{path}[{index}]"), &value)?;
-        index += 1;
-        match parser.peek() {
-            Some(b',') => parser.pos += 1,
-            Some(b']') => {
-                parser.pos += 1;
-                return Ok(());
+/// How many members or elements a value has (its contents skipped).
+struct Counted(u64);
+
+impl<'de> de::Deserialize<'de> for Counted {
+    fn deserialize<D: de::Deserializer<'de>>(d: D) -> std::result::Result<Counted, D::Error> {
+        struct V;
+        impl<'de> Visitor<'de> for V {
+            type Value = Counted;
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("an object or an array")
             }
-            None if open_end => return Ok(()),
-            _ => return Err(parser.error(path, "expected ',' or ']' between events")),
+            fn visit_map<A: MapAccess<'de>>(
+                self,
+                mut map: A,
+            ) -> std::result::Result<Counted, A::Error> {
+                let mut n = 0;
+                while map.next_entry::<IgnoredAny, IgnoredAny>()?.is_some() {
+                    n += 1;
+                }
+                Ok(Counted(n))
+            }
+            fn visit_seq<A: SeqAccess<'de>>(
+                self,
+                mut seq: A,
+            ) -> std::result::Result<Counted, A::Error> {
+                let mut n = 0;
+                while seq.next_element::<IgnoredAny>()?.is_some() {
+                    n += 1;
+                }
+                Ok(Counted(n))
+            }
+            fn visit_unit<E>(self) -> std::result::Result<Counted, E> {
+                Ok(Counted(0))
+            }
         }
+        d.deserialize_any(V)
+    }
+}
+
+enum TopKey {
+    TraceEvents,
+    SpanIndex,
+    SchemaVersion,
+    DeviceProperties,
+    DistributedInfo,
+    DisplayTimeUnit,
+    StackFrames,
+    Samples,
+    Other,
+}
+
+impl<'de> de::Deserialize<'de> for TopKey {
+    fn deserialize<D: de::Deserializer<'de>>(d: D) -> std::result::Result<TopKey, D::Error> {
+        struct V;
+        impl Visitor<'_> for V {
+            type Value = TopKey;
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("a key")
+            }
+            fn visit_str<E>(self, v: &str) -> std::result::Result<TopKey, E> {
+                Ok(match v {
+                    "traceEvents" => TopKey::TraceEvents,
+                    "span_index" => TopKey::SpanIndex,
+                    "schemaVersion" => TopKey::SchemaVersion,
+                    "deviceProperties" => TopKey::DeviceProperties,
+                    "distributedInfo" => TopKey::DistributedInfo,
+                    "displayTimeUnit" => TopKey::DisplayTimeUnit,
+                    "stackFrames" => TopKey::StackFrames,
+                    "samples" => TopKey::Samples,
+                    _ => TopKey::Other,
+                })
+            }
+        }
+        d.deserialize_identifier(V)
+    }
+}
+
+/// The event array, taken one event at a time.
+struct Events<'t> {
+    trace: &'t mut Trace,
+}
+
+impl<'de> DeserializeSeed<'de> for Events<'_> {
+    type Value = ();
+    fn deserialize<D: de::Deserializer<'de>>(self, d: D) -> std::result::Result<(), D::Error> {
+        d.deserialize_seq(self)
+    }
+}
+
+impl<'de> Visitor<'de> for Events<'_> {
+    type Value = ();
+
+    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("an array of events")
+    }
+
+    fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> std::result::Result<(), A::Error> {
+        self.trace.index = 0;
+        while seq
+            .next_element_seed(EventSeed {
+                trace: &mut *self.trace,
+            })?
+            .is_some()
+        {
+            self.trace.index += 1;
+        }
+        Ok(())
+    }
+}
+
+struct EventSeed<'t> {
+    trace: &'t mut Trace,
+}
+
+impl<'de> DeserializeSeed<'de> for EventSeed<'_> {
+    type Value = ();
+    fn deserialize<D: de::Deserializer<'de>>(self, d: D) -> std::result::Result<(), D::Error> {
+        d.deserialize_map(self)
+    }
+}
+
+enum Field {
+    Ph,
+    Name,
+    Cat,
+    Pid,
+    Tid,
+    Ts,
+    Dur,
+    Id,
+    Id2,
+    Scope,
+    Bp,
+    BindId,
+    FlowIn,
+    FlowOut,
+    Args,
+    Other,
+}
+
+impl<'de> de::Deserialize<'de> for Field {
+    fn deserialize<D: de::Deserializer<'de>>(d: D) -> std::result::Result<Field, D::Error> {
+        struct V;
+        impl Visitor<'_> for V {
+            type Value = Field;
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("a key")
+            }
+            fn visit_str<E>(self, v: &str) -> std::result::Result<Field, E> {
+                Ok(match v {
+                    "ph" => Field::Ph,
+                    "name" => Field::Name,
+                    "cat" => Field::Cat,
+                    "pid" => Field::Pid,
+                    "tid" => Field::Tid,
+                    "ts" => Field::Ts,
+                    "dur" => Field::Dur,
+                    "id" => Field::Id,
+                    "id2" => Field::Id2,
+                    "scope" => Field::Scope,
+                    "bp" => Field::Bp,
+                    "bind_id" => Field::BindId,
+                    "flow_in" => Field::FlowIn,
+                    "flow_out" => Field::FlowOut,
+                    "args" => Field::Args,
+                    _ => Field::Other,
+                })
+            }
+        }
+        d.deserialize_identifier(V)
+    }
+}
+
+impl<'de> Visitor<'de> for EventSeed<'_> {
+    type Value = ();
+
+    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("an event (an object)")
+    }
+
+    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> std::result::Result<(), A::Error> {
+        let trace = self.trace;
+        trace.raw.clear();
+        while let Some(field) = map.next_key::<Field>()? {
+            trace.raw.members += 1;
+            match field {
+                Field::Ph => match map.next_value_seed(PhaseSeed)? {
+                    Some(ph) => trace.raw.ph = Some(ph),
+                    None => trace.raw.ph_not_string = true,
+                },
+                Field::Name => {
+                    // Interned as it is read (a name that is not a string, as its text).
+                    let arg = map.next_value_seed(ArgSeed {
+                        strings: &mut trace.strings,
+                    })?;
+                    trace.raw.name = Some(match arg {
+                        Arg::Str(id) => id,
+                        Arg::Int(i) => trace.strings.id(&i.to_string()),
+                        Arg::Uint(u) => trace.strings.id(&u.to_string()),
+                        Arg::Double(d) => trace.strings.id(&d.to_string()),
+                    });
+                }
+                Field::Cat => {
+                    trace.raw.cat = Some(map.next_value_seed(ArgSeed {
+                        strings: &mut trace.strings,
+                    })?)
+                    .and_then(|arg| match arg {
+                        Arg::Str(id) => Some(id),
+                        _ => None,
+                    });
+                }
+                Field::Pid => trace.raw.pid = Some(map.next_value_seed(IdSeed)?),
+                Field::Tid => trace.raw.tid = Some(map.next_value_seed(IdSeed)?),
+                Field::Ts => {
+                    let t = map.next_value_seed(TimeSeed)?;
+                    trace.raw.ts = t.map(|(v, d)| {
+                        trace.decimals = trace.decimals.max(d);
+                        v
+                    });
+                }
+                Field::Dur => {
+                    let t = map.next_value_seed(TimeSeed)?;
+                    trace.raw.dur = t.map(|(v, d)| {
+                        trace.decimals = trace.decimals.max(d);
+                        v
+                    });
+                }
+                Field::Id => trace.raw.id = Some(map.next_value_seed(Text)?),
+                Field::Id2 => {
+                    // `{"local": "0x1"}` or `{"global": "0x1"}`: the scope is part of the id.
+                    let value = map.next_value::<serde_json::Value>()?;
+                    let id = match &value {
+                        serde_json::Value::Object(m) => m
+                            .iter()
+                            .next()
+                            .map(|(k, v)| {
+                                format!(
+                                    "{k}:{}",
+                                    v.as_str().map_or_else(|| v.to_string(), str::to_owned)
+                                )
+                            })
+                            .unwrap_or_default(),
+                        other => other.to_string(),
+                    };
+                    trace.raw.id = Some(id);
+                }
+                Field::Scope => trace.raw.scope = Some(map.next_value_seed(Text)?),
+                Field::Bp => trace.raw.bp_enclosing = map.next_value_seed(Text)? == "e",
+                Field::BindId => trace.raw.bind_id = Some(map.next_value_seed(Text)?),
+                Field::FlowIn => trace.raw.flow_in = map.next_value::<serde_json::Value>()? == true,
+                Field::FlowOut => {
+                    trace.raw.flow_out = map.next_value::<serde_json::Value>()? == true;
+                }
+                Field::Args => map.next_value_seed(ArgsSeed { trace: &mut *trace })?,
+                Field::Other => {
+                    map.next_value::<IgnoredAny>()?;
+                }
+            }
+        }
+        trace.take_event()
+    }
+
+    fn visit_seq<A: SeqAccess<'de>>(self, _: A) -> std::result::Result<(), A::Error> {
+        Err(de::Error::custom("an event must be an object"))
+    }
+    fn visit_str<E: de::Error>(self, _: &str) -> std::result::Result<(), E> {
+        Err(E::custom("an event must be an object"))
+    }
+    fn visit_u64<E: de::Error>(self, _: u64) -> std::result::Result<(), E> {
+        Err(E::custom("an event must be an object"))
+    }
+    fn visit_i64<E: de::Error>(self, _: i64) -> std::result::Result<(), E> {
+        Err(E::custom("an event must be an object"))
+    }
+    fn visit_f64<E: de::Error>(self, _: f64) -> std::result::Result<(), E> {
+        Err(E::custom("an event must be an object"))
+    }
+    fn visit_bool<E: de::Error>(self, _: bool) -> std::result::Result<(), E> {
+        Err(E::custom("an event must be an object"))
+    }
+    fn visit_unit<E: de::Error>(self) -> std::result::Result<(), E> {
+        Err(E::custom("an event must be an object"))
+    }
+}
+
+/// A phase as written (one or two bytes in every producer; longer ones are kept whole).
+#[derive(Clone, Debug, PartialEq, Eq)]
+enum Phase {
+    Short([u8; 2], u8),
+    Long(String),
+}
+
+impl Phase {
+    fn as_str(&self) -> &str {
+        match self {
+            Phase::Short(bytes, len) => bytes
+                .get(..usize::from(*len))
+                .and_then(|b| std::str::from_utf8(b).ok())
+                .unwrap_or(""),
+            Phase::Long(s) => s,
+        }
+    }
+}
+
+/// The phase: a string, or `None` for any other value.
+struct PhaseSeed;
+
+impl<'de> DeserializeSeed<'de> for PhaseSeed {
+    type Value = Option<Phase>;
+    fn deserialize<D: de::Deserializer<'de>>(
+        self,
+        d: D,
+    ) -> std::result::Result<Self::Value, D::Error> {
+        d.deserialize_any(self)
+    }
+}
+
+impl<'de> Visitor<'de> for PhaseSeed {
+    type Value = Option<Phase>;
+    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("a phase")
+    }
+    fn visit_str<E>(self, v: &str) -> std::result::Result<Self::Value, E> {
+        let bytes = v.as_bytes();
+        Ok(Some(match bytes {
+            [a] => Phase::Short([*a, 0], 1),
+            [a, b] => Phase::Short([*a, *b], 2),
+            _ => Phase::Long(v.to_owned()),
+        }))
+    }
+    fn visit_bool<E>(self, _: bool) -> std::result::Result<Self::Value, E> {
+        Ok(None)
+    }
+    fn visit_u64<E>(self, _: u64) -> std::result::Result<Self::Value, E> {
+        Ok(None)
+    }
+    fn visit_i64<E>(self, _: i64) -> std::result::Result<Self::Value, E> {
+        Ok(None)
+    }
+    fn visit_f64<E>(self, _: f64) -> std::result::Result<Self::Value, E> {
+        Ok(None)
+    }
+    fn visit_unit<E>(self) -> std::result::Result<Self::Value, E> {
+        Ok(None)
+    }
+    fn visit_seq<A: SeqAccess<'de>>(
+        self,
+        mut seq: A,
+    ) -> std::result::Result<Self::Value, A::Error> {
+        while seq.next_element::<IgnoredAny>()?.is_some() {}
+        Ok(None)
+    }
+    fn visit_map<A: MapAccess<'de>>(
+        self,
+        mut map: A,
+    ) -> std::result::Result<Self::Value, A::Error> {
+        while map.next_entry::<IgnoredAny, IgnoredAny>()?.is_some() {}
+        Ok(None)
+    }
+}
+
+/// A string, or the text of any other scalar (numeric names and ids), or the compact JSON of a
+/// container.
+struct Text;
+
+impl<'de> DeserializeSeed<'de> for Text {
+    type Value = String;
+    fn deserialize<D: de::Deserializer<'de>>(self, d: D) -> std::result::Result<String, D::Error> {
+        d.deserialize_newtype_struct(RAW_NUMBER_TOKEN, self)
+    }
+}
+
+impl<'de> Visitor<'de> for Text {
+    type Value = String;
+    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("a string")
+    }
+    fn visit_str<E>(self, v: &str) -> std::result::Result<String, E> {
+        Ok(v.to_owned())
+    }
+    fn visit_string<E>(self, v: String) -> std::result::Result<String, E> {
+        Ok(v)
+    }
+    fn visit_bytes<E>(self, v: &[u8]) -> std::result::Result<String, E> {
+        Ok(String::from_utf8_lossy(v).into_owned())
+    }
+    fn visit_u64<E>(self, v: u64) -> std::result::Result<String, E> {
+        Ok(v.to_string())
+    }
+    fn visit_i64<E>(self, v: i64) -> std::result::Result<String, E> {
+        Ok(v.to_string())
+    }
+    fn visit_f64<E>(self, v: f64) -> std::result::Result<String, E> {
+        Ok(v.to_string())
+    }
+    fn visit_bool<E>(self, v: bool) -> std::result::Result<String, E> {
+        Ok(v.to_string())
+    }
+    fn visit_unit<E>(self) -> std::result::Result<String, E> {
+        Ok(String::new())
+    }
+    fn visit_seq<A: SeqAccess<'de>>(self, seq: A) -> std::result::Result<String, A::Error> {
+        let value: serde_json::Value =
+            de::Deserialize::deserialize(de::value::SeqAccessDeserializer::new(seq))?;
+        Ok(value.to_string())
+    }
+    fn visit_map<A: MapAccess<'de>>(self, map: A) -> std::result::Result<String, A::Error> {
+        let value: serde_json::Value =
+            de::Deserialize::deserialize(de::value::MapAccessDeserializer::new(map))?;
+        Ok(value.to_string())
+    }
+}
+
+/// A pid or tid.
+struct IdSeed;
+
+impl<'de> DeserializeSeed<'de> for IdSeed {
+    type Value = Id;
+    fn deserialize<D: de::Deserializer<'de>>(self, d: D) -> std::result::Result<Id, D::Error> {
+        // Integers take the reader's fast path; a fraction keeps its text through `visit_f64`.
+        d.deserialize_any(self)
+    }
+}
+
+impl<'de> Visitor<'de> for IdSeed {
+    type Value = Id;
+    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("a process or thread id")
+    }
+    fn visit_bytes<E>(self, v: &[u8]) -> std::result::Result<Id, E> {
+        let text = String::from_utf8_lossy(v);
+        Ok(text
+            .parse::<i64>()
+            .map_or_else(|_| Id::Text(text.into()), Id::Int))
+    }
+    fn visit_u64<E>(self, v: u64) -> std::result::Result<Id, E> {
+        Ok(i64::try_from(v).map_or_else(|_| Id::Text(v.to_string().into()), Id::Int))
+    }
+    fn visit_i64<E>(self, v: i64) -> std::result::Result<Id, E> {
+        Ok(Id::Int(v))
+    }
+    fn visit_f64<E>(self, v: f64) -> std::result::Result<Id, E> {
+        Ok(Id::Text(v.to_string().into()))
+    }
+    fn visit_str<E>(self, v: &str) -> std::result::Result<Id, E> {
+        Ok(Id::Text(v.into()))
+    }
+    fn visit_bool<E>(self, v: bool) -> std::result::Result<Id, E> {
+        Ok(Id::Text(v.to_string().into()))
+    }
+    fn visit_unit<E>(self) -> std::result::Result<Id, E> {
+        Ok(Id::Int(0))
+    }
+    fn visit_seq<A: SeqAccess<'de>>(self, seq: A) -> std::result::Result<Id, A::Error> {
+        Text.visit_seq(seq).map(|s| Id::Text(s.into()))
+    }
+    fn visit_map<A: MapAccess<'de>>(self, map: A) -> std::result::Result<Id, A::Error> {
+        Text.visit_map(map).map(|s| Id::Text(s.into()))
+    }
+}
+
+/// A time in microseconds (a number, or a string holding one) as picoseconds, with its decimals.
+struct TimeSeed;
+
+impl<'de> DeserializeSeed<'de> for TimeSeed {
+    type Value = Option<(i128, u32)>;
+    fn deserialize<D: de::Deserializer<'de>>(
+        self,
+        d: D,
+    ) -> std::result::Result<Self::Value, D::Error> {
+        d.deserialize_newtype_struct(RAW_NUMBER_TOKEN, self)
+    }
+}
+
+impl<'de> Visitor<'de> for TimeSeed {
+    type Value = Option<(i128, u32)>;
+    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("a number of microseconds")
+    }
+    fn visit_bytes<E: de::Error>(self, v: &[u8]) -> std::result::Result<Self::Value, E> {
+        let text = std::str::from_utf8(v).map_err(|_| E::custom("invalid number"))?;
+        micros_to_ps(text)
+            .map(Some)
+            .ok_or_else(|| E::custom("the number is out of range"))
+    }
+    fn visit_str<E: de::Error>(self, v: &str) -> std::result::Result<Self::Value, E> {
+        micros_to_ps(v.trim())
+            .map(Some)
+            .ok_or_else(|| E::custom("expected a number of microseconds"))
+    }
+    fn visit_u64<E: de::Error>(self, v: u64) -> std::result::Result<Self::Value, E> {
+        Ok(Some((i128::from(v) * 1_000_000, 0)))
+    }
+    fn visit_i64<E: de::Error>(self, v: i64) -> std::result::Result<Self::Value, E> {
+        Ok(Some((i128::from(v) * 1_000_000, 0)))
+    }
+    fn visit_f64<E: de::Error>(self, v: f64) -> std::result::Result<Self::Value, E> {
+        self.visit_str(&v.to_string())
+    }
+    fn visit_unit<E: de::Error>(self) -> std::result::Result<Self::Value, E> {
+        Ok(None)
+    }
+    fn visit_bool<E: de::Error>(self, _: bool) -> std::result::Result<Self::Value, E> {
+        Err(E::custom("expected a number of microseconds"))
+    }
+    fn visit_seq<A: SeqAccess<'de>>(self, _: A) -> std::result::Result<Self::Value, A::Error> {
+        Err(de::Error::custom("expected a number of microseconds"))
+    }
+    fn visit_map<A: MapAccess<'de>>(self, _: A) -> std::result::Result<Self::Value, A::Error> {
+        Err(de::Error::custom("expected a number of microseconds"))
+    }
+}
+
+/// The args of an event, into the raw event's list with interned keys and string values.
+struct ArgsSeed<'t> {
+    trace: &'t mut Trace,
+}
+
+impl<'de> DeserializeSeed<'de> for ArgsSeed<'_> {
+    type Value = ();
+    fn deserialize<D: de::Deserializer<'de>>(self, d: D) -> std::result::Result<(), D::Error> {
+        d.deserialize_any(self)
+    }
+}
+
+impl<'de> Visitor<'de> for ArgsSeed<'_> {
+    type Value = ();
+    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("an object of args")
+    }
+    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> std::result::Result<(), A::Error> {
+        let trace = self.trace;
+        let mut position = 0;
+        while let Some(key) = map.next_key_seed(KeySeed {
+            strings: &mut trace.strings,
+            // Events of a kind write their args in the same order: the key at this position in
+            // the last event's args is the likely one, checked before any hashing.
+            likely: trace.last_keys.get(position).copied(),
+        })? {
+            match trace.last_keys.get_mut(position) {
+                Some(slot) => *slot = key,
+                None => trace.last_keys.push(key),
+            }
+            position += 1;
+            let value = map.next_value_seed(ArgSeed {
+                strings: &mut trace.strings,
+            })?;
+            trace.raw.args.push(KeyArg::new(key, value));
+        }
+        Ok(())
+    }
+    // Args that are not an object carry nothing an XSpace keeps.
+    fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> std::result::Result<(), A::Error> {
+        while seq.next_element::<IgnoredAny>()?.is_some() {}
+        Ok(())
+    }
+    fn visit_str<E>(self, _: &str) -> std::result::Result<(), E> {
+        Ok(())
+    }
+    fn visit_u64<E>(self, _: u64) -> std::result::Result<(), E> {
+        Ok(())
+    }
+    fn visit_i64<E>(self, _: i64) -> std::result::Result<(), E> {
+        Ok(())
+    }
+    fn visit_f64<E>(self, _: f64) -> std::result::Result<(), E> {
+        Ok(())
+    }
+    fn visit_bool<E>(self, _: bool) -> std::result::Result<(), E> {
+        Ok(())
+    }
+    fn visit_unit<E>(self) -> std::result::Result<(), E> {
+        Ok(())
+    }
+}
+
+struct KeySeed<'s> {
+    strings: &'s mut Interner,
+    likely: Option<u32>,
+}
+
+impl<'de> DeserializeSeed<'de> for KeySeed<'_> {
+    type Value = u32;
+    fn deserialize<D: de::Deserializer<'de>>(self, d: D) -> std::result::Result<u32, D::Error> {
+        d.deserialize_str(self)
+    }
+}
+
+impl Visitor<'_> for KeySeed<'_> {
+    type Value = u32;
+    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("a key")
+    }
+    fn visit_str<E>(self, v: &str) -> std::result::Result<u32, E> {
+        if let Some(id) = self.likely.filter(|&id| self.strings.get(id) == v) {
+            // As `id` would: the string is asked for again.
+            if let Some(r) = self.strings.repeated.get_mut(id as usize) {
+                *r = true;
+            }
+            return Ok(id);
+        }
+        Ok(self.strings.id(v))
+    }
+}
+
+struct ArgSeed<'s> {
+    strings: &'s mut Interner,
+}
+
+impl<'de> DeserializeSeed<'de> for ArgSeed<'_> {
+    type Value = Arg;
+    fn deserialize<D: de::Deserializer<'de>>(self, d: D) -> std::result::Result<Arg, D::Error> {
+        d.deserialize_any(self)
+    }
+}
+
+impl<'de> Visitor<'de> for ArgSeed<'_> {
+    type Value = Arg;
+    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("an arg value")
+    }
+    fn visit_u64<E>(self, v: u64) -> std::result::Result<Arg, E> {
+        Ok(i64::try_from(v).map_or(Arg::Uint(v), Arg::Int))
+    }
+    fn visit_i64<E>(self, v: i64) -> std::result::Result<Arg, E> {
+        Ok(Arg::Int(v))
+    }
+    fn visit_f64<E>(self, v: f64) -> std::result::Result<Arg, E> {
+        Ok(Arg::Double(v))
+    }
+    fn visit_bool<E>(self, v: bool) -> std::result::Result<Arg, E> {
+        Ok(Arg::Int(i64::from(v)))
+    }
+    fn visit_str<E>(self, v: &str) -> std::result::Result<Arg, E> {
+        Ok(Arg::Str(self.strings.id(v)))
+    }
+    fn visit_unit<E>(self) -> std::result::Result<Arg, E> {
+        Ok(Arg::Str(self.strings.id("null")))
+    }
+    fn visit_seq<A: SeqAccess<'de>>(self, seq: A) -> std::result::Result<Arg, A::Error> {
+        // Compact JSON text written straight into a reused buffer (Kineto's kernels have two
+        // small arrays each: no tree is built for them).
+        let mut buf = std::mem::take(&mut self.strings.scratch);
+        buf.clear();
+        let result = Compact { out: &mut buf }.visit_seq(seq);
+        let id = self.strings.id(std::str::from_utf8(&buf).unwrap_or(""));
+        self.strings.scratch = buf;
+        result.map(|()| Arg::Str(id))
+    }
+    fn visit_map<A: MapAccess<'de>>(self, map: A) -> std::result::Result<Arg, A::Error> {
+        let mut buf = std::mem::take(&mut self.strings.scratch);
+        buf.clear();
+        let result = Compact { out: &mut buf }.visit_map(map);
+        let id = self.strings.id(std::str::from_utf8(&buf).unwrap_or(""));
+        self.strings.scratch = buf;
+        result.map(|()| Arg::Str(id))
+    }
+}
+
+/// Writes the value it reads as compact JSON (keys in the order written).
+struct Compact<'b> {
+    out: &'b mut Vec<u8>,
+}
+
+impl Compact<'_> {
+    fn json<T: serde::Serialize + ?Sized>(&mut self, value: &T) {
+        // Writing to a Vec cannot fail; a value serde_json cannot write (none here) is `null`.
+        if serde_json::to_writer(&mut *self.out, value).is_err() {
+            self.out.extend_from_slice(b"null");
+        }
+    }
+}
+
+impl<'de> DeserializeSeed<'de> for Compact<'_> {
+    type Value = ();
+    fn deserialize<D: de::Deserializer<'de>>(self, d: D) -> std::result::Result<(), D::Error> {
+        d.deserialize_any(self)
+    }
+}
+
+impl<'de> Visitor<'de> for Compact<'_> {
+    type Value = ();
+    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("a JSON value")
+    }
+    fn visit_bool<E>(mut self, v: bool) -> std::result::Result<(), E> {
+        self.json(&v);
+        Ok(())
+    }
+    fn visit_u64<E>(self, v: u64) -> std::result::Result<(), E> {
+        self.out
+            .extend_from_slice(itoa::Buffer::new().format(v).as_bytes());
+        Ok(())
+    }
+    fn visit_i64<E>(self, v: i64) -> std::result::Result<(), E> {
+        self.out
+            .extend_from_slice(itoa::Buffer::new().format(v).as_bytes());
+        Ok(())
+    }
+    fn visit_f64<E>(mut self, v: f64) -> std::result::Result<(), E> {
+        self.json(&v);
+        Ok(())
+    }
+    fn visit_str<E>(mut self, v: &str) -> std::result::Result<(), E> {
+        self.json(v);
+        Ok(())
+    }
+    fn visit_unit<E>(self) -> std::result::Result<(), E> {
+        self.out.extend_from_slice(b"null");
+        Ok(())
+    }
+    fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> std::result::Result<(), A::Error> {
+        self.out.push(b'[');
+        let mut first = true;
+        loop {
+            let at = self.out.len();
+            if !first {
+                self.out.push(b',');
+            }
+            if seq
+                .next_element_seed(Compact {
+                    out: &mut *self.out,
+                })?
+                .is_none()
+            {
+                self.out.truncate(at);
+                break;
+            }
+            first = false;
+        }
+        self.out.push(b']');
+        Ok(())
+    }
+    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> std::result::Result<(), A::Error> {
+        self.out.push(b'{');
+        let mut first = true;
+        while let Some(key) = map.next_key::<std::borrow::Cow<'de, str>>()? {
+            if !first {
+                self.out.push(b',');
+            }
+            first = false;
+            Compact {
+                out: &mut *self.out,
+            }
+            .json(key.as_ref());
+            self.out.push(b':');
+            map.next_value_seed(Compact {
+                out: &mut *self.out,
+            })?;
+        }
+        self.out.push(b'}');
+        Ok(())
     }
 }
 
@@ -970,14 +2610,17 @@ mod tests {
 
     #[test]
     fn exact_microseconds() {
+        let ps = |t: &str| micros_to_ps(t).map(|(v, _)| v);
         assert_eq!(
-            micros_to_ps("1795211085403342.685"),
+            ps("1795211085403342.685"),
             Some(1_795_211_085_403_342_685_000)
         );
-        assert_eq!(micros_to_ps("1.5e3"), Some(1_500_000_000));
-        assert_eq!(micros_to_ps("-2"), Some(-2_000_000));
-        assert_eq!(micros_to_ps("0.0000004"), Some(0));
-        assert_eq!(micros_to_ps("0.0000006"), Some(1));
+        assert_eq!(ps("1.5e3"), Some(1_500_000_000));
+        assert_eq!(ps("-2"), Some(-2_000_000));
+        assert_eq!(ps("0.0000004"), Some(0));
+        assert_eq!(ps("0.0000006"), Some(1));
+        assert_eq!(micros_to_ps("12.345").map(|(_, d)| d), Some(3));
+        assert_eq!(ps("1x"), None);
     }
 
     #[test]
@@ -988,5 +2631,31 @@ mod tests {
             err.contains("traceEvents[0].ts") && err.contains("line 2"),
             "{err}"
         );
+    }
+
+    #[test]
+    fn trace_events_anywhere() {
+        let text = br#"{"deviceProperties": [{"id": 0, "name": "G", "numSms": 2}], "x": {"y": [1, {"z": null}]},
+            "traceEvents": [{"ph": "X", "cat": "kernel", "name": "k", "pid": 0, "tid": 7, "ts": 1, "dur": 2,
+            "args": {"correlation": 5}}]}"#;
+        assert_eq!(sniff_json(&text[..]), JsonShape::Chrome);
+        let import = chrome_to_xspace(text).unwrap();
+        assert!(import.kineto);
+        let names: Vec<_> = import
+            .space
+            .planes
+            .iter()
+            .map(|p| p.name.as_str())
+            .collect();
+        assert_eq!(names, ["/host:CPU", "/device:GPU:0", "Task Environment"]);
+        assert_eq!(
+            sniff_json(&br#"{"a": 1, "b": [2]}"#[..]),
+            JsonShape::Object(vec!["a".into(), "b".into()])
+        );
+        assert!(matches!(
+            sniff_json(&b"{\"a\": "[..]),
+            JsonShape::NotJson(_)
+        ));
+        assert_eq!(sniff_json(&b"[{\"ph\": \"X\""[..]), JsonShape::Chrome);
     }
 }

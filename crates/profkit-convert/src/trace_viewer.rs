@@ -33,6 +33,7 @@ use profkit_xplane::constants::{
 };
 use profkit_xplane::{RawSpaceItem, ReadOptions, SpaceItem, XPlane, XSpace, XSpaceReader, x_stat};
 
+use crate::chrome::flow_stats;
 use crate::error::Result;
 use crate::text::{push_json_str, push_py_float, push_six_digits};
 use crate::xprof::{self, INTERNAL_EVENTS, SpaceFacts};
@@ -56,6 +57,11 @@ pub struct TraceViewerOptions {
     /// (`"ph": "C"`, numeric stats as numbers) rather than as xprof's instant events. Off by
     /// default (xprof's output); the converters from other formats turn it on.
     pub counter_events: bool,
+    /// Write the flows of events with `flow_out`/`flow_in` stats (what the Chrome importer makes
+    /// of flow events, see [`crate::chrome::flow_stats`]) as Chrome flow events (`"ph": "s"` and
+    /// `"f"` with `"bp": "e"`, category and name from `flow_cat`) instead of as args. Off by
+    /// default (xprof's output); the converter from Chrome JSON turns it on.
+    pub flow_events: bool,
     /// Settings for reading the XSpace.
     pub read: ReadOptions,
 }
@@ -65,6 +71,7 @@ impl Default for TraceViewerOptions {
         TraceViewerOptions {
             preprocess: true,
             counter_events: false,
+            flow_events: false,
             read: ReadOptions::default(),
         }
     }
@@ -516,6 +523,7 @@ impl<W: Write> PlaneWriter<'_, W> {
             .collect();
         let mut args: Vec<(&str, Arg<'_>)> = Vec::new();
         let mut numbers: Vec<(&str, Number)> = Vec::new();
+        let mut flows: Vec<(&str, Arg<'_>)> = Vec::new();
         for line in &plane.lines {
             let display_name = if line.display_name.is_empty() {
                 &line.name
@@ -549,6 +557,8 @@ impl<W: Write> PlaneWriter<'_, W> {
                 };
                 let metadata_stats = metadata.map(|m| m.stats.as_slice()).unwrap_or(&[]);
                 let mut category = None;
+                flows.clear();
+                let mut flow_cat = Arg::Str("flow");
                 for stat in metadata_stats.iter().chain(&event.stats) {
                     let Some(value) = &stat.value else { continue };
                     let stat_name = stats.get(&stat.metadata_id).copied().unwrap_or("");
@@ -556,6 +566,23 @@ impl<W: Write> PlaneWriter<'_, W> {
                         continue;
                     }
                     let arg = Arg::of(value, &stats);
+                    if self.options.flow_events {
+                        match stat_name {
+                            flow_stats::FLOW_OUT => {
+                                flows.push(("s", arg));
+                                continue;
+                            }
+                            flow_stats::FLOW_IN => {
+                                flows.push(("f", arg));
+                                continue;
+                            }
+                            flow_stats::FLOW_CAT => {
+                                flow_cat = arg;
+                                continue;
+                            }
+                            _ => {}
+                        }
+                    }
                     if stat_name == "step_name" {
                         shown = arg;
                     }
@@ -582,6 +609,9 @@ impl<W: Write> PlaneWriter<'_, W> {
                         category,
                     };
                     write_event(self.buf, event, begin, duration, &mut args);
+                }
+                for (phase, id) in &flows {
+                    write_flow(self.buf, pid, tid, phase, *id, flow_cat, begin);
                 }
                 self.summary.events += 1;
                 self.flush_if_full()?;
@@ -730,6 +760,38 @@ fn write_event(
         push_u32(out, pid);
         out.push_str(", \"s\": \"t\", \"tid\": ");
     }
+    push_u32(out, tid);
+    out.push_str(", \"ts\": ");
+    push_py_float(out, begin_ps as f64 / 1e6);
+    out.push_str("},\n");
+}
+
+/// A flow event at the start of the event it binds to (`"bp": "e"` on the end, so that it binds
+/// to the enclosing slice as the start does).
+fn write_flow(
+    out: &mut String,
+    pid: u32,
+    tid: u32,
+    phase: &str,
+    id: Arg<'_>,
+    cat: Arg<'_>,
+    begin_ps: u64,
+) {
+    out.push('{');
+    if phase == "f" {
+        out.push_str("\"bp\": \"e\", ");
+    }
+    out.push_str("\"cat\": ");
+    cat.push(out);
+    out.push_str(", \"id\": ");
+    id.push(out);
+    out.push_str(", \"name\": ");
+    cat.push(out);
+    out.push_str(", \"ph\": \"");
+    out.push_str(phase);
+    out.push_str("\", \"pid\": ");
+    push_u32(out, pid);
+    out.push_str(", \"tid\": ");
     push_u32(out, tid);
     out.push_str(", \"ts\": ");
     push_py_float(out, begin_ps as f64 / 1e6);

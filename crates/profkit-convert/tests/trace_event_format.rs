@@ -109,6 +109,18 @@ fn check_event(event: &Value) -> Result<(), String> {
                 other => return Err(format!("unknown metadata event {other:?}")),
             }
         }
+        "s" | "f" => {
+            // Flows, which the writer gives the events read from Chrome JSON's flows.
+            string("name")?;
+            string("cat")?;
+            string("id")?;
+            integer("pid")?;
+            integer("tid")?;
+            number("ts")?;
+            if ph == "f" && fields.get("bp").and_then(Value::as_str) != Some("e") {
+                return Err("a flow end without \"bp\": \"e\"".into());
+            }
+        }
         other => return Err(format!("phase {other:?} profkit never writes")),
     }
     if let Some(args) = fields.get("args") {

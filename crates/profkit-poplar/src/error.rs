@@ -1,37 +1,8 @@
 //! The one error type of this crate.
 
 use profkit_error::InFile;
-use std::fmt;
 
-/// Where in a JSON text something is: the path of the value (`memory.byTile.total[3]`, empty for
-/// the top level) and its position.
-#[derive(Clone, Debug, Default, PartialEq, Eq)]
-pub struct Location {
-    /// The JSON path of the value, in the usual dotted form: object keys after dots (or as
-    /// `["key"]` when they are not plain identifiers), array indices in brackets.
-    pub path: String,
-    /// Byte offset from the start of the input.
-    pub offset: u64,
-    /// Line, from 1.
-    pub line: u64,
-    /// Column in bytes, from 1.
-    pub column: u64,
-}
-
-impl fmt::Display for Location {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        if self.path.is_empty() {
-            f.write_str("at the top level")?;
-        } else {
-            write!(f, "at {}", self.path)?;
-        }
-        write!(
-            f,
-            " (line {}, column {}, byte {})",
-            self.line, self.column, self.offset
-        )
-    }
-}
+pub use profkit_json::Location;
 
 /// A failure to read or write a Poplar profile, with where it happened.
 #[derive(Debug, thiserror::Error)]
@@ -101,3 +72,24 @@ profkit_error::file_context!(Error);
 
 /// The result type of this crate.
 pub type Result<T, E = Error> = std::result::Result<T, E>;
+
+impl From<profkit_json::Error> for Error {
+    fn from(e: profkit_json::Error) -> Self {
+        match e {
+            profkit_json::Error::Syntax { location, reason } => Error::Syntax { location, reason },
+            profkit_json::Error::Truncated { location } => Error::Truncated { location },
+            profkit_json::Error::Schema { location, reason } => Error::Schema { location, reason },
+            profkit_json::Error::Limit {
+                location,
+                what,
+                limit,
+            } => Error::Limit {
+                location,
+                what,
+                limit,
+            },
+            profkit_json::Error::Io(e) => Error::Io(e),
+            other => Error::Io(std::io::Error::other(other.to_string())),
+        }
+    }
+}

@@ -74,13 +74,13 @@ impl<'de> Visitor<'de> for IntVisitor {
 }
 
 /// The newtype name under which [`Counts`](crate::Counts) asks for an array of integers up to
-/// `u64::MAX`. Other deserializers ignore the name and hand over an ordinary sequence; this
-/// crate's reader reads the whole array in one loop and hands over, as the bytes of a `[u64]`,
-/// the largest value, how many values are not zero, then the values.
-pub(crate) const COUNTS_TOKEN: &str = "$profkit_poplar::private::Counts";
+/// `u64::MAX`. Other deserializers ignore the name and hand over an ordinary sequence; the
+/// profkit-json reader reads the whole array in one loop and hands over, as the bytes of a
+/// `[u64]`, the largest value, how many values are not zero, then the values.
+pub(crate) const COUNTS_TOKEN: &str = profkit_json::U64_ARRAY_TOKEN;
 
 /// As [`COUNTS_TOKEN`], for arrays of indices (integers below 2^32).
-pub(crate) const INDICES_TOKEN: &str = "$profkit_poplar::private::Indices";
+pub(crate) const INDICES_TOKEN: &str = profkit_json::U32_ARRAY_TOKEN;
 
 pub(crate) const INT: &str = "a non-negative integer";
 pub(crate) const INDEX: &str = "an index (a non-negative integer below 2^32)";

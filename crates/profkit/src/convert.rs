@@ -128,11 +128,22 @@ impl Output {
         let tmp = PathBuf::from(tmp);
         let file = File::create(&tmp)
             .map_err(|e| Failure::BadInput(format!("{}: cannot create: {e}", path.display())))?;
+        let file = BufWriter::with_capacity(1 << 16, file);
+        // OUT ending in .gz is written gzip-compressed (as TensorBoard writes its traces); the
+        // encoder writes gzip's trailer when the writer is finished or dropped.
+        let writer: Box<dyn Write> = if path.extension().is_some_and(|e| e == "gz") {
+            Box::new(GzWriter(Some(flate2::write::GzEncoder::new(
+                file,
+                flate2::Compression::default(),
+            ))))
+        } else {
+            Box::new(file)
+        };
         Ok((
             Output {
                 target: Some((tmp, path.to_path_buf())),
             },
-            Box::new(BufWriter::with_capacity(1 << 16, file)),
+            writer,
         ))
     }
 
@@ -152,6 +163,36 @@ impl Output {
             Err(e) => {
                 let _ = std::fs::remove_file(&tmp);
                 Err(e)
+            }
+        }
+    }
+}
+
+/// A gzip encoder that writes gzip's trailer and flushes the file when dropped (the writers
+/// take their output by value, so dropping is how they finish it).
+struct GzWriter(Option<flate2::write::GzEncoder<BufWriter<File>>>);
+
+impl Write for GzWriter {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        match &mut self.0 {
+            Some(e) => e.write(buf),
+            None => Err(std::io::Error::other("the gzip stream is finished")),
+        }
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        match &mut self.0 {
+            Some(e) => e.flush(),
+            None => Ok(()),
+        }
+    }
+}
+
+impl Drop for GzWriter {
+    fn drop(&mut self) {
+        if let Some(encoder) = self.0.take() {
+            if let Ok(mut file) = encoder.finish() {
+                let _ = file.flush();
             }
         }
     }
@@ -180,13 +221,14 @@ enum Source {
 impl Source {
     fn open(input: Input) -> Result<Source, Failure> {
         match &input.path {
-            Some(path) => {
+            // A gzip-compressed file cannot seek: it is read (decompressed) into memory below.
+            Some(path) if !input.gzip => {
                 let file = File::open(path)
                     .map_err(|e| Failure::BadInput(format!("{}: cannot open: {e}", input.name)))?;
                 let len = file.metadata().map(|m| m.len()).unwrap_or(0);
                 Ok(Source::File(BufReader::with_capacity(1 << 16, file), len))
             }
-            None => {
+            _ => {
                 let mut bytes = Vec::new();
                 let mut reader = input.reader;
                 reader
@@ -261,20 +303,21 @@ pub(crate) fn paddle_recording(input: Input) -> Result<(String, Recording), Fail
 
 /// The XSpace of a Chrome trace input.
 pub(crate) fn chrome_space(input: Input) -> Result<(String, XSpace), Failure> {
-    let mut bytes = Vec::new();
-    let mut reader = input.reader;
-    reader
-        .read_to_end(&mut bytes)
-        .map_err(|e| Failure::BadInput(format!("{}: cannot read: {e}", input.name)))?;
-    let import = chrome::chrome_to_xspace(&bytes).map_err(|e| failure(&input.name, e))?;
-    print_warnings(&input.name, import.warnings);
+    let (name, import) = chrome_import(input)?;
+    Ok((name, import.space))
+}
+
+/// A Chrome trace input read (streaming), its warnings printed.
+pub(crate) fn chrome_import(input: Input) -> Result<(String, chrome::ChromeImport), Failure> {
+    let mut import = chrome::read_chrome(input.reader).map_err(|e| failure(&input.name, e))?;
+    print_warnings(&input.name, std::mem::take(&mut import.warnings));
     for (phase, count) in &import.skipped {
         eprintln!(
             "profkit: {}: note: {count} events of phase {phase:?} have no place in an XSpace and are left out",
             input.name
         );
     }
-    Ok((input.name, import.space))
+    Ok((input.name, import))
 }
 
 /// The XSpace of an XSpace input, whole.
@@ -487,6 +530,7 @@ pub(crate) fn convert(
         _ => {
             let options = TraceViewerOptions {
                 counter_events: true,
+                flow_events: true,
                 ..TraceViewerOptions::default()
             };
             trace_viewer::write_space(&space, writer, &options)
@@ -499,9 +543,10 @@ pub(crate) fn convert(
 
 fn infer_target(out: &Path) -> Result<Format, Failure> {
     let name = out.to_string_lossy();
-    if name.ends_with(".json") {
+    let plain = name.strip_suffix(".gz").unwrap_or(&name);
+    if plain.ends_with(".json") {
         Ok(Format::Chrome)
-    } else if name.ends_with(".pb") {
+    } else if plain.ends_with(".pb") {
         Ok(Format::Xspace)
     } else {
         Err(Failure::Usage(format!(

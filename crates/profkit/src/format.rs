@@ -49,6 +49,10 @@ impl fmt::Display for Format {
     }
 }
 
+/// The formats `profkit` reads, for messages.
+pub(crate) const READ_FORMATS: &str = "XSpace (xspace), XDL traces (xdl), Poplar profiles (poplar), \
+     Paddle profiles (paddle), Paddle node trees (paddle-trace) and Chrome trace JSON (chrome)";
+
 /// Detects the format from the first bytes of the file, using the name only to break ties.
 pub(crate) fn detect(prefix: &[u8], path: &Path) -> Option<Format> {
     let name = path

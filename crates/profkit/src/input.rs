@@ -1,8 +1,12 @@
-//! Opening an input file (or standard input) and finding its format.
+//! Opening an input file (or standard input) and finding its format: gzip is undone first
+//! (detected by its magic, whatever the name), then the content decides.
 
 use std::fs::File;
 use std::io::{BufRead, BufReader, Read};
 use std::path::{Path, PathBuf};
+
+use flate2::read::MultiGzDecoder;
+use profkit_convert::chrome::{JsonShape, sniff_json};
 
 use crate::Failure;
 use crate::format::{self, Format};
@@ -10,17 +14,27 @@ use crate::format::{self, Format};
 /// How many bytes detection looks at.
 const SNIFF_LEN: usize = 4096;
 
+/// The most of standard input kept while looking for `traceEvents` in a JSON object (a file is
+/// opened a second time instead).
+const STDIN_SNIFF_LIMIT: u64 = 256 << 20;
+
+/// The two bytes every gzip member starts with.
+const GZIP_MAGIC: [u8; 2] = [0x1f, 0x8b];
+
 /// An opened input with its format decided.
 pub(crate) struct Input {
     /// How the input is named in messages.
     pub name: String,
     /// The format, detected or given with `--from`.
     pub format: Format,
-    /// The content, positioned at its start (empty for a directory or a path prefix).
+    /// The content, positioned at its start, gzip undone (empty for a directory or a path
+    /// prefix).
     pub reader: Box<dyn BufRead>,
     /// The path given, `None` for standard input. Formats made of several files (XDL datasets)
     /// read from it rather than from `reader`.
     pub path: Option<PathBuf>,
+    /// Whether the file is gzip-compressed (so reading it again from `path` means undoing it).
+    pub gzip: bool,
 }
 
 impl Input {
@@ -38,34 +52,55 @@ impl Input {
         };
         if !is_stdin && from.is_none_or(|f| f == Format::Xdl) && !path.is_file() {
             // A directory or a path prefix can only be an XDL dataset.
-            if let Some(input) = crate::xdl::open_datasets(path, &name)? {
-                return Ok(input);
+            match profkit_xdl::discover(path) {
+                Ok(_) => {
+                    return Ok(Input {
+                        name,
+                        format: Format::Xdl,
+                        reader: Box::new(std::io::empty()),
+                        path: Some(path.to_path_buf()),
+                        gzip: false,
+                    });
+                }
+                Err(_) if path.is_dir() => {
+                    return Err(Failure::BadInput(format!(
+                        "{name}: is a directory without XDL trace files (<train|test>.<name>.<rank>.<index>)"
+                    )));
+                }
+                Err(_) => {}
             }
         }
         let raw: Box<dyn Read> = if is_stdin {
             Box::new(std::io::stdin())
         } else {
-            let file = File::open(path)
-                .map_err(|e| Failure::BadInput(format!("{name}: cannot open: {e}")))?;
-            if file.metadata().is_ok_and(|m| m.is_dir()) {
-                return Err(Failure::BadInput(format!(
-                    "{name}: is a directory, expected a file"
-                )));
-            }
-            Box::new(file)
+            Box::new(open_file(path, &name)?)
         };
-        let mut reader: Box<dyn BufRead> = Box::new(BufReader::with_capacity(1 << 16, raw));
+        let (mut reader, gzip) =
+            ungzip(raw).map_err(|e| Failure::BadInput(format!("{name}: cannot read: {e}")))?;
         let format = match from {
             Some(format) => format,
             None => {
-                let prefix = peek(&mut reader, SNIFF_LEN)
-                    .map_err(|e| Failure::BadInput(format!("{name}: cannot read: {e}")))?;
-                format::detect(&prefix, path).ok_or_else(|| {
-                    Failure::BadInput(format!(
-                        "{name}: unrecognised format (the content is not an XSpace, XDL trace, Poplar \
-                         profile or Paddle profile); name the format with --from if you know it"
-                    ))
-                })?
+                let prefix = peek(&mut reader, SNIFF_LEN).map_err(|e| {
+                    Failure::BadInput(format!("{name}: cannot read{}: {e}", gz_note(gzip)))
+                })?;
+                match format::detect(&prefix, path) {
+                    Some(format) => format,
+                    None => {
+                        let shape = if looks_like_json(&prefix) {
+                            Some(if is_stdin {
+                                sniff_stdin(&mut reader)
+                            } else {
+                                sniff_json(open_decoded(path, &name, gzip)?)
+                            })
+                        } else {
+                            None
+                        };
+                        match shape {
+                            Some(JsonShape::Chrome) => Format::Chrome,
+                            shape => return Err(unrecognised(&name, gzip, shape.as_ref())),
+                        }
+                    }
+                }
             }
         };
         Ok(Input {
@@ -73,8 +108,116 @@ impl Input {
             format,
             reader,
             path: (!is_stdin).then(|| path.to_path_buf()),
+            gzip,
         })
     }
+}
+
+fn open_file(path: &Path, name: &str) -> Result<File, Failure> {
+    let file =
+        File::open(path).map_err(|e| Failure::BadInput(format!("{name}: cannot open: {e}")))?;
+    if file.metadata().is_ok_and(|m| m.is_dir()) {
+        return Err(Failure::BadInput(format!(
+            "{name}: is a directory, expected a file"
+        )));
+    }
+    Ok(file)
+}
+
+/// The file at `path` from its start, gzip undone when it is compressed.
+fn open_decoded(path: &Path, name: &str, gzip: bool) -> Result<Box<dyn Read>, Failure> {
+    let file = BufReader::with_capacity(1 << 16, open_file(path, name)?);
+    Ok(if gzip {
+        Box::new(MultiGzDecoder::new(file))
+    } else {
+        Box::new(file)
+    })
+}
+
+/// A buffered reader of `raw` with gzip undone when its first bytes are gzip's magic, and
+/// whether they were. Concatenated gzip members read as one stream, as `gzip -d` does.
+pub(crate) fn ungzip(raw: Box<dyn Read>) -> std::io::Result<(Box<dyn BufRead>, bool)> {
+    let mut reader = BufReader::with_capacity(1 << 16, raw);
+    let is_gzip = reader.fill_buf()?.starts_with(&GZIP_MAGIC);
+    if is_gzip {
+        let decoded = MultiGzDecoder::new(reader);
+        Ok((Box::new(BufReader::with_capacity(1 << 16, decoded)), true))
+    } else {
+        Ok((Box::new(reader), false))
+    }
+}
+
+fn gz_note(gzip: bool) -> &'static str {
+    if gzip { " (gzip-compressed)" } else { "" }
+}
+
+fn looks_like_json(prefix: &[u8]) -> bool {
+    let text = prefix.strip_prefix(b"\xef\xbb\xbf").unwrap_or(prefix);
+    matches!(
+        text.iter().find(|b| !b.is_ascii_whitespace()),
+        Some(b'{' | b'[')
+    )
+}
+
+/// Looks for `traceEvents` in standard input, keeping what it reads (up to a limit) so that the
+/// reader still starts at the beginning.
+fn sniff_stdin(reader: &mut Box<dyn BufRead>) -> JsonShape {
+    let taken = std::mem::replace(reader, Box::new(std::io::empty()));
+    let mut tee = Tee {
+        inner: taken,
+        kept: Vec::new(),
+    };
+    let shape = sniff_json((&mut tee).take(STDIN_SNIFF_LIMIT));
+    let Tee { inner, kept } = tee;
+    *reader = Box::new(BufReader::new(std::io::Cursor::new(kept).chain(inner)));
+    shape
+}
+
+struct Tee {
+    inner: Box<dyn BufRead>,
+    kept: Vec<u8>,
+}
+
+impl Read for Tee {
+    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+        let n = self.inner.read(buf)?;
+        self.kept
+            .extend_from_slice(buf.get(..n).unwrap_or_default());
+        Ok(n)
+    }
+}
+
+/// The message for an input of no format we read: every format we do, and what the input is
+/// when that much is known (gzip, JSON).
+fn unrecognised(name: &str, gzip: bool, shape: Option<&JsonShape>) -> Failure {
+    let what = match shape {
+        Some(JsonShape::Object(keys)) if keys.is_empty() => {
+            "it is an empty JSON object, not a Chrome trace (no traceEvents) or Poplar profile"
+                .to_owned()
+        }
+        Some(JsonShape::Object(keys)) => format!(
+            "it is a JSON object with keys {}, not a Chrome trace (no traceEvents) or Poplar profile",
+            keys.iter()
+                .map(|k| format!("{k:?}"))
+                .collect::<Vec<_>>()
+                .join(", ")
+        ),
+        Some(JsonShape::OtherJson) => {
+            "it is JSON, but neither a Chrome trace nor a Poplar profile".to_owned()
+        }
+        Some(JsonShape::NotJson(why)) => format!("it starts like JSON but does not read: {why}"),
+        _ => "its content is none of them".to_owned(),
+    };
+    let gz = if gzip {
+        " (gzip-compressed: decompressed, then looked at)"
+    } else {
+        ""
+    };
+    Failure::BadInput(format!(
+        "{name}: unrecognised format{gz}: profkit reads {}, gzip-compressed or not; {what}. \
+         Name the format with --from if you know it",
+        format::READ_FORMATS
+    ))
 }
 
 /// Returns up to `n` leading bytes without consuming them: they are read into a buffer that is then

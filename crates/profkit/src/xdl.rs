@@ -11,25 +11,7 @@ use profkit_xdl::validate::{
 use profkit_xdl::{Dataset, DatasetWriter, MetaCheck, ReadOptions, WriterOptions, discover};
 
 use crate::Failure;
-use crate::format::Format;
 use crate::input::Input;
-
-/// Opens a directory or path prefix as XDL datasets: `Ok(None)` when it is neither (so the caller
-/// reports it as usual), an error for a directory without trace files.
-pub(crate) fn open_datasets(path: &Path, name: &str) -> Result<Option<Input>, Failure> {
-    match discover(path) {
-        Ok(_) => Ok(Some(Input {
-            name: name.to_owned(),
-            format: Format::Xdl,
-            reader: Box::new(std::io::empty()),
-            path: Some(path.to_path_buf()),
-        })),
-        Err(_) if path.is_dir() => Err(Failure::BadInput(format!(
-            "{name}: is a directory without XDL trace files (<train|test>.<name>.<rank>.<index>)"
-        ))),
-        Err(_) => Ok(None),
-    }
-}
 
 /// What an input holds: datasets found by name, or one data stream.
 enum Source {

@@ -255,31 +255,126 @@ pub(crate) fn dump_chrome(input: Input) -> Result<(), Failure> {
     out.flush().map_err(Failure::Output)
 }
 
+/// How many problems of one kind `validate` prints; the rest are counted.
+const PROBLEMS_PER_KIND: usize = 10;
+
 /// `validate` of a Chrome trace: it must read (the error names the JSON path, line and column),
-/// and what it reads as must be a valid XSpace.
+/// and what it reads as must be a valid XSpace, judged as real producers write: partial overlaps
+/// on async, GPU stream and counter lines, and overlaps no longer than the input's time
+/// precision (microseconds rounded against nanosecond durations), are warnings; so are the
+/// import's warnings, but for what no producer writes (a negative duration), which is an error.
 pub(crate) fn validate_chrome(input: Input, json: bool) -> Result<(), Failure> {
-    let (name, space) = crate::convert::chrome_space(input)?;
-    let problems = profkit_xplane::validate(&space);
+    let (name, import) = crate::convert::chrome_import(input)?;
+    let space = &import.space;
+    let mut errors: Vec<(String, String)> = Vec::new();
+    let mut warnings: Vec<(String, String)> = Vec::new();
+    for (kind, count) in &import.warning_counts {
+        if kind.is_error() {
+            errors.push((format!("{kind:?}"), format!("{count} events: {kind:?}")));
+        }
+    }
+    for p in profkit_xplane::validate(space) {
+        let kind = format!("{:?}", p.kind);
+        if p.kind == profkit_xplane::validate::ProblemKind::PartialOverlap {
+            let (plane, line_id) = line_of(space, &p.path);
+            let overlap = overlap_ps(&p.message);
+            if import.overlapping_lines.contains(&(plane, line_id)) {
+                warnings.push((
+                    kind,
+                    format!("{p} (on an async, GPU stream or counter line)"),
+                ));
+                continue;
+            }
+            if overlap.is_some_and(|o| o <= i128::from(import.precision_ps)) {
+                warnings.push((
+                    kind,
+                    format!(
+                        "{p} (within the input's time precision of {} ps)",
+                        import.precision_ps
+                    ),
+                ));
+                continue;
+            }
+        }
+        errors.push((kind, p.to_string()));
+    }
     let mut out = std::io::stdout().lock();
+    let capped = |list: &[(String, String)]| -> Vec<String> {
+        let mut shown: std::collections::BTreeMap<&str, usize> = Default::default();
+        let mut lines = Vec::new();
+        for (kind, message) in list {
+            let n = shown.entry(kind).or_default();
+            *n += 1;
+            if *n <= PROBLEMS_PER_KIND {
+                lines.push(message.clone());
+            }
+        }
+        for (kind, n) in shown {
+            if n > PROBLEMS_PER_KIND {
+                lines.push(format!("... and {} more {kind}", n - PROBLEMS_PER_KIND));
+            }
+        }
+        lines
+    };
+    let (error_lines, warning_lines) = (capped(&errors), capped(&warnings));
     if json {
         let doc = serde_json::json!({
             "file": name,
             "format": "chrome",
-            "valid": problems.is_empty(),
-            "problems": problems,
+            "valid": errors.is_empty(),
+            "errors": errors.len(),
+            "warnings": warnings.len(),
+            "problems": error_lines,
+            "warning_messages": warning_lines,
         });
         serde_json::to_writer_pretty(&mut out, &doc).map_err(|e| Failure::Output(e.into()))?;
         writeln!(out).map_err(Failure::Output)?;
-    } else if problems.is_empty() {
-        writeln!(out, "{name}: valid Chrome trace").map_err(Failure::Output)?;
     } else {
-        for p in &problems {
-            writeln!(out, "{name}: {p}").map_err(Failure::Output)?;
+        for w in &warning_lines {
+            writeln!(out, "{name}: warning: {w}").map_err(Failure::Output)?;
+        }
+        for e in &error_lines {
+            writeln!(out, "{name}: {e}").map_err(Failure::Output)?;
+        }
+        if errors.is_empty() {
+            let note = if warnings.is_empty() {
+                String::new()
+            } else {
+                format!(" ({} warnings)", warnings.len())
+            };
+            writeln!(out, "{name}: valid Chrome trace{note}").map_err(Failure::Output)?;
         }
     }
-    if problems.is_empty() {
+    if errors.is_empty() {
         Ok(())
     } else {
         Err(Failure::Invalid)
     }
+}
+
+/// The plane index and line id of a problem's path (`planes[0].lines[2].events[5]`).
+fn line_of(space: &XSpace, path: &str) -> (usize, i64) {
+    let number = |key: &str| -> Option<usize> {
+        let rest = path.split(key).nth(1)?;
+        rest.split(']').next()?.parse().ok()
+    };
+    let plane = number("planes[").unwrap_or(usize::MAX);
+    let line = number("lines[")
+        .and_then(|l| space.planes.get(plane)?.lines.get(l))
+        .map_or(i64::MIN, |l| l.id);
+    (plane, line)
+}
+
+/// How far two events overlap, from the validator's message (`event a..b ps partially overlaps
+/// events[k] c..d ps`): `d - a`.
+fn overlap_ps(message: &str) -> Option<i128> {
+    let (first, second) = message.split_once(" partially overlaps ")?;
+    let start: i128 = first
+        .strip_prefix("event ")?
+        .split("..")
+        .next()?
+        .parse()
+        .ok()?;
+    let other_end: i128 = second.split(' ').nth(1)?.split("..").nth(1)?.parse().ok()?;
+    Some(other_end - start)
 }

@@ -1,19 +1,21 @@
 //! Target `chrome_json`: any bytes into the Chrome trace reader.
 //!
-//! The reader is its own JSON parser, so it is checked against serde_json's: a text serde_json
-//! refuses, the reader refuses too (but for the one leniency the Trace Event Format asks for, a
-//! bare event array left open at the end). Refusals name a line within the text and a column (or 0 and 0 for the whole trace). What
-//! reads converts to an XSpace that validates without problems of the references kind, writes as
-//! Chrome trace JSON that is valid JSON, and that JSON reads back to a space writing the same text.
+//! The reader streams through profkit-json's parser, so it is checked against serde_json's: a text
+//! serde_json refuses, the reader refuses too (but for the one leniency the Trace Event Format asks
+//! for, a bare event array left open at the end). Refusals name a line within the text and a column
+//! (or 0 and 0 for the whole trace). Reading one byte per `read` gives the same import. What reads
+//! converts to an XSpace that validates without problems of the references kind, writes as Chrome
+//! trace JSON that is valid JSON, and that JSON reads back to a space writing the same text.
 
 use profkit_convert::Error;
-use profkit_convert::chrome::chrome_to_xspace;
+use profkit_convert::chrome::{chrome_to_xspace, read_chrome};
 use profkit_convert::trace_viewer::{TraceViewerOptions, write_space};
 use profkit_xplane::ProblemKind;
 
 fn write(space: &profkit_xplane::XSpace) -> Vec<u8> {
     let options = TraceViewerOptions {
         counter_events: true,
+        flow_events: true,
         ..TraceViewerOptions::default()
     };
     let mut out = Vec::new();
@@ -21,25 +23,35 @@ fn write(space: &profkit_xplane::XSpace) -> Vec<u8> {
     out
 }
 
+/// A reader that hands over one byte per `read`.
+struct OneByte<'a>(&'a [u8]);
+
+impl std::io::Read for OneByte<'_> {
+    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+        match (self.0.split_first(), buf.first_mut()) {
+            (Some((&b, rest)), Some(slot)) => {
+                *slot = b;
+                self.0 = rest;
+                Ok(1)
+            }
+            _ => Ok(0),
+        }
+    }
+}
+
 /// Runs the target on one input.
 pub fn run(data: &[u8]) {
-    // serde_json stops at 128 levels (the reader at 256), refuses lone surrogates (the reader
-    // reads them as U+FFFD, as Python's json reads them into a str) and numbers past a double's
-    // range (valid JSON, which the reader keeps as text: a time that large is refused later, as
-    // out of range, and an arg keeps its text).
     let serde = serde_json::from_slice::<serde_json::Value>(data);
-    let serde_ok = match &serde {
-        Ok(_) => true,
-        Err(e) => {
-            let message = e.to_string();
-            message.contains("recursion limit")
-                || message.contains("surrogate")
-                || message.contains("number out of range")
-        }
-    };
+    let serde_ok = serde.is_ok();
+    let streamed = read_chrome(OneByte(data));
     let import = match chrome_to_xspace(data) {
         Ok(import) => import,
-        Err(Error::Chrome { line, column, .. }) => {
+        Err(e @ Error::Chrome { line, column, .. }) => {
+            assert_eq!(
+                streamed.map_err(|e| e.to_string()).err(),
+                Some(e.to_string()),
+                "one byte at a time reads differently"
+            );
             let lines = data.iter().filter(|b| **b == b'\n').count() as u64 + 1;
             // 0 and 0 for an error about the whole trace (its time span).
             assert!(line <= lines, "line {line} of {lines}");
@@ -48,6 +60,8 @@ pub fn run(data: &[u8]) {
         }
         Err(other) => panic!("an error that is not a Chrome error: {other}"),
     };
+    let streamed = streamed.unwrap_or_else(|e| panic!("one byte at a time fails: {e}"));
+    assert_eq!(streamed, import, "one byte at a time reads differently");
     let text = String::from_utf8_lossy(data);
     let trimmed = text.trim_start_matches('\u{feff}').trim();
     let open_array = trimmed.starts_with('[') && !trimmed.ends_with(']');
@@ -84,6 +98,9 @@ pub fn run(data: &[u8]) {
             .find(|(x, y)| x != y)
             .map(|(x, y)| format!("\n- {x}\n+ {y}"))
             .unwrap_or_default();
-        panic!("the Chrome JSON does not come back through an XSpace:{first_difference}");
+        panic!(
+            "the Chrome JSON does not come back through an XSpace:{first_difference}\nINPUT {:?}",
+            String::from_utf8_lossy(data)
+        );
     }
 }

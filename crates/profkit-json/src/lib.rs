@@ -1,0 +1,44 @@
+//! The streaming JSON reader profkit's JSON format crates share (Poplar profiles in
+//! `profkit-poplar`, Chrome trace JSON in `profkit-convert`), as `profkit-wire` is shared by the
+//! protobuf ones.
+//!
+//! [`Reader`] takes any `Read`, holds one fixed buffer of it at a time, and is a serde
+//! `Deserializer`: a caller reads typed values with `Deserialize`, or walks a long array one
+//! element at a time with a `DeserializeSeed`, keeping only what it needs. It accepts exactly the
+//! JSON that serde_json accepts (RFC 8259, UTF-8), gives the same numbers for the same text
+//! (non-negative integers as `u64`, negative ones as `i64`, others as correctly rounded `f64`,
+//! `-0` as `-0.0`), refuses nesting deeper than serde_json's default limit, and bounds strings.
+//! Every error carries its [`Location`]: the JSON path of the value it is about, byte offset,
+//! line and column. Two private newtype names give callers what serde's data model lacks: whole
+//! integer arrays in one call ([`U64_ARRAY_TOKEN`], [`U32_ARRAY_TOKEN`]) and numbers as written
+//! ([`RAW_NUMBER_TOKEN`]).
+//!
+//! ```
+//! use profkit_json::{ReadOptions, Reader};
+//!
+//! let text = br#"{"a": [1, 2, {"b": tru}]}"#;
+//! let err = Reader::new(&text[..], ReadOptions::default())
+//!     .read_document::<serde_json::Value>()
+//!     .unwrap_err();
+//! assert_eq!(err.path(), Some("a[2].b"));
+//!
+//! let ok: serde_json::Value = profkit_json::from_slice(br#"[1, 2.5, "x"]"#).unwrap();
+//! assert_eq!(ok, serde_json::json!([1, 2.5, "x"]));
+//! ```
+
+#![forbid(unsafe_code)]
+#![cfg_attr(
+    not(test),
+    warn(clippy::unwrap_used, clippy::expect_used, clippy::panic)
+)]
+
+mod error;
+mod number;
+pub mod path;
+mod reader;
+
+pub use error::{Error, Location, Result};
+pub use reader::{
+    DEFAULT_MAX_STRING_BYTES, DeError, MAX_DEPTH, RAW_NUMBER_TOKEN, ReadOptions, Reader,
+    U32_ARRAY_TOKEN, U64_ARRAY_TOKEN, from_reader, from_reader_with, from_slice, from_str,
+};
