@@ -44,25 +44,6 @@ use profkit_bench::paths::{data_dir, workspace_root};
 #[global_allocator]
 static ALLOCATOR: Counting = Counting;
 
-/// CPU seconds (user and system) of this process so far, from `/proc/self/stat` (clock ticks of
-/// 1/100 s): insensitive to other processes holding the CPU, unlike the wall time.
-fn cpu_seconds() -> f64 {
-    let Ok(stat) = std::fs::read_to_string("/proc/self/stat") else {
-        return f64::NAN;
-    };
-    // Fields after the command name (which is in parentheses and may hold spaces).
-    let rest = stat.rsplit_once(')').map_or("", |(_, r)| r);
-    let fields: Vec<&str> = rest.split_whitespace().collect();
-    let ticks = |i: usize| {
-        fields
-            .get(i)
-            .and_then(|v| v.parse::<f64>().ok())
-            .unwrap_or(f64::NAN)
-    };
-    // utime and stime are fields 14 and 15 of the line, 12 and 13 after the name.
-    (ticks(11) + ticks(12)) / 100.0
-}
-
 /// In the child: converts `input` to `output` as `to` says and prints seconds, VmHWM and events.
 fn measure(to: &str, input: &Path, output: &Path, heap: bool) {
     let start = Instant::now();
@@ -70,7 +51,7 @@ fn measure(to: &str, input: &Path, output: &Path, heap: bool) {
     let seconds = start.elapsed().as_secs_f64();
     println!(
         "{{\"seconds\": {seconds}, \"cpu_seconds\": {}, \"vmhwm_kb\": {}, \"heap_peak_bytes\": {}, \"events\": {events}}}",
-        cpu_seconds(),
+        profkit_bench::timing::process_cpu(),
         alloc::vm_hwm().unwrap_or(0) / 1024,
         if heap { heap_peak } else { 0 }
     );

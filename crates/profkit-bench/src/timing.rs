@@ -16,6 +16,26 @@ pub fn thread_cpu_ns() -> Option<u64> {
     stat.split_whitespace().next()?.parse().ok()
 }
 
+/// Seconds this process has run on a CPU so far, user and system together (`utime` and `stime`
+/// of `/proc/self/stat`, in clock ticks of 1/100 s): for a child that measures one whole run,
+/// insensitive to other processes holding the CPU. NaN where `/proc` does not tell.
+pub fn process_cpu() -> f64 {
+    let Ok(stat) = std::fs::read_to_string("/proc/self/stat") else {
+        return f64::NAN;
+    };
+    // The fields after the command name, which is in parentheses and may hold spaces.
+    let rest = stat.rsplit_once(')').map_or("", |(_, r)| r);
+    let fields: Vec<&str> = rest.split_whitespace().collect();
+    let ticks = |i: usize| {
+        fields
+            .get(i)
+            .and_then(|v| v.parse::<f64>().ok())
+            .unwrap_or(f64::NAN)
+    };
+    // utime and stime are fields 14 and 15 of the line, 12 and 13 after the name.
+    (ticks(11) + ticks(12)) / 100.0
+}
+
 /// (wall, CPU) seconds for one run of `f`; its result is dropped after the clocks stop. CPU is
 /// NaN where the system does not tell. The CPU time is the difference of whole nanoseconds, so
 /// that it carries no rounding from subtracting two large second counts.

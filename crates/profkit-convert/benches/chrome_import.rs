@@ -20,112 +20,19 @@
 //! size, 1000 by default); without `--bench` (as under `cargo test --benches`) it runs on 2 MB and
 //! skips the peers.
 
-// The counting allocator implements `GlobalAlloc`, an unsafe trait; this bench binary is one of
-// the few places outside the C ABI crate that does, and the library still forbids unsafe.
-#![allow(unsafe_code)]
-
-use std::alloc::{GlobalAlloc, Layout, System};
 use std::fs::File;
 use std::io::{BufReader, BufWriter, Write};
 use std::path::{Path, PathBuf};
 use std::process::Command;
-use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Instant;
 
-struct Counting;
-
-static LIVE: AtomicUsize = AtomicUsize::new(0);
-static PEAK: AtomicUsize = AtomicUsize::new(0);
-
-fn grew(bytes: usize) {
-    let live = LIVE.fetch_add(bytes, Ordering::Relaxed) + bytes;
-    PEAK.fetch_max(live, Ordering::Relaxed);
-}
-
-fn shrank(bytes: usize) {
-    LIVE.fetch_sub(bytes, Ordering::Relaxed);
-}
-
-// SAFETY: every method forwards to `System` with the caller's arguments unchanged, so `System`'s
-// guarantees are ours; the counting touches only atomics and never allocates.
-unsafe impl GlobalAlloc for Counting {
-    unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
-        // SAFETY: the caller upholds `alloc`'s contract, which we pass on.
-        let ptr = unsafe { System.alloc(layout) };
-        if !ptr.is_null() {
-            grew(layout.size());
-        }
-        ptr
-    }
-
-    unsafe fn alloc_zeroed(&self, layout: Layout) -> *mut u8 {
-        // SAFETY: as for `alloc`.
-        let ptr = unsafe { System.alloc_zeroed(layout) };
-        if !ptr.is_null() {
-            grew(layout.size());
-        }
-        ptr
-    }
-
-    unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
-        // SAFETY: `ptr` was allocated by `System` (through us) with `layout`.
-        unsafe { System.dealloc(ptr, layout) };
-        shrank(layout.size());
-    }
-
-    unsafe fn realloc(&self, ptr: *mut u8, layout: Layout, new_size: usize) -> *mut u8 {
-        // SAFETY: `ptr` came from `System` with `layout` and `new_size` is valid for it.
-        let new = unsafe { System.realloc(ptr, layout, new_size) };
-        if !new.is_null() {
-            if new_size >= layout.size() {
-                grew(new_size - layout.size());
-            } else {
-                shrank(layout.size() - new_size);
-            }
-        }
-        new
-    }
-}
+use profkit_bench::alloc::{self, Counting};
+use profkit_bench::bench_mode;
+use profkit_bench::paths::data_dir;
+use profkit_bench::timing::process_cpu;
 
 #[global_allocator]
 static ALLOCATOR: Counting = Counting;
-
-fn bench_mode() -> bool {
-    std::env::args().any(|a| a == "--bench")
-}
-
-fn data_dir() -> PathBuf {
-    std::env::var_os("CARGO_TARGET_DIR")
-        .map(PathBuf::from)
-        .unwrap_or_else(|| Path::new(env!("CARGO_MANIFEST_DIR")).join("../../target"))
-        .join("bench-data")
-}
-
-/// The process's peak resident set in bytes (`VmHWM`).
-fn vm_hwm() -> u64 {
-    std::fs::read_to_string("/proc/self/status")
-        .ok()
-        .and_then(|s| {
-            let line = s.lines().find(|l| l.starts_with("VmHWM:"))?.to_owned();
-            line.split_whitespace().nth(1)?.parse::<u64>().ok()
-        })
-        .map_or(0, |kib| kib * 1024)
-}
-
-/// The CPU time of this process so far (user and system), in seconds: `/proc/self/stat`'s
-/// `utime` and `stime`, in clock ticks of 1/100 s.
-fn cpu_secs() -> f64 {
-    std::fs::read_to_string("/proc/self/stat")
-        .ok()
-        .and_then(|s| {
-            let rest = s.rsplit_once(')')?.1.to_owned();
-            let fields: Vec<&str> = rest.split_whitespace().collect();
-            let utime: f64 = fields.get(11)?.parse().ok()?;
-            let stime: f64 = fields.get(12)?.parse().ok()?;
-            Some((utime + stime) / 100.0)
-        })
-        .unwrap_or(0.0)
-}
 
 /// Writes a Kineto-shaped trace of about `target` bytes; returns the number of events.
 fn generate(path: &Path, target: u64) -> std::io::Result<u64> {
@@ -240,21 +147,22 @@ fn gzip(from: &Path, to: &Path) -> std::io::Result<()> {
 
 /// In a child: one import, printed as `key=value` words.
 fn child(mode: &str, path: &Path) -> Result<(), String> {
-    let base = LIVE.load(Ordering::Relaxed);
-    PEAK.store(base, Ordering::Relaxed);
+    let base = alloc::live();
     let start = Instant::now();
-    let cpu_start = cpu_secs();
-    let file = BufReader::with_capacity(1 << 16, File::open(path).map_err(|e| e.to_string())?);
-    let import = match mode {
-        "plain" => profkit_convert::chrome::read_chrome(file),
-        "gzip" => profkit_convert::chrome::read_chrome(flate2::read::MultiGzDecoder::new(file)),
-        other => return Err(format!("unknown mode {other}")),
-    }
-    .map_err(|e| e.to_string())?;
+    let cpu_start = process_cpu();
+    let (import, peak) = alloc::measure(|| {
+        let file = BufReader::with_capacity(1 << 16, File::open(path).map_err(|e| e.to_string())?);
+        match mode {
+            "plain" => profkit_convert::chrome::read_chrome(file),
+            "gzip" => profkit_convert::chrome::read_chrome(flate2::read::MultiGzDecoder::new(file)),
+            other => return Err(format!("unknown mode {other}")),
+        }
+        .map_err(|e| e.to_string())
+    });
+    let import = import?;
     let secs = start.elapsed().as_secs_f64();
-    let cpu = cpu_secs() - cpu_start;
-    let kept = LIVE.load(Ordering::Relaxed) - base;
-    let peak = PEAK.load(Ordering::Relaxed) - base;
+    let cpu = process_cpu() - cpu_start;
+    let kept = alloc::live().saturating_sub(base);
     let gpu_events: usize = import
         .space
         .planes
@@ -265,7 +173,7 @@ fn child(mode: &str, path: &Path) -> Result<(), String> {
         .sum();
     println!(
         "secs={secs} cpu={cpu} heap_peak={peak} kept={kept} vm_hwm={} events={} flows={} gpu_events={gpu_events}",
-        vm_hwm(),
+        alloc::vm_hwm().unwrap_or(0),
         import.events,
         import.flows
     );
