@@ -249,9 +249,15 @@ fn run(cli: Cli) -> Result<(), Failure> {
     }
 }
 
-fn main() -> ExitCode {
+/// Runs the CLI on `args` (the program name first, as `std::env::args_os` gives them) and
+/// returns its exit code: what the `profkit` command of the Python wheel calls.
+pub fn run_args<I, T>(args: I) -> ExitCode
+where
+    I: IntoIterator<Item = T>,
+    T: Into<std::ffi::OsString> + Clone,
+{
     // clap exits with 2 on usage errors and 0 for --help / --version.
-    let cli = Cli::parse();
+    let cli = Cli::parse_from(args);
     match run(cli) {
         Ok(()) => ExitCode::SUCCESS,
         Err(Failure::BadInput(message)) => {
@@ -269,4 +275,10 @@ fn main() -> ExitCode {
             ExitCode::from(1)
         }
     }
+}
+
+/// The `profkit` command. (This file is also the root of the crate's library, which exposes
+/// [`run_args`].)
+pub fn main() -> ExitCode {
+    run_args(std::env::args_os())
 }
