@@ -140,3 +140,12 @@ def large_file(xplane_pb2, tmp_path_factory):
             f.write(unit)
     yield path, (per_copy // 8) * 8 * copies
     path.unlink()
+
+
+def format_of(path):
+    """The format of a case's input, from its directory (detection is tested on its own)."""
+    path = Path(path)
+    kind = case_id(path).split("/")[0]
+    if kind == "paddle":
+        return "paddle-trace" if path.name.endswith(".paddle_trace.pb") else "paddle"
+    return {"xplane": "xspace", "chrome": "chrome", "poplar": "poplar", "xdl": "xdl"}[kind]

@@ -78,7 +78,7 @@ def same_stats(ours, theirs):
 def test_events_equal_python_protobuf(path, xplane_pb2):
     space = xplane_pb2.XSpace.FromString(path.read_bytes())
     theirs = list(peer_rows(space))
-    table = profkit.events(path)
+    table = profkit.events(path, format="xspace")
     assert table.num_rows == len(theirs)
     columns = ["plane", "plane_id", "line", "line_id", "name", "display_name", "start_ps",
                "duration_ps", "num_occurrences", "stats"]
