@@ -149,7 +149,10 @@ fn open_file(path: &Path, name: &str, progress: &Progress) -> Result<BufReader<B
         inner: file,
         done: progress.done.clone(),
     };
-    Ok(BufReader::with_capacity(1 << 16, Box::new(counting) as Boxed))
+    Ok(BufReader::with_capacity(
+        1 << 16,
+        Box::new(counting) as Boxed,
+    ))
 }
 
 /// Detects the format from the first bytes of the file (as the CLI does), using the name only to
@@ -225,8 +228,8 @@ pub fn open(
     if !path.is_file() && format.is_none_or(|f| f == "xdl") {
         if let Ok(datasets) = profkit_xdl::discover(path) {
             let info = HostInfo::new(host, "xdl", [name.clone()]);
-            let Prepared { batches, warnings } = sources::xdl(&datasets, info, options)
-                .map_err(|e| Failure::decode(&name, e))?;
+            let Prepared { batches, warnings } =
+                sources::xdl(&datasets, info, options).map_err(|e| Failure::decode(&name, e))?;
             return Ok(Opened {
                 name,
                 format: "xdl",

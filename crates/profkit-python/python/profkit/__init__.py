@@ -87,8 +87,12 @@ SCHEMA_VERSION: str = _native.SCHEMA_VERSION
 PathLike = Union[str, "os.PathLike[str]"]
 Progress = Union[None, bool, Callable[[int, int], Any]]
 
-#: Rows per record batch unless ``batch_rows=`` says otherwise.
+#: Rows per record batch of :func:`stream_events` unless ``batch_rows=`` says otherwise.
 DEFAULT_BATCH_ROWS = 65536
+#: Rows per record batch of the whole tables (:func:`events`, :func:`tables`): the table is in
+#: memory anyway, and fewer chunks make ``to_pandas()`` faster (one dictionary per column to
+#: turn into a categorical instead of one per chunk).
+TABLE_BATCH_ROWS = 1 << 20
 
 
 # ---------------------------------------------------------------------------------------------
@@ -356,7 +360,7 @@ def tables(
     *,
     format: Optional[str] = None,
     host: Optional[str] = None,
-    batch_rows: int = DEFAULT_BATCH_ROWS,
+    batch_rows: int = TABLE_BATCH_ROWS,
     events: bool = True,
     progress: Progress = None,
 ) -> Tables:
@@ -395,7 +399,7 @@ def events(
     *,
     format: Optional[str] = None,
     host: Optional[str] = None,
-    batch_rows: int = DEFAULT_BATCH_ROWS,
+    batch_rows: int = TABLE_BATCH_ROWS,
     progress: Progress = None,
 ) -> "pyarrow.Table":
     """The events of a profile as a ``pyarrow.Table``: one row per event with its host, plane,
