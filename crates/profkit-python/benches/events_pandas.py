@@ -88,7 +88,7 @@ def text(stat, kind, smd):
         return md.name if md is not None else ""
     return ""
 
-def peer_frame(path):
+def peer_frame(path, with_stats=True):
     with open(path, "rb") as f:
         space = xplane_pb2.XSpace.FromString(f.read())
     plane_c, plane_id, line_c, line_id, name_c, display_c = [], [], [], [], [], []
@@ -134,7 +134,8 @@ def peer_frame(path):
                 nown = len(event.stats)
                 for k, s in enumerate(all_stats):
                     kind = s.WhichOneof("value")
-                    pairs.append((names.get(s.metadata_id, ""), text(s, kind, smd)))
+                    if with_stats:
+                        pairs.append((names.get(s.metadata_id, ""), text(s, kind, smd)))
                     slot = slots.get(s.metadata_id)
                     if slot is None:
                         continue
@@ -175,7 +176,8 @@ def peer_frame(path):
     }
     for c, _, kind in TYPED:
         frame[c] = np.array(typed[c], dtype=np.float64) if kind == "int" else cat(typed[c])
-    frame["stats"] = pd.Series(stats_c, dtype=object)
+    if with_stats:
+        frame["stats"] = pd.Series(stats_c, dtype=object)
     return pd.DataFrame(frame)
 """
 
@@ -186,6 +188,16 @@ if mode == "profkit":
     df = profkit.events(path).to_pandas()
 elif mode == "protobuf":
     df = peer_frame(path)
+elif mode == "profkit-nostats":
+    df = profkit.events(path).drop_columns(["stats"]).to_pandas()
+elif mode == "protobuf-nostats":
+    df = peer_frame(path, with_stats=False)
+elif mode == "profkit-arrow":
+    df = profkit.events(path)
+elif mode == "protobuf-parse":
+    with open(path, "rb") as f:
+        df = xplane_pb2.XSpace.FromString(f.read())
+    df = [0] * sum(len(l.events) for p in df.planes for l in p.lines)
 else:
     df = None
 elapsed = time.perf_counter() - t0
@@ -260,15 +272,21 @@ def main():
     parser.add_argument("--data", type=Path, default=REPO / "target/bench-data/xspace_1m.xplane.pb")
     parser.add_argument("--runs", type=int, default=3)
     parser.add_argument("--no-verify", action="store_true")
+    parser.add_argument("--breakdown", action="store_true",
+                        help="also time both sides without the stats column, and the Arrow table "
+                             "against the protobuf parse alone")
     args = parser.parse_args()
     ensure_data(args.data)
     pb2 = pb2_dir()
     base = child(MEASURE, args.data, pb2, "baseline")
     if base["upb"] != "upb":
         sys.exit(f"protobuf runs on {base['upb']}, not upb")
-    runs = {"profkit": [], "protobuf": []}
+    modes = ["profkit", "protobuf"]
+    if args.breakdown:
+        modes += ["profkit-nostats", "protobuf-nostats", "profkit-arrow", "protobuf-parse"]
+    runs = {m: [] for m in modes}
     for i in range(args.runs):
-        for mode in ("profkit", "protobuf"):
+        for mode in modes:
             r = child(MEASURE, args.data, pb2, mode)
             runs[mode].append(r)
             print(f"run {i + 1} {mode}: {r['seconds']:.3f} s, peak {r['peak'] / 1e6:.0f} MB, {r['rows']} rows",
@@ -281,6 +299,14 @@ def main():
             "median_peak_over_baseline_bytes": statistics.median(r["peak"] - base["peak"] for r in rs),
             "rows": rs[0]["rows"],
         }
+    ratios = {}
+    for ours, theirs in (("profkit", "protobuf"), ("profkit-nostats", "protobuf-nostats"),
+                         ("profkit-arrow", "protobuf-parse")):
+        if ours in summary:
+            ratios[f"{ours} vs {theirs}"] = {
+                "speedup": summary[theirs]["median_seconds"] / summary[ours]["median_seconds"],
+                "peak_ratio": summary[ours]["median_peak_bytes"] / summary[theirs]["median_peak_bytes"],
+            }
     p, q = summary["profkit"], summary["protobuf"]
     result = {
         "data": str(args.data),
@@ -290,6 +316,7 @@ def main():
         "python": sys.version.split()[0],
         "protobuf_implementation": base["upb"],
         **summary,
+        "ratios": ratios,
         "speedup": q["median_seconds"] / p["median_seconds"],
         "peak_ratio": p["median_peak_bytes"] / q["median_peak_bytes"],
         "peak_over_baseline_ratio": p["median_peak_over_baseline_bytes"] / q["median_peak_over_baseline_bytes"],
