@@ -10,6 +10,8 @@
 //! The Python package around it (`python/profkit`) holds the documented API, the stubs and the
 //! errors; see docs/python.md.
 
+#![forbid(unsafe_code)]
+
 use std::path::PathBuf;
 use std::sync::atomic::Ordering;
 
