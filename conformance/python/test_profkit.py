@@ -275,3 +275,10 @@ def test_gil_is_released_during_reads(large_file):
     t.join()
     # With the GIL held for the whole native call this loop could not run meanwhile.
     assert len(ticks) > 10
+
+
+def test_progress_bar_with_tqdm(capsys):
+    pytest.importorskip("tqdm")
+    table = profkit.events(SAMPLE, progress=True)
+    assert table.num_rows == 3
+    assert "B" in capsys.readouterr().err
