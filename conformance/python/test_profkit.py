@@ -121,6 +121,10 @@ def test_every_error_case_raises_with_its_place(path):
     # The CLI's commands raise too.
     with pytest.raises(profkit.ProfkitError):
         profkit.inspect(path, format=format_of(path))
+    with pytest.raises(profkit.ProfkitError):
+        profkit.validate(path, format=format_of(path))
+    with pytest.raises(profkit.ProfkitError):
+        list(profkit.stream_events(path, format=format_of(path)))
 
 
 def test_error_classes():
