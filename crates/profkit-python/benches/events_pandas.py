@@ -192,6 +192,8 @@ elif mode == "profkit-nostats":
     df = profkit.events(path).drop_columns(["stats"]).to_pandas()
 elif mode == "protobuf-nostats":
     df = peer_frame(path, with_stats=False)
+elif mode == "profkit-arrowdtype":
+    df = profkit.events(path).to_pandas(types_mapper=pd.ArrowDtype)
 elif mode == "profkit-arrow":
     df = profkit.events(path)
 elif mode == "protobuf-parse":
@@ -283,7 +285,8 @@ def main():
         sys.exit(f"protobuf runs on {base['upb']}, not upb")
     modes = ["profkit", "protobuf"]
     if args.breakdown:
-        modes += ["profkit-nostats", "protobuf-nostats", "profkit-arrow", "protobuf-parse"]
+        modes += ["profkit-arrowdtype", "profkit-nostats", "protobuf-nostats", "profkit-arrow",
+                  "protobuf-parse"]
     runs = {m: [] for m in modes}
     for i in range(args.runs):
         for mode in modes:
@@ -300,7 +303,8 @@ def main():
             "rows": rs[0]["rows"],
         }
     ratios = {}
-    for ours, theirs in (("profkit", "protobuf"), ("profkit-nostats", "protobuf-nostats"),
+    for ours, theirs in (("profkit", "protobuf"), ("profkit-arrowdtype", "protobuf"),
+                         ("profkit-nostats", "protobuf-nostats"),
                          ("profkit-arrow", "protobuf-parse")):
         if ours in summary:
             ratios[f"{ours} vs {theirs}"] = {
