@@ -85,7 +85,15 @@ pub fn format_named(name: &str) -> Option<Box<dyn Format>> {
 }
 
 /// Directories under `conformance/` that hold tooling rather than cases.
-pub const NON_FORMAT_DIRS: &[&str] = &["src", "tests", "xprof", "tensorflow", "arrow", "target"];
+pub const NON_FORMAT_DIRS: &[&str] = &[
+    "src",
+    "tests",
+    "xprof",
+    "tensorflow",
+    "target",
+    "arrow",
+    "python",
+];
 
 /// Whether to compare with the expectations or rewrite them.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

@@ -1,0 +1,288 @@
+"""The profkit wheel on the conformance cases.
+
+- inspect() is what the `profkit` command prints; the events table's counts, per-name counts and
+  durations and plane spans equal `profkit inspect --json`'s, for every XSpace, Chrome and Paddle
+  case; planes/lines agree with the events.
+- Every error case raises a ProfkitError subclass naming the file and the place (byte offset and
+  field path, or JSON path) the CLI's message names; invalid cases give validate() problems.
+- stream_events() yields the same rows as events(); progress callbacks and the GIL release work.
+- The protobuf peer (test_protobuf_peer.py) and the large file (test_large.py) are beside this.
+"""
+
+import json
+import re
+import threading
+from pathlib import Path
+
+import pyarrow as pa
+import pyarrow.compute as pc
+import pytest
+
+import profkit
+from conftest import (
+    CONFORMANCE,
+    all_inputs,
+    case_id,
+    chrome_inputs,
+    cli_json,
+    format_of,
+    is_error_case,
+    paddle_inputs,
+    run_cli,
+    xspace_inputs,
+)
+
+GOOD = [p for p in all_inputs() if not is_error_case(p)]
+ERRORS = [p for p in all_inputs() if is_error_case(p)]
+EVENT_INPUTS = [p for p in xspace_inputs() + chrome_inputs() + paddle_inputs() if not is_error_case(p)]
+SAMPLE = CONFORMANCE / "xplane/sample-myhost/input.xplane.pb"
+
+
+def test_there_are_cases():
+    assert len(GOOD) > 40 and len(ERRORS) > 20
+
+
+@pytest.mark.parametrize("path", GOOD, ids=case_id)
+def test_inspect_is_the_cli(path):
+    fmt = format_of(path)
+    cli = run_cli("inspect", "--json", "--from", fmt, path, ok=(0, 1))
+    if cli.returncode == 0:
+        assert profkit.inspect(path, format=fmt) == json.loads(cli.stdout)
+    else:
+        # The command's failure is the same exception, naming the same thing.
+        with pytest.raises(profkit.ProfkitError) as caught:
+            profkit.inspect(path, format=fmt)
+        assert caught.value.message in cli.stderr
+
+
+def expected_planes(path, tmp_path):
+    """Per plane (id, name): events, top names {name: (count, total_ps)}, span; from the CLI
+    (Paddle protobufs through their XSpace, as the events table reads them)."""
+    target, fmt = path, format_of(path)
+    if fmt in ("paddle", "paddle-trace"):
+        target = tmp_path / "converted.xplane.pb"
+        run_cli("convert", path, target, "--to", "xspace", "--from", fmt)
+        fmt = "xspace"
+    summary = cli_json("inspect", "--json", "--from", fmt, target)["summary"]
+    planes = {}
+    for p in summary["planes"]:
+        entry = planes.setdefault((p["id"], p["name"]), {"events": 0, "top": {}})
+        entry["events"] += p["events"]
+        entry["top"].update({e["name"]: (e["count"], e["total_duration_ps"]) for e in e_list(p)})
+        entry["span"] = (p.get("start_ps"), p.get("end_ps"))
+    return planes
+
+
+def e_list(plane):
+    return plane.get("top_events", [])
+
+
+@pytest.mark.parametrize("path", EVENT_INPUTS, ids=case_id)
+def test_counts_and_durations_equal_the_cli(path, tmp_path):
+    want = expected_planes(path, tmp_path)
+    t = profkit.tables(path, format=format_of(path))
+    df = t.events.to_pandas()
+    got_total = 0
+    for (plane_id, plane), w in want.items():
+        rows = df[(df.plane_id == plane_id) & (df.plane.astype(str) == plane)]
+        got_total += len(rows)
+        assert len(rows) == w["events"], (plane_id, plane)
+        occurrences = rows.num_occurrences.fillna(1).clip(lower=0)
+        for name, (count, total) in w["top"].items():
+            sel = rows.display_name.astype(str) == name
+            assert (int(occurrences[sel].sum()), int(rows.duration_ps[sel].sum())) == (count, total), name
+        timed = rows[rows.start_ps.notna()]
+        if w["span"][0] is not None:
+            start = min(int(v) for v in timed.start_ps)
+            end = max(int(s) + int(d) for s, d in zip(timed.start_ps, timed.duration_ps))
+            assert (start, end) == tuple(w["span"])
+    assert got_total == len(df)
+    # The side tables agree with the events.
+    assert int(pc.sum(t.planes.column("events")).as_py() or 0) == len(df)
+    assert int(pc.sum(t.lines.column("events")).as_py() or 0) == len(df)
+    meta = dict(zip(t.metadata.column("key").to_pylist(), t.metadata.column("value").to_pylist()))
+    assert meta["schema_version"] == profkit.SCHEMA_VERSION
+
+
+@pytest.mark.parametrize("path", ERRORS, ids=case_id)
+def test_every_error_case_raises_with_its_place(path):
+    with pytest.raises(profkit.ProfkitError) as caught:
+        profkit.events(path, format=format_of(path))
+    e = caught.value
+    if not path.is_dir():
+        assert e.file == str(path)
+    expected = (path.parent / "error.txt") if not path.is_dir() else (path.parent / "error.txt")
+    text = expected.read_text() if expected.exists() else ""
+    if "byte " in text and "XSpace" in text:
+        assert e.offset is not None and f"byte {e.offset}" in text
+        assert e.field_path and e.field_path in text
+    if "(line " in text:
+        assert e.json_path is not None and e.line is not None
+    # The CLI's commands raise too.
+    with pytest.raises(profkit.ProfkitError):
+        profkit.inspect(path, format=format_of(path))
+    with pytest.raises(profkit.ProfkitError):
+        profkit.validate(path, format=format_of(path))
+    with pytest.raises(profkit.ProfkitError):
+        list(profkit.stream_events(path, format=format_of(path)))
+
+
+def test_error_classes():
+    with pytest.raises(profkit.TruncatedError) as t:
+        profkit.events(CONFORMANCE / "xplane/error-truncated/input.xplane.pb")
+    assert t.value.offset == 257 and t.value.field_path == "XSpace.planes[0]"
+    with pytest.raises(profkit.DecodeError) as m:
+        profkit.stream_events(CONFORMANCE / "xplane/error-bad-utf8/input.xplane.pb").read_all()
+    assert m.value.offset == 66
+    assert m.value.field_path == "XSpace.planes[0].lines[0].events[1].stats[1].str_value"
+    with pytest.raises(profkit.DecodeError) as j:
+        profkit.events(CONFORMANCE / "chrome/error-bad-ts/input.json")
+    assert (j.value.json_path, j.value.line, j.value.column) == ("traceEvents[1].ts", 3, 3)
+    with pytest.raises(profkit.ProfkitIOError):
+        profkit.events(CONFORMANCE / "no-such-file.xplane.pb")
+    with pytest.raises(profkit.UnknownFormatError):
+        profkit.events(CONFORMANCE / "README.md")
+    with pytest.raises(profkit.UsageError):
+        profkit.events(SAMPLE, format="parquet")
+    with pytest.raises(profkit.ProfkitIOError):
+        profkit.inspect(CONFORMANCE / "no-such-file.xplane.pb")
+
+
+def validate_txt(path):
+    return Path(path).parent / "validate.txt"
+
+
+@pytest.mark.parametrize("path", [p for p in GOOD if validate_txt(p).exists()], ids=case_id)
+def test_validate_is_the_cli(path):
+    """One Problem per line the CLI's validate prints (the case's validate.txt), same text for
+    XSpaces; the exit status says whether there are errors."""
+    fmt = format_of(path)
+    problems = profkit.validate(path, format=fmt)
+    cli = run_cli("validate", "--from", fmt, path, ok=(0, 1))
+    printed = [l for l in cli.stdout.splitlines()
+               if l.strip() and not re.match(r"^(\S+: )?valid\b", l)]
+    assert len(problems) == len(printed)
+    for p in problems:
+        assert p.kind and p.message
+    if fmt == "xspace":
+        lines = [l for l in validate_txt(path).read_text().splitlines()
+                 if l.strip() and not l.startswith("valid")]
+        assert [str(p) for p in problems] == lines
+    if cli.returncode == 1:
+        assert any(p.severity == "error" for p in problems)
+
+
+def test_validate_finds_problems():
+    problems = profkit.validate(CONFORMANCE / "xplane/invalid-dangling-ids/input.xplane.pb")
+    assert len(problems) == 5
+    assert problems[2].location == "planes[0].lines[0].events[1]"
+    assert "resolves to nothing" in problems[2].message
+    assert profkit.validate(SAMPLE) == []
+
+
+def test_stream_equals_table():
+    whole = profkit.events(SAMPLE)
+    stream = profkit.stream_events(SAMPLE, batch_rows=1)
+    batches = list(stream)
+    assert len(batches) == whole.num_rows and all(b.num_rows == 1 for b in batches)
+    assert pa.Table.from_batches(batches, schema=stream.schema).to_pylist() == whole.to_pylist()
+    side = stream.side_tables()
+    assert side["planes"].equals(profkit.planes(SAMPLE))
+    assert side["lines"].equals(profkit.lines(SAMPLE))
+
+
+def test_every_format_reads():
+    for path in [SAMPLE, CONFORMANCE / "chrome/phases/input.json",
+                 CONFORMANCE / "paddle/nodetree-sample/input.paddle_trace.pb",
+                 CONFORMANCE / "poplar/combined/input.json",
+                 CONFORMANCE / "xdl/original-writer/input"]:
+        t = profkit.tables(path)
+        assert t.events.num_rows > 0, path
+        assert t.format in profkit.formats()
+
+
+def test_xdl_records():
+    records = profkit.xdl_records(CONFORMANCE / "xdl/original-writer/input")
+    assert records
+    for table in records.values():
+        assert {"host", "dataset", "rank", "gstep"} <= set(table.column_names)
+    inspect = cli_json("inspect", "--json", CONFORMANCE / "xdl/original-writer/input")
+    assert sum(t.num_rows for t in records.values()) == sum(d["records"] for d in inspect["datasets"]) == 7
+
+
+def test_pandas_is_one_call():
+    df = profkit.events(SAMPLE).to_pandas()
+    assert list(df.display_name.astype(str)) == ["MyHostOp", "short", "kernel_a"]
+    assert [int(v) for v in df.start_ps] == [1005000000, 1010000000, 1001000000]
+
+
+def test_progress_callback():
+    seen = []
+    profkit.events(SAMPLE, progress=lambda done, total: seen.append((done, total)))
+    size = SAMPLE.stat().st_size
+    assert seen and all(total == size for _, total in seen)
+    assert seen[-1][0] == size and [d for d, _ in seen] == sorted(d for d, _ in seen)
+
+
+def test_progress_callback_errors_propagate():
+    def stop(done, total):
+        raise KeyError("stop here")
+
+    with pytest.raises(KeyError):
+        profkit.events(SAMPLE, progress=stop)
+
+
+def test_convert_is_the_cli(tmp_path):
+    ours = tmp_path / "ours.json"
+    theirs = tmp_path / "theirs.json"
+    profkit.convert(SAMPLE, ours, to="chrome")
+    run_cli("convert", SAMPLE, theirs, "--to", "chrome")
+    assert ours.read_bytes() == theirs.read_bytes()
+    seen = []
+    profkit.convert([SAMPLE], tmp_path / "ds", to="parquet", progress=lambda d, t: seen.append((d, t)))
+    assert seen[-1] == (1, 1)
+    import pyarrow.dataset as ds
+
+    table = ds.dataset(tmp_path / "ds" / "host=input" / "table=events", format="parquet").to_table()
+    assert table.num_rows == profkit.events(SAMPLE).num_rows
+    with pytest.raises(profkit.UsageError):
+        profkit.convert([SAMPLE], tmp_path / "ds", to="parquet")
+
+
+def test_report(tmp_path):
+    path = CONFORMANCE / "paddle/nodetree-sample/input.paddle_trace.pb"
+    text = profkit.report(path)
+    assert text == run_cli("report", path).stdout
+    data = profkit.report(path, as_data=True)
+    assert data == json.loads((path.parent / "report.json").read_text())
+
+
+def test_console_script():
+    assert run_cli("--version").stdout.startswith("profkit ")
+    assert run_cli("inspect", "nope", ok=(1,)).stderr.startswith("profkit: nope: cannot open")
+
+
+def test_gil_is_released_during_reads(large_file):
+    path, _ = large_file
+    ticks = []
+    done = threading.Event()
+
+    def read():
+        profkit.tables(path, events=False)
+        done.set()
+
+    t = threading.Thread(target=read)
+    t.start()
+    while not done.is_set():
+        ticks.append(1)
+        done.wait(0.001)
+    t.join()
+    # With the GIL held for the whole native call this loop could not run meanwhile.
+    assert len(ticks) > 10
+
+
+def test_progress_bar_with_tqdm(capsys):
+    pytest.importorskip("tqdm")
+    table = profkit.events(SAMPLE, progress=True)
+    assert table.num_rows == 3
+    assert "B" in capsys.readouterr().err

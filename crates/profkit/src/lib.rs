@@ -1,0 +1,272 @@
+//! `profkit`: inspect, validate, dump and convert machine-learning profiler files.
+//!
+//! The command-line tool as a library: [`run_args`] runs it on a list of arguments, as the
+//! `profkit` binary and the Python package's `profkit` command do. Exit codes: 0 success, 1 bad
+//! or invalid input, 2 usage error.
+
+#![forbid(unsafe_code)]
+
+mod convert;
+mod format;
+mod input;
+mod paddle;
+mod parquet;
+mod plugin;
+mod poplar;
+mod xdl;
+mod xspace;
+
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use clap::{Parser, Subcommand};
+
+use crate::format::Format;
+
+/// Read, check and convert the files of machine-learning profilers.
+#[derive(Parser)]
+#[command(name = "profkit", version, about, long_about = None)]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Subcommand)]
+enum Command {
+    /// Summarise a profile: planes, lines, events, time span, busiest event names.
+    Inspect {
+        /// The file to read (`-` for standard input).
+        file: PathBuf,
+        /// Print the summary as JSON.
+        #[arg(long)]
+        json: bool,
+        /// The file's format, when detection from its content is not wanted.
+        #[arg(long, value_enum)]
+        from: Option<Format>,
+        /// Poplar: the graph profile (`graph.json`) an execution profile belongs to, to check its
+        /// references and work out times and balances.
+        #[arg(long, value_name = "FILE")]
+        graph: Option<PathBuf>,
+    },
+    /// Print a profile's complete content as canonical JSON.
+    Dump {
+        /// The file to read (`-` for standard input).
+        file: PathBuf,
+        /// The file's format, when detection from its content is not wanted.
+        #[arg(long, value_enum)]
+        from: Option<Format>,
+    },
+    /// Check a profile; prints one line per problem and exits 1 when any is found.
+    Validate {
+        /// The file to read (`-` for standard input).
+        file: PathBuf,
+        /// Print the problems as JSON.
+        #[arg(long)]
+        json: bool,
+        /// The file's format, when detection from its content is not wanted.
+        #[arg(long, value_enum)]
+        from: Option<Format>,
+        /// Poplar: the graph profile (`graph.json`) an execution profile belongs to, to check its
+        /// references and work out times and balances.
+        #[arg(long, value_name = "FILE")]
+        graph: Option<PathBuf>,
+    },
+    /// Convert profiles to another format, or rewrite them in the same one.
+    ///
+    /// `--to chrome` writes Chrome trace JSON as xprof's trace viewer does; `--to xspace` an
+    /// XSpace (several XSpace inputs are merged, one per host); `--to paddle-timeline` what
+    /// Paddle's tools/timeline.py writes (several profiles as KEY=FILE); `--to xdl` rewrites XDL
+    /// datasets into the output directory, split at `--max-file-mb`; `--to parquet` adds each
+    /// input as a host of the Parquet dataset OUT (`--overwrite` replaces hosts already there).
+    /// Without `--to`, an OUT
+    /// ending in .json means chrome and one ending in .pb xspace. OUT `-` is standard output.
+    /// `profkit formats` lists what converts to what.
+    Convert {
+        /// The inputs, then the output.
+        #[arg(value_name = "IN... OUT", num_args = 2.., required = true)]
+        paths: Vec<PathBuf>,
+        /// The output format (default: from OUT's extension).
+        #[arg(long, value_enum)]
+        to: Option<Format>,
+        /// The inputs' format, when detection from their content is not wanted.
+        #[arg(long, value_enum)]
+        from: Option<Format>,
+        /// XDL output: start a new data file once one reaches this many million bytes (the
+        /// original writer's `max_file_m_size`, default 300).
+        #[arg(long, value_name = "MB")]
+        max_file_mb: Option<f64>,
+        /// Replace files of the same datasets already in the output.
+        #[arg(long)]
+        overwrite: bool,
+    },
+    /// Merge the XSpaces of several hosts into one file (device planes renumbered, host threads
+    /// kept apart, times aligned on each host's session start).
+    Merge {
+        /// The inputs, then the output (`-` for standard output).
+        #[arg(value_name = "IN... OUT", num_args = 2.., required = true)]
+        paths: Vec<PathBuf>,
+    },
+    /// List the formats profkit reads and writes, and the conversions between them.
+    Formats,
+    /// Print PaddlePaddle's report of a profile, layout for layout: the tables
+    /// `paddle.profiler.Profiler.summary()` prints for node trees, XSpaces and Chrome traces; the
+    /// legacy profiling report for a legacy `Profile` (or any input, with --legacy).
+    Report {
+        /// The file to read (`-` for standard input).
+        file: PathBuf,
+        /// Print the legacy profiling report (implied by --sort and --place).
+        #[arg(long)]
+        legacy: bool,
+        /// Legacy report: order rows among siblings by this, descending (default: the order
+        /// their first call ended).
+        #[arg(long, value_enum)]
+        sort: Option<paddle::SortArg>,
+        /// Legacy report: what the times measure (default: cpu).
+        #[arg(long, value_enum)]
+        place: Option<paddle::PlaceArg>,
+        #[command(flatten)]
+        summary: paddle::SummaryArgs,
+        /// Print the report's tables as JSON.
+        #[arg(long)]
+        json: bool,
+        /// The file's format, when detection from its content is not wanted.
+        #[arg(long, value_enum)]
+        from: Option<Format>,
+    },
+    /// Run and check TensorFlow profiler plugins (shared libraries exporting `TF_InitProfiler`).
+    Plugin {
+        #[command(subcommand)]
+        command: plugin::PluginCommand,
+    },
+}
+
+/// Why a command did not succeed.
+#[derive(Debug)]
+pub(crate) enum Failure {
+    /// The input could not be read or decoded: the message says what and where.
+    BadInput(String),
+    /// The input was read but is invalid; the problems were already printed.
+    Invalid,
+    /// Writing the output failed (for example a closed pipe).
+    Output(std::io::Error),
+    /// The command line asks for something that cannot be done (exit code 2, as clap's errors).
+    Usage(String),
+}
+
+pub(crate) fn output_only() -> Failure {
+    Failure::Usage("parquet is an output format only (--to parquet)".into())
+}
+
+fn run(cli: Cli) -> Result<(), Failure> {
+    match cli.command {
+        Command::Inspect {
+            file,
+            json,
+            from,
+            graph,
+        } => {
+            let input = input::Input::open(&file, from)?;
+            match input.format {
+                Format::Poplar => poplar::inspect(input, json, graph.as_deref()),
+                Format::Xspace => xspace::inspect(input, json),
+                Format::Xdl => xdl::inspect(input, json),
+                Format::Paddle | Format::PaddleNodeTrees => paddle::inspect(input, json),
+                Format::Chrome | Format::PaddleTimeline => xspace::inspect_chrome(input, json),
+                Format::Parquet => Err(output_only()),
+            }
+        }
+        Command::Dump { file, from } => {
+            let input = input::Input::open(&file, from)?;
+            match input.format {
+                Format::Poplar => poplar::dump(input),
+                Format::Xspace => xspace::dump(input),
+                Format::Xdl => xdl::dump(input),
+                Format::Paddle | Format::PaddleNodeTrees => paddle::dump(input),
+                Format::Chrome | Format::PaddleTimeline => xspace::dump_chrome(input),
+                Format::Parquet => Err(output_only()),
+            }
+        }
+        Command::Validate {
+            file,
+            json,
+            from,
+            graph,
+        } => {
+            let input = input::Input::open(&file, from)?;
+            match input.format {
+                Format::Poplar => poplar::validate(input, json, graph.as_deref()),
+                Format::Xspace => xspace::validate(input, json),
+                Format::Xdl => xdl::validate(input, json),
+                Format::Paddle | Format::PaddleNodeTrees => paddle::validate(input, json),
+                Format::Chrome | Format::PaddleTimeline => xspace::validate_chrome(input, json),
+                Format::Parquet => Err(output_only()),
+            }
+        }
+        Command::Convert {
+            mut paths,
+            to,
+            from,
+            max_file_mb,
+            overwrite,
+        } => {
+            let out = paths
+                .pop()
+                .ok_or_else(|| Failure::Usage("convert needs IN... OUT".into()))?;
+            if max_file_mb.is_some_and(|m| m.is_nan() || m < 0.0) {
+                return Err(Failure::Usage(
+                    "--max-file-mb must be a non-negative number".into(),
+                ));
+            }
+            convert::convert(paths, out, to, from, max_file_mb, overwrite)
+        }
+        Command::Merge { mut paths } => {
+            let out = paths
+                .pop()
+                .ok_or_else(|| Failure::Usage("merge needs IN... OUT".into()))?;
+            convert::merge_command(paths, out)
+        }
+        Command::Formats => convert::formats(),
+        Command::Report {
+            file,
+            legacy,
+            sort,
+            place,
+            summary,
+            json,
+            from,
+        } => {
+            let input = input::Input::open(&file, from)?;
+            let legacy = legacy || sort.is_some() || place.is_some();
+            paddle::report_command(input, legacy, sort, place, &summary, json)
+        }
+        Command::Plugin { command } => plugin::run(command),
+    }
+}
+
+/// Runs the CLI on `args` (the program name first, as `std::env::args_os` gives them) and
+/// returns its exit code: what the `profkit` command of the Python wheel calls.
+pub fn run_args<I, T>(args: I) -> ExitCode
+where
+    I: IntoIterator<Item = T>,
+    T: Into<std::ffi::OsString> + Clone,
+{
+    // clap exits with 2 on usage errors and 0 for --help / --version.
+    let cli = Cli::parse_from(args);
+    match run(cli) {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(Failure::BadInput(message)) => {
+            eprintln!("profkit: {message}");
+            ExitCode::from(1)
+        }
+        Err(Failure::Invalid) => ExitCode::from(1),
+        Err(Failure::Usage(message)) => {
+            eprintln!("profkit: {message}");
+            ExitCode::from(2)
+        }
+        Err(Failure::Output(e)) if e.kind() == std::io::ErrorKind::BrokenPipe => ExitCode::SUCCESS,
+        Err(Failure::Output(e)) => {
+            eprintln!("profkit: cannot write output: {e}");
+            ExitCode::from(1)
+        }
+    }
+}
