@@ -29,9 +29,12 @@ use std::process::Command;
 use std::time::Instant;
 
 use profkit_arrow::{HostInfo, Options, WriteOptions, sources};
-use profkit_convert::merge::SpaceWriter;
 use profkit_convert::trace_viewer::{TraceViewerOptions, convert};
-use profkit_xplane::{PlaneBuilder, ReadOptions, XPlane};
+use profkit_xplane::ReadOptions;
+
+#[path = "../../profkit-convert/benches/large/mod.rs"]
+mod large;
+use large::write_large;
 
 #[path = "../../profkit-xplane/benches/common/mod.rs"]
 #[allow(dead_code)]
@@ -133,43 +136,6 @@ fn queries(dataset: &Path, chrome: &Path) -> Option<serde_json::Value> {
             .arg("--runs")
             .arg("3"),
     )
-}
-
-/// Writes a space of `planes` GPU planes of `events_per_plane` events each, plane by plane (so
-/// the generator's memory is one plane), and returns its size.
-fn write_large(path: &Path, planes: usize, events_per_plane: usize) -> u64 {
-    let mut writer = SpaceWriter::new(BufWriter::with_capacity(
-        1 << 20,
-        File::create(path).expect("create"),
-    ));
-    let names: Vec<String> = (0..1000)
-        .map(|i| format!("model/layer_{}/op_{i}", i % 48))
-        .collect();
-    for p in 0..planes {
-        let mut plane = XPlane::default();
-        {
-            let mut b = PlaneBuilder::new(&mut plane);
-            b.set_id(p as i64).set_name(format!("/device:GPU:{p}"));
-            for stream in 0..4i64 {
-                let mut line = b.line(stream + 1);
-                line.set_name(format!("Stream #{}", stream + 1))
-                    .set_timestamp_ns(1_700_000_000_000_000_000);
-                let mut t: i64 = 0;
-                for e in 0..events_per_plane / 4 {
-                    let name = &names[(e * 7 + stream as usize) % names.len()];
-                    line.add_event(name)
-                        .set_offset_ps(t)
-                        .set_duration_ps(1_000 + (e as i64 % 5_000) * 1_000)
-                        .add_stat("correlation_id", (p * events_per_plane + e) as u64)
-                        .add_stat("occupancy", 0.25 + (e % 4) as f64 / 8.0);
-                    t += 8_000_000;
-                }
-            }
-        }
-        writer.plane(&plane).expect("write a plane");
-    }
-    writer.finish().expect("flush").flush().expect("flush");
-    std::fs::metadata(path).map(|m| m.len()).unwrap_or(0)
 }
 
 /// The large file: `wide` is 105 planes of a million events each (as the trace viewer bench
