@@ -66,6 +66,48 @@ impl<E: std::error::Error + 'static> std::error::Error for InFile<E> {
     }
 }
 
+/// An input, message or field over a configured size limit: what it is, where it starts (a byte
+/// offset) and how large it is. Shown as `WHAT at byte OFFSET is SIZE bytes, over the limit of
+/// LIMIT bytes`.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct OverLimit {
+    /// What is too large, for example `XSpace.planes[3]`.
+    pub what: String,
+    /// Byte offset where it starts.
+    pub offset: u64,
+    /// Its size in bytes (for a whole input read from a stream: at least this many).
+    pub size: u64,
+    /// The limit in force.
+    pub limit: u64,
+}
+
+impl fmt::Display for OverLimit {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(
+            f,
+            "{} at byte {} is {} bytes, over the limit of {} bytes",
+            self.what, self.offset, self.size, self.limit
+        )
+    }
+}
+
+impl std::error::Error for OverLimit {}
+
+impl OverLimit {
+    /// `Ok` when `size` is within `limit`, else the error for `what` at `offset`.
+    pub fn check(what: &str, offset: u64, size: u64, limit: u64) -> Result<(), OverLimit> {
+        if size <= limit {
+            return Ok(());
+        }
+        Err(OverLimit {
+            what: what.to_owned(),
+            offset,
+            size,
+            limit,
+        })
+    }
+}
+
 /// Gives an error enum with a variant `InFile(InFile<Self>)` and a variant `Truncated { .. }` the
 /// methods `in_file` (attach the file, once: an error already naming a file keeps it), `root`
 /// (the error past any file) and `is_truncation` (whether the input was cut short).

@@ -1,6 +1,6 @@
 //! The one error type of this crate.
 
-use profkit_error::InFile;
+use profkit_error::{InFile, OverLimit};
 
 /// A failure to read, decode or write a profile, or to drive the recorder, with where it happened.
 #[derive(Debug, thiserror::Error)]
@@ -29,17 +29,8 @@ pub enum Error {
         needed: u64,
     },
     /// A message or field is larger than the configured limit.
-    #[error("{what} at byte {offset} is {size} bytes, over the limit of {limit} bytes")]
-    TooLarge {
-        /// What is too large, for example `Profile` or `NodeTreesProto.thread_trees[0]`.
-        what: String,
-        /// Byte offset where it starts.
-        offset: u64,
-        /// Its size (for a whole input read from a stream: at least this).
-        size: u64,
-        /// The limit in force.
-        limit: u64,
-    },
+    #[error(transparent)]
+    TooLarge(OverLimit),
     /// The recorder was asked for something its state does not allow.
     #[error("recorder: {0}")]
     Recorder(String),
@@ -57,7 +48,7 @@ impl Error {
         match self.root() {
             Error::Malformed { offset, .. }
             | Error::Truncated { offset, .. }
-            | Error::TooLarge { offset, .. } => Some(*offset),
+            | Error::TooLarge(OverLimit { offset, .. }) => Some(*offset),
             _ => None,
         }
     }

@@ -91,15 +91,7 @@ pub fn write_file(space: &XSpace, path: impl AsRef<Path>) -> Result<()> {
 }
 
 pub(crate) fn check_size(what: &str, offset: u64, size: u64, limit: u64) -> Result<()> {
-    if size > limit {
-        return Err(Error::TooLarge {
-            what: what.to_owned(),
-            offset,
-            size,
-            limit,
-        });
-    }
-    Ok(())
+    profkit_error::OverLimit::check(what, offset, size, limit).map_err(Error::TooLarge)
 }
 
 /// Reads all of `reader` into memory, refusing more than `limit` bytes. The buffer grows with

@@ -1,6 +1,6 @@
 //! The one error type of this crate.
 
-use profkit_error::InFile;
+use profkit_error::{InFile, OverLimit};
 
 /// A failure to read, decode or write an XSpace, with where it happened.
 #[derive(Debug, thiserror::Error)]
@@ -29,17 +29,8 @@ pub enum Error {
         needed: u64,
     },
     /// A message or field is larger than the configured limit.
-    #[error("{what} at byte {offset} is {size} bytes, over the limit of {limit} bytes")]
-    TooLarge {
-        /// What is too large, for example `XSpace` or `XSpace.planes[3]`.
-        what: String,
-        /// Byte offset where it starts.
-        offset: u64,
-        /// Its size in bytes (for a whole input read from a stream: at least this many).
-        size: u64,
-        /// The limit in force.
-        limit: u64,
-    },
+    #[error(transparent)]
+    TooLarge(OverLimit),
     /// Reading or writing failed.
     #[error("I/O error: {0}")]
     Io(#[from] std::io::Error),

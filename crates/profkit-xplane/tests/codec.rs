@@ -226,7 +226,7 @@ fn size_limit_options() {
     );
     assert!(matches!(
         decode_with(bytes.clone(), ReadOptions::with_max_size(0)),
-        Err(Error::TooLarge { offset: 0, .. })
+        Err(Error::TooLarge(profkit_error::OverLimit { offset: 0, .. }))
     ));
     assert!(decode_with(Vec::new(), ReadOptions::with_max_size(0)).is_ok());
 }

@@ -113,12 +113,12 @@ fn got(e: &Error) -> Got {
             path: path.clone(),
             needed: *needed,
         },
-        Error::TooLarge {
+        Error::TooLarge(profkit_error::OverLimit {
             what,
             offset,
             size,
             limit,
-        } => Got::TooLarge {
+        }) => Got::TooLarge {
             what: what.clone(),
             offset: *offset,
             size: *size,

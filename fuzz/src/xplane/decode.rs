@@ -33,7 +33,7 @@ pub fn run(data: &[u8]) {
             match stream_error {
                 // The stream checks each plane's declared length against its limit before
                 // reading; the whole decode, holding every byte, finds the plane cut short.
-                Error::TooLarge { what, .. } => assert!(
+                Error::TooLarge(profkit_error::OverLimit { what, .. }) => assert!(
                     matches!(whole_error, Error::Truncated { path, .. } if path == what),
                     "the stream refuses {what} as too large, the whole decode says {whole_error}"
                 ),
@@ -167,12 +167,12 @@ pub fn check_error(error: &Error, data: &[u8]) {
             assert!(!path.is_empty(), "{text}: no path");
             assert!(*needed > 0, "{text}: a truncation that needs no bytes");
         }
-        Error::TooLarge {
+        Error::TooLarge(profkit_error::OverLimit {
             what,
             offset,
             size,
             limit,
-        } => {
+        }) => {
             assert!(
                 *offset <= len,
                 "{text}: offset past the input's {len} bytes"

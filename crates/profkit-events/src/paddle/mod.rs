@@ -41,15 +41,7 @@ impl ReadOptions {
 }
 
 pub(crate) fn check_size(what: &str, size: u64, limit: u64) -> Result<()> {
-    if size > limit {
-        return Err(Error::TooLarge {
-            what: what.to_owned(),
-            offset: 0,
-            size,
-            limit,
-        });
-    }
-    Ok(())
+    profkit_error::OverLimit::check(what, 0, size, limit).map_err(Error::TooLarge)
 }
 
 /// Reads all of `reader`, refusing more than `limit` bytes; the buffer grows with what arrives.

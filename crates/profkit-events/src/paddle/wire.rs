@@ -12,6 +12,8 @@ use profkit_wire::{
     VARINT, WireReader, read_varint, split_tag,
 };
 
+use profkit_error::OverLimit;
+
 use crate::error::{Error, Result};
 
 /// Groups in unknown fields may nest; deeper than this is refused (prost's recursion limit).
@@ -324,14 +326,7 @@ impl<R: Read> TopLevel<R> {
             }
             let len = self.input.varint(&path)?;
             let start = self.input.offset();
-            if len > self.limit {
-                return Err(Error::TooLarge {
-                    what: path,
-                    offset: start,
-                    size: len,
-                    limit: self.limit,
-                });
-            }
+            OverLimit::check(&path, start, len, self.limit).map_err(Error::TooLarge)?;
             let body = self.input.body(len, &path)?;
             if let Kind::Str = field.kind
                 && let Err(e) = std::str::from_utf8(&body)
