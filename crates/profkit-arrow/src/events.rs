@@ -5,8 +5,8 @@ use std::collections::HashMap;
 use std::sync::Arc;
 
 use arrow_array::builder::{
-    Decimal128Builder, Int32Builder, Int64Builder, MapBuilder, MapFieldNames, StringBuilder,
-    StringDictionaryBuilder,
+    ArrayBuilder, Decimal128Builder, Int32Builder, Int64Builder, MapBuilder, MapFieldNames,
+    StringBuilder, StringDictionaryBuilder,
 };
 use arrow_array::types::Int32Type;
 use arrow_array::{ArrayRef, DictionaryArray, RecordBatch, RecordBatchReader};
@@ -154,14 +154,28 @@ impl DictColumn {
 }
 
 fn stats_builder() -> MapBuilder<StringBuilder, StringBuilder> {
-    MapBuilder::new(
+    stats_builder_like(0, StatsSize::default())
+}
+
+/// The size of a batch's `stats` map: entries and bytes of the keys and of the values.
+#[derive(Clone, Copy, Debug, Default)]
+struct StatsSize {
+    entries: usize,
+    key_bytes: usize,
+    value_bytes: usize,
+}
+
+/// A `stats` builder for `rows` rows, sized like a batch whose map was `size`.
+fn stats_builder_like(rows: usize, size: StatsSize) -> MapBuilder<StringBuilder, StringBuilder> {
+    MapBuilder::with_capacity(
         Some(MapFieldNames {
             entry: "entries".into(),
             key: "keys".into(),
             value: "values".into(),
         }),
-        StringBuilder::new(),
-        StringBuilder::new(),
+        StringBuilder::with_capacity(size.entries, size.key_bytes),
+        StringBuilder::with_capacity(size.entries, size.value_bytes),
+        rows,
     )
 }
 
@@ -309,10 +323,21 @@ struct Builders {
     typed_str: Vec<Dict>,
     stats: MapBuilder<StringBuilder, StringBuilder>,
     rows: usize,
+    /// Rows the builders were made for.
+    capacity: usize,
+    /// The size of the last batch's `stats`, once one is finished: the next batch's builders
+    /// are made that size (Arrow's builders are empty after `finish`, and would grow again by
+    /// doubling, copying each time).
+    last_stats: Option<StatsSize>,
 }
 
 impl Builders {
     fn new(capacity: usize) -> Builders {
+        Builders::sized(capacity, StatsSize::default())
+    }
+
+    /// Builders for `capacity` rows whose `stats` are sized as `stats` says.
+    fn sized(capacity: usize, stats: StatsSize) -> Builders {
         let ints = TYPED_STATS.iter().filter(|t| t.2 == TypedKind::Int).count();
         let strs = TYPED_STATS.len() - ints;
         Builders {
@@ -333,8 +358,10 @@ impl Builders {
                 .map(|_| Int64Builder::with_capacity(capacity))
                 .collect(),
             typed_str: (0..strs).map(|_| dict()).collect(),
-            stats: stats_builder(),
+            stats: stats_builder_like(capacity, stats),
             rows: 0,
+            capacity,
+            last_stats: None,
         }
     }
 
@@ -344,8 +371,21 @@ impl Builders {
         self.name_cache.fill(EMPTY_NAME);
     }
 
+    /// Makes fresh builders of the size the last batch had, when one has been finished (called
+    /// before a batch is filled, so they are not held while the last batch is written).
+    fn presize(&mut self) {
+        if let Some(stats) = self.last_stats.take() {
+            *self = Builders::sized(self.capacity, stats);
+        }
+    }
+
     fn finish(&mut self, schema: &SchemaRef) -> Result<RecordBatch> {
         self.forget_names();
+        self.last_stats = Some(StatsSize {
+            entries: self.stats.keys().len(),
+            key_bytes: self.stats.keys().values_slice().len(),
+            value_bytes: self.stats.values().values_slice().len(),
+        });
         let mut columns: Vec<ArrayRef> = vec![
             Arc::new(self.host.finish()?),
             Arc::new(self.source_format.finish()?),
@@ -648,6 +688,9 @@ where
 
     /// Fills the builders up to a batch, taking planes from the input as needed.
     fn fill(&mut self) -> Result<()> {
+        if self.builders.rows == 0 {
+            self.builders.presize();
+        }
         while self.builders.rows < self.options.batch_rows {
             if self.cursor.is_none() {
                 match self.items.next() {
