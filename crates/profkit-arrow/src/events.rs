@@ -1,11 +1,12 @@
 //! The events of a space as record batches, plane by plane, with the small tables beside them.
 
+use std::cell::Cell;
 use std::collections::HashMap;
 use std::sync::Arc;
 
 use arrow_array::builder::{
-    Decimal128Builder, Int32Builder, Int64Builder, MapBuilder, MapFieldNames, StringBuilder,
-    StringDictionaryBuilder,
+    ArrayBuilder, Decimal128Builder, Int32Builder, Int64Builder, MapBuilder, MapFieldNames,
+    StringBuilder, StringDictionaryBuilder,
 };
 use arrow_array::types::Int32Type;
 use arrow_array::{ArrayRef, DictionaryArray, RecordBatch, RecordBatchReader};
@@ -153,14 +154,28 @@ impl DictColumn {
 }
 
 fn stats_builder() -> MapBuilder<StringBuilder, StringBuilder> {
-    MapBuilder::new(
+    stats_builder_like(0, StatsSize::default())
+}
+
+/// The size of a batch's `stats` map: entries and bytes of the keys and of the values.
+#[derive(Clone, Copy, Debug, Default)]
+struct StatsSize {
+    entries: usize,
+    key_bytes: usize,
+    value_bytes: usize,
+}
+
+/// A `stats` builder for `rows` rows, sized like a batch whose map was `size`.
+fn stats_builder_like(rows: usize, size: StatsSize) -> MapBuilder<StringBuilder, StringBuilder> {
+    MapBuilder::with_capacity(
         Some(MapFieldNames {
             entry: "entries".into(),
             key: "keys".into(),
             value: "values".into(),
         }),
-        StringBuilder::new(),
-        StringBuilder::new(),
+        StringBuilder::with_capacity(size.entries, size.key_bytes),
+        StringBuilder::with_capacity(size.entries, size.value_bytes),
+        rows,
     )
 }
 
@@ -205,26 +220,87 @@ fn stat_i64(stat: &XStat) -> Option<i64> {
     }
 }
 
-/// What a plane's stat metadata ids mean for the typed columns: id -> (column, priority).
-fn typed_ids(plane: &XPlane) -> HashMap<i64, (usize, usize)> {
-    let mut ids = HashMap::new();
-    for (id, md) in &plane.stat_metadata {
-        for (column, (_, names, _)) in TYPED_STATS.iter().enumerate() {
-            if let Some(priority) = names.iter().position(|n| *n == md.name) {
-                ids.insert(*id, (column, priority));
+/// Entries of the direct-mapped caches in front of the per-plane maps (ids are mostly small and
+/// dense in real files, so nearly every lookup is one comparison instead of a hash).
+const CACHE_SLOTS: usize = 1024;
+
+/// The slot of `id` in a direct-mapped cache of [`CACHE_SLOTS`] entries.
+fn cache_slot_of(id: i64) -> usize {
+    (id as u64 % CACHE_SLOTS as u64) as usize
+}
+
+/// What one stat metadata id of a plane means: its name and its typed column and priority.
+struct StatInfo {
+    name: String,
+    typed: Option<(usize, usize)>,
+}
+
+/// A plane's stat metadata by id, with a direct-mapped cache in front of the map.
+struct StatTable {
+    infos: Vec<StatInfo>,
+    index: HashMap<i64, usize>,
+    cache: Vec<Cell<(i64, usize)>>,
+}
+
+impl StatTable {
+    fn new(plane: &XPlane) -> StatTable {
+        let mut infos = Vec::with_capacity(plane.stat_metadata.len());
+        let mut index = HashMap::with_capacity(plane.stat_metadata.len());
+        for (id, md) in &plane.stat_metadata {
+            let mut typed = None;
+            for (column, (_, names, _)) in TYPED_STATS.iter().enumerate() {
+                if let Some(priority) = names.iter().position(|n| *n == md.name) {
+                    typed = Some((column, priority));
+                }
             }
+            index.insert(*id, infos.len());
+            infos.push(StatInfo {
+                name: md.name.clone(),
+                typed,
+            });
+        }
+        StatTable {
+            infos,
+            index,
+            cache: vec![Cell::new((0, usize::MAX)); CACHE_SLOTS],
         }
     }
-    ids
+
+    fn get(&self, id: i64) -> Option<&StatInfo> {
+        let cell = self.cache.get(cache_slot_of(id))?;
+        let (cached, i) = cell.get();
+        if cached == id && i != usize::MAX {
+            return self.infos.get(i);
+        }
+        let i = *self.index.get(&id)?;
+        cell.set((id, i));
+        self.infos.get(i)
+    }
+
+    /// The name of stat metadata `id` ("" when the plane has none).
+    fn name(&self, id: i64) -> &str {
+        self.get(id).map_or("", |s| s.name.as_str())
+    }
+
+    /// The name a `ref_value` refers to ("" when out of range or absent).
+    fn ref_name(&self, id: u64) -> &str {
+        i64::try_from(id).map_or("", |id| self.name(id))
+    }
 }
 
 /// The plane being turned into rows, and where in it.
 struct Cursor {
     plane: XPlane,
-    typed: HashMap<i64, (usize, usize)>,
+    stats: StatTable,
     line: usize,
     event: usize,
 }
+
+/// Names of an event metadata id in the current batch and plane: (id, name key, display key,
+/// whether the metadata has stats); a name key of -1 marks an empty slot.
+type NameSlot = (i64, i32, i32, bool);
+
+const EMPTY_NAME: NameSlot = (0, -1, -1, false);
 
 /// The builders of one events batch.
 struct Builders {
@@ -236,8 +312,10 @@ struct Builders {
     line_id: Int64Builder,
     name: DictColumn,
     display_name: DictColumn,
-    /// Event metadata id -> (name key, display name key) in this batch, for the current plane.
-    names: HashMap<i64, (i32, i32)>,
+    /// Event metadata id -> names in this batch, for the current plane: a direct-mapped cache
+    /// in front of the map.
+    names: HashMap<i64, NameSlot>,
+    name_cache: Vec<NameSlot>,
     start_ps: Decimal128Builder,
     duration_ps: Int64Builder,
     num_occurrences: Int64Builder,
@@ -245,10 +323,21 @@ struct Builders {
     typed_str: Vec<Dict>,
     stats: MapBuilder<StringBuilder, StringBuilder>,
     rows: usize,
+    /// Rows the builders were made for.
+    capacity: usize,
+    /// The size of the last batch's `stats`, once one is finished: the next batch's builders
+    /// are made that size (Arrow's builders are empty after `finish`, and would grow again by
+    /// doubling, copying each time).
+    last_stats: Option<StatsSize>,
 }
 
 impl Builders {
     fn new(capacity: usize) -> Builders {
+        Builders::sized(capacity, StatsSize::default())
+    }
+
+    /// Builders for `capacity` rows whose `stats` are sized as `stats` says.
+    fn sized(capacity: usize, stats: StatsSize) -> Builders {
         let ints = TYPED_STATS.iter().filter(|t| t.2 == TypedKind::Int).count();
         let strs = TYPED_STATS.len() - ints;
         Builders {
@@ -261,6 +350,7 @@ impl Builders {
             name: DictColumn::new(capacity),
             display_name: DictColumn::new(capacity),
             names: HashMap::new(),
+            name_cache: vec![EMPTY_NAME; CACHE_SLOTS],
             start_ps: time_builder(capacity),
             duration_ps: Int64Builder::with_capacity(capacity),
             num_occurrences: Int64Builder::with_capacity(capacity),
@@ -268,13 +358,34 @@ impl Builders {
                 .map(|_| Int64Builder::with_capacity(capacity))
                 .collect(),
             typed_str: (0..strs).map(|_| dict()).collect(),
-            stats: stats_builder(),
+            stats: stats_builder_like(capacity, stats),
             rows: 0,
+            capacity,
+            last_stats: None,
+        }
+    }
+
+    /// Forgets the event names' keys (at a new batch or plane).
+    fn forget_names(&mut self) {
+        self.names.clear();
+        self.name_cache.fill(EMPTY_NAME);
+    }
+
+    /// Makes fresh builders of the size the last batch had, when one has been finished (called
+    /// before a batch is filled, so they are not held while the last batch is written).
+    fn presize(&mut self) {
+        if let Some(stats) = self.last_stats.take() {
+            *self = Builders::sized(self.capacity, stats);
         }
     }
 
     fn finish(&mut self, schema: &SchemaRef) -> Result<RecordBatch> {
-        self.names.clear();
+        self.forget_names();
+        self.last_stats = Some(StatsSize {
+            entries: self.stats.keys().len(),
+            key_bytes: self.stats.keys().values_slice().len(),
+            value_bytes: self.stats.values().values_slice().len(),
+        });
         let mut columns: Vec<ArrayRef> = vec![
             Arc::new(self.host.finish()?),
             Arc::new(self.source_format.finish()?),
@@ -577,6 +688,9 @@ where
 
     /// Fills the builders up to a batch, taking planes from the input as needed.
     fn fill(&mut self) -> Result<()> {
+        if self.builders.rows == 0 {
+            self.builders.presize();
+        }
         while self.builders.rows < self.options.batch_rows {
             if self.cursor.is_none() {
                 match self.items.next() {
@@ -586,14 +700,14 @@ where
                         self.side.add_plane(&plane);
                         // The previous plane's strings are gone: no address may be reused.
                         let b = &mut self.builders;
-                        b.names.clear();
+                        b.forget_names();
                         for column in [&mut b.plane, &mut b.line, &mut b.name, &mut b.display_name]
                         {
                             column.forget_last();
                         }
                         self.planes_read += 1;
                         self.cursor = Some(Cursor {
-                            typed: typed_ids(&plane),
+                            stats: StatTable::new(&plane),
                             plane,
                             line: 0,
                             event: 0,
@@ -632,31 +746,54 @@ where
                 }
                 cursor.event += 1;
                 b.rows += 1;
-                let md = plane
-                    .event_metadata
-                    .get(&event.metadata_id)
-                    .unwrap_or(&empty);
                 b.host.append(&self.info.host);
                 b.source_format.append(&self.info.source_format);
                 b.plane.append(&plane.name);
                 b.plane_id.append_value(plane.id);
                 b.line.append(&line.name);
                 b.line_id.append_value(line.id);
-                match b.names.get(&event.metadata_id) {
-                    Some(&(name, display)) => {
+                let cache_slot = cache_slot_of(event.metadata_id);
+                let cached = b
+                    .name_cache
+                    .get(cache_slot)
+                    .copied()
+                    .filter(|c| c.0 == event.metadata_id && c.1 >= 0)
+                    .or_else(|| b.names.get(&event.metadata_id).copied());
+                let md_stats: &[XStat] = match cached {
+                    Some((_, name, display, has_stats)) => {
                         b.name.append_key(name);
                         b.display_name.append_key(display);
+                        if let Some(c) = b.name_cache.get_mut(cache_slot) {
+                            *c = (event.metadata_id, name, display, has_stats);
+                        }
+                        if has_stats {
+                            plane
+                                .event_metadata
+                                .get(&event.metadata_id)
+                                .map_or(&[], |md| md.stats.as_slice())
+                        } else {
+                            &[]
+                        }
                     }
                     None => {
+                        let md = plane
+                            .event_metadata
+                            .get(&event.metadata_id)
+                            .unwrap_or(&empty);
                         let name = b.name.append(&md.name);
                         let display = b.display_name.append(if md.display_name.is_empty() {
                             &md.name
                         } else {
                             &md.display_name
                         });
-                        b.names.insert(event.metadata_id, (name, display));
+                        let entry = (event.metadata_id, name, display, !md.stats.is_empty());
+                        b.names.insert(event.metadata_id, entry);
+                        if let Some(c) = b.name_cache.get_mut(cache_slot) {
+                            *c = entry;
+                        }
+                        md.stats.as_slice()
                     }
-                }
+                };
                 match event.data {
                     Some(x_event::Data::NumOccurrences(n)) => {
                         b.start_ps.append_null();
@@ -677,7 +814,8 @@ where
                 let mut found: [Option<(bool, usize, Found<'_>)>; TYPED_STATS.len()] =
                     [None; TYPED_STATS.len()];
                 let event_ids_end = event.stats.len();
-                for (i, stat) in event.stats.iter().chain(md.stats.iter()).enumerate() {
+                let stats = &cursor.stats;
+                for (i, stat) in event.stats.iter().chain(md_stats.iter()).enumerate() {
                     let from_md = i >= event_ids_end;
                     if from_md
                         && event
@@ -687,12 +825,21 @@ where
                     {
                         continue;
                     }
-                    stat_text(stat, plane, &mut self.text);
+                    let info = stats.get(stat.metadata_id);
                     b.stats
                         .keys()
-                        .append_value(stat_name(plane, stat.metadata_id));
-                    b.stats.values().append_value(&self.text);
-                    let Some(&(column, priority)) = cursor.typed.get(&stat.metadata_id) else {
+                        .append_value(info.map_or("", |s| s.name.as_str()));
+                    match &stat.value {
+                        Some(x_stat::Value::RefValue(id)) => {
+                            b.stats.values().append_value(stats.ref_name(*id));
+                        }
+                        Some(x_stat::Value::StrValue(v)) => b.stats.values().append_value(v),
+                        _ => {
+                            stat_text(stat, plane, &mut self.text);
+                            b.stats.values().append_value(&self.text);
+                        }
+                    }
+                    let Some((column, priority)) = info.and_then(|s| s.typed) else {
                         continue;
                     };
                     let Some(slot) = found.get_mut(column) else {
@@ -705,12 +852,9 @@ where
                         Some(TypedKind::Int) => stat_i64(stat).map(Found::Int),
                         _ => match &stat.value {
                             Some(x_stat::Value::StrValue(s)) => Some(Found::Str(s.as_str())),
-                            Some(x_stat::Value::RefValue(id)) => Some(Found::Str(
-                                i64::try_from(*id)
-                                    .ok()
-                                    .and_then(|id| plane.stat_metadata.get(&id))
-                                    .map_or("", |m| m.name.as_str()),
-                            )),
+                            Some(x_stat::Value::RefValue(id)) => {
+                                Some(Found::Str(stats.ref_name(*id)))
+                            }
                             _ => None,
                         },
                     };

@@ -498,3 +498,82 @@ fn xdl_records_have_a_column_per_scalar_key() {
         "{errors:?}"
     );
 }
+
+/// Metadata ids that share a slot of the batch builder's lookup caches (equal modulo 1,024,
+/// negative ones too) keep their own names and stats, in any order.
+#[test]
+fn colliding_metadata_ids_keep_their_own_names_and_stats() {
+    use profkit_xplane::proto::{
+        XEvent, XEventMetadata, XLine, XStat, XStatMetadata, x_event, x_stat,
+    };
+    let mut plane = XPlane {
+        name: "/device:GPU:0".into(),
+        ..XPlane::default()
+    };
+    let event_ids = [2_i64, 1026, -1022];
+    for (i, id) in event_ids.iter().enumerate() {
+        plane.event_metadata.insert(
+            *id,
+            XEventMetadata {
+                id: *id,
+                name: format!("op{i}"),
+                ..XEventMetadata::default()
+            },
+        );
+    }
+    for (id, name) in [(1_i64, "step_num"), (1025, "group_id"), (-1023, "flops")] {
+        plane.stat_metadata.insert(
+            id,
+            XStatMetadata {
+                id,
+                name: name.into(),
+                ..XStatMetadata::default()
+            },
+        );
+    }
+    let stat_ids = [1_i64, 1025, -1023];
+    let events = (0..12_i64)
+        .map(|k| {
+            let n = usize::try_from(k).unwrap();
+            XEvent {
+                metadata_id: event_ids[n % 3],
+                data: Some(x_event::Data::OffsetPs(k)),
+                duration_ps: 1,
+                stats: vec![XStat {
+                    metadata_id: stat_ids[(n / 3) % 3],
+                    value: Some(x_stat::Value::Int64Value(k)),
+                }],
+            }
+        })
+        .collect();
+    plane.lines.push(XLine {
+        id: 1,
+        name: "Stream #1".into(),
+        events,
+        ..XLine::default()
+    });
+    let space = XSpace {
+        planes: vec![plane],
+        ..XSpace::default()
+    };
+    // Batches of 5 rows: the caches are emptied between batches too.
+    let mut batches = sources::space(space, info(), Options::with_batch_rows(5));
+    let (mut names, mut steps, mut groups, mut flops) = (vec![], vec![], vec![], vec![]);
+    for batch in collect(&mut batches) {
+        names.extend(dict_values(&batch, "name"));
+        steps.extend(ints(&batch, "step_num"));
+        groups.extend(ints(&batch, "group_id"));
+        flops.extend(ints(&batch, "flops"));
+    }
+    let expected_names: Vec<Option<String>> =
+        (0..12).map(|k| Some(format!("op{}", k % 3))).collect();
+    assert_eq!(names, expected_names);
+    let column = |which: i64| -> Vec<Option<i64>> {
+        (0..12)
+            .map(|k| ((k / 3) % 3 == which).then_some(k))
+            .collect()
+    };
+    assert_eq!(steps, column(0));
+    assert_eq!(groups, column(1));
+    assert_eq!(flops, column(2));
+}
