@@ -1,8 +1,8 @@
 //! The events of a space as record batches, plane by plane, with the small tables beside them.
 
-use std::cell::Cell;
 use std::collections::HashMap;
 use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
 
 use arrow_array::builder::{
     ArrayBuilder, Decimal128Builder, Int32Builder, Int64Builder, MapBuilder, MapFieldNames,
@@ -231,15 +231,18 @@ fn cache_slot_of(id: i64) -> usize {
 
 /// What one stat metadata id of a plane means: its name and its typed column and priority.
 struct StatInfo {
+    id: i64,
     name: String,
     typed: Option<(usize, usize)>,
 }
 
-/// A plane's stat metadata by id, with a direct-mapped cache in front of the map.
+/// A plane's stat metadata by id, with a direct-mapped cache in front of the map. A slot holds
+/// the index of the last info looked up through it (or `usize::MAX`); the info's own id tells a
+/// hit, so one atomic word per slot is enough and the table stays `Sync`.
 struct StatTable {
     infos: Vec<StatInfo>,
     index: HashMap<i64, usize>,
-    cache: Vec<Cell<(i64, usize)>>,
+    cache: Vec<AtomicUsize>,
 }
 
 impl StatTable {
@@ -255,6 +258,7 @@ impl StatTable {
             }
             index.insert(*id, infos.len());
             infos.push(StatInfo {
+                id: *id,
                 name: md.name.clone(),
                 typed,
             });
@@ -262,18 +266,21 @@ impl StatTable {
         StatTable {
             infos,
             index,
-            cache: vec![Cell::new((0, usize::MAX)); CACHE_SLOTS],
+            cache: (0..CACHE_SLOTS)
+                .map(|_| AtomicUsize::new(usize::MAX))
+                .collect(),
         }
     }
 
     fn get(&self, id: i64) -> Option<&StatInfo> {
-        let cell = self.cache.get(cache_slot_of(id))?;
-        let (cached, i) = cell.get();
-        if cached == id && i != usize::MAX {
-            return self.infos.get(i);
+        let slot = self.cache.get(cache_slot_of(id))?;
+        if let Some(info) = self.infos.get(slot.load(Ordering::Relaxed))
+            && info.id == id
+        {
+            return Some(info);
         }
         let i = *self.index.get(&id)?;
-        cell.set((id, i));
+        slot.store(i, Ordering::Relaxed);
         self.infos.get(i)
     }
 
