@@ -263,12 +263,15 @@ def parse_tables(text):
     return rows
 
 
-def compare_summaries(ours, theirs):
-    """Differences between our printed summary and Paddle's, row by row (FLOPs aside, and the
-    Device table's CPU cells where ours say they are not in the input)."""
+def compare_summaries(ours, theirs, skip_tables=()):
+    """Differences between our printed summary and Paddle's, row by row (FLOPs aside, the
+    Device table's CPU cells where ours say they are not in the input, and the tables in
+    `skip_tables`)."""
     def normal(rows, mine):
         out = []
         for table, group, cells in rows:
+            if any(table.startswith(t) for t in skip_tables):
+                continue
             cells = list(cells)
             if table == "Operator Summary" and len(cells) == 5:
                 cells.pop()
@@ -312,6 +315,10 @@ def check_summary(source, label, repo, work, save=None):
         save_summary_case(work, save)
     results = []
     for kind, path in (("pb", "trace.paddle_trace.pb"), ("json", "trace.paddle_trace.json")):
+        # Paddle's Chrome trace writes memory events at whole microseconds and without the range
+        # they happened in, which its Memory Summary (built from its node trees) attributes them
+        # to: from the JSON, ours attributes them by time and says so; not compared.
+        skip = ("Memory Summary",) if kind == "json" else ()
         rows = 0
         problems = []
         for k, opts in enumerate(OPTION_SETS):
@@ -321,7 +328,7 @@ def check_summary(source, label, repo, work, save=None):
             if ours.returncode != 0:
                 problems.append(f"{opts}: profkit report failed: {ours.stderr.strip()}")
                 continue
-            n, diffs = compare_summaries(ours.stdout, theirs)
+            n, diffs = compare_summaries(ours.stdout, theirs, skip)
             rows += n
             if n == 0:
                 problems.append(f"{opts}: Paddle printed no table rows")
@@ -331,7 +338,8 @@ def check_summary(source, label, repo, work, save=None):
         if problems:
             results.append((False, "; ".join(problems[:3]) + (f" (+{len(problems) - 3} more)" if len(problems) > 3 else "")))
         else:
-            results.append((True, f"{len(OPTION_SETS)} option sets, {rows} rows: same tables, rows, order, calls and times"))
+            note = " (Memory Summary not compared: not in Paddle's JSON)" if skip else ""
+            results.append((True, f"{len(OPTION_SETS)} option sets, {rows} rows: same tables, rows, order, calls and times{note}"))
     return results[0], results[1]
 
 

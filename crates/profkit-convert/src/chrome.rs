@@ -864,9 +864,11 @@ impl Trace {
                     });
                     dur = 0;
                 }
-                if let Some((s, e)) = self.paddle_times(&stats, start) {
+                // Paddle rounds `ts` down to whole microseconds; its `start_time` is exact. `dur`
+                // is exact too (end minus start in ns, written with three decimals), where
+                // `end_time` can be a nanosecond off it: Paddle's summary agrees with `dur`.
+                if let Some((s, _)) = self.paddle_times(&stats, start) {
                     start = s;
-                    dur = e - s;
                 }
                 let thread = self.thread(&pid, Track::Thread(tid.clone()));
                 if gpu {
