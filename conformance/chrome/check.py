@@ -46,13 +46,17 @@ def profkit_kernels(profkit, path):
         if not plane.get("name", "").startswith("/device:GPU:"):
             continue
         stat_names = {int(k): v["name"] for k, v in plane.get("stat_metadata", {}).items()}
+        event_metadata = plane.get("event_metadata", {})
         for line in plane.get("lines", []):
             for event in line.get("events", []):
+                # An event's own stats first, then its metadata's (args every event of a name
+                # shares are stored once there), as xprof's visitor looks them up.
+                metadata = event_metadata.get(str(event.get("metadata_id")), {})
                 cat = next(
                     (
                         # A string many events share is a ref_value: a stat metadata's name.
                         s.get("str_value") or stat_names.get(int(s.get("ref_value", -1)))
-                        for s in event.get("stats", [])
+                        for s in event.get("stats", []) + metadata.get("stats", [])
                         if stat_names.get(s.get("metadata_id")) == "cat"
                     ),
                     None,
