@@ -137,7 +137,8 @@ def test_error_classes():
     assert m.value.field_path == "XSpace.planes[0].lines[0].events[1].stats[1].str_value"
     with pytest.raises(profkit.DecodeError) as j:
         profkit.events(CONFORMANCE / "chrome/error-bad-ts/input.json")
-    assert (j.value.json_path, j.value.line, j.value.column) == ("traceEvents[1].ts", 3, 3)
+    # As the conformance case's error.txt records it.
+    assert (j.value.json_path, j.value.line, j.value.column) == ("traceEvents[1].ts", 4, 10)
     with pytest.raises(profkit.ProfkitIOError):
         profkit.events(CONFORMANCE / "no-such-file.xplane.pb")
     with pytest.raises(profkit.UnknownFormatError):
@@ -254,7 +255,12 @@ def test_report(tmp_path):
     text = profkit.report(path)
     assert text == run_cli("report", path).stdout
     data = profkit.report(path, as_data=True)
-    assert data == json.loads((path.parent / "report.json").read_text())
+    assert data == json.loads((path.parent / "summary.json").read_text())
+    legacy = profkit.report(path, legacy=True, as_data=True)
+    assert legacy == json.loads((path.parent / "report.json").read_text())
+    assert profkit.report(path, sorted_by="CPUAvg", time_unit="us") == run_cli(
+        "report", path, "--sorted-by", "CPUAvg", "--time-unit", "us"
+    ).stdout
 
 
 def test_console_script():

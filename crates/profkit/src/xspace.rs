@@ -169,19 +169,44 @@ pub(crate) fn validate(input: Input, json: bool) -> Result<(), Failure> {
         }
     };
     let mut index = 0usize;
-    let bad = |e: profkit_xplane::Error| Failure::BadInput(format!("{}: {e}", input.name));
     let mut reader = XSpaceReader::new(input.reader, ReadOptions::default());
-    while let Some(item) = reader.next_raw() {
-        if let RawSpaceItem::Plane(plane) = item.map_err(bad)? {
-            let view = plane.view().map_err(bad)?;
-            let path = format!("planes[{index}]");
+    let broke_off = loop {
+        let Some(item) = reader.next_raw() else {
+            break None;
+        };
+        let plane = match item {
+            Ok(RawSpaceItem::Plane(plane)) => plane,
+            Ok(_) => continue,
+            Err(e) => break Some(e),
+        };
+        let path = format!("planes[{index}]");
+        let checked = plane.view().and_then(|view| {
             profkit_xplane::validate::validate_plane_view_each(&view, &path, &mut emit)
-                .map_err(bad)?;
-            index += 1;
+        });
+        if let Err(e) = checked {
+            break Some(e);
         }
-    }
+        index += 1;
+    };
     if let Some(e) = failed_write {
         return Err(Failure::Output(e));
+    }
+    if let Some(e) = broke_off {
+        // The problems already written stand; the JSON document is closed with the error, so
+        // that it stays one well-formed document, and the error goes to stderr as for any input
+        // that cannot be read.
+        let message = format!("{}: {e}", input.name);
+        if json {
+            let close = if written > 0 { "\n  ]" } else { "]" };
+            writeln!(
+                out,
+                "{close},\n  \"error\": {},\n  \"valid\": false\n}}",
+                json_text(&message)
+            )
+            .map_err(Failure::Output)?;
+        }
+        out.flush().map_err(Failure::Output)?;
+        return Err(Failure::BadInput(message));
     }
     if json {
         let close = if written > 0 { "\n  ]" } else { "]" };

@@ -144,6 +144,20 @@ fn truncated_input_exits_1_naming_offset_and_path() {
 }
 
 #[test]
+fn validate_json_of_a_truncated_input_is_one_document_naming_the_error() {
+    let bytes = encode(&sample_space());
+    let cut = &bytes[..bytes.len() / 2];
+    let out = profkit(&["validate", "--json", "-"], Some(cut));
+    assert_eq!(out.status.code(), Some(1));
+    let stdout = text(&out.stdout);
+    let doc: serde_json::Value = serde_json::from_str(&stdout).expect(&stdout);
+    assert_eq!(doc["valid"], false);
+    let error = doc["error"].as_str().unwrap_or_default();
+    assert!(error.contains("truncated") && error.contains("XSpace.planes[0]"), "{doc}");
+    assert!(text(&out.stderr).contains("truncated"));
+}
+
+#[test]
 fn unknown_content_exits_1_and_from_overrides_detection() {
     let out = profkit(&["inspect", "-"], Some(b"{\"not\": \"xspace\"}"));
     assert_eq!(out.status.code(), Some(1));

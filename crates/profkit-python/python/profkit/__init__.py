@@ -206,7 +206,11 @@ def validate(path: PathLike, *, format: Optional[str] = None, graph: Optional[Pa
     done = _run(args, [path] + ([graph] if graph is not None else []), ok=(0, 1))
     if done.returncode == 1 and not done.stdout.strip():
         raise from_cli(done.stderr, 1, [path])
-    return list(_problems(json.loads(done.stdout)))
+    doc = json.loads(done.stdout)
+    if isinstance(doc, dict) and "error" in doc:
+        # The input broke off after some problems were written: it cannot be read.
+        raise from_cli(done.stderr, 1, [path])
+    return list(_problems(doc))
 
 
 def _progress_callback(progress: Progress, total_hint: int = 0) -> tuple:
@@ -289,28 +293,52 @@ def merge(inputs: Sequence[PathLike], out: PathLike) -> None:
 def report(
     path: PathLike,
     *,
+    sorted_by: Optional[str] = None,
+    op_detail: bool = True,
+    thread_sep: bool = False,
+    time_unit: Optional[str] = None,
+    legacy: bool = False,
     sort: Optional[str] = None,
     place: Optional[str] = None,
     as_data: bool = False,
     format: Optional[str] = None,
 ) -> Union[str, Dict[str, Any]]:
-    """PaddlePaddle's profiling report of a profile (a Paddle ``Profile`` or node trees, an XSpace,
-    a Chrome trace), as ``profkit report`` prints it.
+    """The tables PaddlePaddle's ``Profiler.summary()`` prints, of a profile (Paddle's node trees,
+    an XSpace, a Chrome trace), as ``profkit report`` prints them; a legacy Paddle ``Profile``
+    (or ``legacy=True``) gets Paddle's legacy profiling report instead.
 
     Args:
-        sort: order rows among siblings by this (``"calls"``, ``"total"``, ``"max"``, ``"min"``,
-            ``"ave"``), descending.
-        place: what the times measure (``"cpu"``, ``"gpu"``, ``"all"``).
-        as_data: the report's tables as data (``profkit report --json``) instead of text.
+        sorted_by: the summary's sort key, one of Paddle's ``SortedKeys`` (``"CPUTotal"``, the
+            default, ``"CPUAvg"``, ``"CPUMax"``, ``"CPUMin"``, ``"GPUTotal"``, ``"GPUAvg"``,
+            ``"GPUMax"``, ``"GPUMin"``).
+        op_detail: the Operator Summary's inner rows (``summary(op_detail=...)``).
+        thread_sep: a table per thread (``summary(thread_sep=...)``).
+        time_unit: ``"s"``, ``"ms"`` (the default), ``"us"`` or ``"ns"``.
+        legacy: the legacy report, for any input.
+        sort: the legacy report's order among siblings (``"calls"``, ``"total"``, ``"max"``,
+            ``"min"``, ``"ave"``); implies ``legacy``.
+        place: what the legacy report's times measure (``"cpu"``, ``"cuda"``, ``"all"``); implies
+            ``legacy``.
+        as_data: the tables as data (``profkit report --json``) instead of text.
 
     Returns:
         The text, or with ``as_data`` the tables as a dict.
     """
     args = ["report", *_format_args(format), os.fspath(path)]
+    if legacy:
+        args.append("--legacy")
     if sort:
         args += ["--sort", sort]
     if place:
         args += ["--place", place]
+    if sorted_by:
+        args += ["--sorted-by", sorted_by]
+    if not op_detail:
+        args.append("--no-op-detail")
+    if thread_sep:
+        args.append("--thread-sep")
+    if time_unit:
+        args += ["--time-unit", time_unit]
     if as_data:
         args.append("--json")
     done = _run(args, [path])
