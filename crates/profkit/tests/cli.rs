@@ -153,7 +153,10 @@ fn validate_json_of_a_truncated_input_is_one_document_naming_the_error() {
     let doc: serde_json::Value = serde_json::from_str(&stdout).expect(&stdout);
     assert_eq!(doc["valid"], false);
     let error = doc["error"].as_str().unwrap_or_default();
-    assert!(error.contains("truncated") && error.contains("XSpace.planes[0]"), "{doc}");
+    assert!(
+        error.contains("truncated") && error.contains("XSpace.planes[0]"),
+        "{doc}"
+    );
     assert!(text(&out.stderr).contains("truncated"));
 }
 
