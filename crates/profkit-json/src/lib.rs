@@ -33,7 +33,7 @@
 )]
 
 mod error;
-mod number;
+pub mod number;
 pub mod path;
 mod reader;
 

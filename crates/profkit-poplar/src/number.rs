@@ -10,68 +10,7 @@ use std::fmt;
 
 use serde::de::{self, Deserialize, Deserializer, MapAccess, SeqAccess, Visitor};
 
-/// 2^64 as a double: the first integral double that does not fit in `u64`.
-const TWO_64: f64 = 18_446_744_073_709_551_616.0;
-
-/// The integer a double stands for, or why it stands for none.
-fn integral(v: f64, max: u64, what: &str) -> Result<u64, String> {
-    if v.is_nan() {
-        Err(format!("expected {what}, found NaN"))
-    } else if v < 0.0 {
-        Err(format!("expected {what}, found the negative number {v}"))
-    } else if v.fract() != 0.0 {
-        Err(format!("expected {what}, found the fraction {v}"))
-    } else if v >= TWO_64 || v as u64 > max {
-        Err(format!("expected {what}, found {v}, which is too large"))
-    } else {
-        Ok(v as u64)
-    }
-}
-
-/// The message for an integer over the field's range.
-pub(crate) fn too_large(what: &str, v: u64) -> String {
-    format!("expected {what}, found {v}, which is too large")
-}
-
-fn check<E: de::Error>(v: u64, max: u64, what: &str) -> Result<u64, E> {
-    if v > max {
-        Err(E::custom(too_large(what, v)))
-    } else {
-        Ok(v)
-    }
-}
-
-/// Reads a non-negative integer up to `max`.
-pub(crate) struct IntVisitor {
-    pub(crate) max: u64,
-    pub(crate) what: &'static str,
-}
-
-impl<'de> Visitor<'de> for IntVisitor {
-    type Value = u64;
-
-    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(self.what)
-    }
-
-    fn visit_u64<E: de::Error>(self, v: u64) -> Result<u64, E> {
-        check(v, self.max, self.what)
-    }
-
-    fn visit_i64<E: de::Error>(self, v: i64) -> Result<u64, E> {
-        match u64::try_from(v) {
-            Ok(v) => check(v, self.max, self.what),
-            Err(_) => Err(E::custom(format!(
-                "expected {}, found the negative number {v}",
-                self.what
-            ))),
-        }
-    }
-
-    fn visit_f64<E: de::Error>(self, v: f64) -> Result<u64, E> {
-        integral(v, self.max, self.what).map_err(E::custom)
-    }
-}
+pub(crate) use profkit_json::number::{INDEX, INT, IntVisitor, too_large};
 
 /// The newtype name under which [`Counts`](crate::Counts) asks for an array of integers up to
 /// `u64::MAX`. Other deserializers ignore the name and hand over an ordinary sequence; the
@@ -81,9 +20,6 @@ pub(crate) const COUNTS_TOKEN: &str = profkit_json::U64_ARRAY_TOKEN;
 
 /// As [`COUNTS_TOKEN`], for arrays of indices (integers below 2^32).
 pub(crate) const INDICES_TOKEN: &str = profkit_json::U32_ARRAY_TOKEN;
-
-pub(crate) const INT: &str = "a non-negative integer";
-pub(crate) const INDEX: &str = "an index (a non-negative integer below 2^32)";
 
 /// An integer array as the reader hands it over (see [`COUNTS_TOKEN`]): the bytes of a
 /// `[u64]` holding the largest value, how many values are not zero, then the values.
