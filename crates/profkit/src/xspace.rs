@@ -32,9 +32,13 @@ pub(crate) fn inspect(input: Input, json: bool) -> Result<(), Failure> {
     let mut reader = XSpaceReader::new(input.reader, ReadOptions::default());
     while let Some(item) = reader.next_raw() {
         match item.map_err(bad)? {
-            RawSpaceItem::Plane(plane) => summary
-                .add_plane_view(&plane.view().map_err(bad)?)
-                .map_err(bad)?,
+            RawSpaceItem::Plane(plane) => {
+                let view = plane.view().map_err(bad)?;
+                summary.add_plane_view(&view).map_err(bad)?;
+                // The summary reads only what it counts: the rest of the plane is checked too,
+                // so that a damaged file is reported, not summarised.
+                view.check().map_err(bad)?;
+            }
             RawSpaceItem::Hostname(h) => summary.hostnames.push(h),
             RawSpaceItem::Error(_) => summary.errors += 1,
             RawSpaceItem::Warning(_) => summary.warnings += 1,

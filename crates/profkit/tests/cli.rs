@@ -197,3 +197,28 @@ fn missing_file_exits_1_naming_it() {
     assert_eq!(out.status.code(), Some(1));
     assert!(text(&out.stderr).contains("/nonexistent/x.xplane.pb"));
 }
+
+#[test]
+fn every_damaged_xspace_case_is_refused_by_every_reading_command() {
+    let root = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../conformance/xplane");
+    let mut cases = 0;
+    for entry in std::fs::read_dir(&root).unwrap() {
+        let dir = entry.unwrap().path();
+        let input = dir.join("input.xplane.pb");
+        let is_error = dir
+            .file_name()
+            .is_some_and(|n| n.to_string_lossy().starts_with("error-"));
+        if !is_error || !input.is_file() {
+            continue;
+        }
+        cases += 1;
+        let path = input.to_string_lossy().into_owned();
+        // inspect walks views and reads only what it counts: it must still see the damage.
+        for command in ["inspect", "validate", "dump"] {
+            let out = profkit(&[command, &path], None);
+            assert_eq!(out.status.code(), Some(1), "{command} {path}");
+            assert!(text(&out.stderr).contains("XSpace"), "{command} {path}");
+        }
+    }
+    assert!(cases >= 5, "only {cases} damaged cases");
+}
