@@ -113,13 +113,21 @@ impl OverLimit {
 /// (the error past any file) and `is_truncation` (whether the input was cut short).
 ///
 /// `file_context!(Error, keeps: PATTERN)` also leaves errors matching `PATTERN` as they are in
-/// `in_file`, for variants that name their file in their own words.
+/// `in_file`, for variants that name their file in their own words. `truncated: PATTERN` says
+/// which errors are truncations, for an enum that keeps them in a wrapped error rather than in a
+/// variant `Truncated` of its own.
 #[macro_export]
 macro_rules! file_context {
     ($error:ident) => {
-        $crate::file_context!($error, keeps: $error::InFile(_));
+        $crate::file_context!($error, keeps: $error::InFile(_), truncated: $error::Truncated { .. });
     };
     ($error:ident, keeps: $keeps:pat) => {
+        $crate::file_context!($error, keeps: $keeps, truncated: $error::Truncated { .. });
+    };
+    ($error:ident, truncated: $truncated:pat) => {
+        $crate::file_context!($error, keeps: $error::InFile(_), truncated: $truncated);
+    };
+    ($error:ident, keeps: $keeps:pat, truncated: $truncated:pat) => {
         impl $error {
             /// Attaches the file the error came from (once: an error already naming a file keeps
             /// it).
@@ -141,7 +149,7 @@ macro_rules! file_context {
             /// Whether the input was cut short (as opposed to being corrupt or wrong), so that a
             /// caller may keep what was read before the cut.
             pub fn is_truncation(&self) -> bool {
-                matches!(self.root(), $error::Truncated { .. })
+                matches!(self.root(), $truncated)
             }
         }
     };

@@ -56,7 +56,7 @@ pub mod validate;
 mod writer;
 
 pub use counts::{Counts, Iter as CountsIter};
-pub use error::{Error, Location, Result};
+pub use error::{Error, JsonError, Location, Result};
 pub use exchange::{Exchanges, ExternalExchanges, HostExchanges};
 pub use execution::{ExecutionProfile, ProfilerMode, Simulation, TileCycles};
 pub use graph::{ComputeSets, CycleEstimates, GraphInfo, GraphProfile, VertexTypes};

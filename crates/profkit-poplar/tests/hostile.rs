@@ -4,7 +4,9 @@
 mod common;
 
 use common::input;
-use profkit_poplar::{Error, ProfileFile, ReadOptions, from_reader_with, from_slice, from_str};
+use profkit_poplar::{
+    Error, JsonError, ProfileFile, ReadOptions, from_reader_with, from_slice, from_str,
+};
 
 fn read(bytes: &[u8]) -> Result<ProfileFile, Error> {
     from_slice(bytes)
@@ -46,7 +48,10 @@ fn deep_nesting_is_refused_without_overflowing_the_stack() {
     for depth in [200, 100_000, 2_000_000] {
         let text = format!(r#"{{"profilerMode":"NONE","x":{}"#, "[".repeat(depth));
         let e = from_str::<ProfileFile>(&text).unwrap_err();
-        assert!(matches!(e, Error::Limit { limit: 127, .. }), "{e}");
+        assert!(
+            matches!(e, Error::Json(JsonError::Limit { limit: 127, .. })),
+            "{e}"
+        );
         assert!(e.to_string().contains("levels..."), "{e}");
     }
     // A liveness tree nested deeper than the limit.
@@ -58,13 +63,13 @@ fn deep_nesting_is_refused_without_overflowing_the_stack() {
         r#"{{"memory":{{"liveness":{{"notAlwaysLive":{{"byProgram":{tree},"maxBytesByTile":[]}}}}}},"target":{{}}}}"#
     );
     let e = from_str::<ProfileFile>(&text).unwrap_err();
-    assert!(matches!(e, Error::Limit { .. }), "{e}");
+    assert!(matches!(e, Error::Json(JsonError::Limit { .. })), "{e}");
     // The same tree as the second root of a list, the shape real files have.
     let text = format!(
         r#"{{"memory":{{"liveness":{{"notAlwaysLive":{{"byProgram":[{{"bytes":1}},{tree}],"maxBytesByTile":[]}}}}}},"target":{{}}}}"#
     );
     let e = from_str::<ProfileFile>(&text).unwrap_err();
-    assert!(matches!(e, Error::Limit { .. }), "{e}");
+    assert!(matches!(e, Error::Json(JsonError::Limit { .. })), "{e}");
     assert!(e.to_string().contains("byProgram[1]"), "{e}");
     // Within the limit, the same tree reads.
     let mut tree = String::from(r#"{"bytes":1}"#);
@@ -80,7 +85,7 @@ fn huge_numbers_and_strings_are_refused() {
     let digits = "9".repeat(100_000);
     let e =
         from_str::<ProfileFile>(&format!(r#"{{"profilerMode":"X","n":{digits}}}"#)).unwrap_err();
-    assert!(matches!(e, Error::Syntax { .. }), "{e}");
+    assert!(matches!(e, Error::Json(JsonError::Syntax { .. })), "{e}");
     assert!(e.to_string().contains("number out of range"), "{e}");
     let e = from_str::<ProfileFile>(r#"{"profilerMode":"X","programTrace":[1e400]}"#).unwrap_err();
     assert!(e.to_string().contains("out of range"), "{e}");
@@ -88,7 +93,10 @@ fn huge_numbers_and_strings_are_refused() {
     let long = format!(r#"{{"profilerMode":"{}"}}"#, "N".repeat(5_000));
     let options = ReadOptions::default().max_string_bytes(1_000);
     let e = from_reader_with::<ProfileFile, _>(long.as_bytes(), options).unwrap_err();
-    assert!(matches!(e, Error::Limit { limit: 1_000, .. }), "{e}");
+    assert!(
+        matches!(e, Error::Json(JsonError::Limit { limit: 1_000, .. })),
+        "{e}"
+    );
     assert!(from_str::<ProfileFile>(&long).is_ok());
 }
 
@@ -109,7 +117,7 @@ fn wrong_types_name_the_path() {
         (r#"[1,2]"#.to_owned(), "", "invalid type: sequence"),
     ] {
         let e = from_str::<ProfileFile>(&text).unwrap_err();
-        assert!(matches!(e, Error::Schema { .. }), "{text}: {e}");
+        assert!(matches!(e, Error::Json(JsonError::Schema { .. })), "{text}: {e}");
         assert_eq!(e.path(), Some(path), "{text}: {e}");
         assert!(e.to_string().contains(what), "{text}: {e}");
     }
@@ -165,7 +173,7 @@ fn missing_required_fields_are_named() {
 #[test]
 fn text_after_the_profile_is_refused() {
     let e = from_str::<ProfileFile>(r#"{"profilerMode":"NONE"} {}"#).unwrap_err();
-    assert!(matches!(e, Error::Syntax { .. }), "{e}");
+    assert!(matches!(e, Error::Json(JsonError::Syntax { .. })), "{e}");
     assert!(from_str::<ProfileFile>("{\"profilerMode\":\"NONE\"}\n\t ").is_ok());
 }
 

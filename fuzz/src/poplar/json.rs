@@ -6,7 +6,7 @@
 //! panic, writes back to the same profile compactly and pretty, and, when the text has no `null`
 //! (which an optional field reads as absent), holds exactly the text's JSON.
 
-use profkit_poplar::{Error, ProfileFile, analysis, from_slice, from_str};
+use profkit_poplar::{Error, JsonError, ProfileFile, analysis, from_slice, from_str};
 use serde_json::Value;
 
 /// Every number as a double, so that `12` and `12.0` compare equal.
@@ -79,7 +79,10 @@ pub fn run(data: &[u8]) {
             check_error(&e, data);
             if let Ok(value) = &theirs_value {
                 assert!(
-                    matches!(e, Error::Schema { .. } | Error::Limit { .. }),
+                    matches!(
+                        e,
+                        Error::Json(JsonError::Schema { .. } | JsonError::Limit { .. })
+                    ),
                     "valid JSON refused as if it were not: {e}"
                 );
                 let _ = value;
