@@ -35,7 +35,7 @@ wheels="$repo/target/wheels"
 rm -f "$wheels"/profkit-*.whl
 # Release: the large-file test streams hundreds of megabytes.
 "$venv/bin/maturin" build --quiet --release -m crates/profkit-python/Cargo.toml -o "$wheels" -i "$venv/bin/python"
-"$venv/bin/pip" install --quiet --force-reinstall --no-deps "$wheels"/profkit-*.whl
+"$venv/bin/python" -m pip install --quiet --force-reinstall --no-deps "$wheels"/profkit-*.whl
 
 cd "$here"
 exec "$venv/bin/python" -m pytest -q -p no:cacheprovider "$@" .

@@ -11,6 +11,7 @@
 
 import json
 import re
+import subprocess
 import threading
 from pathlib import Path
 
@@ -20,6 +21,7 @@ import pytest
 
 import profkit
 from conftest import (
+    REPO,
     CONFORMANCE,
     all_inputs,
     case_id,
@@ -292,3 +294,14 @@ def test_progress_bar_with_tqdm(capsys):
     table = profkit.events(SAMPLE, progress=True)
     assert table.num_rows == 3
     assert "B" in capsys.readouterr().err
+
+
+def test_plugin_check_runs_from_the_wheel_command():
+    """`plugin check` runs each check in a child of the command; from the wheel that child is
+    this interpreter running `-m profkit`, not the interpreter with the CLI's arguments."""
+    subprocess.run(["cargo", "build", "-q", "-p", "profkit-plugin-example"], cwd=REPO, check=True)
+    plugin = REPO / "target" / "debug" / "libprofkit_plugin_example.so"
+    done = run_cli("plugin", "check", plugin, "--json")
+    report = json.loads(done.stdout)
+    assert report["failed"] == 0, done.stdout
+    assert report["passed"] > 0, done.stdout

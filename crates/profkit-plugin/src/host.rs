@@ -47,6 +47,7 @@ impl Library {
     /// library stays loaded for the life of the process.
     pub fn open(path: impl AsRef<Path>) -> Result<Library> {
         let path = path.as_ref().to_path_buf();
+        crate::status::promote_host_object();
         if !crate::status::host_exported() {
             return Err(Error::StatusNotExported);
         }

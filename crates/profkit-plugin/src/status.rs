@@ -13,7 +13,9 @@
 //! - inside profkit's host it finds the host's own functions, which the host executable defines
 //!   with [`crate::export_tf_status!`] and exports with `-Wl,--export-dynamic-symbol=TF_SetStatus`
 //!   (executables export nothing to `dlsym` otherwise). Because the host exports the very names
-//!   TensorFlow does, C plugins that do hard-link `TF_SetStatus` load in the host too;
+//!   TensorFlow does, C plugins that do hard-link `TF_SetStatus` load in the host too. A shared
+//!   library that embeds the host (the Python extension module) is promoted to the global scope
+//!   before a plugin is loaded ([`promote_host_object`]), so the same holds there;
 //! - anywhere else it finds nothing: the plugin still loads and works, but cannot report errors
 //!   (a failed call then looks like success with no data).
 //!
@@ -264,6 +266,34 @@ pub unsafe fn host_message(status: *const TF_Status) -> *const c_char {
         Some(status) => status.message.as_ptr(),
         None => c"".as_ptr(),
     }
+}
+
+/// Puts the loaded object that holds the host's status functions into the process's global symbol
+/// scope, so that plugins find them with `dlsym(RTLD_DEFAULT, ...)`. An executable that exports
+/// them is there already. A shared library that embeds the host (the Python extension module,
+/// which Python loads with `RTLD_LOCAL`) is not: its own lookups see its symbols, a plugin's do
+/// not, and the plugin's errors would be lost.
+pub fn promote_host_object() {
+    let mut info = std::mem::MaybeUninit::<libc::Dl_info>::zeroed();
+    let ours = host_set_status as *const c_void;
+    // SAFETY: dladdr only reads the loader's tables and fills `info`, which is large enough.
+    if unsafe { libc::dladdr(ours, info.as_mut_ptr()) } == 0 {
+        return;
+    }
+    // SAFETY: dladdr returned non-zero, so it filled `info` (zeroed before, so fully initialised).
+    let info = unsafe { info.assume_init() };
+    if info.dli_fname.is_null() {
+        return;
+    }
+    // SAFETY: with RTLD_NOLOAD, dlopen only changes the flags of an object already loaded (no
+    // initialiser runs); it returns null for one it cannot find by that name, such as the main
+    // executable. The reference it takes is kept: the object holds this code, so it stays loaded.
+    let _handle = unsafe {
+        libc::dlopen(
+            info.dli_fname,
+            libc::RTLD_NOW | libc::RTLD_GLOBAL | libc::RTLD_NOLOAD,
+        )
+    };
 }
 
 /// Whether this process exports the host's status functions: `TF_SetStatus` resolves globally, to

@@ -273,9 +273,14 @@ fn xdl_records(
 
 /// Runs the `profkit` command in this process with `argv` (program name first) and returns its
 /// exit code. Usage errors and `--help` exit the process, as the command does: call it only
-/// from the `profkit` script or `python -m profkit`.
+/// from the `profkit` script or `python -m profkit`. `self_command` is how to run the command
+/// again (the interpreter, `-m`, `profkit`), for `plugin check`, which runs a child of itself.
 #[pyfunction]
-fn run_cli(py: Python<'_>, argv: Vec<String>) -> u8 {
+#[pyo3(signature = (argv, self_command=None))]
+fn run_cli(py: Python<'_>, argv: Vec<String>, self_command: Option<Vec<String>>) -> u8 {
+    if let Some(command) = self_command {
+        profkit::set_self_command(command.into_iter().map(Into::into).collect());
+    }
     py.detach(|| {
         let code = profkit::run_args(argv);
         // `ExitCode` has no accessor: compare with the codes the CLI returns.

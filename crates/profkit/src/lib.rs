@@ -16,6 +16,8 @@ mod poplar;
 mod xdl;
 mod xspace;
 
+pub use plugin::set_self_command;
+
 use std::path::PathBuf;
 use std::process::ExitCode;
 

@@ -6,9 +6,11 @@
 //! same executable with the hidden `__check-child` subcommand, so a crash is reported rather than
 //! fatal; the child reports on a private channel (see `profkit_plugin::check::run_isolated`).
 
+use std::ffi::OsString;
 use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::process::Command;
+use std::sync::OnceLock;
 use std::time::Duration;
 
 use clap::Subcommand;
@@ -105,6 +107,28 @@ pub(crate) fn run(command: PluginCommand) -> Result<(), Failure> {
     }
 }
 
+/// The command that runs this CLI again, when it is not the current executable.
+static SELF_COMMAND: OnceLock<Vec<OsString>> = OnceLock::new();
+
+/// Says how to run this CLI again, for `plugin check`, which runs each check in a child of
+/// itself: the program and the arguments that come before the CLI's own (for the Python
+/// package's command, the interpreter, `-m` and `profkit`). Without it the child is the current
+/// executable, which is right for the `profkit` binary. Only the first call counts.
+pub fn set_self_command(command: Vec<OsString>) {
+    let _ = SELF_COMMAND.set(command);
+}
+
+fn self_command() -> Result<Command, Failure> {
+    if let Some((program, args)) = SELF_COMMAND.get().and_then(|c| c.split_first()) {
+        let mut command = Command::new(program);
+        command.args(args);
+        return Ok(command);
+    }
+    let exe = std::env::current_exe()
+        .map_err(|e| Failure::BadInput(format!("cannot find the profkit executable: {e}")))?;
+    Ok(Command::new(exe))
+}
+
 fn check(lib: &Path, sessions: u32, json: bool, max_call_ms: u64) -> Result<(), Failure> {
     if !lib.exists() {
         return Err(Failure::BadInput(format!(
@@ -112,9 +136,7 @@ fn check(lib: &Path, sessions: u32, json: bool, max_call_ms: u64) -> Result<(), 
             lib.display()
         )));
     }
-    let exe = std::env::current_exe()
-        .map_err(|e| Failure::BadInput(format!("cannot find the profkit executable: {e}")))?;
-    let mut child = Command::new(exe);
+    let mut child = self_command()?;
     child
         .args(["plugin", "__check-child"])
         .arg(lib)

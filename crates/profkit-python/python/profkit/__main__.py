@@ -9,7 +9,8 @@ def main() -> None:
 
     argv = ["profkit", *sys.argv[1:]]
     sys.stdout.flush()
-    sys.exit(_native.run_cli(argv))
+    # `plugin check` runs each check in a child of the command: this interpreter, as `-m profkit`.
+    sys.exit(_native.run_cli(argv, [sys.executable, "-m", "profkit"]))
 
 
 if __name__ == "__main__":

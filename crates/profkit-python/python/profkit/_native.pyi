@@ -25,8 +25,9 @@ def xdl_records(
 ) -> Dict[str, pyarrow.Table]:
     """The records of each XDL dataset at ``path``, keyed by dataset id."""
 
-def run_cli(argv: List[str]) -> int:
-    """Runs the ``profkit`` command in this process; usage errors exit the process."""
+def run_cli(argv: List[str], self_command: Optional[List[str]] = None) -> int:
+    """Runs the ``profkit`` command in this process; usage errors exit the process.
+    ``self_command`` runs the command again (for ``plugin check``)."""
 
 def formats() -> List[str]:
     """The formats the readers take."""
