@@ -5,7 +5,8 @@
 //!   anything is read: replacing it would lose the input.
 //! - OUT that exists and is not a regular file (a character device such as `/dev/null`, a FIFO,
 //!   a socket; or a link to one) is opened and written through, as a shell's `>` does: replacing a
-//!   device with a renamed file would be wrong (and, as root, would replace the device node).
+//!   device with a renamed file would be wrong (and, as root, would replace the device node). So
+//!   is a path naming an open descriptor (`/dev/stdout`, `/dev/fd/N`), whatever it leads to.
 //! - Otherwise (a regular file, or nothing yet) output goes to a temporary file beside OUT that
 //!   replaces OUT only when the conversion succeeded, so a failure never leaves half a file. A
 //!   symbolic link is followed: its target is replaced (keeping the link), and an existing file's
@@ -180,6 +181,21 @@ impl Drop for Temp {
 /// `path` with its symbolic links followed to the path they end at (which may not exist yet),
 /// so that a link's target is what gets written, not the link.
 pub(crate) fn follow_links(path: &Path) -> std::io::Result<PathBuf> {
+    follow(path).map(|(path, _)| path)
+}
+
+/// A path that names an open file descriptor (`/dev/stdout`, `/dev/fd/N`, `/proc/self/fd/N`):
+/// its "link" is the kernel's, to a pipe, terminal or file already opened by someone else.
+fn names_descriptor(path: &Path) -> bool {
+    path.starts_with("/proc")
+        || path.starts_with("/dev/fd")
+        || path == Path::new("/dev/stdout")
+        || path == Path::new("/dev/stderr")
+}
+
+/// [`follow_links`], and whether a descriptor path was met on the way.
+fn follow(path: &Path) -> std::io::Result<(PathBuf, bool)> {
+    let mut descriptor = names_descriptor(path);
     let mut path = path.to_path_buf();
     // Linux's own limit on links in one lookup.
     for _ in 0..40 {
@@ -190,8 +206,9 @@ pub(crate) fn follow_links(path: &Path) -> std::io::Result<PathBuf> {
                     Some(dir) if target.is_relative() => dir.join(target),
                     _ => target,
                 };
+                descriptor |= names_descriptor(&path);
             }
-            _ => return Ok(path),
+            _ => return Ok((path, descriptor)),
         }
     }
     Err(std::io::Error::other("too many levels of symbolic links"))
@@ -282,8 +299,19 @@ impl Output {
             };
             return Ok((output, Box::new(sink)));
         }
-        let target = follow_links(path).map_err(|e| cannot("open", e))?;
-        let (kind, file) = match std::fs::metadata(&target) {
+        let (target, descriptor) = follow(path).map_err(|e| cannot("open", e))?;
+        // `/dev/stdout` and the like are written through whatever they are: the file behind is
+        // someone else's open file (a shell's `>` or `>>`), appended to as they left it. Only
+        // the kernel follows their links (to `pipe:[N]` and such).
+        let looked_at = if descriptor { path } else { target.as_path() };
+        let (kind, file) = match std::fs::metadata(looked_at) {
+            Ok(m) if descriptor && !m.is_dir() => {
+                let file = OpenOptions::new()
+                    .append(true)
+                    .open(path)
+                    .map_err(|e| cannot("open", e))?;
+                (Kind::Through, file)
+            }
             Ok(m) if m.is_dir() => {
                 return Err(Failure::Usage(format!(
                     "{}: is a directory; name the output file",

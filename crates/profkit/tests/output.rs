@@ -261,6 +261,45 @@ fn devices_fifos_and_links_are_written_through() {
             text(&run.stderr)
         );
     }
+    // `/dev/stdout` is whatever standard output is: a pipe, or a file a shell opened for
+    // appending.
+    if Path::new("/dev/stdout").exists() {
+        let run = profkit(
+            &[
+                "convert",
+                arg(&repo(SAMPLE)),
+                "/dev/stdout",
+                "--to",
+                "chrome",
+            ],
+            None,
+        );
+        assert!(run.status.success(), "{}", text(&run.stderr));
+        assert_eq!(run.stdout, golden);
+        let appended = dir.join("appended.json");
+        std::fs::write(&appended, "before\n").unwrap();
+        let run = Command::new(env!("CARGO_BIN_EXE_profkit"))
+            .args([
+                "convert",
+                arg(&repo(SAMPLE)),
+                "/dev/stdout",
+                "--to",
+                "chrome",
+            ])
+            .stdout(
+                std::fs::OpenOptions::new()
+                    .append(true)
+                    .open(&appended)
+                    .unwrap(),
+            )
+            .output()
+            .unwrap();
+        assert!(run.status.success(), "{}", text(&run.stderr));
+        assert_eq!(
+            std::fs::read(&appended).unwrap(),
+            [b"before\n", &golden[..]].concat()
+        );
+    }
     // A directory is not a file to write.
     let run = profkit(
         &["convert", arg(&repo(SAMPLE)), arg(&dir), "--to", "chrome"],
