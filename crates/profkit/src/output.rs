@@ -79,6 +79,12 @@ fn catch_signals() {
 #[cfg(not(unix))]
 fn catch_signals() {}
 
+/// Runs `f` with signals held off: one arriving meanwhile ends the process only after it.
+pub(crate) fn holding_signals<T>(f: impl FnOnce() -> T) -> T {
+    let _list = pending();
+    f()
+}
+
 /// A temporary file or directory beside its final place, removed unless it was moved there.
 pub(crate) struct Temp {
     path: PathBuf,
@@ -145,6 +151,18 @@ impl Temp {
             }
         }
         Err(last.unwrap_or_else(|| std::io::Error::other("no temporary name is free")))
+    }
+
+    /// Watches a directory someone else creates and moves into place (the Parquet writer's
+    /// staging directory): removed on drop or on a signal, if it is still there.
+    pub(crate) fn watch(path: PathBuf) -> Temp {
+        catch_signals();
+        pending().push((path.clone(), true));
+        Temp {
+            path,
+            dir: true,
+            done: false,
+        }
     }
 
     pub(crate) fn path(&self) -> &Path {

@@ -314,9 +314,9 @@ fn devices_fifos_and_links_are_written_through() {
     let _ = std::fs::remove_dir_all(dir);
 }
 
-/// Runs `args` with its input blocked on a FIFO that the test holds open, waits for `marker` (a
-/// temporary path beside OUT) to appear, sends `signal` and checks that the process died of it
-/// and left nothing behind in `dir`.
+/// Runs `args` with its input blocked on a FIFO that the test holds open, waits for a temporary
+/// output to appear in `dir`, sends `signal` and checks that the process died of it and left
+/// nothing behind in `dir`.
 #[cfg(unix)]
 fn interrupted(args: &[&str], fifo: &Path, prefix: &[u8], signal: (&str, i32), dir: &Path) {
     use std::io::Write;
@@ -339,7 +339,7 @@ fn interrupted(args: &[&str], fifo: &Path, prefix: &[u8], signal: (&str, i32), d
     held.write_all(prefix).unwrap();
     // Not a timing assertion: a bound so that a regression fails instead of hanging.
     let mut waited = 0;
-    while temporaries(dir).is_empty() {
+    while names(dir) == before {
         if child.try_wait().unwrap().is_some() {
             let out = child.wait_with_output().unwrap();
             panic!(
@@ -433,6 +433,25 @@ fn signals_leave_no_temporary_output() {
         &rewritten,
     );
     assert_eq!(names(&rewritten), ["keep"]);
+
+    // --to parquet: the host's hidden staging directory in the dataset goes too.
+    let parquet = dir.join("parquet");
+    std::fs::create_dir(&parquet).unwrap();
+    interrupted(
+        &[
+            "convert",
+            arg(&fifo),
+            arg(&parquet),
+            "--to",
+            "parquet",
+            "--from",
+            "xspace",
+        ],
+        &fifo,
+        prefix,
+        ("TERM", 15),
+        &parquet,
+    );
     let _ = std::fs::remove_dir_all(dir);
 }
 
