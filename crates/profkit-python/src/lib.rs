@@ -273,7 +273,8 @@ fn xdl_records(
 
 /// Runs the `profkit` command in this process with `argv` (program name first) and returns its
 /// exit code. Usage errors and `--help` exit the process, as the command does: call it only
-/// from the `profkit` script or `python -m profkit`.
+/// from the `profkit` script or `python -m profkit`. So does SIGINT, SIGTERM or SIGHUP once a
+/// conversion has started writing (after removing its temporary output), as the command does.
 #[pyfunction]
 fn run_cli(py: Python<'_>, argv: Vec<String>) -> u8 {
     py.detach(|| {

@@ -264,11 +264,31 @@ pub(crate) fn refuse_inputs(inputs: &[PathBuf], out: &Path) -> Result<(), Failur
         return Ok(());
     };
     for input in inputs {
-        if identity(input).as_ref() == Some(&out_id) {
-            let how = if input == out {
+        let same = |path: &Path| identity(path).as_ref() == Some(&out_id);
+        // An XDL dataset given as a directory or path prefix: OUT must be none of its files.
+        let dataset_file = || {
+            if input.as_os_str() == "-" || input.is_file() {
+                return None;
+            }
+            let datasets = profkit_xdl::discover(input).ok()?;
+            datasets
+                .iter()
+                .flat_map(|d| &d.files)
+                .flat_map(|f| [&f.data, &f.meta])
+                .flatten()
+                .find(|path| same(path))
+                .cloned()
+        };
+        let found = if same(input) {
+            Some(input.clone())
+        } else {
+            dataset_file()
+        };
+        if let Some(found) = found {
+            let how = if found == out {
                 String::new()
             } else {
-                format!(" (the same file as the input {})", input.display())
+                format!(" (the same file as the input {})", found.display())
             };
             return Err(Failure::Usage(format!(
                 "{}: the output is an input{how}; writing it would replace what is read: name another output",

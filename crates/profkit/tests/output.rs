@@ -100,6 +100,20 @@ fn an_input_is_never_the_output() {
         assert_eq!(run.status.code(), Some(2), "{}", text(&run.stderr));
         assert!(text(&run.stderr).contains("the same file as the input -"));
     }
+    // A file of an XDL dataset given as its directory.
+    let dataset = dir.join("dataset");
+    std::fs::create_dir(&dataset).unwrap();
+    for entry in std::fs::read_dir(repo(XDL)).unwrap() {
+        let entry = entry.unwrap();
+        std::fs::copy(entry.path(), dataset.join(entry.file_name())).unwrap();
+    }
+    let data = dataset.join("train.trace.0.2");
+    let bytes = std::fs::read(&data).unwrap();
+    refused(
+        &["convert", arg(&dataset), arg(&data), "--to", "chrome"],
+        &data,
+        &bytes,
+    );
     let timeline = dir.join("p.pb");
     std::fs::copy(
         repo("conformance/paddle/dygraph-cpu-total/input.pb"),
