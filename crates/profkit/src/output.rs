@@ -304,7 +304,7 @@ pub(crate) fn refuse_inputs(inputs: &[PathBuf], out: &Path) -> Result<(), Failur
 pub(crate) struct Output {
     shown: PathBuf,
     kind: Kind,
-    /// The first error met when the writer was flushed or finished on drop.
+    /// The first error the writer met (writing, flushing, or finishing when dropped).
     late_error: Arc<Mutex<Option<std::io::Error>>>,
 }
 
@@ -406,7 +406,12 @@ impl Output {
             }
         };
         let result = match (result, late) {
-            (Err(Failure::Output(e)), _) => Err(named(e)),
+            (Err(Failure::Output(e)), Some(_)) => Err(named(e)),
+            // An IO error the output never saw came from reading (a converter's errors do not
+            // say which side they met).
+            (Err(Failure::Output(e)), None) if e.kind() != std::io::ErrorKind::BrokenPipe => {
+                Err(Failure::BadInput(format!("cannot read the input: {e}")))
+            }
             (Err(e), _) => Err(e),
             (Ok(_), Some(e)) => Err(named(e)),
             (Ok(value), None) => Ok(value),
@@ -462,21 +467,39 @@ impl Sink {
     }
 }
 
+impl Sink {
+    /// Keeps the first error (a copy: the writer returns the error itself to its caller).
+    fn note<T>(&self, result: std::io::Result<T>) -> std::io::Result<T> {
+        match &result {
+            // Retried by `write_all`: not a failure.
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+            Err(e) => {
+                let mut slot = self.late_error.lock().unwrap_or_else(|e| e.into_inner());
+                slot.get_or_insert_with(|| std::io::Error::new(e.kind(), e.to_string()));
+            }
+            Ok(_) => {}
+        }
+        result
+    }
+}
+
 impl Write for Sink {
     fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
-        match &mut self.inner {
+        let result = match &mut self.inner {
             Some(Inner::Plain(w)) => w.write(buf),
             Some(Inner::Gzip(w)) => w.write(buf),
             None => Err(std::io::Error::other("the output is finished")),
-        }
+        };
+        self.note(result)
     }
 
     fn flush(&mut self) -> std::io::Result<()> {
-        match &mut self.inner {
+        let result = match &mut self.inner {
             Some(Inner::Plain(w)) => w.flush(),
             Some(Inner::Gzip(w)) => w.flush(),
             None => Ok(()),
-        }
+        };
+        self.note(result)
     }
 }
 
