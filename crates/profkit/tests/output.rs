@@ -594,3 +594,31 @@ fn xdl_output_must_be_a_directory() {
     assert_eq!(names(&dir), ["file"]);
     let _ = std::fs::remove_dir_all(dir);
 }
+
+#[cfg(unix)]
+#[test]
+fn a_read_error_is_not_called_a_write_error() {
+    use std::io::Write;
+    let dir = scratch("read-error");
+    let fifo = dir.join("input.xplane.pb");
+    mkfifo(&fifo);
+    // Held open for reading and writing, so neither this open nor profkit's waits; merge then
+    // fails when it seeks its input, which a FIFO cannot do.
+    let mut held = std::fs::OpenOptions::new()
+        .read(true)
+        .write(true)
+        .open(&fifo)
+        .unwrap();
+    let sample = std::fs::read(repo(SAMPLE)).unwrap();
+    held.write_all(sample.get(..4).unwrap()).unwrap();
+    let run = profkit(&["merge", arg(&fifo), arg(&dir.join("out.pb"))], None);
+    drop(held);
+    assert_eq!(run.status.code(), Some(1), "{}", text(&run.stderr));
+    let message = text(&run.stderr);
+    assert!(
+        message.contains("cannot read the input") && !message.contains("cannot write"),
+        "{message}"
+    );
+    assert_eq!(names(&dir), ["input.xplane.pb"]);
+    let _ = std::fs::remove_dir_all(dir);
+}
