@@ -611,7 +611,25 @@ fn a_read_error_is_not_called_a_write_error() {
         .unwrap();
     let sample = std::fs::read(repo(SAMPLE)).unwrap();
     held.write_all(sample.get(..4).unwrap()).unwrap();
-    let run = profkit(&["merge", arg(&fifo), arg(&dir.join("out.pb"))], None);
+    let mut child = Command::new(env!("CARGO_BIN_EXE_profkit"))
+        .args(["merge", arg(&fifo), arg(&dir.join("out.pb"))])
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    // Not a timing assertion: a bound so that a merge that waits for more input fails instead
+    // of hanging.
+    let mut waited = 0;
+    while child.try_wait().unwrap().is_none() {
+        if waited == 6000 {
+            let _ = child.kill();
+            panic!("merge of a FIFO waited for more input instead of failing");
+        }
+        std::thread::sleep(std::time::Duration::from_millis(10));
+        waited += 1;
+    }
+    let run = child.wait_with_output().unwrap();
     drop(held);
     assert_eq!(run.status.code(), Some(1), "{}", text(&run.stderr));
     let message = text(&run.stderr);
