@@ -373,6 +373,15 @@ fn interrupted(args: &[&str], fifo: &Path, prefix: &[u8], signal: (&str, i32), d
         .status()
         .unwrap();
     assert!(status.success());
+    let mut waited = 0;
+    while child.try_wait().unwrap().is_none() {
+        if waited == 6000 {
+            let _ = child.kill();
+            panic!("{args:?} did not end on SIG{}", signal.0);
+        }
+        std::thread::sleep(std::time::Duration::from_millis(10));
+        waited += 1;
+    }
     let out = child.wait_with_output().unwrap();
     drop(held);
     assert_eq!(
