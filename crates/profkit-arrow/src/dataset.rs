@@ -167,6 +167,12 @@ impl HostWriter {
         })
     }
 
+    /// The hidden directory the host is written into before [`HostWriter::commit`] moves it into
+    /// place (so that a caller can remove it should the process be interrupted).
+    pub fn staging_dir(&self) -> &Path {
+        &self.tmp
+    }
+
     /// The host's name in the dataset.
     pub fn host(&self) -> &str {
         &self.host

@@ -273,8 +273,10 @@ fn xdl_records(
 
 /// Runs the `profkit` command in this process with `argv` (program name first) and returns its
 /// exit code. Usage errors and `--help` exit the process, as the command does: call it only
-/// from the `profkit` script or `python -m profkit`. `self_command` is how to run the command
-/// again (the interpreter, `-m`, `profkit`), for `plugin check`, which runs a child of itself.
+/// from the `profkit` script or `python -m profkit`. So does SIGINT, SIGTERM or SIGHUP once a
+/// conversion has started writing (after removing its temporary output), as the command does.
+/// `self_command` is how to run the command again (the interpreter, `-m`, `profkit`), for
+/// `plugin check`, which runs a child of itself.
 #[pyfunction]
 #[pyo3(signature = (argv, self_command=None))]
 fn run_cli(py: Python<'_>, argv: Vec<String>, self_command: Option<Vec<String>>) -> u8 {

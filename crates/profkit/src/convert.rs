@@ -2,12 +2,13 @@
 //! to Chrome trace JSON (as xprof's trace viewer writes it), Paddle's timeline, or back to XSpace.
 //!
 //! XSpace inputs stream (two passes for Chrome output, so a file is read twice; standard input is
-//! read into memory first); the other formats are read whole into an XSpace. Output goes to a
-//! temporary file beside OUT that replaces it only when the conversion succeeds, so a failure
-//! never leaves half a file; `-` writes to standard output.
+//! read into memory first); the other formats are read whole into an XSpace. Output goes through
+//! [`Output`] (a temporary file beside OUT that replaces it only when the conversion succeeds, so
+//! a failure never leaves half a file; see `output.rs` for devices, links and OUT = IN); `-`
+//! writes to standard output.
 
 use std::fs::File;
-use std::io::{BufReader, BufWriter, Cursor, IsTerminal, Read, Seek, Write};
+use std::io::{BufReader, Cursor, IsTerminal, Read, Seek, Write};
 use std::path::{Path, PathBuf};
 
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
@@ -22,6 +23,7 @@ use profkit_xplane::{ReadOptions, XSpace, encode};
 use crate::Failure;
 use crate::format::Format;
 use crate::input::Input;
+use crate::output::{Output, refuse_inputs};
 
 /// The conversions `profkit convert` makes, as (from, to).
 pub(crate) const CONVERSIONS: &[(Format, &[Format])] = &[
@@ -107,93 +109,6 @@ impl Progress {
     pub(crate) fn finish(self) {
         if let Some(bar) = self.0 {
             bar.finish_and_clear();
-        }
-    }
-}
-
-/// Where output goes: standard output, or a temporary file that replaces OUT on success.
-pub(crate) struct Output {
-    target: Option<(PathBuf, PathBuf)>,
-}
-
-impl Output {
-    pub(crate) fn create(path: &Path) -> Result<(Output, Box<dyn Write>), Failure> {
-        if path.as_os_str() == "-" {
-            let out: Box<dyn Write> =
-                Box::new(BufWriter::with_capacity(1 << 16, std::io::stdout()));
-            return Ok((Output { target: None }, out));
-        }
-        let mut tmp = path.as_os_str().to_owned();
-        tmp.push(format!(".profkit-{}.tmp", std::process::id()));
-        let tmp = PathBuf::from(tmp);
-        let file = File::create(&tmp)
-            .map_err(|e| Failure::BadInput(format!("{}: cannot create: {e}", path.display())))?;
-        let file = BufWriter::with_capacity(1 << 16, file);
-        // OUT ending in .gz is written gzip-compressed (as TensorBoard writes its traces); the
-        // encoder writes gzip's trailer when the writer is finished or dropped.
-        let writer: Box<dyn Write> = if path.extension().is_some_and(|e| e == "gz") {
-            Box::new(GzWriter(Some(flate2::write::GzEncoder::new(
-                file,
-                flate2::Compression::default(),
-            ))))
-        } else {
-            Box::new(file)
-        };
-        Ok((
-            Output {
-                target: Some((tmp, path.to_path_buf())),
-            },
-            writer,
-        ))
-    }
-
-    /// Moves the output into place after `result` succeeded, or removes it.
-    pub(crate) fn finish<T>(self, result: Result<T, Failure>) -> Result<T, Failure> {
-        let Some((tmp, path)) = self.target else {
-            return result;
-        };
-        match result {
-            Ok(value) => {
-                std::fs::rename(&tmp, &path).map_err(|e| {
-                    let _ = std::fs::remove_file(&tmp);
-                    Failure::BadInput(format!("{}: cannot write: {e}", path.display()))
-                })?;
-                Ok(value)
-            }
-            Err(e) => {
-                let _ = std::fs::remove_file(&tmp);
-                Err(e)
-            }
-        }
-    }
-}
-
-/// A gzip encoder that writes gzip's trailer and flushes the file when dropped (the writers
-/// take their output by value, so dropping is how they finish it).
-struct GzWriter(Option<flate2::write::GzEncoder<BufWriter<File>>>);
-
-impl Write for GzWriter {
-    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
-        match &mut self.0 {
-            Some(e) => e.write(buf),
-            None => Err(std::io::Error::other("the gzip stream is finished")),
-        }
-    }
-
-    fn flush(&mut self) -> std::io::Result<()> {
-        match &mut self.0 {
-            Some(e) => e.flush(),
-            None => Ok(()),
-        }
-    }
-}
-
-impl Drop for GzWriter {
-    fn drop(&mut self) {
-        if let Some(encoder) = self.0.take() {
-            if let Ok(mut file) = encoder.finish() {
-                let _ = file.flush();
-            }
         }
     }
 }
@@ -443,6 +358,8 @@ fn timeline_keys(paths: &[PathBuf]) -> Result<Vec<(Option<String>, PathBuf)>, Fa
 
 fn paddle_timeline(paths: &[PathBuf], from: Option<Format>, out: &Path) -> Result<(), Failure> {
     let keyed = timeline_keys(paths)?;
+    let files: Vec<PathBuf> = keyed.iter().map(|(_, p)| p.clone()).collect();
+    refuse_inputs(&files, out)?;
     let several = keyed.len() > 1;
     let mut profiles = Vec::new();
     for (key, path) in keyed {
@@ -512,6 +429,7 @@ pub(crate) fn convert(
             "converting to {to} is not supported (see profkit formats)"
         )));
     }
+    refuse_inputs(&paths, &out)?;
     let mut inputs = Vec::with_capacity(paths.len());
     for path in &paths {
         inputs.push(Input::open(path, from)?);
@@ -523,10 +441,15 @@ pub(crate) fn convert(
     let (name, space) = merged(spaces)?;
     let (output, mut writer) = Output::create(&out)?;
     let result = match to {
-        Format::Xspace => writer
-            .write_all(&encode(&space))
-            .and_then(|()| writer.flush())
-            .map_err(Failure::Output),
+        Format::Xspace => {
+            let written = writer
+                .write_all(&encode(&space))
+                .and_then(|()| writer.flush())
+                .map_err(Failure::Output);
+            // Dropping the writer finishes it (gzip's trailer); `finish` sees any error then.
+            drop(writer);
+            written
+        }
         _ => {
             let options = TraceViewerOptions {
                 counter_events: true,
@@ -631,6 +554,7 @@ fn note_unreproduced(name: &str, what: &[&str]) {
 
 /// `profkit merge IN... OUT`: the spaces of several hosts in one.
 pub(crate) fn merge_command(paths: Vec<PathBuf>, out: PathBuf) -> Result<(), Failure> {
+    refuse_inputs(&paths, &out)?;
     let mut hosts = Vec::with_capacity(paths.len());
     let mut names = Vec::new();
     for path in &paths {

@@ -9,6 +9,7 @@
 mod convert;
 mod format;
 mod input;
+mod output;
 mod paddle;
 mod parquet;
 mod plugin;

@@ -20,6 +20,7 @@ use crate::Failure;
 use crate::convert::host_of;
 use crate::format::Format;
 use crate::input::Input;
+use crate::output::{Temp, holding_signals};
 
 fn bad(name: &str, e: profkit_arrow::Error) -> Failure {
     match e {
@@ -135,7 +136,9 @@ fn finish(
     planes: usize,
     extra: &str,
 ) -> Result<(), Failure> {
-    let dir = writer.commit().map_err(|e| bad(name, e))?;
+    // A signal waits for the host to be moved into place (and the old one, with --overwrite,
+    // removed), so that it never ends the process half way.
+    let dir = holding_signals(|| writer.commit()).map_err(|e| bad(name, e))?;
     println!(
         "{name}: {rows} events on {planes} planes{extra} -> {}",
         dir.display()
@@ -158,14 +161,24 @@ fn write_host(mut host: Host, out: &Path, overwrite: bool) -> Result<(), Failure
         .collect::<Vec<_>>()
         .join(" + ");
     let info = info(&host, format);
-    let create = || HostWriter::create(out, &host.name, write_options.clone());
+    // The staging directory (and the old host set aside while the new one is moved in) are
+    // removed should a signal end the process.
+    let create = || {
+        HostWriter::create(out, &host.name, write_options.clone()).map(|writer| {
+            let staging = writer.staging_dir().to_path_buf();
+            let mut aside = staging.clone().into_os_string();
+            aside.push(".old");
+            let watched = [Temp::watch(staging), Temp::watch(PathBuf::from(aside))];
+            (writer, watched)
+        })
+    };
     match format {
         Format::Xspace => {
             let Some(input) = host.inputs.pop() else {
                 return Ok(());
             };
             let mut batches = sources::xspace(input.reader, info, options, ReadOptions::default());
-            let mut writer = create().map_err(|e| bad(&name, e))?;
+            let (mut writer, _watched) = create().map_err(|e| bad(&name, e))?;
             let rows = writer
                 .write_events(&mut batches)
                 .map_err(|e| bad(&name, e))?;
@@ -189,7 +202,7 @@ fn write_host(mut host: Host, out: &Path, overwrite: bool) -> Result<(), Failure
                 warnings,
             } = sources::xdl(&datasets, info, options.clone()).map_err(|e| bad(&name, e))?;
             warn(&name, &warnings);
-            let mut writer = create().map_err(|e| bad(&name, e))?;
+            let (mut writer, _watched) = create().map_err(|e| bad(&name, e))?;
             let rows = writer
                 .write_events(&mut batches)
                 .map_err(|e| bad(&name, e))?;
@@ -215,7 +228,7 @@ fn write_host(mut host: Host, out: &Path, overwrite: bool) -> Result<(), Failure
             let prepared = prepare(host.inputs, format, info, options, &name)?;
             warn(&name, &prepared.warnings);
             let mut batches = prepared.batches;
-            let mut writer = create().map_err(|e| bad(&name, e))?;
+            let (mut writer, _watched) = create().map_err(|e| bad(&name, e))?;
             let rows = writer
                 .write_events(&mut batches)
                 .map_err(|e| bad(&name, e))?;

@@ -12,6 +12,7 @@ use profkit_xdl::{Dataset, DatasetWriter, MetaCheck, ReadOptions, WriterOptions,
 
 use crate::Failure;
 use crate::input::Input;
+use crate::output::{Temp, follow_links};
 
 /// What an input holds: datasets found by name, or one data stream.
 enum Source {
@@ -363,14 +364,46 @@ pub(crate) fn validate(input: Input, json: bool) -> Result<(), Failure> {
 
 /// `profkit convert IN... OUT --to xdl`: rewrites each dataset into `out` with its phase, name and
 /// rank, passing every record frame through unchanged, split at `max_file_mb`.
+///
+/// Nothing appears in OUT before every dataset is written: they go to a temporary directory (OUT's
+/// sibling `OUT.profkit-<pid>.tmp` when OUT is new, which is then renamed to OUT; a hidden
+/// `OUT/.xdl.profkit-<pid>.tmp` when OUT exists, whose files are then moved in, replacing those of
+/// the same datasets with `--overwrite`). A failure or a signal removes it.
 pub(crate) fn convert(
     inputs: Vec<Input>,
     out: &Path,
     max_file_mb: Option<f64>,
     overwrite: bool,
 ) -> Result<(), Failure> {
+    if out.as_os_str() == "-" {
+        return Err(Failure::Usage(
+            "--to xdl writes a dataset directory (data and .meta files), which standard output cannot hold: name a directory"
+                .into(),
+        ));
+    }
     let out_dir =
         profkit_xdl::local_output_dir(out).map_err(|e| Failure::BadInput(e.to_string()))?;
+    // A link to a directory is written through (the link stays); trailing slashes go.
+    let target: PathBuf = follow_links(&out_dir)
+        .map_err(|e| Failure::BadInput(format!("{}: cannot open: {e}", out_dir.display())))?
+        .components()
+        .collect();
+    let exists = match std::fs::metadata(&target) {
+        Ok(m) if m.is_dir() => true,
+        Ok(_) => {
+            return Err(Failure::Usage(format!(
+                "{}: is not a directory: --to xdl writes a dataset directory (data and .meta files)",
+                out_dir.display()
+            )));
+        }
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => false,
+        Err(e) => {
+            return Err(Failure::BadInput(format!(
+                "{}: cannot open: {e}",
+                out_dir.display()
+            )));
+        }
+    };
     let mut datasets: Vec<Dataset> = Vec::new();
     for input in inputs {
         let Some(path) = input.path.clone() else {
@@ -403,25 +436,48 @@ pub(crate) fn convert(
             d.id
         )));
     }
+    let cannot = |what: &str, e: std::io::Error| {
+        Failure::BadInput(format!("{}: cannot {what}: {e}", out_dir.display()))
+    };
+    let temp = if exists {
+        Temp::dir(&target.join(".xdl"))
+    } else {
+        if let Some(parent) = target.parent().filter(|p| !p.as_os_str().is_empty()) {
+            std::fs::create_dir_all(parent).map_err(|e| cannot("create", e))?;
+        }
+        Temp::dir(&target)
+    }
+    .map_err(|e| cannot("create a temporary directory", e))?;
     let limit = max_file_mb.unwrap_or(profkit_xdl::writer::DEFAULT_MAX_FILE_MB);
-    let mut stdout = std::io::stdout().lock();
+    let mut lines = Vec::new();
+    let mut written: Vec<profkit_xdl::DatasetId> = Vec::new();
     for dataset in &datasets {
         let mut reader = dataset.records(ReadOptions::default());
         let keys = match reader.open_next() {
             None => {
-                writeln!(stdout, "{}: no records, nothing written", dataset.id)
-                    .map_err(Failure::Output)?;
+                lines.push(format!("{}: no records, nothing written", dataset.id));
                 continue;
             }
             Some(Err(e)) => return Err(Failure::BadInput(e.to_string())),
             Some(Ok(())) => reader.keys().map(<[String]>::to_vec).unwrap_or_default(),
         };
-        let options = WriterOptions::new(&out_dir)
+        if exists && !overwrite {
+            let existing = dataset_files(&target, &dataset.id).map_err(|e| cannot("read", e))?;
+            if let Some(first) = existing.first() {
+                return Err(Failure::BadInput(format!(
+                    "{}: already holds {} file(s) of dataset {} (such as {}); remove them or give --overwrite",
+                    out_dir.display(),
+                    existing.len(),
+                    dataset.id,
+                    out_dir.join(first).display()
+                )));
+            }
+        }
+        let options = WriterOptions::new(temp.path())
             .phase(dataset.id.phase)
             .name(dataset.id.name.clone())
             .rank(dataset.id.rank)
-            .max_file_mb(limit)
-            .overwrite(overwrite);
+            .max_file_mb(limit);
         let mut writer =
             DatasetWriter::create(options, keys).map_err(|e| Failure::BadInput(e.to_string()))?;
         let mut failure = None;
@@ -439,23 +495,74 @@ pub(crate) fn convert(
                 }
             }
         }
-        let report = writer
-            .finish()
-            .map_err(|e| Failure::BadInput(e.to_string()))?;
-        writeln!(
-            stdout,
+        // The writer's IO thread is done with the temporary directory once `finish` returns.
+        let finished = writer.finish();
+        if let Some(reason) = failure {
+            return Err(Failure::BadInput(format!(
+                "{reason}; nothing was written to {}",
+                out_dir.display()
+            )));
+        }
+        let report = finished.map_err(|e| {
+            Failure::BadInput(format!("{e}; nothing was written to {}", out_dir.display()))
+        })?;
+        lines.push(format!(
             "{}: wrote {} in {} to {}",
             dataset.id,
             plural(report.records, "record", "records"),
             plural(report.files.len() as u64, "file", "files"),
             out_dir.display()
-        )
-        .map_err(Failure::Output)?;
-        if let Some(reason) = failure {
-            return Err(Failure::BadInput(format!(
-                "{reason}; the output holds the {} records before it",
-                report.records
-            )));
+        ));
+        written.push(dataset.id.clone());
+    }
+    if written.is_empty() {
+        drop(temp);
+    } else if exists {
+        temp.commit(|tmp| move_in(tmp, &target, &written))
+            .map_err(|e| cannot("move the new files into place", e))?;
+    } else {
+        temp.commit(|tmp| std::fs::rename(tmp, &target))
+            .map_err(|e| cannot("move the new dataset into place", e))?;
+    }
+    let mut stdout = std::io::stdout().lock();
+    for line in lines {
+        writeln!(stdout, "{line}").map_err(Failure::Output)?;
+    }
+    Ok(())
+}
+
+/// The names of the files of dataset `id` in `dir`, sorted.
+fn dataset_files(dir: &Path, id: &profkit_xdl::DatasetId) -> std::io::Result<Vec<String>> {
+    let mut names = Vec::new();
+    for entry in std::fs::read_dir(dir)? {
+        let entry = entry?;
+        if entry.file_type().is_ok_and(|t| t.is_dir()) {
+            continue;
+        }
+        let Ok(name) = entry.file_name().into_string() else {
+            continue;
+        };
+        if profkit_xdl::parse_file_name(&name).is_some_and(|f| f.id == *id) {
+            names.push(name);
+        }
+    }
+    names.sort();
+    Ok(names)
+}
+
+/// Moves the files written into `tmp` into `dir`: for each dataset written, the files of it that
+/// `dir` holds and the new ones do not replace are removed first (only `--overwrite` lets there be
+/// any), then the new files (each data file before its meta) are renamed in.
+fn move_in(tmp: &Path, dir: &Path, written: &[profkit_xdl::DatasetId]) -> std::io::Result<()> {
+    for id in written {
+        let new = dataset_files(tmp, id)?;
+        for old in dataset_files(dir, id)? {
+            if !new.contains(&old) {
+                std::fs::remove_file(dir.join(&old))?;
+            }
+        }
+        for name in &new {
+            std::fs::rename(tmp.join(name), dir.join(name))?;
         }
     }
     Ok(())
