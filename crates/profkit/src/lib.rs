@@ -6,6 +6,7 @@
 
 #![forbid(unsafe_code)]
 
+mod cap;
 mod convert;
 mod format;
 mod input;
@@ -21,7 +22,7 @@ use std::process::ExitCode;
 
 use clap::{Parser, Subcommand};
 
-use crate::format::Format;
+use crate::format::{Format, FormatParser};
 
 /// Read, check and convert the files of machine-learning profilers.
 #[derive(Parser)]
@@ -41,7 +42,7 @@ enum Command {
         #[arg(long)]
         json: bool,
         /// The file's format, when detection from its content is not wanted.
-        #[arg(long, value_enum)]
+        #[arg(long, value_parser = FormatParser::read())]
         from: Option<Format>,
         /// Poplar: the graph profile (`graph.json`) an execution profile belongs to, to check its
         /// references and work out times and balances.
@@ -53,18 +54,24 @@ enum Command {
         /// The file to read (`-` for standard input).
         file: PathBuf,
         /// The file's format, when detection from its content is not wanted.
-        #[arg(long, value_enum)]
+        #[arg(long, value_parser = FormatParser::read())]
         from: Option<Format>,
     },
     /// Check a profile; prints one line per problem and exits 1 when any is found.
+    ///
+    /// At most ten problems of each kind are printed, then a count of the rest (`--all` prints
+    /// every one; `--json` lists every one).
     Validate {
         /// The file to read (`-` for standard input).
         file: PathBuf,
         /// Print the problems as JSON.
         #[arg(long)]
         json: bool,
+        /// Print every problem, not ten of each kind and a count of the rest.
+        #[arg(long)]
+        all: bool,
         /// The file's format, when detection from its content is not wanted.
-        #[arg(long, value_enum)]
+        #[arg(long, value_parser = FormatParser::read())]
         from: Option<Format>,
         /// Poplar: the graph profile (`graph.json`) an execution profile belongs to, to check its
         /// references and work out times and balances.
@@ -82,14 +89,17 @@ enum Command {
     /// ending in .json means chrome and one ending in .pb xspace. OUT `-` is standard output.
     /// `profkit formats` lists what converts to what.
     Convert {
-        /// The inputs, then the output.
-        #[arg(value_name = "IN... OUT", num_args = 2.., required = true)]
-        paths: Vec<PathBuf>,
+        /// The inputs (`-` for standard input).
+        #[arg(value_name = "IN", num_args = 1.., required = true)]
+        inputs: Vec<PathBuf>,
+        /// The output file or directory (`-` for standard output).
+        #[arg(value_name = "OUT", required = true)]
+        out: PathBuf,
         /// The output format (default: from OUT's extension).
-        #[arg(long, value_enum)]
+        #[arg(long, value_parser = FormatParser::write())]
         to: Option<Format>,
         /// The inputs' format, when detection from their content is not wanted.
-        #[arg(long, value_enum)]
+        #[arg(long, value_parser = FormatParser::read())]
         from: Option<Format>,
         /// XDL output: start a new data file once one reaches this many million bytes (the
         /// original writer's `max_file_m_size`, default 300).
@@ -102,9 +112,12 @@ enum Command {
     /// Merge the XSpaces of several hosts into one file (device planes renumbered, host threads
     /// kept apart, times aligned on each host's session start).
     Merge {
-        /// The inputs, then the output (`-` for standard output).
-        #[arg(value_name = "IN... OUT", num_args = 2.., required = true)]
-        paths: Vec<PathBuf>,
+        /// The XSpaces to merge.
+        #[arg(value_name = "IN", num_args = 1.., required = true)]
+        inputs: Vec<PathBuf>,
+        /// The merged XSpace (`-` for standard output).
+        #[arg(value_name = "OUT", required = true)]
+        out: PathBuf,
     },
     /// List the formats profkit reads and writes, and the conversions between them.
     Formats,
@@ -130,7 +143,7 @@ enum Command {
         #[arg(long)]
         json: bool,
         /// The file's format, when detection from its content is not wanted.
-        #[arg(long, value_enum)]
+        #[arg(long, value_parser = FormatParser::report())]
         from: Option<Format>,
     },
     /// Run and check TensorFlow profiler plugins (shared libraries exporting `TF_InitProfiler`).
@@ -189,29 +202,31 @@ fn run(cli: Cli) -> Result<(), Failure> {
         Command::Validate {
             file,
             json,
+            all,
             from,
             graph,
         } => {
             let input = input::Input::open(&file, from)?;
+            let cap = cap::Cap::new(all);
             match input.format {
-                Format::Poplar => poplar::validate(input, json, graph.as_deref()),
-                Format::Xspace => xspace::validate(input, json),
-                Format::Xdl => xdl::validate(input, json),
-                Format::Paddle | Format::PaddleNodeTrees => paddle::validate(input, json),
-                Format::Chrome | Format::PaddleTimeline => xspace::validate_chrome(input, json),
+                Format::Poplar => poplar::validate(input, json, graph.as_deref(), cap),
+                Format::Xspace => xspace::validate(input, json, cap),
+                Format::Xdl => xdl::validate(input, json, cap),
+                Format::Paddle | Format::PaddleNodeTrees => paddle::validate(input, json, cap),
+                Format::Chrome | Format::PaddleTimeline => {
+                    xspace::validate_chrome(input, json, cap)
+                }
                 Format::Parquet => Err(output_only()),
             }
         }
         Command::Convert {
-            mut paths,
+            inputs: paths,
+            out,
             to,
             from,
             max_file_mb,
             overwrite,
         } => {
-            let out = paths
-                .pop()
-                .ok_or_else(|| Failure::Usage("convert needs IN... OUT".into()))?;
             if max_file_mb.is_some_and(|m| m.is_nan() || m < 0.0) {
                 return Err(Failure::Usage(
                     "--max-file-mb must be a non-negative number".into(),
@@ -219,12 +234,7 @@ fn run(cli: Cli) -> Result<(), Failure> {
             }
             convert::convert(paths, out, to, from, max_file_mb, overwrite)
         }
-        Command::Merge { mut paths } => {
-            let out = paths
-                .pop()
-                .ok_or_else(|| Failure::Usage("merge needs IN... OUT".into()))?;
-            convert::merge_command(paths, out)
-        }
+        Command::Merge { inputs, out } => convert::merge_command(inputs, out),
         Command::Formats => convert::formats(),
         Command::Report {
             file,
