@@ -62,7 +62,8 @@ impl Report {
         pad(out, &row.calls.to_string(), 12);
         pad(out, &cfmt::g(row.total), 12);
         if self.place == Place::All {
-            let cell = |t: f64| format!("{} ({})", cfmt::f(t), cfmt::f(t / row.total));
+            let share = |t: f64| if row.total > 0.0 { t / row.total } else { 0.0 };
+            let cell = |t: f64| format!("{} ({})", cfmt::f(t), cfmt::f(share(t)));
             pad(out, &cell(row.cpu_time), 24);
             pad(out, &cell(row.gpu_time), 24);
         }
