@@ -214,7 +214,7 @@ fn probe(
                 .map_err(|e| e.to_string())
         }
         Format::Xdl => profkit_xdl::DataReader::new(reader, profkit_xdl::ReadOptions::default())
-            .and_then(|records| records.map(|r| r.map(|_| ())).collect::<Result<(), _>>())
+            .and_then(|mut records| records.try_for_each(|r| r.map(|_| ())))
             .map_err(|e| e.to_string()),
         Format::Poplar => profkit_poplar::from_reader::<profkit_poplar::ProfileFile, _>(reader)
             .map(|_| ())

@@ -1,8 +1,37 @@
-//! `profkit`: inspect, validate, dump and convert machine-learning profiler files.
+//! `profkit`: read, write, check and convert the interchange formats of machine-learning
+//! profilers (TensorFlow / XLA XSpace, TensorFlow profiler plugins, Graphcore Poplar profiles,
+//! X-DeepLearning tensor traces, PaddlePaddle profiles, Chrome trace JSON).
 //!
-//! The command-line tool as a library: [`run_args`] runs it on a list of arguments, as the
-//! `profkit` binary and the Python package's `profkit` command do. Exit codes: 0 success, 1 bad
-//! or invalid input, 2 usage error.
+//! This crate is the `profkit` command line (`cargo install --path crates/profkit`; every command
+//! is described in `docs/cli.md`), and its page is where the documentation of the libraries
+//! starts:
+//!
+//! - [`profkit_xplane`]: XSpace / XPlane protobufs: zero-copy views, whole and streaming reads
+//!   with size limits, writes, the TSL-style builder and visitor, merging, validation, canonical
+//!   JSON.
+//! - [`profkit_xdl`]: X-DeepLearning tensor traces: frame and data file readers, typed columns
+//!   (by key name too), metas, dataset discovery and checks, the writer.
+//! - [`profkit_events`]: the profiler event model, the low-overhead recorder, Paddle's legacy
+//!   report and `summary()` tables, Paddle's `Profile` and node trees.
+//! - [`profkit_poplar`]: Graphcore Poplar graph and execution profiles: the typed schema, the
+//!   streaming reader, validation and analysis.
+//! - [`profkit_convert`]: conversions between the formats through the XSpace, the Chrome trace
+//!   JSON xprof's trace viewer writes, format detection.
+//! - [`profkit_arrow`]: every input as Arrow record batches and Parquet datasets.
+//! - [`profkit_plugin`]: TensorFlow's pluggable profiler C ABI: write, load, run and check
+//!   plugins.
+//! - [`profkit_json`](../profkit_json/index.html): the streaming JSON reader the JSON formats
+//!   share; [`profkit_wire`](../profkit_wire/index.html) and
+//!   [`profkit_error`](../profkit_error/index.html): the protobuf wire walk and the file an error
+//!   is attached to.
+//!
+//! (Built with `cargo doc --no-deps --open` at the repository root, which leaves out the internal
+//! crates: the conformance runner, the fuzz targets, the benchmarks' helpers, the test plugins
+//! and the Python extension.)
+//!
+//! As a library, [`run_args`] runs the command line on a list of arguments, as the `profkit`
+//! binary and the Python package's `profkit` command do. Exit codes: 0 success, 1 bad or invalid
+//! input, 2 usage error.
 
 #![forbid(unsafe_code)]
 

@@ -81,7 +81,7 @@ impl Report {
         }
     }
 
-    /// The rows as [`parse_rows`] reads them from [`Report::text`] (so a row with an empty name has
+    /// The rows as [`parse_rows`](crate::report::parse_rows) reads them from [`Report::text`] (so a row with an empty name has
     /// depth 0).
     pub fn printed_rows(&self) -> Vec<PrintedRow> {
         let mut sections: Vec<*const Section> = Vec::new();
