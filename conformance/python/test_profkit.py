@@ -161,7 +161,7 @@ def test_validate_is_the_cli(path):
     XSpaces; the exit status says whether there are errors."""
     fmt = format_of(path)
     problems = profkit.validate(path, format=fmt)
-    cli = run_cli("validate", "--from", fmt, path, ok=(0, 1))
+    cli = run_cli("validate", "--all", "--from", fmt, path, ok=(0, 1))
     printed = [l for l in cli.stdout.splitlines()
                if l.strip() and not re.match(r"^(\S+: )?valid\b", l)]
     assert len(problems) == len(printed)

@@ -19,6 +19,7 @@
 
 pub mod arrow;
 pub mod chrome;
+pub mod detect;
 pub mod json;
 pub mod paddle;
 pub mod poplar;
@@ -131,6 +132,16 @@ pub const TARGETS: &[Target] = &[
         name: "json_reader",
         run: json::reader::run,
         describe: |data| String::from_utf8_lossy(data).into_owned(),
+    },
+    Target {
+        name: "detect",
+        run: detect::run,
+        describe: |data| {
+            format!(
+                "{:?}",
+                profkit_convert::detect::candidates(data, "host.xplane.pb")
+            )
+        },
     },
 ];
 

@@ -3,7 +3,11 @@
 //! To XSpace: the paired ranges of each thread become the events of a line of `/host:CPU` (the
 //! line id is the thread's OS id when known and unique, else its profiler index; the line name
 //! its name, or `thread <index>`), nested as they were recorded, with one event metadata per
-//! name; marks become events without duration marked by an `event_kind` stat of `mark`; device activity goes to `/device:GPU:<n>`
+//! name; marks become events without duration marked by an `event_kind` stat of `mark` (but a
+//! thread that holds nothing but the session's own marks, `_start_profiler_` and
+//! `_stop_profiler_`, which the recorder puts on the thread that enables and disables it, gets
+//! no line: it would show as a thread that did nothing, and the session's start and end are the
+//! `Task Environment` plane's `profile_start_time` and `profile_stop_time`); device activity goes to `/device:GPU:<n>`
 //! (`/device:CUSTOM:<n>` for NPU kernels) planes, a line per stream; memory records become
 //! counters of the bytes in use per place on the host plane's `_counters_` line. Times are made
 //! relative to the earliest one, as TensorFlow writes files for xprof, and the `Task
@@ -95,6 +99,19 @@ fn place_label(place: MemPlace) -> String {
     }
 }
 
+/// The marks the recorder puts on the thread that starts and ends a session.
+const SESSION_MARKS: [&str; 2] = ["_start_profiler_", "_stop_profiler_"];
+
+/// Whether `thread` recorded nothing but the session's marks: the thread that only enabled and
+/// disabled the recorder.
+fn is_session_control(thread: &ThreadEvents) -> bool {
+    !thread.events.is_empty()
+        && thread
+            .events
+            .iter()
+            .all(|e| e.kind == EventKind::Mark && SESSION_MARKS.contains(&e.name.as_ref()))
+}
+
 /// The XSpace of a recording, and the warnings of pairing its events (see the module
 /// documentation).
 pub fn recording_to_xspace(recording: &Recording) -> (XSpace, Vec<Warning>) {
@@ -136,6 +153,9 @@ pub fn recording_to_xspace(recording: &Recording) -> (XSpace, Vec<Warning>) {
         builder.set_id(0).set_name(HOST_PLANE_NAME);
         let mut used: HashSet<i64> = HashSet::new();
         for (thread, thread_spans) in recording.threads.iter().zip(&spans.threads) {
+            if is_session_control(thread) {
+                continue;
+            }
             let wanted = thread
                 .os_tid
                 .and_then(|t| i64::try_from(t).ok())

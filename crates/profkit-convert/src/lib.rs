@@ -32,6 +32,7 @@
 )]
 
 pub mod chrome;
+pub mod detect;
 mod error;
 pub mod events;
 mod lite;

@@ -242,9 +242,9 @@ pub fn write_space<W: Write>(
             if writer.options.preprocess && writer.facts.preprocesses() {
                 let mut plane = plane.clone();
                 xprof::preprocess_plane(&mut plane, &writer.facts);
-                writer.plane(&plane, pid)?;
+                writer.plane(&plane, pid, &mut |_| {})?;
             } else {
-                writer.plane(plane, pid)?;
+                writer.plane(plane, pid, &mut |_| {})?;
             }
         }
     }
@@ -298,9 +298,16 @@ pub fn convert<R: Read + Seek, W: Write>(
         if options.preprocess {
             xprof::preprocess_plane(&mut plane, &writer.facts);
         }
-        writer.plane(&plane, pid)?;
+        // The plane's bytes are reported as its events are written, so that a bar moves within
+        // a plane (most files have a few planes of millions of events each).
+        let mut share = EventShare::new(&plane, to - from);
+        writer.plane(&plane, pid, &mut |events| {
+            if let Some(report) = progress.as_mut() {
+                report(share.bytes_for(events));
+            }
+        })?;
         if let Some(report) = progress.as_mut() {
-            report(to - from);
+            report(share.rest());
         }
     }
     // The planes not shown were only read lightly: decode them too, so that a malformed one is
@@ -335,6 +342,48 @@ pub fn convert<R: Read + Seek, W: Write>(
 }
 
 type FirstPass = (SpaceFacts, Vec<Shadow>, Vec<(u64, u64)>);
+
+/// How many events the writer writes between two progress reports.
+const PROGRESS_EVENTS: u64 = 16_384;
+
+/// A plane's encoded bytes handed out to progress in proportion to its events written.
+struct EventShare {
+    bytes: u64,
+    events: u64,
+    written: u64,
+    reported: u64,
+}
+
+impl EventShare {
+    fn new(plane: &XPlane, bytes: u64) -> Self {
+        EventShare {
+            bytes,
+            events: plane.lines.iter().map(|l| l.events.len() as u64).sum(),
+            written: 0,
+            reported: 0,
+        }
+    }
+
+    /// The bytes to report now that `events` more events are written.
+    fn bytes_for(&mut self, events: u64) -> u64 {
+        self.written = self.written.saturating_add(events).min(self.events);
+        let due = if self.events == 0 {
+            0
+        } else {
+            (u128::from(self.bytes) * u128::from(self.written) / u128::from(self.events)) as u64
+        };
+        let now = due.saturating_sub(self.reported);
+        self.reported = self.reported.max(due);
+        now
+    }
+
+    /// The bytes not reported yet (all of them once the plane is written).
+    fn rest(&mut self) -> u64 {
+        let now = self.bytes.saturating_sub(self.reported);
+        self.reported = self.bytes;
+        now
+    }
+}
 
 /// The error `e` found reading one plane on its own, located in the whole space: the streaming
 /// reader reads the space from `start` and reports where it fails (with offsets from the start
@@ -479,14 +528,16 @@ impl<W: Write> Writer<W> {
         self.flush_if_full()
     }
 
-    fn plane(&mut self, plane: &XPlane, pid: u32) -> Result<()> {
+    /// Writes the events of `plane`; `written` is told how many events were written since it was
+    /// last told, every [`PROGRESS_EVENTS`] events.
+    fn plane(&mut self, plane: &XPlane, pid: u32, written: &mut dyn FnMut(u64)) -> Result<()> {
         PlaneWriter {
             out: &mut self.out,
             buf: &mut self.buf,
             options: self.options,
             summary: &mut self.summary,
         }
-        .plane(plane, pid)
+        .plane(plane, pid, written)
     }
 
     fn finish(mut self) -> Result<TraceViewerSummary> {
@@ -515,7 +566,8 @@ impl<W: Write> PlaneWriter<'_, W> {
         Ok(())
     }
 
-    fn plane(&mut self, plane: &XPlane, pid: u32) -> Result<()> {
+    fn plane(&mut self, plane: &XPlane, pid: u32, written: &mut dyn FnMut(u64)) -> Result<()> {
+        let mut unreported = 0u64;
         let stats: HashMap<i64, &str> = plane
             .stat_metadata
             .iter()
@@ -615,6 +667,11 @@ impl<W: Write> PlaneWriter<'_, W> {
                 }
                 self.summary.events += 1;
                 self.flush_if_full()?;
+                unreported += 1;
+                if unreported == PROGRESS_EVENTS {
+                    written(unreported);
+                    unreported = 0;
+                }
             }
         }
         Ok(())

@@ -358,3 +358,28 @@ fn the_json_form_holds_the_same_rows() {
     assert_eq!(json["place"], "CPU");
     assert_eq!(json["sorted_by"], "default");
 }
+
+#[test]
+fn no_device_time_gives_ratios_of_zero_not_nan() {
+    // A CPU-only recording reported for the device: every time is 0, and 0 / 0 is no ratio.
+    let recording = Recording {
+        threads: vec![thread_of(0, &[("step", 0.0, 4.0), ("op", 1.0, 2.0)])],
+        ..Recording::default()
+    };
+    for place in [Place::Cuda, Place::All] {
+        let report = Report::new(
+            &recording,
+            ReportOptions {
+                place: Some(place),
+                ..ReportOptions::default()
+            },
+        );
+        let text = report.text();
+        assert!(!text.contains("nan"), "{place:?}: {text}");
+        if place == Place::Cuda {
+            assert!(text.contains("Ratio: 0%"), "{text}");
+        }
+        let json = serde_json::to_string(&report).unwrap();
+        assert!(!json.contains("null"), "{place:?}: {json}");
+    }
+}

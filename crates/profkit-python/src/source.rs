@@ -155,35 +155,24 @@ fn open_file(path: &Path, name: &str, progress: &Progress) -> Result<BufReader<B
     ))
 }
 
-/// Detects the format from the first bytes of the file (as the CLI does), using the name only to
-/// break ties.
+/// Detects the format from the first bytes of the file, as the CLI does: the formats the content
+/// fits, the one the file name gives first when the bytes could start it (see
+/// `profkit_convert::detect`).
 fn detect(prefix: &[u8], path: &Path) -> Option<&'static str> {
+    use profkit_convert::detect::{Detected, candidates};
     let name = path
         .file_name()
         .map(|n| n.to_string_lossy().into_owned())
         .unwrap_or_default();
-    if profkit_xdl::looks_like_data_file(prefix)
-        || (name.ends_with(".meta") && profkit_xdl::looks_like_meta(prefix))
-    {
-        return Some("xdl");
-    }
-    if profkit_poplar::looks_like_poplar(prefix).is_some() {
-        return Some("poplar");
-    }
-    if profkit_convert::chrome::looks_like_chrome(prefix) {
-        return Some("chrome");
-    }
-    match profkit_events::paddle::Format::detect(prefix) {
-        Some(profkit_events::paddle::Format::NodeTrees) => return Some("paddle-trace"),
-        Some(profkit_events::paddle::Format::Profile) => return Some("paddle"),
-        None => {}
-    }
-    if profkit_xplane::looks_like_xspace(prefix)
-        && (!prefix.is_empty() || name.ends_with(".xplane.pb"))
-    {
-        return Some("xspace");
-    }
-    None
+    candidates(prefix, &name).into_iter().find_map(|d| match d {
+        Detected::Xspace => Some("xspace"),
+        Detected::Xdl => Some("xdl"),
+        Detected::Poplar => Some("poplar"),
+        Detected::PaddleProfile => Some("paddle"),
+        Detected::PaddleNodeTrees => Some("paddle-trace"),
+        Detected::Chrome => Some("chrome"),
+        _ => None,
+    })
 }
 
 /// The host name of an input, as the CLI's `--to parquet` names it (`<host>.xplane.pb` gives

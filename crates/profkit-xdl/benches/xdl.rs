@@ -1,4 +1,4 @@
-//! Read and write throughput of XDL datasets, next to the seed's Python reading script on the same
+//! Read and write throughput of XDL datasets, next to the original reader's Python script (from the XDL Trace page) on the same
 //! files in the same run.
 //!
 //! Two datasets, written by our writer under `target/bench-data/xdl/`:
@@ -8,9 +8,9 @@
 //!   `Float` vector of 4), about 6.6 MB.
 //!
 //! `cargo bench -p profkit-xdl --bench xdl` runs criterion (MB/s and records/s) for reading (the
-//! dataset reader, every column read as its typed slice, as the seed's script makes NumPy arrays)
+//! dataset reader, every column read as its typed slice, as the original script makes NumPy arrays)
 //! and writing (our writer: encode, queue, IO thread, files and metas), then times, in alternating
-//! runs, our read, the seed's script (`benches/xdl_read.py` under `$PROFKIT_PYTHON`, else
+//! runs, our read, the original script (`benches/xdl_read.py` under `$PROFKIT_PYTHON`, else
 //! `.oracle/bench/bin/python`; skipped with a note without one), and two references for the memory
 //! bandwidth of this machine: reading the files into memory with `std::fs::read`, and copying that
 //! many bytes in memory. No figure is a threshold; docs/performance.md records them.
@@ -213,7 +213,7 @@ fn main() {
     }
 }
 
-/// Our read, the seed's script, and the bandwidth references, one run of each in turn.
+/// Our read, the original script, and the bandwidth references, one run of each in turn.
 fn peer_comparison(datasets: &[Data]) {
     println!(
         "\npeer comparison: {PEER_RUNS} alternating runs per dataset, files in the page cache"
@@ -271,10 +271,10 @@ fn peer_comparison(datasets: &[Data]) {
         line("profkit read (decode only)", decode);
         line("std::fs::read of the files", fs_read);
         line("memcpy of as many bytes", memcpy);
-        line("seed Python script (upb, NumPy)", python);
+        line("original Python script (upb, NumPy)", python);
         if python.0.is_finite() {
             println!(
-                "  {:<6} profkit read is {:.1}x the speed of the seed script (best)",
+                "  {:<6} profkit read is {:.1}x the speed of the original script (best)",
                 d.name,
                 python.0 / ours.0
             );

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
-"""The Python peer of the XDL benchmark: the seed's reading script, applied to the same files.
+"""The Python peer of the XDL benchmark: the original reader's script, applied to the same files.
 
-The seed (`xdl-trace.txt`, the "XDL Trace" wiki page) reads a data file with `struct.unpack('<I')`
+The original reader (on the "XDL Trace" wiki page) reads a data file with `struct.unpack('<I')`
 for each length, `trace_pb2.Header` / `trace_pb2.Record.ParseFromString` for each frame, and
 `np.frombuffer(col.data, dtype=...).reshape(col.shape)` for each column. `read_file` below is that
 loop, ported to Python 3 (`items()` for `iteritems()`, `np.bool_` for `np.bool`) with one change:
@@ -33,7 +33,7 @@ from google.protobuf.internal import api_implementation
 
 
 class TracePb2:
-    """Stands in for `xdl.python.proto.trace_pb2`: the classes and enum values the seed uses."""
+    """Stands in for `xdl.python.proto.trace_pb2`: the classes and enum values the original reader uses."""
 
     def __init__(self, descriptor_set):
         with open(descriptor_set, "rb") as f:
@@ -69,7 +69,7 @@ def trace2nptype(trace_pb2, tp):
 
 
 class Sink:
-    """Receives what the seed printed; counts records and elements to prove the work was done."""
+    """Receives what the original reader printed; counts records and elements to prove the work was done."""
 
     def __init__(self):
         self.records = 0
@@ -105,7 +105,7 @@ def read_file(trace_pb2, sink, filepath):
 
 
 def data_files(directory):
-    """The dataset's data files in index order (the seed reads one named file at a time)."""
+    """The dataset's data files in index order (the original reader reads one named file at a time)."""
     names = [n for n in os.listdir(directory) if not n.endswith(".meta")]
     return [os.path.join(directory, n) for n in sorted(names, key=lambda n: int(n.rsplit(".", 1)[1]))]
 

@@ -85,7 +85,14 @@ impl Record {
 
     /// The column for `key`, if the header has it.
     pub fn column_for<'a>(&'a self, header: &Header, key: &str) -> Option<&'a Column> {
-        let i = header.key.iter().position(|k| k == key)?;
+        self.column_named(&header.key, key)
+    }
+
+    /// The column for `key` among `keys`, a header's keys in order (as [`DataReader::keys`] and
+    /// [`crate::DatasetReader::keys`] give them); `None` when no key is `key` (or the record has
+    /// fewer columns than keys).
+    pub fn column_named<'a, K: AsRef<str>>(&'a self, keys: &[K], key: &str) -> Option<&'a Column> {
+        let i = keys.iter().position(|k| k.as_ref() == key)?;
         self.column.get(i)
     }
 
@@ -169,6 +176,12 @@ impl<R: Read> DataReader<R> {
             .as_ref()
             .map(|h| h.key.as_slice())
             .unwrap_or_default()
+    }
+
+    /// The column of `record`, one of this file's records, for the traced key `key` (`None` when
+    /// the header has no such key).
+    pub fn column<'r>(&self, record: &'r Record, key: &str) -> Option<&'r Column> {
+        record.column_named(self.keys(), key)
     }
 
     /// Bytes consumed so far.

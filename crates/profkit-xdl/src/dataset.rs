@@ -304,6 +304,14 @@ impl DatasetReader {
         self.keys.as_deref()
     }
 
+    /// The column of `record`, one of this dataset's records, for the traced key `key` (`None`
+    /// when the header has no such key, or before the first record was read). Every file of a
+    /// dataset has the same keys (a file that differs is an error), so this holds for any of its
+    /// records.
+    pub fn column<'r>(&self, record: &'r Record, key: &str) -> Option<&'r crate::Column> {
+        record.column_named(self.keys()?, key)
+    }
+
     /// The index and path of the file being read.
     pub fn current_file(&self) -> Option<(u64, &Path)> {
         self.current.as_ref().map(|(i, p, _)| (*i, p.as_path()))

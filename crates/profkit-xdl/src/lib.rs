@@ -18,8 +18,12 @@
 //! writer.finish()?;
 //! let dataset = discover(&dir)?.remove(0);
 //! assert_eq!(dataset.id.to_string(), "train.trace.3");
-//! let record = dataset.records(ReadOptions::default()).next().unwrap()?;
-//! assert_eq!(&record.column[0].values::<f32>()?[..], &[1.0, 2.0, 3.0, 4.0]);
+//! let mut records = dataset.records(ReadOptions::default());
+//! let record = records.next().unwrap()?;
+//! // Columns by the traced key's name (or by position: `record.column[0]`).
+//! assert_eq!(&records.column(&record, "w").unwrap().values::<f32>()?[..], &[1.0, 2.0, 3.0, 4.0]);
+//! assert_eq!(records.column(&record, "loss").unwrap().values::<f64>()?[0], 0.5);
+//! assert!(records.column(&record, "no such key").is_none());
 //! # std::fs::remove_dir_all(&dir).ok();
 //! # Ok::<(), profkit_xdl::Error>(())
 //! ```

@@ -98,6 +98,40 @@ fn discovers_the_sample() {
 }
 
 #[test]
+fn columns_by_key_name_from_the_readers() {
+    // The sample spans three data files; the dataset reader knows the keys once it has read.
+    let ds = discover(sample_dir().join("input")).unwrap();
+    let mut records = ds[0].records(ReadOptions::default());
+    let mut ids = Vec::new();
+    while let Some(record) = records.next() {
+        let record = record.unwrap();
+        ids.push(
+            records
+                .column(&record, "ids")
+                .unwrap()
+                .to_vec::<i64>()
+                .unwrap(),
+        );
+        assert!(records.column(&record, "no such key").is_none());
+    }
+    assert_eq!(ids[3], [4, -4]);
+    // One data file read alone.
+    let (_, first) = ds[0].data_files().next().unwrap();
+    let mut reader = profkit_xdl::DataReader::open(first, ReadOptions::default()).unwrap();
+    let record = reader.next().unwrap().unwrap();
+    assert_eq!(
+        reader.column(&record, "flag").unwrap().to_bools().unwrap(),
+        [true, false]
+    );
+    assert!(reader.column(&record, "FLAG").is_none());
+    // From a header's keys, as the readers give them.
+    assert_eq!(
+        record.column_named(reader.keys(), "d"),
+        record.column_for(&Header::new(["w", "loss", "flag", "ids", "d"]), "d")
+    );
+}
+
+#[test]
 fn the_sample_validates_with_the_quirk_accepted() {
     let ds = discover(sample_dir().join("input")).unwrap();
     let (report, problems) = check_dataset(&ds[0], ReadOptions::default());

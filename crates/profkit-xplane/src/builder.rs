@@ -5,6 +5,11 @@
 //! attached to the plane, to events and to event metadata; a [`StatValue::Ref`] value is interned as
 //! stat metadata and stored as its id (`ref_value`), as TSL does for repeated strings.
 //!
+//! Times are session-relative: a line's `timestamp_ns` counts nanoseconds from the start of the
+//! profiling session (whose time since 1970 is the `profile_start_time` stat of the
+//! `Task Environment` plane), and an event's offset picoseconds from its line's start. Wall-clock
+//! line timestamps overflow the tools' `i64` picoseconds (see [`LineBuilder::set_timestamp_ns`]).
+//!
 //! ```
 //! use profkit_xplane::{PlaneBuilder, StatValue, XPlane};
 //! let mut plane = XPlane::default();
@@ -443,6 +448,14 @@ impl LineBuilder<'_> {
     }
 
     /// Sets the line's start in nanoseconds, leaving event offsets as they are (so events move).
+    ///
+    /// Line timestamps are session-relative: nanoseconds since the profiling session started,
+    /// not since 1970. The session's own start (nanoseconds since 1970) goes in the
+    /// `profile_start_time` stat of the `Task Environment` plane, as TensorFlow writes it. An
+    /// epoch timestamp times 1000 does not fit in the `i64` picoseconds every tool computes event
+    /// times in; [`crate::validate()`] reports such a line once
+    /// ([`crate::ProblemKind::EpochLineTimestamp`]), and
+    /// [`crate::utils::normalize_space_timestamps`] makes lines session-relative.
     pub fn set_timestamp_ns(&mut self, timestamp_ns: i64) -> &mut Self {
         self.line.timestamp_ns = timestamp_ns;
         self

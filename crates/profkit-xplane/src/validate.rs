@@ -29,6 +29,9 @@ pub enum ProblemKind {
     PartialOverlap,
     /// An absolute time in picoseconds does not fit in `i64`.
     TimestampOverflow,
+    /// A line's `timestamp_ns` is too large for a session-relative time (nanoseconds since 1970,
+    /// say): reported once for the line, instead of a [`ProblemKind::TimestampOverflow`] per event.
+    EpochLineTimestamp,
     /// A duration is negative.
     NegativeDuration,
     /// An aggregated event's occurrence count is negative.
@@ -68,6 +71,30 @@ pub fn validate_plane(plane: &XPlane, path: &str) -> Vec<Problem> {
     let mut problems = Vec::new();
     validate_plane_into(plane, path, &mut problems);
     problems
+}
+
+/// The message for a line whose `timestamp_ns` cannot be session-relative: its picoseconds do
+/// not fit in `i64` (over about 106 days), which is what nanoseconds since 1970 look like.
+fn epoch_line(timestamp_ns: i64) -> Option<String> {
+    let ps = i128::from(timestamp_ns) * 1000;
+    if i64::try_from(ps).is_ok() {
+        return None;
+    }
+    let what = if timestamp_ns > 0 {
+        format!(
+            "is about {:.1} years: it looks like nanoseconds since 1970",
+            timestamp_ns as f64 / 1e9 / 31_556_952.0
+        )
+    } else {
+        "is too far before the session start".to_owned()
+    };
+    Some(format!(
+        "line timestamp_ns {timestamp_ns} {what}, but line timestamps are session-relative \
+         (nanoseconds since the session start, whose own time since 1970 goes in the \
+         `profile_start_time` stat of the `Task Environment` plane): in picoseconds its events' \
+         times do not fit in i64. Subtract the session start from every line \
+         (utils::normalize_space_timestamps); the events' times are not listed one by one"
+    ))
 }
 
 struct Checker<'a> {
@@ -118,8 +145,12 @@ impl Checker<'_> {
 
     fn line(&mut self, line: &XLine, path: &str) {
         let base_ps = i128::from(line.timestamp_ns) * 1000;
+        // Reported once, at the line's first timed event (aggregated events have no time).
+        let mut epoch = epoch_line(line.timestamp_ns);
+        let is_epoch = epoch.is_some();
         // Timed events as (start, end, index), for the overlap check.
         let mut spans: Vec<(i128, i128, usize)> = Vec::with_capacity(line.events.len());
+        let line_path = path;
         for (index, event) in line.events.iter().enumerate() {
             let path = format!("{path}.events[{index}]");
             self.event(event, &path);
@@ -130,7 +161,14 @@ impl Checker<'_> {
             };
             let start = base_ps + i128::from(offset);
             let end = start + i128::from(event.duration_ps);
-            if i64::try_from(start).is_err() || i64::try_from(end).is_err() {
+            if let Some(message) = epoch.take() {
+                self.report(
+                    line_path.to_owned(),
+                    ProblemKind::EpochLineTimestamp,
+                    message,
+                );
+            }
+            if !is_epoch && (i64::try_from(start).is_err() || i64::try_from(end).is_err()) {
                 self.report(
                     path,
                     ProblemKind::TimestampOverflow,
@@ -379,6 +417,9 @@ impl ViewChecker<'_, '_> {
 
     fn line(&mut self, line: &XLineView<'_>, path: &str) -> crate::Result<()> {
         let base_ps = i128::from(line.timestamp_ns()) * 1000;
+        // Reported once, at the line's first timed event (aggregated events have no time).
+        let mut epoch = epoch_line(line.timestamp_ns());
+        let is_epoch = epoch.is_some();
         let mut spans: Vec<(i128, i128, usize)> = Vec::new();
         for (index, event) in line.events().enumerate() {
             let event = event?;
@@ -390,7 +431,10 @@ impl ViewChecker<'_, '_> {
             };
             let start = base_ps + i128::from(offset);
             let end = start + i128::from(event.duration_ps());
-            if i64::try_from(start).is_err() || i64::try_from(end).is_err() {
+            if let Some(message) = epoch.take() {
+                self.report(path.to_owned(), ProblemKind::EpochLineTimestamp, message);
+            }
+            if !is_epoch && (i64::try_from(start).is_err() || i64::try_from(end).is_err()) {
                 self.report(
                     format!("{path}.events[{index}]"),
                     ProblemKind::TimestampOverflow,

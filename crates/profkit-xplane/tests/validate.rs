@@ -277,7 +277,35 @@ fn overlaps_are_found_in_absolute_time_across_epoch_scale_lines() {
     let problems = validate_plane(&plane, "x");
     let kinds: Vec<ProblemKind> = problems.iter().map(|p| p.kind).collect();
     assert!(kinds.contains(&ProblemKind::PartialOverlap), "{problems:?}");
-    assert!(kinds.contains(&ProblemKind::TimestampOverflow));
+    assert!(kinds.contains(&ProblemKind::EpochLineTimestamp));
+}
+
+#[test]
+fn epoch_line_timestamps_get_one_message_per_line_not_one_per_event() {
+    // What a builder user writes who takes line starts from the wall clock.
+    let events: Vec<(i64, i64)> = (0..1000).map(|i| (i * 10, 5)).collect();
+    let mut plane = line_of(&events);
+    plane.lines[0].timestamp_ns = 1_763_900_000_000_000_000;
+    let problems = validate_plane(&plane, "planes[0]");
+    assert_eq!(problems.len(), 1, "{problems:?}");
+    assert_eq!(problems[0].kind, ProblemKind::EpochLineTimestamp);
+    assert_eq!(problems[0].path, "planes[0].lines[0]");
+    let message = &problems[0].message;
+    for says in [
+        "since 1970",
+        "session-relative",
+        "profile_start_time",
+        "normalize_space_timestamps",
+    ] {
+        assert!(message.contains(says), "{message}");
+    }
+    // The view-based check (what `profkit validate` runs) says the same, once.
+    let bytes = prost::Message::encode_to_vec(&plane);
+    let view = profkit_xplane::XPlaneView::new(&bytes).unwrap();
+    let mut found = Vec::new();
+    profkit_xplane::validate::validate_plane_view_each(&view, "planes[0]", &mut |p| found.push(p))
+        .unwrap();
+    assert_eq!(found, problems);
 }
 
 #[test]
@@ -291,10 +319,7 @@ fn picosecond_overflow_is_reported() {
             .iter()
             .map(|p| (p.path.as_str(), p.kind))
             .collect::<Vec<_>>(),
-        vec![(
-            "planes[3].lines[0].events[0]",
-            ProblemKind::TimestampOverflow
-        )]
+        vec![("planes[3].lines[0]", ProblemKind::EpochLineTimestamp)]
     );
     assert!(
         problems[0].message.contains("session-relative"),
@@ -313,7 +338,7 @@ fn picosecond_overflow_is_reported() {
     plane.lines[0].timestamp_ns = i64::MIN / 100;
     assert_eq!(
         validate_plane(&plane, "p")[0].kind,
-        ProblemKind::TimestampOverflow
+        ProblemKind::EpochLineTimestamp
     );
     // Just inside the range: nothing.
     let mut plane = line_of(&[(807, 0)]);

@@ -83,9 +83,13 @@ impl Input {
                 let prefix = peek(&mut reader, SNIFF_LEN).map_err(|e| {
                     Failure::BadInput(format!("{name}: cannot read{}: {e}", gz_note(gzip)))
                 })?;
-                match format::detect(&prefix, path) {
-                    Some(format) => format,
-                    None => {
+                let candidates = format::candidates(&prefix, path);
+                match candidates.as_slice() {
+                    [only] => *only,
+                    // Standard input is read once: the first candidate it is.
+                    [first, ..] if is_stdin => *first,
+                    [_, _, ..] => choose(&candidates, path, &name, gzip)?,
+                    [] => {
                         let shape = if looks_like_json(&prefix) {
                             Some(if is_stdin {
                                 sniff_stdin(&mut reader)
@@ -111,6 +115,115 @@ impl Input {
             gzip,
         })
     }
+}
+
+/// The format of a file whose content fits several (or whose name says one its content does not
+/// pass the check of): each candidate is read through in turn. When the name gave the first
+/// candidate, the name decides: a file that does not read as it is refused, with what each
+/// candidate made of it. Otherwise the first candidate that reads is the format.
+fn choose(candidates: &[Format], path: &Path, name: &str, gzip: bool) -> Result<Format, Failure> {
+    let by_name = candidates
+        .first()
+        .copied()
+        .filter(|f| format::named(path) == Some(*f));
+    let mut tried = Vec::new();
+    for (index, &candidate) in candidates.iter().enumerate() {
+        match probe(candidate, path, name, gzip)? {
+            Ok(()) if index == 0 => return Ok(candidate),
+            Ok(()) if by_name.is_none() => {
+                eprintln!(
+                    "profkit: {name}: note: its first bytes fit {} and {}; read as {}, the first that reads it (--from names the format)",
+                    tried_titles(candidates, index),
+                    candidate.title(),
+                    candidate.title()
+                );
+                return Ok(candidate);
+            }
+            Ok(()) => tried.push(format!(
+                "{} (reads as one: name it with --from {candidate})",
+                candidate.title()
+            )),
+            Err(why) => tried.push(format!("{} ({why})", candidate.title())),
+        }
+    }
+    let lead = match by_name {
+        Some(f) => format!("named as {} but does not read as one", a_title(f)),
+        None => "does not read as any format its first bytes fit".to_owned(),
+    };
+    Err(Failure::BadInput(format!(
+        "{name}: {lead}; tried: {}",
+        tried.join(", ")
+    )))
+}
+
+fn tried_titles(candidates: &[Format], upto: usize) -> String {
+    candidates
+        .get(..upto)
+        .unwrap_or_default()
+        .iter()
+        .map(|f| f.title())
+        .collect::<Vec<_>>()
+        .join(" and ")
+}
+
+fn a_title(f: Format) -> String {
+    match f {
+        Format::Xspace | Format::Xdl => format!("an {}", f.title()),
+        _ => format!("a {}", f.title()),
+    }
+}
+
+/// Reads the file at `path` through as `format`, keeping nothing: `Ok(Err(why))` when it does not
+/// read (`why` says what and where), `Err` when the file cannot be opened again.
+fn probe(
+    format: Format,
+    path: &Path,
+    name: &str,
+    gzip: bool,
+) -> Result<Result<(), String>, Failure> {
+    use profkit_events::paddle::{ReadOptions as PaddleOptions, legacy, nodetree};
+    let reader = open_decoded(path, name, gzip)?;
+    Ok(match format {
+        Format::Xspace => {
+            let mut items =
+                profkit_xplane::XSpaceReader::new(reader, profkit_xplane::ReadOptions::default());
+            let mut result = Ok(());
+            while let Some(item) = items.next_raw() {
+                let checked = item.and_then(|item| match item {
+                    profkit_xplane::RawSpaceItem::Plane(plane) => {
+                        plane.view().and_then(|view| view.check())
+                    }
+                    _ => Ok(()),
+                });
+                if let Err(e) = checked {
+                    result = Err(e.to_string());
+                    break;
+                }
+            }
+            result
+        }
+        Format::Paddle => legacy::read_profile(reader, PaddleOptions::default())
+            .map(|_| ())
+            .map_err(|e| e.to_string()),
+        Format::PaddleNodeTrees => nodetree::read_node_trees(reader, PaddleOptions::default())
+            .map(|_| ())
+            .map_err(|e| e.to_string()),
+        Format::Xdl if path.to_string_lossy().ends_with(".meta") => {
+            profkit_xdl::read_meta_file(path)
+                .map(|_| ())
+                .map_err(|e| e.to_string())
+        }
+        Format::Xdl => profkit_xdl::DataReader::new(reader, profkit_xdl::ReadOptions::default())
+            .and_then(|mut records| records.try_for_each(|r| r.map(|_| ())))
+            .map_err(|e| e.to_string()),
+        Format::Poplar => profkit_poplar::from_reader::<profkit_poplar::ProfileFile, _>(reader)
+            .map(|_| ())
+            .map_err(|e| e.to_string()),
+        Format::Chrome | Format::PaddleTimeline => profkit_convert::chrome::read_chrome(reader)
+            .map(|_| ())
+            .map_err(|e| e.to_string()),
+        Format::Parquet => Err("an output format only".to_owned()),
+    })
 }
 
 fn open_file(path: &Path, name: &str) -> Result<File, Failure> {

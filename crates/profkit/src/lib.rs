@@ -1,11 +1,41 @@
-//! `profkit`: inspect, validate, dump and convert machine-learning profiler files.
+//! `profkit`: read, write, check and convert the interchange formats of machine-learning
+//! profilers (TensorFlow / XLA XSpace, TensorFlow profiler plugins, Graphcore Poplar profiles,
+//! X-DeepLearning tensor traces, PaddlePaddle profiles, Chrome trace JSON).
 //!
-//! The command-line tool as a library: [`run_args`] runs it on a list of arguments, as the
-//! `profkit` binary and the Python package's `profkit` command do. Exit codes: 0 success, 1 bad
-//! or invalid input, 2 usage error.
+//! This crate is the `profkit` command line (`cargo install --path crates/profkit`; every command
+//! is described in `docs/cli.md`), and its page is where the documentation of the libraries
+//! starts:
+//!
+//! - [`profkit_xplane`]: XSpace / XPlane protobufs: zero-copy views, whole and streaming reads
+//!   with size limits, writes, the TSL-style builder and visitor, merging, validation, canonical
+//!   JSON.
+//! - [`profkit_xdl`]: X-DeepLearning tensor traces: frame and data file readers, typed columns
+//!   (by key name too), metas, dataset discovery and checks, the writer.
+//! - [`profkit_events`]: the profiler event model, the low-overhead recorder, Paddle's legacy
+//!   report and `summary()` tables, Paddle's `Profile` and node trees.
+//! - [`profkit_poplar`]: Graphcore Poplar graph and execution profiles: the typed schema, the
+//!   streaming reader, validation and analysis.
+//! - [`profkit_convert`]: conversions between the formats through the XSpace, the Chrome trace
+//!   JSON xprof's trace viewer writes, format detection.
+//! - [`profkit_arrow`]: every input as Arrow record batches and Parquet datasets.
+//! - [`profkit_plugin`]: TensorFlow's pluggable profiler C ABI: write, load, run and check
+//!   plugins.
+//! - [`profkit_json`](../profkit_json/index.html): the streaming JSON reader the JSON formats
+//!   share; [`profkit_wire`](../profkit_wire/index.html) and
+//!   [`profkit_error`](../profkit_error/index.html): the protobuf wire walk and the file an error
+//!   is attached to.
+//!
+//! (Built with `cargo doc --no-deps --open` at the repository root, which leaves out the internal
+//! crates: the conformance runner, the fuzz targets, the benchmarks' helpers, the test plugins
+//! and the Python extension.)
+//!
+//! As a library, [`run_args`] runs the command line on a list of arguments, as the `profkit`
+//! binary and the Python package's `profkit` command do. Exit codes: 0 success, 1 bad or invalid
+//! input, 2 usage error.
 
 #![forbid(unsafe_code)]
 
+mod cap;
 mod convert;
 mod format;
 mod input;
@@ -24,7 +54,7 @@ use std::process::ExitCode;
 
 use clap::{Parser, Subcommand};
 
-use crate::format::Format;
+use crate::format::{Format, FormatParser};
 
 /// Read, check and convert the files of machine-learning profilers.
 #[derive(Parser)]
@@ -44,7 +74,7 @@ enum Command {
         #[arg(long)]
         json: bool,
         /// The file's format, when detection from its content is not wanted.
-        #[arg(long, value_enum)]
+        #[arg(long, value_parser = FormatParser::read())]
         from: Option<Format>,
         /// Poplar: the graph profile (`graph.json`) an execution profile belongs to, to check its
         /// references and work out times and balances.
@@ -56,18 +86,24 @@ enum Command {
         /// The file to read (`-` for standard input).
         file: PathBuf,
         /// The file's format, when detection from its content is not wanted.
-        #[arg(long, value_enum)]
+        #[arg(long, value_parser = FormatParser::read())]
         from: Option<Format>,
     },
     /// Check a profile; prints one line per problem and exits 1 when any is found.
+    ///
+    /// At most ten problems of each kind are printed, then a count of the rest (`--all` prints
+    /// every one; `--json` lists every one).
     Validate {
         /// The file to read (`-` for standard input).
         file: PathBuf,
         /// Print the problems as JSON.
         #[arg(long)]
         json: bool,
+        /// Print every problem, not ten of each kind and a count of the rest.
+        #[arg(long)]
+        all: bool,
         /// The file's format, when detection from its content is not wanted.
-        #[arg(long, value_enum)]
+        #[arg(long, value_parser = FormatParser::read())]
         from: Option<Format>,
         /// Poplar: the graph profile (`graph.json`) an execution profile belongs to, to check its
         /// references and work out times and balances.
@@ -85,14 +121,17 @@ enum Command {
     /// ending in .json means chrome and one ending in .pb xspace. OUT `-` is standard output.
     /// `profkit formats` lists what converts to what.
     Convert {
-        /// The inputs, then the output.
-        #[arg(value_name = "IN... OUT", num_args = 2.., required = true)]
-        paths: Vec<PathBuf>,
+        /// The inputs (`-` for standard input).
+        #[arg(value_name = "IN", num_args = 1.., required = true)]
+        inputs: Vec<PathBuf>,
+        /// The output file or directory (`-` for standard output).
+        #[arg(value_name = "OUT", required = true)]
+        out: PathBuf,
         /// The output format (default: from OUT's extension).
-        #[arg(long, value_enum)]
+        #[arg(long, value_parser = FormatParser::write())]
         to: Option<Format>,
         /// The inputs' format, when detection from their content is not wanted.
-        #[arg(long, value_enum)]
+        #[arg(long, value_parser = FormatParser::read())]
         from: Option<Format>,
         /// XDL output: start a new data file once one reaches this many million bytes (the
         /// original writer's `max_file_m_size`, default 300).
@@ -105,9 +144,12 @@ enum Command {
     /// Merge the XSpaces of several hosts into one file (device planes renumbered, host threads
     /// kept apart, times aligned on each host's session start).
     Merge {
-        /// The inputs, then the output (`-` for standard output).
-        #[arg(value_name = "IN... OUT", num_args = 2.., required = true)]
-        paths: Vec<PathBuf>,
+        /// The XSpaces to merge.
+        #[arg(value_name = "IN", num_args = 1.., required = true)]
+        inputs: Vec<PathBuf>,
+        /// The merged XSpace (`-` for standard output).
+        #[arg(value_name = "OUT", required = true)]
+        out: PathBuf,
     },
     /// List the formats profkit reads and writes, and the conversions between them.
     Formats,
@@ -133,7 +175,7 @@ enum Command {
         #[arg(long)]
         json: bool,
         /// The file's format, when detection from its content is not wanted.
-        #[arg(long, value_enum)]
+        #[arg(long, value_parser = FormatParser::report())]
         from: Option<Format>,
     },
     /// Run and check TensorFlow profiler plugins (shared libraries exporting `TF_InitProfiler`).
@@ -192,29 +234,31 @@ fn run(cli: Cli) -> Result<(), Failure> {
         Command::Validate {
             file,
             json,
+            all,
             from,
             graph,
         } => {
             let input = input::Input::open(&file, from)?;
+            let cap = cap::Cap::new(all);
             match input.format {
-                Format::Poplar => poplar::validate(input, json, graph.as_deref()),
-                Format::Xspace => xspace::validate(input, json),
-                Format::Xdl => xdl::validate(input, json),
-                Format::Paddle | Format::PaddleNodeTrees => paddle::validate(input, json),
-                Format::Chrome | Format::PaddleTimeline => xspace::validate_chrome(input, json),
+                Format::Poplar => poplar::validate(input, json, graph.as_deref(), cap),
+                Format::Xspace => xspace::validate(input, json, cap),
+                Format::Xdl => xdl::validate(input, json, cap),
+                Format::Paddle | Format::PaddleNodeTrees => paddle::validate(input, json, cap),
+                Format::Chrome | Format::PaddleTimeline => {
+                    xspace::validate_chrome(input, json, cap)
+                }
                 Format::Parquet => Err(output_only()),
             }
         }
         Command::Convert {
-            mut paths,
+            inputs: paths,
+            out,
             to,
             from,
             max_file_mb,
             overwrite,
         } => {
-            let out = paths
-                .pop()
-                .ok_or_else(|| Failure::Usage("convert needs IN... OUT".into()))?;
             if max_file_mb.is_some_and(|m| m.is_nan() || m < 0.0) {
                 return Err(Failure::Usage(
                     "--max-file-mb must be a non-negative number".into(),
@@ -222,12 +266,7 @@ fn run(cli: Cli) -> Result<(), Failure> {
             }
             convert::convert(paths, out, to, from, max_file_mb, overwrite)
         }
-        Command::Merge { mut paths } => {
-            let out = paths
-                .pop()
-                .ok_or_else(|| Failure::Usage("merge needs IN... OUT".into()))?;
-            convert::merge_command(paths, out)
-        }
+        Command::Merge { inputs, out } => convert::merge_command(inputs, out),
         Command::Formats => convert::formats(),
         Command::Report {
             file,

@@ -451,7 +451,12 @@ pub(crate) fn dump(input: Input) -> Result<(), Failure> {
     out.flush().map_err(Failure::Output)
 }
 
-pub(crate) fn validate(input: Input, json: bool, graph: Option<&Path>) -> Result<(), Failure> {
+pub(crate) fn validate(
+    input: Input,
+    json: bool,
+    graph: Option<&Path>,
+    mut cap: crate::cap::Cap,
+) -> Result<(), Failure> {
     let (name, file) = read(input)?;
     let graph = graph_for(&file, graph)?;
     let problems = profkit_poplar::validate_with_graph(&file, graph.as_ref());
@@ -470,7 +475,12 @@ pub(crate) fn validate(input: Input, json: bool, graph: Option<&Path>) -> Result
     } else {
         let mut out = std::io::BufWriter::new(std::io::stdout().lock());
         for p in &problems {
-            writeln!(out, "{name}: {p}").map_err(Failure::Output)?;
+            if cap.admit(&format!("{:?}", p.kind)) {
+                writeln!(out, "{name}: {p}").map_err(Failure::Output)?;
+            }
+        }
+        for rest in cap.rest() {
+            writeln!(out, "{name}: {rest}").map_err(Failure::Output)?;
         }
         if errors == 0 {
             let checked = if graph.is_some() {

@@ -324,7 +324,7 @@ pub(crate) fn dump(input: Input) -> Result<(), Failure> {
     Err(Failure::Invalid)
 }
 
-pub(crate) fn validate(input: Input, json: bool) -> Result<(), Failure> {
+pub(crate) fn validate(input: Input, json: bool, mut cap: crate::cap::Cap) -> Result<(), Failure> {
     let name = input.name.clone();
     let src = source(input)?;
     let (datasets, files, problems) = check(src, &name)?;
@@ -351,7 +351,12 @@ pub(crate) fn validate(input: Input, json: bool) -> Result<(), Failure> {
             .map_err(Failure::Output)?;
         } else {
             for p in &problems {
-                writeln!(out, "{p}").map_err(Failure::Output)?;
+                if cap.admit(&format!("{:?}", p.kind)) {
+                    writeln!(out, "{p}").map_err(Failure::Output)?;
+                }
+            }
+            for rest in cap.rest() {
+                writeln!(out, "{name}: {rest}").map_err(Failure::Output)?;
             }
         }
     }

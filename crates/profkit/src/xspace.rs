@@ -144,7 +144,7 @@ pub(crate) fn dump(input: Input) -> Result<(), Failure> {
     out.flush().map_err(Failure::Output)
 }
 
-pub(crate) fn validate(input: Input, json: bool) -> Result<(), Failure> {
+pub(crate) fn validate(input: Input, json: bool, mut cap: crate::cap::Cap) -> Result<(), Failure> {
     // Problems are written as they are found, never collected: a file can have one per event.
     let mut out = std::io::BufWriter::new(std::io::stdout().lock());
     let mut written = 0usize;
@@ -164,8 +164,10 @@ pub(crate) fn validate(input: Input, json: bool) -> Result<(), Failure> {
         }
         let result = if json {
             write_json_problem(&mut out, &problem, written == 0)
-        } else {
+        } else if cap.admit(&format!("{:?}", problem.kind)) {
             writeln!(out, "{name}: {problem}")
+        } else {
+            Ok(())
         };
         written += 1;
         if let Err(e) = result {
@@ -194,6 +196,9 @@ pub(crate) fn validate(input: Input, json: bool) -> Result<(), Failure> {
     };
     if let Some(e) = failed_write {
         return Err(Failure::Output(e));
+    }
+    for rest in cap.rest() {
+        writeln!(out, "{name}: {rest}").map_err(Failure::Output)?;
     }
     if let Some(e) = broke_off {
         // The problems already written stand; the JSON document is closed with the error, so
@@ -284,15 +289,16 @@ pub(crate) fn dump_chrome(input: Input) -> Result<(), Failure> {
     out.flush().map_err(Failure::Output)
 }
 
-/// How many problems of one kind `validate` prints; the rest are counted.
-const PROBLEMS_PER_KIND: usize = 10;
-
 /// `validate` of a Chrome trace: it must read (the error names the JSON path, line and column),
 /// and what it reads as must be a valid XSpace, judged as real producers write: partial overlaps
 /// on async, GPU stream and counter lines, and overlaps no longer than the input's time
 /// precision (microseconds rounded against nanosecond durations), are warnings; so are the
 /// import's warnings, but for what no producer writes (a negative duration), which is an error.
-pub(crate) fn validate_chrome(input: Input, json: bool) -> Result<(), Failure> {
+pub(crate) fn validate_chrome(
+    input: Input,
+    json: bool,
+    cap: crate::cap::Cap,
+) -> Result<(), Failure> {
     let (name, import) = crate::convert::chrome_import(input)?;
     let space = &import.space;
     let mut errors: Vec<(String, String)> = Vec::new();
@@ -328,21 +334,15 @@ pub(crate) fn validate_chrome(input: Input, json: bool) -> Result<(), Failure> {
         errors.push((kind, p.to_string()));
     }
     let mut out = std::io::stdout().lock();
+    let all = cap.is_all();
     let capped = |list: &[(String, String)]| -> Vec<String> {
-        let mut shown: std::collections::BTreeMap<&str, usize> = Default::default();
-        let mut lines = Vec::new();
-        for (kind, message) in list {
-            let n = shown.entry(kind).or_default();
-            *n += 1;
-            if *n <= PROBLEMS_PER_KIND {
-                lines.push(message.clone());
-            }
-        }
-        for (kind, n) in shown {
-            if n > PROBLEMS_PER_KIND {
-                lines.push(format!("... and {} more {kind}", n - PROBLEMS_PER_KIND));
-            }
-        }
+        let mut cap = crate::cap::Cap::new(all);
+        let mut lines: Vec<String> = list
+            .iter()
+            .filter(|(kind, _)| cap.admit(kind))
+            .map(|(_, message)| message.clone())
+            .collect();
+        lines.extend(cap.rest());
         lines
     };
     let (error_lines, warning_lines) = (capped(&errors), capped(&warnings));

@@ -436,7 +436,9 @@ impl Analysis<'_> {
         }
         for item in &mut items {
             item.ave = item.total / item.calls as f64;
-            item.ratio = item.total / total;
+            // No time at all (`--place cuda` of a profile without device time): Paddle divides
+            // zero by zero and prints `-nan`; a ratio of nothing is 0 here.
+            item.ratio = if total > 0.0 { item.total / total } else { 0.0 };
         }
         if single_list {
             self.overhead = Some(self.overhead(&items, &is_child, &children, total));
@@ -525,8 +527,11 @@ impl Analysis<'_> {
             add(&mut o, item);
         }
         o.framework_time = o.accumulated_time - o.compute_time;
-        o.compute_ratio = (o.compute_time / o.accumulated_time) as f32;
-        o.framework_ratio = 1.0 - o.compute_ratio;
+        // As for the rows' ratios: no time gives ratios of 0, not Paddle's `-nan`.
+        if o.accumulated_time > 0.0 {
+            o.compute_ratio = (o.compute_time / o.accumulated_time) as f32;
+            o.framework_ratio = 1.0 - o.compute_ratio;
+        }
         o.memcpy = MemcpyLine {
             calls: o.memcpy_async.calls + o.memcpy_sync.calls,
             total: o.memcpy_async.total + o.memcpy_sync.total,

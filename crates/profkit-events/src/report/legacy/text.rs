@@ -62,7 +62,8 @@ impl Report {
         pad(out, &row.calls.to_string(), 12);
         pad(out, &cfmt::g(row.total), 12);
         if self.place == Place::All {
-            let cell = |t: f64| format!("{} ({})", cfmt::f(t), cfmt::f(t / row.total));
+            let share = |t: f64| if row.total > 0.0 { t / row.total } else { 0.0 };
+            let cell = |t: f64| format!("{} ({})", cfmt::f(t), cfmt::f(share(t)));
             pad(out, &cell(row.cpu_time), 24);
             pad(out, &cell(row.gpu_time), 24);
         }
@@ -80,7 +81,7 @@ impl Report {
         }
     }
 
-    /// The rows as [`parse_rows`] reads them from [`Report::text`] (so a row with an empty name has
+    /// The rows as [`parse_rows`](crate::report::parse_rows) reads them from [`Report::text`] (so a row with an empty name has
     /// depth 0).
     pub fn printed_rows(&self) -> Vec<PrintedRow> {
         let mut sections: Vec<*const Section> = Vec::new();

@@ -1,7 +1,7 @@
 //! The tables `paddle.profiler.Profiler.summary()` prints (Paddle 3.x), layout for layout.
 //!
 //! The summary is computed over trees of host nodes ([`Forest`]): built exactly from Paddle's node
-//! trees ([`Forest::from_node_trees`]), or from any [`Recording`] ([`Forest::from_recording`]:
+//! trees ([`Forest::from_node_trees`]), or from any [`Recording`](crate::Recording) ([`Forest::from_recording`]:
 //! XSpaces, Chrome traces, the recorder), whose ranges are typed by their category. The rules are
 //! Paddle's:
 //!
