@@ -228,12 +228,11 @@ impl Source {
                 let len = file.metadata().map(|m| m.len()).unwrap_or(0);
                 Ok(Source::File(BufReader::with_capacity(1 << 16, file), len))
             }
+            // Read whole (it is read twice), up to the XSpace size limit, and refused at the first
+            // fault as it arrives, so that endless input that is no XSpace stops at once.
             _ => {
-                let mut bytes = Vec::new();
-                let mut reader = input.reader;
-                reader
-                    .read_to_end(&mut bytes)
-                    .map_err(|e| Failure::BadInput(format!("{}: cannot read: {e}", input.name)))?;
+                let bytes = profkit_xplane::read_bytes(input.reader, ReadOptions::default())
+                    .map_err(|e| Failure::BadInput(format!("{}: {e}", input.name)))?;
                 Ok(Source::Memory(Cursor::new(bytes)))
             }
         }

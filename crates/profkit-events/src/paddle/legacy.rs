@@ -52,7 +52,7 @@ pub fn decode_profile_with(bytes: &[u8], options: ReadOptions) -> Result<Profile
 
 /// Reads everything from `reader` (at most `options.max_size` bytes) and decodes it.
 pub fn read_profile(reader: impl Read, options: ReadOptions) -> Result<Profile> {
-    let bytes = read_limited(reader, options.max_size, "Profile")?;
+    let bytes = read_limited(reader, options.max_size, Msg::Profile, "Profile")?;
     decode_profile_with(&bytes, options)
 }
 

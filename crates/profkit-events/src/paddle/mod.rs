@@ -44,10 +44,19 @@ pub(crate) fn check_size(what: &str, size: u64, limit: u64) -> Result<()> {
     profkit_error::OverLimit::check(what, 0, size, limit).map_err(Error::TooLarge)
 }
 
-/// Reads all of `reader`, refusing more than `limit` bytes; the buffer grows with what arrives.
-pub(crate) fn read_limited(reader: impl Read, limit: u64, what: &str) -> Result<Vec<u8>> {
-    let mut buf = Vec::new();
-    reader.take(limit.saturating_add(1)).read_to_end(&mut buf)?;
+/// Reads all of `reader`, refusing more than `limit` bytes; the buffer grows with what arrives,
+/// and input that cannot be a `msg` is refused at its first fault as it arrives (endless zeros on
+/// standard input stop at byte 0, not at the limit).
+pub(crate) fn read_limited(
+    reader: impl Read,
+    limit: u64,
+    msg: wire::Msg,
+    what: &str,
+) -> Result<Vec<u8>> {
+    let (buf, fault) = profkit_wire::read_walked(reader, limit, msg, what)?;
+    if let Some(fault) = fault {
+        return Err(<Error as profkit_wire::FaultError>::from_fault(fault));
+    }
     check_size(what, buf.len() as u64, limit)?;
     Ok(buf)
 }

@@ -60,7 +60,7 @@ pub fn decode_node_trees_with(bytes: &[u8], options: ReadOptions) -> Result<Node
 
 /// Reads everything from `reader` (at most `options.max_size` bytes) and decodes it.
 pub fn read_node_trees(reader: impl Read, options: ReadOptions) -> Result<NodeTreesProto> {
-    let bytes = read_limited(reader, options.max_size, "NodeTreesProto")?;
+    let bytes = read_limited(reader, options.max_size, Msg::NodeTrees, "NodeTreesProto")?;
     decode_node_trees_with(&bytes, options)
 }
 
