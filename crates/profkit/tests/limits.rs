@@ -186,3 +186,206 @@ fn scratch(name: &str) -> PathBuf {
     std::fs::create_dir_all(&dir).unwrap();
     dir
 }
+
+// ----- no silent data changes -----
+
+mod common;
+
+use common::{profkit, text};
+
+fn varint(mut n: u64, out: &mut Vec<u8>) {
+    loop {
+        let b = (n & 0x7f) as u8;
+        n >>= 7;
+        if n == 0 {
+            out.push(b);
+            return;
+        }
+        out.push(b | 0x80);
+    }
+}
+
+fn len_field(number: u64, body: &[u8]) -> Vec<u8> {
+    let mut out = Vec::new();
+    varint(number << 3 | 2, &mut out);
+    varint(body.len() as u64, &mut out);
+    out.extend_from_slice(body);
+    out
+}
+
+fn varint_field(number: u64, value: u64) -> Vec<u8> {
+    let mut out = Vec::new();
+    varint(number << 3, &mut out);
+    varint(value, &mut out);
+    out
+}
+
+/// A Chrome `"dur": -50` is kept as an instant, and the warning says so with the value.
+#[test]
+fn a_negative_chrome_duration_is_warned_of_with_its_value() {
+    let dir = scratch("negative-dur");
+    let input = dir.join("in.json");
+    std::fs::write(
+        &input,
+        r#"{"traceEvents":[{"ph":"X","name":"a","ts":100,"dur":-50,"pid":1,"tid":1}]}"#,
+    )
+    .unwrap();
+    let out = dir.join("out.json");
+    let run = profkit(
+        &["convert", input.to_str().unwrap(), out.to_str().unwrap()],
+        None,
+    );
+    let stderr = text(&run.stderr);
+    assert!(run.status.success(), "{stderr}");
+    assert!(
+        stderr.contains(r#"traceEvents[0]: "a" has a negative duration (-50 us); taken as 0, so the event becomes an instant"#),
+        "{stderr}"
+    );
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// Duplicate keys in a Chrome event (members or args) are warned of, the last value used, and
+/// `validate` counts them as errors.
+#[test]
+fn duplicate_chrome_keys_are_warned_of() {
+    let dir = scratch("duplicate-keys");
+    let input = dir.join("in.json");
+    std::fs::write(
+        &input,
+        r#"{"traceEvents":[{"ph":"X","name":"b","ts":100,"dur":10,"dur":20,"pid":1,"tid":1,"args":{"x":1,"y":2,"x":3}}]}"#,
+    )
+    .unwrap();
+    let out = dir.join("out.json");
+    let run = profkit(
+        &["convert", input.to_str().unwrap(), out.to_str().unwrap()],
+        None,
+    );
+    let stderr = text(&run.stderr);
+    assert!(run.status.success(), "{stderr}");
+    assert!(
+        stderr.contains(
+            r#"traceEvents[0]: "b" has the key "dur" more than once; the last value is used"#
+        ),
+        "{stderr}"
+    );
+    assert!(
+        stderr.contains(
+            r#"traceEvents[0]: "b" has the arg "x" more than once; the last value is used"#
+        ),
+        "{stderr}"
+    );
+    let written = std::fs::read_to_string(&out).unwrap();
+    assert!(
+        written.contains(r#"{"args": {"x": "3", "y": "2"}, "dur": 20.0, "name": "b""#),
+        "{written}"
+    );
+    let run = profkit(&["validate", input.to_str().unwrap()], None);
+    assert_eq!(run.status.code(), Some(1), "{}", text(&run.stderr));
+    assert!(
+        text(&run.stdout).contains("DuplicateKey"),
+        "{}",
+        text(&run.stdout)
+    );
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// A Paddle profile whose events lie 200 days apart: an XSpace holds about 106 days of
+/// picoseconds, so the later event's times are clamped, and the warning says so.
+#[test]
+fn times_past_what_an_xspace_holds_are_warned_of() {
+    const DAY: u64 = 86_400_000_000_000;
+    let event = |name: &[u8], start: u64| {
+        let mut e = len_field(1, name);
+        e.extend(varint_field(2, start));
+        e.extend(varint_field(3, start + 1000));
+        e.extend(varint_field(8, 0));
+        len_field(1, &e)
+    };
+    let mut profile = event(b"a", 1_000_000_000);
+    profile.extend(event(b"b", 1_000_000_000 + 200 * DAY));
+    let dir = scratch("far-times");
+    let input = dir.join("far.pb");
+    std::fs::write(&input, &profile).unwrap();
+    for out in ["out.xplane.pb", "out.json"] {
+        let out = dir.join(out);
+        let run = profkit(
+            &[
+                "convert",
+                input.to_str().unwrap(),
+                out.to_str().unwrap(),
+                "--from",
+                "paddle",
+            ],
+            None,
+        );
+        let stderr = text(&run.stderr);
+        assert!(run.status.success(), "{stderr}");
+        assert!(
+            stderr.contains("1 events lie further from the session start than an XSpace holds"),
+            "{stderr}"
+        );
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// Merging hosts whose sessions start too far apart for an XSpace's line times (nanoseconds in
+/// an i64) clamps the later host's lines, and says so.
+#[test]
+fn merged_hosts_too_far_apart_are_warned_of() {
+    let space = |start_ns: u64, line_ns: u64| {
+        let mut event = varint_field(1, 1);
+        event.extend(varint_field(2, 5));
+        event.extend(varint_field(3, 1000));
+        let mut line = varint_field(1, 1);
+        line.extend(len_field(2, b"thread"));
+        line.extend(varint_field(3, line_ns));
+        line.extend(len_field(4, &event));
+        let mut metadata = varint_field(1, 1);
+        metadata.extend(len_field(2, b"op"));
+        let mut entry = varint_field(1, 1);
+        entry.extend(len_field(2, &metadata));
+        let mut plane = varint_field(1, 1);
+        plane.extend(len_field(2, b"/host:CPU"));
+        plane.extend(len_field(3, &line));
+        plane.extend(len_field(4, &entry));
+        let mut stat_metadata = varint_field(1, 1);
+        stat_metadata.extend(len_field(2, b"profile_start_time"));
+        let mut stat_entry = varint_field(1, 1);
+        stat_entry.extend(len_field(2, &stat_metadata));
+        let mut stat = varint_field(1, 1);
+        stat.extend(varint_field(3, start_ns));
+        let mut env = varint_field(1, 2);
+        env.extend(len_field(2, b"Task Environment"));
+        env.extend(len_field(5, &stat_entry));
+        env.extend(len_field(6, &stat));
+        let mut out = len_field(1, &plane);
+        out.extend(len_field(1, &env));
+        out
+    };
+    let dir = scratch("far-hosts");
+    let a = dir.join("a.xplane.pb");
+    let b = dir.join("b.xplane.pb");
+    std::fs::write(&a, space(1000, 1_000_000)).unwrap();
+    std::fs::write(
+        &b,
+        space(9_000_000_000_000_000_000, 9_000_000_000_000_000_000),
+    )
+    .unwrap();
+    let out = dir.join("both.xplane.pb");
+    let run = profkit(
+        &[
+            "merge",
+            a.to_str().unwrap(),
+            b.to_str().unwrap(),
+            out.to_str().unwrap(),
+        ],
+        None,
+    );
+    let stderr = text(&run.stderr);
+    assert!(run.status.success(), "{stderr}");
+    assert!(
+        stderr.contains("host b: its session starts 8999999999999999000 ns after the earliest host's, so 1 of its lines start later than an XSpace holds"),
+        "{stderr}"
+    );
+    let _ = std::fs::remove_dir_all(&dir);
+}
