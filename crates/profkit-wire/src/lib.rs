@@ -47,7 +47,7 @@ pub use decode::{FaultError, decode, refusal};
 pub use read::WireReader;
 pub use schema::{Field, Kind, MAX_INDEXED_FIELD, Schema};
 pub use walk::{Fault, Problem, locate};
-pub use whole::read_walked;
+pub use whole::{count_messages, read_walked};
 
 /// Wire type of a varint.
 pub const VARINT: u8 = 0;

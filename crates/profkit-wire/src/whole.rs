@@ -9,9 +9,13 @@ use crate::walk::{Fault, Problem, locate};
 /// so the walks cost at most twice the bytes read.
 const FIRST_WALK: usize = 64 << 10;
 
+/// No walks once this much has arrived valid: input that long is taken to be what it says, and
+/// read to the limit (the walks would only slow reading a large valid file).
+const LAST_WALK: usize = 16 << 20;
+
 /// Reads all of `reader` into memory, at most `limit + 1` bytes (so that the caller can tell an
 /// input over `limit` from one at it), walking what has arrived against `msg`'s schema each time
-/// the buffer doubles from 64 KiB. Input that is not an encoded `msg` (zeros from a device, text,
+/// the buffer doubles from 64 KiB up to 16 MiB. Input that is not an encoded `msg` (zeros from a device, text,
 /// another format) stops the read at its first fault instead of filling memory up to the limit:
 /// the bytes read so far come back with that fault, the one decoding the whole input would find
 /// first. A prefix that only ends inside a field is no fault; reading goes on. The buffer grows
@@ -29,6 +33,10 @@ pub fn read_walked<S: Schema>(
         let want = next_walk.saturating_sub(buf.len()) as u64;
         (&mut reader).take(want).read_to_end(&mut buf)?;
         if buf.len() < next_walk {
+            return Ok((buf, None));
+        }
+        if next_walk > LAST_WALK {
+            reader.read_to_end(&mut buf)?;
             return Ok((buf, None));
         }
         if let Some(fault) = locate(msg, &buf, 0, true, path) {
@@ -89,4 +97,43 @@ mod tests {
         assert!(buf.len() < bytes.len());
         assert_eq!(fault.unwrap().offset, 200_000);
     }
+}
+
+/// How many messages `buf` (an encoded `msg`) holds, itself and every nested one the schema
+/// names, counted without allocating: what decoding it would build. Counting stops at the first
+/// fault (decoding reports it).
+pub fn count_messages<S: Schema>(msg: S, buf: &[u8]) -> u64 {
+    fn walk<S: Schema>(msg: S, buf: &[u8], count: &mut u64) -> Option<()> {
+        *count += 1;
+        let mut pos = 0;
+        while pos < buf.len() {
+            let (number, wire_type) = crate::split_tag(crate::read_varint(buf, &mut pos).ok()?);
+            match wire_type {
+                crate::VARINT => {
+                    crate::read_varint(buf, &mut pos).ok()?;
+                }
+                crate::FIXED64 => pos = pos.checked_add(8)?,
+                crate::FIXED32 => pos = pos.checked_add(4)?,
+                crate::LEN => {
+                    let len = usize::try_from(crate::read_varint(buf, &mut pos).ok()?).ok()?;
+                    let end = pos.checked_add(len)?;
+                    let body = buf.get(pos..end)?;
+                    if let Some(crate::schema::Field {
+                        kind: crate::schema::Kind::Message(inner),
+                        ..
+                    }) = msg.field(number)
+                    {
+                        walk(inner, body, count)?;
+                    }
+                    pos = end;
+                }
+                // Groups are rare and never ours: stop counting (decoding decides).
+                _ => return None,
+            }
+        }
+        Some(())
+    }
+    let mut count = 0;
+    let _ = walk(msg, buf, &mut count);
+    count
 }

@@ -47,6 +47,7 @@ pub fn decode_profile(bytes: &[u8]) -> Result<Profile> {
 /// Decodes a `Profile` from bytes, refusing more than `options.max_size` of them.
 pub fn decode_profile_with(bytes: &[u8], options: ReadOptions) -> Result<Profile> {
     super::check_size("Profile", bytes.len() as u64, options.max_size)?;
+    super::check_density(Msg::Profile, bytes, options, "Profile")?;
     wire::decode(Msg::Profile, bytes, 0, true, "Profile")
 }
 

@@ -55,6 +55,7 @@ pub fn decode_node_trees(bytes: &[u8]) -> Result<NodeTreesProto> {
 /// Decodes a `NodeTreesProto`, refusing more than `options.max_size` bytes.
 pub fn decode_node_trees_with(bytes: &[u8], options: ReadOptions) -> Result<NodeTreesProto> {
     super::check_size("NodeTreesProto", bytes.len() as u64, options.max_size)?;
+    super::check_density(Msg::NodeTrees, bytes, options, "NodeTreesProto")?;
     wire::decode(Msg::NodeTrees, bytes, 0, true, "NodeTreesProto")
 }
 
