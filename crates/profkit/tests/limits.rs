@@ -15,7 +15,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 
 /// What the program itself takes whatever the input (code, buffers, the allocator's arenas).
-const BASE: u64 = 64 << 20;
+const BASE: u64 = 48 << 20;
 
 /// The bound of docs/cli.md: peak memory at most 64 times the input.
 const FACTOR: u64 = 64;
@@ -174,6 +174,111 @@ fn an_xspace_on_standard_input_converts() {
     let expected = std::fs::read(conformance().join("xplane/gpu-device/chrome.json")).unwrap();
     assert_eq!(std::fs::read(&out).unwrap(), expected);
     let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// Size of each hostile input: large enough that the program's own base is small beside 64
+/// times it, small enough for a debug build to get through every command quickly.
+const HOSTILE_SIZE: usize = 6 << 20;
+
+/// Commands that still pass the bound on a case, as (case, the end of an argument of the
+/// command): what is left of issue 13. Parquet output of a plane of empty lines holds the decoded
+/// plane and a row per line of the `lines` table at once, about 116 times the input. They are
+/// still run, and must still end cleanly.
+const KNOWN_OVER: &[(&str, &str)] = &[("xspace-empty-lines", "parquet")];
+
+/// Every command on every hostile input of `conformance::limits`: each ends with success or a
+/// clean error (exit 0 or 1, never killed), and its peak resident set stays under 64 times the
+/// input plus the base. The inputs budgeted readers refuse are refused with the budget's message.
+#[test]
+fn hostile_inputs_stay_within_the_memory_bound() {
+    let dir = scratch("hostile");
+    let mut failures = Vec::new();
+    let mut table = String::new();
+    // This process stays small: a spawned child's peak starts at its parent's (Linux counts the
+    // parent's peak in the child's when it execs), so each input is made, written and dropped
+    // before its commands run.
+    for case in conformance::limits::cases() {
+        let case_dir = dir.join(case.name);
+        std::fs::create_dir_all(&case_dir).unwrap();
+        let input = case_dir.join(case.file_name);
+        let len = {
+            let bytes = case.bytes(HOSTILE_SIZE);
+            std::fs::write(&input, &bytes).unwrap();
+            bytes.len() as u64
+        };
+        let file = input.to_str().unwrap().to_owned();
+        let whole = if case.xdl {
+            case_dir.to_str().unwrap().to_owned()
+        } else {
+            file.clone()
+        };
+        let out = |name: &str| {
+            dir.join(format!("{}-{name}", case.name))
+                .display()
+                .to_string()
+        };
+        let mut commands: Vec<Vec<String>> = vec![
+            vec!["inspect".into(), file.clone()],
+            vec!["validate".into(), file.clone()],
+            vec!["dump".into(), file.clone()],
+            vec!["convert".into(), whole.clone(), out("out.json")],
+            vec!["convert".into(), whole.clone(), out("out.xplane.pb")],
+            vec![
+                "convert".into(),
+                whole.clone(),
+                out("parquet"),
+                "--to".into(),
+                "parquet".into(),
+            ],
+        ];
+        if case.xdl {
+            commands.push(vec![
+                "convert".into(),
+                whole.clone(),
+                out("xdl"),
+                "--to".into(),
+                "xdl".into(),
+            ]);
+        } else if !case.name.starts_with("poplar") {
+            commands.push(vec!["report".into(), file.clone()]);
+        }
+        let bound = FACTOR * len + BASE;
+        for args in commands {
+            let args: Vec<&str> = args.iter().map(String::as_str).collect();
+            let run = profkit_measured(&args, Stdin::Bytes(&[]));
+            let what = format!("{} {}", case.name, args.first().copied().unwrap_or(""));
+            table.push_str(&format!(
+                "{what:<48} {:>10} {:>6.1}x exit {:?}\n",
+                mb(run.peak),
+                run.peak as f64 / len as f64,
+                run.code
+            ));
+            if !matches!(run.code, Some(0 | 1)) {
+                failures.push(format!("{args:?}: exit {:?}: {}", run.code, run.stderr));
+            }
+            let known = KNOWN_OVER
+                .iter()
+                .any(|(c, a)| *c == case.name && args.iter().any(|x| x.ends_with(a)));
+            if run.peak > bound && !known {
+                failures.push(format!(
+                    "{args:?}: peak {} over the bound {} (64 x {} bytes + {})",
+                    mb(run.peak),
+                    mb(bound),
+                    len,
+                    mb(BASE)
+                ));
+            }
+            if case.refused && (run.code != Some(1) || !run.stderr.contains("messages in")) {
+                failures.push(format!(
+                    "{args:?}: expected the message budget's refusal: exit {:?}: {}",
+                    run.code, run.stderr
+                ));
+            }
+        }
+    }
+    eprintln!("{table}");
+    let _ = std::fs::remove_dir_all(&dir);
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
 }
 
 fn conformance() -> PathBuf {
