@@ -48,6 +48,45 @@ pub fn read_walked<S: Schema>(
     }
 }
 
+/// How many messages `buf` (an encoded `msg`) holds, itself and every nested one the schema
+/// names, counted without allocating: what decoding it would build. Counting stops at the first
+/// fault (decoding reports it).
+pub fn count_messages<S: Schema>(msg: S, buf: &[u8]) -> u64 {
+    fn walk<S: Schema>(msg: S, buf: &[u8], count: &mut u64) -> Option<()> {
+        *count += 1;
+        let mut pos = 0;
+        while pos < buf.len() {
+            let (number, wire_type) = crate::split_tag(crate::read_varint(buf, &mut pos).ok()?);
+            match wire_type {
+                crate::VARINT => {
+                    crate::read_varint(buf, &mut pos).ok()?;
+                }
+                crate::FIXED64 => pos = pos.checked_add(8)?,
+                crate::FIXED32 => pos = pos.checked_add(4)?,
+                crate::LEN => {
+                    let len = usize::try_from(crate::read_varint(buf, &mut pos).ok()?).ok()?;
+                    let end = pos.checked_add(len)?;
+                    let body = buf.get(pos..end)?;
+                    if let Some(crate::schema::Field {
+                        kind: crate::schema::Kind::Message(inner),
+                        ..
+                    }) = msg.field(number)
+                    {
+                        walk(inner, body, count)?;
+                    }
+                    pos = end;
+                }
+                // Groups are rare and never ours: stop counting (decoding decides).
+                _ => return None,
+            }
+        }
+        Some(())
+    }
+    let mut count = 0;
+    let _ = walk(msg, buf, &mut count);
+    count
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -97,43 +136,28 @@ mod tests {
         assert!(buf.len() < bytes.len());
         assert_eq!(fault.unwrap().offset, 200_000);
     }
-}
 
-/// How many messages `buf` (an encoded `msg`) holds, itself and every nested one the schema
-/// names, counted without allocating: what decoding it would build. Counting stops at the first
-/// fault (decoding reports it).
-pub fn count_messages<S: Schema>(msg: S, buf: &[u8]) -> u64 {
-    fn walk<S: Schema>(msg: S, buf: &[u8], count: &mut u64) -> Option<()> {
-        *count += 1;
-        let mut pos = 0;
-        while pos < buf.len() {
-            let (number, wire_type) = crate::split_tag(crate::read_varint(buf, &mut pos).ok()?);
-            match wire_type {
-                crate::VARINT => {
-                    crate::read_varint(buf, &mut pos).ok()?;
-                }
-                crate::FIXED64 => pos = pos.checked_add(8)?,
-                crate::FIXED32 => pos = pos.checked_add(4)?,
-                crate::LEN => {
-                    let len = usize::try_from(crate::read_varint(buf, &mut pos).ok()?).ok()?;
-                    let end = pos.checked_add(len)?;
-                    let body = buf.get(pos..end)?;
-                    if let Some(crate::schema::Field {
-                        kind: crate::schema::Kind::Message(inner),
-                        ..
-                    }) = msg.field(number)
-                    {
-                        walk(inner, body, count)?;
-                    }
-                    pos = end;
-                }
-                // Groups are rare and never ours: stop counting (decoding decides).
-                _ => return None,
-            }
+    #[derive(Clone, Copy)]
+    struct Outer;
+
+    impl Schema for Outer {
+        const MAX_GROUP_DEPTH: u32 = 8;
+        fn field(self, number: u64) -> Option<Field<Self>> {
+            (number == 1).then_some(Field {
+                name: "inner",
+                kind: Kind::Message(Outer),
+                repeated: true,
+            })
         }
-        Some(())
     }
-    let mut count = 0;
-    let _ = walk(msg, buf, &mut count);
-    count
+
+    /// Every message counts, the outer one and each nested one, empty or not.
+    #[test]
+    fn messages_are_counted_nested() {
+        // outer { inner {} inner { inner {} } } plus a varint field 2, skipped.
+        let bytes = [0x0a, 0x00, 0x0a, 0x02, 0x0a, 0x00, 0x10, 0x05];
+        assert_eq!(count_messages(Outer, &bytes), 4);
+        // Counting stops at a fault: the inner message's length runs past the end.
+        assert_eq!(count_messages(Outer, &[0x0a, 0x00, 0x0a, 0x09]), 2);
+    }
 }

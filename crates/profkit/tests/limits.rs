@@ -34,6 +34,8 @@ struct Run {
     peak: u64,
 }
 
+// The child is reaped by wait4 below, which std does not know of.
+#[allow(clippy::zombie_processes)]
 fn profkit_measured(args: &[&str], stdin: Stdin<'_>) -> Run {
     let mut child = Command::new(env!("CARGO_BIN_EXE_profkit"))
         .args(args)
