@@ -1855,6 +1855,12 @@ impl<'de> Visitor<'de> for Document<'_> {
         while let Some(key) = map.next_key::<TopKey>()? {
             match key {
                 TopKey::TraceEvents => {
+                    if seen_events {
+                        // Readers that keep the last value of a key would see only these.
+                        trace.warnings.push(WarningKind::DuplicateKey, || {
+                            "the trace has the key \"traceEvents\" more than once; the events of every one are read".to_owned()
+                        });
+                    }
                     seen_events = true;
                     map.next_value_seed(Events { trace: &mut *trace })?;
                 }

@@ -393,6 +393,27 @@ fn duplicate_chrome_keys_are_warned_of() {
         "{}",
         text(&run.stdout)
     );
+    // Two traceEvents arrays: both are read, and said so.
+    std::fs::write(
+        &input,
+        r#"{"traceEvents":[{"ph":"X","name":"a","ts":1,"dur":1}],"traceEvents":[{"ph":"X","name":"b","ts":1,"dur":1}]}"#,
+    )
+    .unwrap();
+    let run = profkit(
+        &["convert", input.to_str().unwrap(), out.to_str().unwrap()],
+        None,
+    );
+    let stderr = text(&run.stderr);
+    assert!(run.status.success(), "{stderr}");
+    assert!(
+        stderr.contains(r#"the trace has the key "traceEvents" more than once; the events of every one are read"#),
+        "{stderr}"
+    );
+    let written = std::fs::read_to_string(&out).unwrap();
+    assert!(
+        written.contains(r#""name": "a""#) && written.contains(r#""name": "b""#),
+        "{written}"
+    );
     let _ = std::fs::remove_dir_all(&dir);
 }
 
