@@ -26,6 +26,7 @@ use std::path::{Path, PathBuf};
 
 pub mod chrome;
 pub mod diff;
+pub mod limits;
 pub mod paddle;
 pub mod paddle_cases;
 pub mod paddle_summary;

@@ -40,7 +40,12 @@ pub fn space(space: XSpace, info: HostInfo, options: Options) -> EventBatches<Sp
 /// Chrome trace JSON (or Kineto's): read as an XSpace by profkit-convert's reader. Errors name
 /// the JSON path and byte.
 pub fn chrome(json: &[u8], info: HostInfo, options: Options) -> Result<Prepared> {
-    let import = chrome_convert::chrome_to_xspace(json)?;
+    chrome_reader(json, info, options)
+}
+
+/// Chrome trace JSON read from any reader, streaming (standard input, say): as [`chrome`].
+pub fn chrome_reader(reader: impl Read, info: HostInfo, options: Options) -> Result<Prepared> {
+    let import = chrome_convert::read_chrome(reader)?;
     let mut warnings = import.warnings;
     for (phase, count) in &import.skipped {
         warnings.push(format!(

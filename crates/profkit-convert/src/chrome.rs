@@ -91,6 +91,9 @@ pub enum WarningKind {
     CounterWithoutValue,
     /// A complete event with a negative duration (taken as zero).
     NegativeDuration,
+    /// An event with a key twice (among its members or its args): the last value is used, as
+    /// most JSON readers do, but readers differ, so the event may mean something else elsewhere.
+    DuplicateKey,
     /// Events of phases an XSpace has no place for (samples, objects, memory dumps).
     Unsupported,
 }
@@ -99,7 +102,10 @@ impl WarningKind {
     /// Whether a producer could write it (truncated traces leave begins open and ends without
     /// begins): `validate` counts the others as errors.
     pub fn is_error(self) -> bool {
-        matches!(self, WarningKind::NegativeDuration)
+        matches!(
+            self,
+            WarningKind::NegativeDuration | WarningKind::DuplicateKey
+        )
     }
 }
 
@@ -541,6 +547,10 @@ fn is_gpu_category(cat: &str) -> bool {
 #[derive(Default)]
 struct RawEvent {
     members: usize,
+    /// The event's known members read so far, a bit per [`Field`].
+    seen: u32,
+    /// The first known member that came twice.
+    duplicate: Option<&'static str>,
     ph: Option<Phase>,
     ph_not_string: bool,
     name: Option<u32>,
@@ -561,6 +571,8 @@ struct RawEvent {
 impl RawEvent {
     fn clear(&mut self) {
         self.members = 0;
+        self.seen = 0;
+        self.duplicate = None;
         self.ph = None;
         self.ph_not_string = false;
         self.name = None;
@@ -790,6 +802,54 @@ impl Trace {
         }
     }
 
+    /// Warns of a key the event has twice, among its members or its args, and keeps the last
+    /// value of a repeated arg (as the members keep theirs), so that the warning says what was
+    /// done.
+    fn duplicates(&mut self, raw: &mut RawEvent, name: u32) {
+        let index = self.index;
+        if let Some(key) = raw.duplicate {
+            let name_text = self.strings.get(name).to_owned();
+            self.warnings.push(WarningKind::DuplicateKey, || {
+                format!(
+                    "traceEvents[{index}]: {name_text:?} has the key {key:?} more than once; the last value is used"
+                )
+            });
+        }
+        let repeated = if raw.args.len() <= 32 {
+            raw.args
+                .iter()
+                .enumerate()
+                .find(|(i, a)| raw.args.iter().skip(i + 1).any(|b| b.key == a.key))
+                .map(|(_, a)| a.key)
+        } else {
+            let mut keys: Vec<u32> = raw.args.iter().map(|a| a.key).collect();
+            keys.sort_unstable();
+            keys.windows(2)
+                .find(|w| w.first() == w.get(1))
+                .and_then(|w| w.first().copied())
+        };
+        let Some(key) = repeated else {
+            return;
+        };
+        let key_text = self.strings.get(key).to_owned();
+        let name_text = self.strings.get(name).to_owned();
+        self.warnings.push(WarningKind::DuplicateKey, || {
+            format!(
+                "traceEvents[{index}]: {name_text:?} has the arg {key_text:?} more than once; the last value is used"
+            )
+        });
+        // Keep the last of each key, in the order of those last ones.
+        let mut kept: Vec<KeyArg> = Vec::with_capacity(raw.args.len());
+        let mut keys = FxHashSet::default();
+        for arg in raw.args.drain(..).rev() {
+            if keys.insert(arg.key) {
+                kept.push(arg);
+            }
+        }
+        kept.reverse();
+        raw.args = kept;
+    }
+
     /// Takes the event just read into the trace.
     fn take_event<E: de::Error>(&mut self) -> std::result::Result<(), E> {
         let mut raw = std::mem::take(&mut self.raw);
@@ -828,6 +888,7 @@ impl Trace {
                 name = self.strings.id(&stripped);
             }
         }
+        self.duplicates(raw, name);
         if let Some(cat) = raw.cat {
             raw.args.push(KeyArg::new(self.keys.cat, Arg::Str(cat)));
         }
@@ -858,8 +919,9 @@ impl Trace {
                     let name_text = self.strings.get(name).to_owned();
                     self.warnings.push(WarningKind::NegativeDuration, || {
                         format!(
-                            "traceEvents[{}]: {name_text:?} has a negative duration; taken as 0",
-                            self.index
+                            "traceEvents[{}]: {name_text:?} has a negative duration ({} us); taken as 0, so the event becomes an instant",
+                            self.index,
+                            dur as f64 / 1e6
                         )
                     });
                     dur = 0;
@@ -1793,6 +1855,12 @@ impl<'de> Visitor<'de> for Document<'_> {
         while let Some(key) = map.next_key::<TopKey>()? {
             match key {
                 TopKey::TraceEvents => {
+                    if seen_events {
+                        // Readers that keep the last value of a key would see only these.
+                        trace.warnings.push(WarningKind::DuplicateKey, || {
+                            "the trace has the key \"traceEvents\" more than once; the events of every one are read".to_owned()
+                        });
+                    }
                     seen_events = true;
                     map.next_value_seed(Events { trace: &mut *trace })?;
                 }
@@ -1972,6 +2040,7 @@ impl<'de> DeserializeSeed<'de> for EventSeed<'_> {
     }
 }
 
+#[derive(Clone, Copy)]
 enum Field {
     Ph,
     Name,
@@ -1989,6 +2058,30 @@ enum Field {
     FlowOut,
     Args,
     Other,
+}
+
+impl Field {
+    /// The key of a known member, `None` for the others (which are ignored, duplicates too).
+    fn key(&self) -> Option<&'static str> {
+        Some(match self {
+            Field::Ph => "ph",
+            Field::Name => "name",
+            Field::Cat => "cat",
+            Field::Pid => "pid",
+            Field::Tid => "tid",
+            Field::Ts => "ts",
+            Field::Dur => "dur",
+            Field::Id => "id",
+            Field::Id2 => "id2",
+            Field::Scope => "scope",
+            Field::Bp => "bp",
+            Field::BindId => "bind_id",
+            Field::FlowIn => "flow_in",
+            Field::FlowOut => "flow_out",
+            Field::Args => "args",
+            Field::Other => return None,
+        })
+    }
 }
 
 impl<'de> de::Deserialize<'de> for Field {
@@ -2036,6 +2129,13 @@ impl<'de> Visitor<'de> for EventSeed<'_> {
         trace.raw.clear();
         while let Some(field) = map.next_key::<Field>()? {
             trace.raw.members += 1;
+            if let Some(key) = field.key() {
+                let bit = 1u32 << (field as u32);
+                if trace.raw.seen & bit != 0 && trace.raw.duplicate.is_none() {
+                    trace.raw.duplicate = Some(key);
+                }
+                trace.raw.seen |= bit;
+            }
             match field {
                 Field::Ph => match map.next_value_seed(PhaseSeed)? {
                     Some(ph) => trace.raw.ph = Some(ph),

@@ -145,6 +145,34 @@ pub fn recording_to_xspace(recording: &Recording) -> (XSpace, Vec<Warning>) {
     let (start, stop) = times.fold((first.unwrap_or(0), first.unwrap_or(0)), |(lo, hi), t| {
         (lo.min(t), hi.max(t))
     });
+    // Offsets are picoseconds in an i64: times past that from the start are clamped (rel_ps),
+    // and said so rather than changed silently.
+    let mut warnings = warnings;
+    let furthest_ns = i64::MAX.unsigned_abs() / 1000;
+    if stop - start > furthest_ns {
+        let beyond = |t: u64| t - start > furthest_ns;
+        let count = spans
+            .threads
+            .iter()
+            .flat_map(|t| &t.spans)
+            .filter(|s| beyond(s.end_ns.max(s.start_ns)))
+            .count()
+            + recording
+                .device_spans
+                .iter()
+                .filter(|d| beyond(d.end_ns.max(d.start_ns)))
+                .count()
+            + recording
+                .memory
+                .iter()
+                .filter(|m| beyond(m.end_ns.max(m.start_ns)))
+                .count();
+        let count = count as u64;
+        warnings.push(Warning::TimesClamped {
+            count,
+            span_ns: stop - start,
+        });
+    }
 
     let mut space = XSpace::default();
     let mut host = XPlane::default();

@@ -20,8 +20,9 @@ pub(crate) struct PlaneLite {
     pub id: i64,
     #[prost(string, tag = "2")]
     pub name: String,
-    #[prost(message, repeated, tag = "3")]
-    pub lines: Vec<LineLite>,
+    // The lines (field 3) are skipped here and decoded one at a time by `for_each_line`: a
+    // plane of millions of lines would otherwise be held decoded twice, as lines and as the
+    // trace viewer's copy of their layout.
     #[prost(map = "int64, message", tag = "4")]
     pub event_metadata: std::collections::HashMap<i64, NameLite>,
     #[prost(map = "int64, message", tag = "5")]
@@ -139,7 +140,49 @@ impl<R: Read> Splitter<R> {
     }
 }
 
-/// Decodes a plane's bytes lightly.
+/// Decodes each line of a plane's bytes lightly, in order, handing it to `f`; `None` on anything
+/// unexpected (the full decode then says what).
+pub(crate) fn for_each_line(bytes: &Bytes, mut f: impl FnMut(LineLite)) -> Option<()> {
+    fn varint(buf: &[u8], pos: &mut usize) -> Option<u64> {
+        let mut value = 0u64;
+        for i in 0..10 {
+            let b = *buf.get(*pos)?;
+            *pos += 1;
+            value |= u64::from(b & 0x7f) << (7 * i);
+            if b & 0x80 == 0 {
+                return Some(value);
+            }
+        }
+        None
+    }
+    let buf = bytes.as_ref();
+    let mut pos = 0usize;
+    while pos < buf.len() {
+        let tag = varint(buf, &mut pos)?;
+        match tag & 7 {
+            0 => {
+                varint(buf, &mut pos)?;
+            }
+            1 => pos = pos.checked_add(8)?,
+            5 => pos = pos.checked_add(4)?,
+            2 => {
+                let len = usize::try_from(varint(buf, &mut pos)?).ok()?;
+                let end = pos.checked_add(len)?;
+                if end > buf.len() {
+                    return None;
+                }
+                if tag >> 3 == 3 {
+                    f(LineLite::decode(bytes.slice(pos..end)).ok()?);
+                }
+                pos = end;
+            }
+            _ => return None,
+        }
+    }
+    (pos == buf.len()).then_some(())
+}
+
+/// Decodes a plane's bytes lightly (without its lines: see [`for_each_line`]).
 pub(crate) fn decode(bytes: Bytes) -> Option<PlaneLite> {
     PlaneLite::decode(bytes).ok()
 }

@@ -118,6 +118,10 @@ pub struct MergeSummary {
     pub hosts: Vec<String>,
     /// Planes written.
     pub planes: usize,
+    /// What the merge had to change beyond aligning times: hosts whose session starts so long
+    /// after the earliest that their line times pass what an XSpace holds (nanoseconds in an
+    /// `i64`), written as the latest it holds.
+    pub warnings: Vec<String>,
 }
 
 fn start_stop(plane: &XPlane) -> (Option<u64>, Option<u64>) {
@@ -170,6 +174,7 @@ pub fn merge<R: Read + Seek, W: Write>(
     let mut summary = MergeSummary {
         hosts: hosts.clone(),
         planes: 0,
+        warnings: Vec::new(),
     };
     // Planes merged by name, in first-seen order, with the line ids each holds.
     let mut merged: Vec<XPlane> = Vec::new();
@@ -183,6 +188,11 @@ pub fn merge<R: Read + Seek, W: Write>(
             (Some(s), Some(e)) => i64::try_from(s - e).unwrap_or(i64::MAX),
             _ => 0,
         };
+        let shift_fits = match (starts.get(index).copied().flatten(), earliest) {
+            (Some(s), Some(e)) => i64::try_from(s - e).is_ok(),
+            _ => true,
+        };
+        let mut clamped_lines = 0u64;
         for item in XSpaceReader::new(&mut input.reader, options) {
             let item = item?;
             let mut plane = match item {
@@ -206,7 +216,13 @@ pub fn merge<R: Read + Seek, W: Write>(
                 plane.stats.retain(|s| !ids.contains(&s.metadata_id));
             } else {
                 for line in &mut plane.lines {
-                    line.timestamp_ns = line.timestamp_ns.saturating_add(shift_ns);
+                    match line.timestamp_ns.checked_add(shift_ns) {
+                        Some(t) if shift_fits => line.timestamp_ns = t,
+                        _ => {
+                            line.timestamp_ns = i64::MAX;
+                            clamped_lines += 1;
+                        }
+                    }
                 }
             }
             if plane.name.starts_with("/device:") {
@@ -267,6 +283,15 @@ pub fn merge<R: Read + Seek, W: Write>(
                 used.insert(*id);
             }
             merge_planes(&plane, dst);
+        }
+        if clamped_lines > 0 {
+            summary.warnings.push(format!(
+                "host {host}: its session starts {} ns after the earliest host's, so {clamped_lines} of its lines start later than an XSpace holds (nanoseconds in an i64); they are written at the latest time an XSpace holds",
+                match (starts.get(index).copied().flatten(), earliest) {
+                    (Some(s), Some(e)) => s - e,
+                    _ => 0,
+                }
+            ));
         }
     }
     let latest = stops.iter().copied().max();

@@ -170,27 +170,31 @@ struct Shadow {
 }
 
 impl Shadow {
-    fn of_lite(plane: &crate::lite::PlaneLite) -> Shadow {
+    /// The shadow of a lightly decoded plane, its lines decoded one at a time from `bytes`;
+    /// `None` on anything unexpected.
+    fn of_lite(plane: &crate::lite::PlaneLite, bytes: &bytes::Bytes) -> Option<Shadow> {
+        let mut lines = Vec::new();
+        let mut counts = Vec::new();
+        crate::lite::for_each_line(bytes, |l| {
+            counts.push(l.events.len());
+            lines.push(profkit_xplane::XLine {
+                id: l.id,
+                display_id: l.display_id,
+                name: l.name,
+                display_name: l.display_name,
+                ..Default::default()
+            });
+        })?;
         let shadow = XPlane {
             id: plane.id,
             name: plane.name.clone(),
-            lines: plane
-                .lines
-                .iter()
-                .map(|l| profkit_xplane::XLine {
-                    id: l.id,
-                    display_id: l.display_id,
-                    name: l.name.clone(),
-                    display_name: l.display_name.clone(),
-                    ..Default::default()
-                })
-                .collect(),
+            lines,
             ..XPlane::default()
         };
-        Shadow {
+        Some(Shadow {
             plane: shadow,
-            counts: plane.lines.iter().map(|l| l.events.len()).collect(),
-        }
+            counts,
+        })
     }
 
     fn of(plane: &XPlane) -> Shadow {
@@ -453,7 +457,7 @@ fn light_pass<R: Read>(
                     lite.event_metadata.values().map(|m| m.name.as_str()),
                     lite.stat_metadata.values().map(|m| m.name.as_str()),
                 );
-                shadows.push(Shadow::of_lite(&lite));
+                shadows.push(Shadow::of_lite(&lite, &bytes)?);
             }
             ranges.push((from, to));
             if let Some(report) = progress.as_mut() {

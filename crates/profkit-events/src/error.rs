@@ -31,6 +31,22 @@ pub enum Error {
     /// A message or field is larger than the configured limit.
     #[error(transparent)]
     TooLarge(OverLimit),
+    /// An input holding more messages than its size allows (empty messages by the million, say),
+    /// refused before decoding: they would take far more memory than the input.
+    #[error(
+        "{what}: {messages} messages in {bytes} bytes, more than the budget of one per {per} bytes \
+         (decoded, they would take over 64 times the input in memory); ReadOptions::bytes_per_message sets the budget"
+    )]
+    TooManyMessages {
+        /// The file's message.
+        what: String,
+        /// Messages counted, nested ones included.
+        messages: u64,
+        /// The input's size.
+        bytes: u64,
+        /// The budget: at most one message per this many bytes.
+        per: u64,
+    },
     /// The recorder was asked for something its state does not allow.
     #[error("recorder: {0}")]
     Recorder(String),

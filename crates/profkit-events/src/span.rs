@@ -247,6 +247,14 @@ pub enum Warning {
         /// Its CPU timestamp.
         cpu_ns: u64,
     },
+    /// Events further from the session start than an XSpace holds (its event offsets are
+    /// picoseconds in an `i64`, about 106 days): their times are written as the furthest it holds.
+    TimesClamped {
+        /// How many events (ranges, device spans, memory events) were clamped.
+        count: u64,
+        /// The session's span, first to last time, in nanoseconds.
+        span_ns: u64,
+    },
 }
 
 impl std::fmt::Display for Warning {
@@ -269,6 +277,11 @@ impl std::fmt::Display for Warning {
             } => write!(
                 f,
                 "thread {thread}, event {index}: push of {name:?} at {cpu_ns} ns is never popped; left out"
+            ),
+            Warning::TimesClamped { count, span_ns } => write!(
+                f,
+                "{count} events lie further from the session start than an XSpace holds (the session spans {span_ns} ns, an XSpace at most {} ns): their times are written as the furthest an XSpace holds",
+                i64::MAX / 1000
             ),
         }
     }

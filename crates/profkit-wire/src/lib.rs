@@ -41,11 +41,13 @@ mod decode;
 mod read;
 mod schema;
 mod walk;
+mod whole;
 
 pub use decode::{FaultError, decode, refusal};
 pub use read::WireReader;
 pub use schema::{Field, Kind, MAX_INDEXED_FIELD, Schema};
 pub use walk::{Fault, Problem, locate};
+pub use whole::{count_messages, read_walked};
 
 /// Wire type of a varint.
 pub const VARINT: u8 = 0;

@@ -317,12 +317,11 @@ fn check_record(
             ),
         ));
     }
-    for (i, column) in record.column.iter().enumerate() {
-        let key = report
-            .keys
-            .get(i)
-            .cloned()
-            .unwrap_or_else(|| format!("<column {i}>"));
+    // Columns past the header's keys are checked no further than their count (above): a record
+    // of millions of empty columns would otherwise make a problem of each, hundreds of times the
+    // input in memory.
+    for (i, column) in record.column.iter().enumerate().take(report.keys.len()) {
+        let key = report.keys.get(i).cloned().unwrap_or_default();
         if let Some(summary) = report.columns.get_mut(i) {
             summary.dtypes.insert(match column.try_dtype() {
                 Ok(d) => d.as_str_name().to_owned(),

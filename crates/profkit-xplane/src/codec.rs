@@ -95,12 +95,23 @@ pub(crate) fn check_size(what: &str, offset: u64, size: u64, limit: u64) -> Resu
 }
 
 /// Reads all of `reader` into memory, refusing more than `limit` bytes. The buffer grows with
-/// what actually arrives, never with a declared size.
+/// what actually arrives, never with a declared size, and input that cannot be an XSpace is
+/// refused at its first fault as it arrives (endless zeros on standard input stop at byte 0, not
+/// at the limit).
 fn read_limited(reader: impl Read, limit: u64, what: &str) -> Result<Vec<u8>> {
-    let mut buf = Vec::new();
-    reader.take(limit.saturating_add(1)).read_to_end(&mut buf)?;
+    let (buf, fault) = profkit_wire::read_walked(reader, limit, crate::wire::Msg::Space, what)?;
+    if let Some(fault) = fault {
+        return Err(<Error as profkit_wire::FaultError>::from_fault(fault));
+    }
     check_size(what, 0, buf.len() as u64, limit)?;
     Ok(buf)
+}
+
+/// Reads all of `reader` into memory as [`read`] does, without decoding it: at most
+/// `options.max_size` bytes, refused at the first fault of the encoding as the bytes arrive. For
+/// callers that need an XSpace they cannot seek in (standard input) in memory, to read it twice.
+pub fn read_bytes(reader: impl Read, options: ReadOptions) -> Result<Vec<u8>> {
+    read_limited(reader, options.max_size, "XSpace")
 }
 
 /// Whether `prefix` (the first bytes of a file, any length) looks like an encoded XSpace: every

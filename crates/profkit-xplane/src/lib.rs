@@ -56,7 +56,7 @@ pub mod xview;
 pub use builder::{EventBuilder, EventMetadataBuilder, LineBuilder, PlaneBuilder, StatValue};
 pub use codec::{
     DEFAULT_MAX_SIZE, ReadOptions, decode, decode_plane, decode_with, encode, looks_like_xspace,
-    read, read_file, write, write_file,
+    read, read_bytes, read_file, write, write_file,
 };
 pub use error::{Error, Result};
 pub use proto::{

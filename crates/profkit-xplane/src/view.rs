@@ -403,7 +403,9 @@ pub fn to_json(space: &XSpace) -> String {
 
 /// Writes the canonical JSON of `space` to `writer`.
 pub fn write_json(space: &XSpace, mut writer: impl std::io::Write) -> Result<()> {
-    serde_json::to_writer_pretty(&mut writer, &SpaceView::from(space))
+    // Serialized straight from the space, element by element: building the whole SpaceView
+    // first would hold a second copy of every line and event (twice the decoded space).
+    serde_json::to_writer_pretty(&mut writer, &borrowed::Space(space))
         .map_err(|e| Error::Json(e.to_string()))?;
     writer.write_all(b"\n")?;
     Ok(())
@@ -413,4 +415,142 @@ pub fn write_json(space: &XSpace, mut writer: impl std::io::Write) -> Result<()>
 pub fn from_json(text: &str) -> Result<XSpace> {
     let view: SpaceView = serde_json::from_str(text).map_err(|e| Error::Json(e.to_string()))?;
     view.to_space()
+}
+
+/// The same JSON as the views' derived `Serialize`, written from borrowed protobuf types with no
+/// copy of the whole: each element's view is made as it is written and dropped after.
+mod borrowed {
+    use std::collections::BTreeMap;
+
+    use serde::Serialize;
+    use serde::ser::{SerializeStruct, Serializer};
+
+    use super::{EventMetadataView, StatMetadataView, StatView, b64};
+    use crate::proto::{
+        XEvent, XEventMetadata, XLine, XPlane, XSpace, XStat, XStatMetadata, x_event,
+    };
+
+    pub(super) struct Space<'a>(pub(super) &'a XSpace);
+    struct Plane<'a>(&'a XPlane);
+    struct Line<'a>(&'a XLine);
+    struct Event<'a>(&'a XEvent);
+    struct Seq<'a, T>(&'a [T]);
+    struct EventMetadataMap<'a>(&'a BTreeMap<i64, XEventMetadata>);
+    struct StatMetadataMap<'a>(&'a BTreeMap<i64, XStatMetadata>);
+
+    impl Serialize for Space<'_> {
+        fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+            let mut st = s.serialize_struct("SpaceView", 4)?;
+            st.serialize_field("planes", &Seq(&self.0.planes))?;
+            st.serialize_field("errors", &self.0.errors)?;
+            st.serialize_field("warnings", &self.0.warnings)?;
+            st.serialize_field("hostnames", &self.0.hostnames)?;
+            st.end()
+        }
+    }
+
+    impl Serialize for Seq<'_, XPlane> {
+        fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+            s.collect_seq(self.0.iter().map(Plane))
+        }
+    }
+
+    impl Serialize for Seq<'_, XLine> {
+        fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+            s.collect_seq(self.0.iter().map(Line))
+        }
+    }
+
+    impl Serialize for Seq<'_, XEvent> {
+        fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+            s.collect_seq(self.0.iter().map(Event))
+        }
+    }
+
+    impl Serialize for Seq<'_, XStat> {
+        fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+            s.collect_seq(self.0.iter().map(StatView::from))
+        }
+    }
+
+    impl Serialize for Plane<'_> {
+        fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+            let plane = self.0;
+            let mut st = s.serialize_struct("PlaneView", 6)?;
+            st.serialize_field("id", &plane.id)?;
+            st.serialize_field("name", &plane.name)?;
+            st.serialize_field("lines", &Seq(&plane.lines))?;
+            st.serialize_field("event_metadata", &EventMetadataMap(&plane.event_metadata))?;
+            st.serialize_field("stat_metadata", &StatMetadataMap(&plane.stat_metadata))?;
+            st.serialize_field("stats", &Seq(&plane.stats))?;
+            st.end()
+        }
+    }
+
+    impl Serialize for EventMetadataMap<'_> {
+        fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+            s.collect_map(self.0.iter().map(|(k, md)| {
+                (
+                    k,
+                    EventMetadataView {
+                        id: md.id,
+                        name: md.name.clone(),
+                        display_name: md.display_name.clone(),
+                        metadata: b64(&md.metadata),
+                        stats: md.stats.iter().map(StatView::from).collect(),
+                        child_id: md.child_id.clone(),
+                    },
+                )
+            }))
+        }
+    }
+
+    impl Serialize for StatMetadataMap<'_> {
+        fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+            s.collect_map(self.0.iter().map(|(k, md)| {
+                (
+                    k,
+                    StatMetadataView {
+                        id: md.id,
+                        name: md.name.clone(),
+                        description: md.description.clone(),
+                    },
+                )
+            }))
+        }
+    }
+
+    impl Serialize for Line<'_> {
+        fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+            let line = self.0;
+            let mut st = s.serialize_struct("LineView", 7)?;
+            st.serialize_field("id", &line.id)?;
+            st.serialize_field("display_id", &line.display_id)?;
+            st.serialize_field("name", &line.name)?;
+            st.serialize_field("display_name", &line.display_name)?;
+            st.serialize_field("timestamp_ns", &line.timestamp_ns)?;
+            st.serialize_field("duration_ps", &line.duration_ps)?;
+            st.serialize_field("events", &Seq(&line.events))?;
+            st.end()
+        }
+    }
+
+    impl Serialize for Event<'_> {
+        fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+            let event = self.0;
+            let mut st = s.serialize_struct("EventView", 5)?;
+            st.serialize_field("metadata_id", &event.metadata_id)?;
+            match event.data {
+                Some(x_event::Data::OffsetPs(v)) => st.serialize_field("offset_ps", &v)?,
+                _ => st.skip_field("offset_ps")?,
+            }
+            match event.num_occurrences() {
+                Some(v) => st.serialize_field("num_occurrences", &v)?,
+                None => st.skip_field("num_occurrences")?,
+            }
+            st.serialize_field("duration_ps", &event.duration_ps)?;
+            st.serialize_field("stats", &Seq(&event.stats))?;
+            st.end()
+        }
+    }
 }

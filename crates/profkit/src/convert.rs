@@ -143,12 +143,11 @@ impl Source {
                 let len = file.metadata().map(|m| m.len()).unwrap_or(0);
                 Ok(Source::File(BufReader::with_capacity(1 << 16, file), len))
             }
+            // Read whole (it is read twice), up to the XSpace size limit, and refused at the first
+            // fault as it arrives, so that endless input that is no XSpace stops at once.
             _ => {
-                let mut bytes = Vec::new();
-                let mut reader = input.reader;
-                reader
-                    .read_to_end(&mut bytes)
-                    .map_err(|e| Failure::BadInput(format!("{}: cannot read: {e}", input.name)))?;
+                let bytes = profkit_xplane::read_bytes(input.reader, ReadOptions::default())
+                    .map_err(|e| Failure::BadInput(format!("{}: {e}", input.name)))?;
                 Ok(Source::Memory(Cursor::new(bytes)))
             }
         }
@@ -330,7 +329,9 @@ fn merged(spaces: Vec<(String, XSpace)>) -> Result<(String, XSpace), Failure> {
         })
         .collect();
     let mut out = Vec::new();
-    merge(&mut inputs, &mut out, ReadOptions::default()).map_err(|e| failure(&name, e))?;
+    let summary =
+        merge(&mut inputs, &mut out, ReadOptions::default()).map_err(|e| failure(&name, e))?;
+    print_warnings(&name, summary.warnings);
     let space =
         profkit_xplane::decode(out).map_err(|e| Failure::BadInput(format!("{name}: {e}")))?;
     Ok((name, space))
@@ -496,12 +497,14 @@ fn convert_xspaces(inputs: Vec<Input>, out: &Path, to: Format) -> Result<(), Fai
         if to == Format::Xspace {
             let (output, writer) = Output::create(out)?;
             let result = merge(&mut hosts, writer, options)
-                .map(|_| ())
+                .map(|s| print_warnings(&name, s.warnings))
                 .map_err(|e| failure(&name, e));
             return output.finish(result);
         }
         let mut merged_bytes = Vec::new();
-        merge(&mut hosts, &mut merged_bytes, options).map_err(|e| failure(&name, e))?;
+        let summary =
+            merge(&mut hosts, &mut merged_bytes, options).map_err(|e| failure(&name, e))?;
+        print_warnings(&name, summary.warnings);
         let (output, writer) = Output::create(out)?;
         let result = trace_viewer::convert(
             Cursor::new(merged_bytes),
@@ -570,6 +573,7 @@ pub(crate) fn merge_command(paths: Vec<PathBuf>, out: PathBuf) -> Result<(), Fai
     let (output, writer) = Output::create(&out)?;
     let result = merge(&mut hosts, writer, ReadOptions::default()).map_err(|e| failure(&name, e));
     let summary = output.finish(result)?;
+    print_warnings(&name, summary.warnings.iter().cloned());
     if out.as_os_str() != "-" {
         println!(
             "merged {} hosts ({}) into {} planes in {}",

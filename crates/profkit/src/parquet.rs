@@ -7,7 +7,6 @@
 //! execution profile. A host already in the dataset is refused (before anything is written)
 //! unless `--overwrite` replaces it; other hosts are never rewritten.
 
-use std::io::Read;
 use std::path::{Path, PathBuf};
 
 use profkit_arrow::dataset::{host_name, hosts};
@@ -264,19 +263,15 @@ fn prepare(
         return sources::poplar(executions.first().copied(), graph, info, options)
             .map_err(|e| bad(name, e));
     }
-    let Some(mut input) = inputs.into_iter().next() else {
+    let Some(input) = inputs.into_iter().next() else {
         return Err(Failure::Usage("convert needs IN... OUT".into()));
     };
     match format {
         Format::Paddle => sources::paddle_profile(input.reader, info, options),
         Format::PaddleNodeTrees => sources::paddle_node_trees(input.reader, info, options),
+        // Streamed, so that standard input is never held whole.
         Format::Chrome | Format::PaddleTimeline => {
-            let mut bytes = Vec::new();
-            input
-                .reader
-                .read_to_end(&mut bytes)
-                .map_err(|e| Failure::BadInput(format!("{}: cannot read: {e}", input.name)))?;
-            sources::chrome(&bytes, info, options)
+            sources::chrome_reader(input.reader, info, options)
         }
         other => {
             return Err(Failure::Usage(format!(

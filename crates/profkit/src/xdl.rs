@@ -488,7 +488,10 @@ pub(crate) fn convert(
         let mut failure = None;
         while let Some(item) = reader.next_with_frame() {
             match item {
-                Ok((frame, _)) => {
+                Ok((frame, record)) => {
+                    // The writer decodes the frame again to check it: two decoded copies of a
+                    // record of millions of columns would double the peak.
+                    drop(record);
                     if let Err(e) = writer.write_encoded(frame.data) {
                         failure = Some(e.to_string());
                         break;

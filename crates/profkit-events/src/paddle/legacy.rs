@@ -47,12 +47,13 @@ pub fn decode_profile(bytes: &[u8]) -> Result<Profile> {
 /// Decodes a `Profile` from bytes, refusing more than `options.max_size` of them.
 pub fn decode_profile_with(bytes: &[u8], options: ReadOptions) -> Result<Profile> {
     super::check_size("Profile", bytes.len() as u64, options.max_size)?;
+    super::check_density(Msg::Profile, bytes, options, "Profile")?;
     wire::decode(Msg::Profile, bytes, 0, true, "Profile")
 }
 
 /// Reads everything from `reader` (at most `options.max_size` bytes) and decodes it.
 pub fn read_profile(reader: impl Read, options: ReadOptions) -> Result<Profile> {
-    let bytes = read_limited(reader, options.max_size, "Profile")?;
+    let bytes = read_limited(reader, options.max_size, Msg::Profile, "Profile")?;
     decode_profile_with(&bytes, options)
 }
 

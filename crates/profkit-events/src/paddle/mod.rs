@@ -18,17 +18,28 @@ mod wire;
 /// readers): 2 GiB, the largest message protobuf's own parsers accept.
 pub const DEFAULT_MAX_SIZE: u64 = 2 << 30;
 
+/// The default budget of decoded messages: one per 20 bytes of input on average. Paddle's own
+/// files hold one per 29 to 72 bytes (node trees about 30, `Profile`s 56 to 72); an input of
+/// empty messages (2 bytes each) would otherwise take 300 to 600 times its size in memory once
+/// decoded and converted, where this keeps every command under 64 times.
+pub const DEFAULT_BYTES_PER_MESSAGE: u64 = 20;
+
 /// Settings for reading Paddle's files.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct ReadOptions {
     /// The largest input read whole, or element read by a streaming reader, in bytes.
     pub max_size: u64,
+    /// The budget of decoded messages (the file's message, and every nested one): at most one
+    /// per this many bytes of input, counted before decoding; 0 for no budget. See
+    /// [`DEFAULT_BYTES_PER_MESSAGE`].
+    pub bytes_per_message: u64,
 }
 
 impl Default for ReadOptions {
     fn default() -> Self {
         ReadOptions {
             max_size: DEFAULT_MAX_SIZE,
+            bytes_per_message: DEFAULT_BYTES_PER_MESSAGE,
         }
     }
 }
@@ -36,18 +47,54 @@ impl Default for ReadOptions {
 impl ReadOptions {
     /// Options with the given size limit.
     pub fn with_max_size(max_size: u64) -> Self {
-        ReadOptions { max_size }
+        ReadOptions {
+            max_size,
+            ..ReadOptions::default()
+        }
     }
+}
+
+/// Refuses `bytes` (an encoded `msg`) when decoding it would build more messages than the budget
+/// of `options` allows, before anything is built.
+pub(crate) fn check_density(
+    msg: wire::Msg,
+    bytes: &[u8],
+    options: ReadOptions,
+    what: &str,
+) -> Result<()> {
+    if options.bytes_per_message == 0 {
+        return Ok(());
+    }
+    let allowed = (bytes.len() as u64 / options.bytes_per_message).max(1024);
+    let messages = profkit_wire::count_messages(msg, bytes);
+    if messages > allowed {
+        return Err(Error::TooManyMessages {
+            what: what.to_owned(),
+            messages,
+            bytes: bytes.len() as u64,
+            per: options.bytes_per_message,
+        });
+    }
+    Ok(())
 }
 
 pub(crate) fn check_size(what: &str, size: u64, limit: u64) -> Result<()> {
     profkit_error::OverLimit::check(what, 0, size, limit).map_err(Error::TooLarge)
 }
 
-/// Reads all of `reader`, refusing more than `limit` bytes; the buffer grows with what arrives.
-pub(crate) fn read_limited(reader: impl Read, limit: u64, what: &str) -> Result<Vec<u8>> {
-    let mut buf = Vec::new();
-    reader.take(limit.saturating_add(1)).read_to_end(&mut buf)?;
+/// Reads all of `reader`, refusing more than `limit` bytes; the buffer grows with what arrives,
+/// and input that cannot be a `msg` is refused at its first fault as it arrives (endless zeros on
+/// standard input stop at byte 0, not at the limit).
+pub(crate) fn read_limited(
+    reader: impl Read,
+    limit: u64,
+    msg: wire::Msg,
+    what: &str,
+) -> Result<Vec<u8>> {
+    let (buf, fault) = profkit_wire::read_walked(reader, limit, msg, what)?;
+    if let Some(fault) = fault {
+        return Err(<Error as profkit_wire::FaultError>::from_fault(fault));
+    }
     check_size(what, buf.len() as u64, limit)?;
     Ok(buf)
 }

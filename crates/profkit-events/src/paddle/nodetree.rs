@@ -55,12 +55,13 @@ pub fn decode_node_trees(bytes: &[u8]) -> Result<NodeTreesProto> {
 /// Decodes a `NodeTreesProto`, refusing more than `options.max_size` bytes.
 pub fn decode_node_trees_with(bytes: &[u8], options: ReadOptions) -> Result<NodeTreesProto> {
     super::check_size("NodeTreesProto", bytes.len() as u64, options.max_size)?;
+    super::check_density(Msg::NodeTrees, bytes, options, "NodeTreesProto")?;
     wire::decode(Msg::NodeTrees, bytes, 0, true, "NodeTreesProto")
 }
 
 /// Reads everything from `reader` (at most `options.max_size` bytes) and decodes it.
 pub fn read_node_trees(reader: impl Read, options: ReadOptions) -> Result<NodeTreesProto> {
-    let bytes = read_limited(reader, options.max_size, "NodeTreesProto")?;
+    let bytes = read_limited(reader, options.max_size, Msg::NodeTrees, "NodeTreesProto")?;
     decode_node_trees_with(&bytes, options)
 }
 

@@ -1,0 +1,188 @@
+//! Hostile inputs for the memory bound: one or more per format, built by code (they are
+//! megabytes of the same few bytes, so they are made rather than stored). Each is what a reader
+//! turns into far more memory than the input, if nothing bounds it: empty messages by the
+//! million, one event per thread, columns past the header's keys. The profkit CLI tests
+//! (`crates/profkit/tests/limits.rs`) run every command on each and check the child's peak
+//! resident set against the bound docs/cli.md gives (64 times the input, plus a fixed base).
+//!
+//! Cases are made one at a time ([`HostileCase::bytes`]), so that a process measuring children
+//! stays small itself (a spawned child's peak resident set starts at its parent's).
+//!
+//! ```
+//! let case = conformance::limits::cases().into_iter().find(|c| c.name == "xspace-empty-lines").unwrap();
+//! assert!(case.bytes(64 << 10).len() >= 60 << 10);
+//! ```
+
+use std::path::Path;
+
+/// One hostile input and the commands to run on it.
+#[derive(Clone, Debug)]
+pub struct HostileCase {
+    /// The case's name.
+    pub name: &'static str,
+    /// The file name to write the input under (for XDL, the data file's name inside a
+    /// dataset directory).
+    pub file_name: &'static str,
+    /// Makes the input, about `size` bytes.
+    pub make: fn(usize) -> Vec<u8>,
+    /// Whether the input is an XDL data file (the commands then also read its directory).
+    pub xdl: bool,
+    /// Whether readers refuse it outright (a budget), rather than read it within the bound.
+    pub refused: bool,
+}
+
+impl HostileCase {
+    /// The input, about `size` bytes.
+    pub fn bytes(&self, size: usize) -> Vec<u8> {
+        (self.make)(size)
+    }
+}
+
+fn varint(mut n: u64, out: &mut Vec<u8>) {
+    loop {
+        let b = (n & 0x7f) as u8;
+        n >>= 7;
+        if n == 0 {
+            out.push(b);
+            return;
+        }
+        out.push(b | 0x80);
+    }
+}
+
+fn len_field(number: u64, body: &[u8]) -> Vec<u8> {
+    let mut out = Vec::with_capacity(body.len() + 12);
+    varint(number << 3 | 2, &mut out);
+    varint(body.len() as u64, &mut out);
+    out.extend_from_slice(body);
+    out
+}
+
+fn repeated(unit: &[u8], size: usize) -> Vec<u8> {
+    unit.repeat(size / unit.len().max(1))
+}
+
+/// Every hostile case.
+pub fn cases() -> Vec<HostileCase> {
+    vec![
+        // XSpace: a plane of empty lines (an XLine decodes to about 100 bytes from 2).
+        HostileCase {
+            name: "xspace-empty-lines",
+            file_name: "empty-lines.xplane.pb",
+            make: |size| len_field(1, &repeated(&len_field(3, &[]), size)),
+            xdl: false,
+            refused: false,
+        },
+        // XSpace: a line of empty events.
+        HostileCase {
+            name: "xspace-empty-events",
+            file_name: "empty-events.xplane.pb",
+            make: |size| len_field(1, &len_field(3, &repeated(&len_field(4, &[]), size))),
+            xdl: false,
+            refused: false,
+        },
+        // Paddle node trees: one thread tree of empty host nodes.
+        HostileCase {
+            name: "paddle-nodetree-empty-nodes",
+            file_name: "empty-nodes.paddle_trace.pb",
+            make: |size| node_trees(&repeated(&len_field(2, &[]), size)),
+            xdl: false,
+            refused: true,
+        },
+        // Paddle node trees at the message budget (one message per 20 bytes): host nodes holding
+        // only a name, each different.
+        HostileCase {
+            name: "paddle-nodetree-at-budget",
+            file_name: "named-nodes.paddle_trace.pb",
+            make: |size| {
+                let mut nodes = Vec::with_capacity(size + 64);
+                let mut i = 0u64;
+                while nodes.len() < size {
+                    let name = format!("n{i:034}");
+                    nodes.extend(len_field(2, &len_field(3, &len_field(1, name.as_bytes()))));
+                    i += 1;
+                }
+                node_trees(&nodes)
+            },
+            xdl: false,
+            refused: false,
+        },
+        // Paddle's legacy Profile: empty memory events.
+        HostileCase {
+            name: "paddle-profile-empty-memory-events",
+            file_name: "empty-memory.pb",
+            make: |size| repeated(&len_field(4, &[]), size),
+            xdl: false,
+            refused: true,
+        },
+        // Chrome trace JSON: one complete event per thread.
+        HostileCase {
+            name: "chrome-one-event-per-thread",
+            file_name: "threads.json",
+            make: |size| {
+                let mut json = b"{\"traceEvents\":[".to_vec();
+                let mut tid = 0u64;
+                while json.len() < size {
+                    json.extend(format!("{{\"ph\":\"X\",\"ts\":1,\"tid\":{tid}}},").as_bytes());
+                    tid += 1;
+                }
+                json.extend(b"{}]}");
+                json
+            },
+            xdl: false,
+            refused: false,
+        },
+        // XDL: a header of one key, then a record of empty columns.
+        HostileCase {
+            name: "xdl-empty-columns",
+            file_name: "train.trace.0.1",
+            make: |size| {
+                let header = len_field(1, b"a");
+                let record = repeated(&len_field(3, &[]), size);
+                let mut data = Vec::with_capacity(size + 16);
+                for frame in [&header, &record] {
+                    data.extend((frame.len() as u32).to_le_bytes());
+                    data.extend_from_slice(frame);
+                }
+                data
+            },
+            xdl: true,
+            refused: false,
+        },
+        // Poplar: the graph profile of conformance/poplar/graph-complete with its programs
+        // replaced by as many `Sync` programs as fit.
+        HostileCase {
+            name: "poplar-many-programs",
+            file_name: "graph.json",
+            make: poplar_programs,
+            xdl: false,
+            refused: false,
+        },
+    ]
+}
+
+fn node_trees(nodes: &[u8]) -> Vec<u8> {
+    let mut trees = len_field(1, b"1.0");
+    trees.extend([2 << 3, 0]);
+    trees.extend(len_field(3, nodes));
+    trees
+}
+
+fn poplar_programs(size: usize) -> Vec<u8> {
+    let graph = Path::new(env!("CARGO_MANIFEST_DIR")).join("poplar/graph-complete/input.json");
+    let Ok(text) = std::fs::read(graph) else {
+        return Vec::new();
+    };
+    let Ok(mut value) = serde_json::from_slice::<serde_json::Value>(&text) else {
+        return Vec::new();
+    };
+    // The programs are spliced in as text: a JSON value of a million programs would be far
+    // larger than the file.
+    if let Some(programs) = value.get_mut("programs") {
+        *programs = serde_json::json!("PROGRAMS");
+    }
+    let text = serde_json::to_string(&value).unwrap_or_default();
+    let sync = "{\"type\":\"Sync\"},".repeat(size / 16);
+    let programs = format!("[{}{{\"type\":\"Sync\"}}]", sync);
+    text.replacen("\"PROGRAMS\"", &programs, 1).into_bytes()
+}
