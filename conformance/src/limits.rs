@@ -29,6 +29,9 @@ pub struct HostileCase {
     pub xdl: bool,
     /// Whether readers refuse it outright (a budget), rather than read it within the bound.
     pub refused: bool,
+    /// The format to name with `--from`, for an input whose bytes also read as another format
+    /// and whose file name has no convention to break the tie (Paddle's legacy `Profile`).
+    pub from: Option<&'static str>,
 }
 
 impl HostileCase {
@@ -38,7 +41,8 @@ impl HostileCase {
     }
 }
 
-fn varint(mut n: u64, out: &mut Vec<u8>) {
+/// Appends `n` as a protobuf varint.
+pub fn varint(mut n: u64, out: &mut Vec<u8>) {
     loop {
         let b = (n & 0x7f) as u8;
         n >>= 7;
@@ -50,7 +54,8 @@ fn varint(mut n: u64, out: &mut Vec<u8>) {
     }
 }
 
-fn len_field(number: u64, body: &[u8]) -> Vec<u8> {
+/// A length-delimited protobuf field: tag, length, body.
+pub fn len_field(number: u64, body: &[u8]) -> Vec<u8> {
     let mut out = Vec::with_capacity(body.len() + 12);
     varint(number << 3 | 2, &mut out);
     varint(body.len() as u64, &mut out);
@@ -72,6 +77,7 @@ pub fn cases() -> Vec<HostileCase> {
             make: |size| len_field(1, &repeated(&len_field(3, &[]), size)),
             xdl: false,
             refused: false,
+            from: None,
         },
         // XSpace: a line of empty events.
         HostileCase {
@@ -80,6 +86,17 @@ pub fn cases() -> Vec<HostileCase> {
             make: |size| len_field(1, &len_field(3, &repeated(&len_field(4, &[]), size))),
             xdl: false,
             refused: false,
+            from: None,
+        },
+        // XSpace: empty host names by the million (also the bytes of the Paddle `Profile` case
+        // below, which detection reads as this when no format is named).
+        HostileCase {
+            name: "xspace-empty-hostnames",
+            file_name: "empty-hostnames.pb",
+            make: |size| repeated(&len_field(4, &[]), size),
+            xdl: false,
+            refused: false,
+            from: None,
         },
         // Paddle node trees: one thread tree of empty host nodes.
         HostileCase {
@@ -88,6 +105,7 @@ pub fn cases() -> Vec<HostileCase> {
             make: |size| node_trees(&repeated(&len_field(2, &[]), size)),
             xdl: false,
             refused: true,
+            from: None,
         },
         // Paddle node trees at the message budget (one message per 20 bytes): host nodes holding
         // only a name, each different.
@@ -106,6 +124,7 @@ pub fn cases() -> Vec<HostileCase> {
             },
             xdl: false,
             refused: false,
+            from: None,
         },
         // Paddle's legacy Profile: empty memory events.
         HostileCase {
@@ -114,6 +133,8 @@ pub fn cases() -> Vec<HostileCase> {
             make: |size| repeated(&len_field(4, &[]), size),
             xdl: false,
             refused: true,
+            // The same bytes are an XSpace of empty host names, which detection picks.
+            from: Some("paddle"),
         },
         // Chrome trace JSON: one complete event per thread.
         HostileCase {
@@ -131,6 +152,7 @@ pub fn cases() -> Vec<HostileCase> {
             },
             xdl: false,
             refused: false,
+            from: None,
         },
         // XDL: a header of one key, then a record of empty columns.
         HostileCase {
@@ -148,6 +170,7 @@ pub fn cases() -> Vec<HostileCase> {
             },
             xdl: true,
             refused: false,
+            from: None,
         },
         // Poplar: the graph profile of conformance/poplar/graph-complete with its programs
         // replaced by as many `Sync` programs as fit.
@@ -157,6 +180,7 @@ pub fn cases() -> Vec<HostileCase> {
             make: poplar_programs,
             xdl: false,
             refused: false,
+            from: None,
         },
     ]
 }
