@@ -167,6 +167,8 @@ impl Devices {
 struct Shadow {
     plane: XPlane,
     counts: Vec<usize>,
+    /// The first pass decoded the plane whole (so it is known to be well formed).
+    decoded: bool,
 }
 
 impl Shadow {
@@ -190,6 +192,7 @@ impl Shadow {
         Shadow {
             plane: shadow,
             counts: plane.lines.iter().map(|l| l.events.len()).collect(),
+            decoded: false,
         }
     }
 
@@ -213,6 +216,7 @@ impl Shadow {
         Shadow {
             plane: shadow,
             counts: plane.lines.iter().map(|l| l.events.len()).collect(),
+            decoded: true,
         }
     }
 }
@@ -227,6 +231,7 @@ pub fn write_space<W: Write>(
     for plane in &space.planes {
         facts.observe(plane);
     }
+    facts.finish();
     let names: Vec<&str> = space.planes.iter().map(|p| p.name.as_str()).collect();
     let shadows: Vec<Shadow> = space.planes.iter().map(Shadow::of).collect();
     let mut writer = Writer::new(output, *options, facts);
@@ -241,7 +246,7 @@ pub fn write_space<W: Write>(
             };
             if writer.options.preprocess && writer.facts.preprocesses() {
                 let mut plane = plane.clone();
-                xprof::preprocess_plane(&mut plane, &writer.facts);
+                xprof::preprocess_plane(&mut plane, index, &writer.facts);
                 writer.plane(&plane, pid)?;
             } else {
                 writer.plane(plane, pid)?;
@@ -296,7 +301,7 @@ pub fn convert<R: Read + Seek, W: Write>(
             device_pid(shadow.plane.id)
         };
         if options.preprocess {
-            xprof::preprocess_plane(&mut plane, &writer.facts);
+            xprof::preprocess_plane(&mut plane, index, &writer.facts);
         }
         writer.plane(&plane, pid)?;
         if let Some(report) = progress.as_mut() {
@@ -306,11 +311,7 @@ pub fn convert<R: Read + Seek, W: Write>(
     // The planes not shown were only read lightly: decode them too, so that a malformed one is
     // an error, as it is for xprof.
     for (index, &(from, to)) in ranges.iter().enumerate() {
-        if shown.contains(&index)
-            || shadows
-                .get(index)
-                .is_some_and(|s| SpaceFacts::needs_events(&s.plane.name))
-        {
+        if shown.contains(&index) || shadows.get(index).is_some_and(|s| s.decoded) {
             continue;
         }
         input.seek(SeekFrom::Start(start + from))?;
@@ -376,6 +377,7 @@ fn full_pass<R: Read>(
             report(reader.offset() - before);
         }
     }
+    facts.finish();
     Ok((facts, shadows, ranges))
 }
 
@@ -394,7 +396,11 @@ fn light_pass<R: Read>(
     while let Some(item) = splitter.next_item()? {
         if let crate::lite::Item::Plane { bytes, from, to } = item {
             let lite = crate::lite::decode(bytes.clone())?;
-            if SpaceFacts::needs_events(&lite.name) {
+            if SpaceFacts::needs_events(
+                &lite.name,
+                lite.event_metadata.values().map(|m| m.name.as_str()),
+                lite.stat_metadata.values().map(|m| m.name.as_str()),
+            ) {
                 let plane = profkit_xplane::decode_plane(bytes).ok()?;
                 facts.observe(&plane);
                 shadows.push(Shadow::of(&plane));
@@ -413,6 +419,7 @@ fn light_pass<R: Read>(
             done = to;
         }
     }
+    facts.finish();
     Some((facts, shadows, ranges))
 }
 

@@ -36,6 +36,7 @@ mod event_types;
 mod facts;
 mod gpu;
 mod grouping;
+mod regions;
 mod sort;
 mod stats;
 mod tpu;
@@ -48,25 +49,23 @@ pub(crate) use facts::SpaceFacts;
 pub(crate) use stats::timespan;
 
 use gpu::{renumber_gpu_lines, renumber_gpu_lines_by};
-use grouping::eager::mark_eager;
-use grouping::tpu::{group_tpu_plane_events, group_tpu_steps};
+use grouping::tpu::group_tpu_plane_events;
 use sort::sort_events;
-use tpu::{is_tensor_core_plane, tensor_core_id};
+use tpu::is_tensor_core_plane;
 
 /// Changes a plane as xprof's preprocessing would before its trace viewer reads it (see the
-/// module documentation). `facts` must come from a pass over the whole space.
-pub(crate) fn preprocess_plane(plane: &mut XPlane, facts: &SpaceFacts) {
+/// module documentation). `facts` must come from a pass over the whole space
+/// ([`SpaceFacts::finish`] called), and `index` is the plane's position in the space.
+pub(crate) fn preprocess_plane(plane: &mut XPlane, index: usize, facts: &SpaceFacts) {
     if !facts.preprocesses() {
         return;
     }
-    let tpu_grouping = facts.tpu && !facts.loop_op;
-    if tpu_grouping && tensor_core_id(&plane.name).is_some() {
-        group_tpu_steps(plane);
+    // `PreprocessXPlane` (before grouping, loop ops or not).
+    regions::add_regions(plane);
+    if facts.groups() {
+        facts.forest.apply(index, plane);
     }
-    if !facts.loop_op {
-        mark_eager(plane, facts);
-    }
-    if tpu_grouping && plane.name.starts_with("/device:") {
+    if facts.groups() && facts.tpu && plane.name.starts_with("/device:") {
         group_tpu_plane_events(plane, facts);
     }
     if plane.name.starts_with(GPU_PLANE_PREFIX) {

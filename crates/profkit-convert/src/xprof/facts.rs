@@ -1,14 +1,23 @@
-//! What the whole space says about preprocessing, learnt in a first pass.
-
-use std::collections::{BTreeMap, HashMap};
+//! What the whole space says about preprocessing, learnt in a first pass, and the one place that
+//! decides what of xprof's preprocessing profkit does not reproduce for a space.
 
 use profkit_xplane::XPlane;
-use profkit_xplane::constants::{HOST_PLANE_NAME, TPU_PLANE_PREFIX};
+use profkit_xplane::constants::{GPU_PLANE_PREFIX, TPU_PLANE_PREFIX};
 
-use super::event_types::{Kind, LOOP_OPS};
-use super::grouping::eager::{EagerSearch, EventKinds, eager_search, nesting_parents};
-use super::grouping::tpu::StatIds;
-use super::tpu::{tensor_core_id, tpu_grouping_line};
+use super::event_types::LOOP_OPS;
+use super::grouping::forest::Forest;
+use super::regions::{add_regions, has_regions};
+use super::tpu::tensor_core_id;
+
+/// Event names of the TPU runtime that TSL's `PreprocessXPlane` links by hashed contexts
+/// (queue requests, program launches), which profkit does not reproduce.
+const TPU_CONTEXT_EVENTS: &[&str] = &[
+    "EnqueueRequestLocked",
+    "DoEnqueueProgram",
+    "DoEnqueueContinuationProgram",
+    "CompleteCallbacks",
+    "TpuExecuteOp",
+];
 
 /// What the whole space says about preprocessing, learnt in a first pass over its planes.
 #[derive(Clone, Debug, Default)]
@@ -17,30 +26,36 @@ pub(crate) struct SpaceFacts {
     pub grouped: bool,
     /// Some plane has a loop op's event metadata: xprof does not group.
     pub loop_op: bool,
-    /// For each correlation id, how the last host event launching it resolves (see
-    /// [`EagerSearch`]).
-    pub launches: HashMap<u64, EagerSearch>,
     /// Some plane is a TPU plane: xprof groups TPU steps.
     pub tpu: bool,
-    /// Some event can be a step root (a `_r` stat or a `TraceContext` event): xprof's step
-    /// grouping, which profkit does not reproduce, would start from it.
-    pub roots: bool,
-    /// The names of the groups xprof makes of TPU steps (by group id), when no host root groups
-    /// them: the last TensorCore plane's name for each id.
-    pub tpu_groups: BTreeMap<i64, String>,
     /// Some device event carries a stat xprof derives lines from (`tf_op`, `hlo_op`,
     /// `hlo_module`, `source`), which profkit does not reproduce.
     pub derivable: bool,
+    /// Some event is one the TPU runtime links through hashed contexts.
+    pub tpu_contexts: bool,
+    /// The indices of the GPU planes.
+    pub gpu_planes: Vec<usize>,
+    /// The events of the space that take part in grouping, and once grouped, their groups.
+    pub forest: Forest,
+    /// Planes seen so far.
+    pub planes: usize,
 }
 
 impl SpaceFacts {
-    /// Whether [`SpaceFacts::observe`] needs the plane named `name` whole (its events), rather
-    /// than only its names ([`SpaceFacts::observe_names`]).
-    pub fn needs_events(name: &str) -> bool {
-        name == HOST_PLANE_NAME || tensor_core_id(name).is_some()
+    /// Whether [`SpaceFacts::observe`] needs the events of a plane with these names, rather than
+    /// only its names ([`SpaceFacts::observe_names`]).
+    pub fn needs_events<'a>(
+        name: &str,
+        event_names: impl Iterator<Item = &'a str> + Clone,
+        stat_names: impl Iterator<Item = &'a str> + Clone,
+    ) -> bool {
+        tensor_core_id(name).is_some()
+            || has_regions(event_names.clone())
+            || Forest::takes_part(name, event_names, stat_names)
     }
 
-    /// Takes in what the names of one plane say (its name, its event and stat metadata names).
+    /// Takes in what the names of one plane say (its name, its event and stat metadata names),
+    /// in file order.
     pub fn observe_names<'a>(
         &mut self,
         name: &str,
@@ -50,15 +65,21 @@ impl SpaceFacts {
         if name.starts_with(TPU_PLANE_PREFIX) {
             self.tpu = true;
         }
+        if name.starts_with(GPU_PLANE_PREFIX) {
+            self.gpu_planes.push(self.planes);
+        }
         if stat_names.clone().any(|n| n == "group_id") {
             self.grouped = true;
         }
         if event_names.clone().any(|n| LOOP_OPS.contains(&n)) {
             self.loop_op = true;
         }
-        if stat_names.clone().any(|n| n == "_r") || event_names.clone().any(|n| n == "TraceContext")
+        if event_names.clone().any(|n| TPU_CONTEXT_EVENTS.contains(&n))
+            || (name.starts_with(TPU_PLANE_PREFIX)
+                && stat_names.clone().any(|n| n == "queue_id")
+                && stat_names.clone().any(|n| n == "run_id"))
         {
-            self.roots = true;
+            self.tpu_contexts = true;
         }
         if name.starts_with("/device:")
             && stat_names
@@ -67,41 +88,42 @@ impl SpaceFacts {
         {
             self.derivable = true;
         }
+        self.planes += 1;
     }
 
-    /// Takes in one plane, in file order.
+    /// Takes in one plane whole, in file order.
     pub fn observe(&mut self, plane: &XPlane) {
+        let index = self.planes;
         self.observe_names(
             &plane.name,
             plane.event_metadata.values().map(|m| m.name.as_str()),
             plane.stat_metadata.values().map(|m| m.name.as_str()),
         );
-        if tensor_core_id(&plane.name).is_some() {
-            if let Some(grouping) = tpu_grouping_line(plane).and_then(|i| plane.lines.get(i)) {
-                let stats = StatIds::of(plane);
-                for (k, event) in grouping.events.iter().enumerate() {
-                    let group = k as i64;
-                    self.tpu_groups
-                        .insert(group, stats.group_name(event, group));
-                }
-            }
+        // Nothing is grouped in a grouped space: its events need not be kept.
+        if self.grouped
+            || !Forest::takes_part(
+                &plane.name,
+                plane.event_metadata.values().map(|m| m.name.as_str()),
+                plane.stat_metadata.values().map(|m| m.name.as_str()),
+            )
+        {
+            return;
         }
-        if plane.name == HOST_PLANE_NAME {
-            let kinds = EventKinds::of(plane);
-            for line in &plane.lines {
-                let parents = nesting_parents(plane, line, &kinds.async_stat);
-                for (index, event) in line.events.iter().enumerate() {
-                    if kinds.kind(event.metadata_id) != Kind::Untyped {
-                        continue;
-                    }
-                    let Some(id) = kinds.correlation_id(event) else {
-                        continue;
-                    };
-                    // Every /host:CPU plane registers its launches, the later ones winning.
-                    let search = eager_search(&kinds, line, &parents, index);
-                    self.launches.insert(id, search);
-                }
-            }
+        if has_regions(plane.event_metadata.values().map(|m| m.name.as_str())) {
+            let mut plane = plane.clone();
+            add_regions(&mut plane);
+            self.forest.add_plane(index, &plane);
+        } else {
+            self.forest.add_plane(index, plane);
+        }
+    }
+
+    /// Groups the events taken in; call after the last plane.
+    pub fn finish(&mut self) {
+        if self.preprocesses() && !self.loop_op {
+            self.forest.group();
+        } else {
+            self.forest = Forest::default();
         }
     }
 
@@ -110,15 +132,45 @@ impl SpaceFacts {
         !self.grouped
     }
 
+    /// Whether xprof groups this space's events.
+    pub fn groups(&self) -> bool {
+        self.preprocesses() && !self.loop_op
+    }
+
     /// What xprof would do to this space that profkit does not reproduce (empty when the output
-    /// is xprof's, `flow` args aside).
+    /// is xprof's, `flow` args aside). Every such item is decided here and only here.
     pub fn unreproduced(&self) -> Vec<&'static str> {
         let mut out = Vec::new();
-        if self.preprocesses() && !self.loop_op && self.roots {
-            out.push("step grouping (group_id and step_name stats on the events under step roots)");
+        if !self.preprocesses() {
+            return out;
         }
-        if self.preprocesses() && self.derivable {
+        // `GenerateDerivedTimeLines`: the lines derived from device annotations.
+        if self.derivable {
             out.push("lines derived from tf_op, hlo_op, hlo_module and source stats");
+        }
+        if !self.groups() {
+            return out;
+        }
+        // `GenerateDerivedTimeLines` on GPU planes with grouped events: `ProcessUngroupedEvents`
+        // and `DeriveStepEventsFromGroups`.
+        if self
+            .gpu_planes
+            .iter()
+            .any(|&i| self.forest.plane_grouped(i))
+        {
+            out.push("the Steps line of GPU planes (and the group_id of their ungrouped events)");
+        }
+        // `DeriveEventsFromHostTrace`.
+        if !self.gpu_planes.is_empty() && self.forest.launches_grouped() {
+            out.push("the Launch Stats line of GPU planes");
+        }
+        // `SortRootEventList` breaks ties with an unstable sort over a hash map.
+        if self.forest.tied_roots {
+            out.push("the order of step roots of one level that start at the same time");
+        }
+        // `PreprocessXPlane`'s hashed TPU runtime contexts.
+        if self.tpu_contexts {
+            out.push("TPU runtime contexts (queue requests and program launches) in step grouping");
         }
         out
     }

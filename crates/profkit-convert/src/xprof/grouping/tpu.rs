@@ -1,82 +1,14 @@
-//! Grouping TPU steps: lock-step groups when no host root groups them, and the device plane's
-//! events grouped by the step they overlap.
-
-use std::collections::HashMap;
+//! TPU device planes grouped by their steps (`GroupTpuXPlaneEvents`): the events of each line
+//! take the group of the step (or module) they overlap. The steps themselves are grouped by the
+//! event forest (from host roots, else in lock step).
 
 use profkit_xplane::{XLine, XPlane, XStat, x_stat};
 
 use crate::xprof::facts::SpaceFacts;
 use crate::xprof::stats::{
-    int_or_uint, int_value, intern_stat, set_or_add, stat_id, timespan, timespan_end,
+    int_or_uint, int_value, intern_stat, set_or_add, timespan, timespan_end,
 };
 use crate::xprof::tpu::tpu_grouping_line;
-
-/// The stat ids TPU grouping reads.
-pub(crate) struct StatIds {
-    graph_type: Option<i64>,
-    iter_num: Option<i64>,
-    step_num: Option<i64>,
-    names: HashMap<i64, String>,
-}
-
-impl StatIds {
-    pub(crate) fn of(plane: &XPlane) -> StatIds {
-        StatIds {
-            graph_type: stat_id(plane, "graph_type"),
-            iter_num: stat_id(plane, "iter_num"),
-            step_num: stat_id(plane, "step_num"),
-            names: plane
-                .stat_metadata
-                .iter()
-                .map(|(id, m)| (*id, m.name.clone()))
-                .collect(),
-        }
-    }
-
-    /// TSL's `EventNode::GetGroupName` for a TPU step (an implicit root without parents).
-    pub(crate) fn group_name(&self, event: &profkit_xplane::XEvent, group: i64) -> String {
-        let find =
-            |id: Option<i64>| id.and_then(|id| event.stats.iter().find(|s| s.metadata_id == id));
-        let mut name = String::new();
-        if let Some(stat) = find(self.graph_type) {
-            let text = match &stat.value {
-                Some(x_stat::Value::StrValue(v)) => v.clone(),
-                Some(x_stat::Value::RefValue(r)) => i64::try_from(*r)
-                    .ok()
-                    .and_then(|r| self.names.get(&r))
-                    .cloned()
-                    .unwrap_or_default(),
-                _ => String::new(),
-            };
-            name.push_str(&text);
-            name.push(' ');
-        }
-        let step = match (find(self.iter_num), find(self.step_num)) {
-            (Some(stat), _) | (None, Some(stat)) => int_value(stat),
-            (None, None) => group,
-        };
-        name.push_str(&step.to_string());
-        name
-    }
-}
-
-/// TSL's lock-step grouping of TPU steps when no host event groups them: the k-th event of a
-/// TensorCore plane's grouping line becomes group k (`ProcessRootEvent`).
-pub(crate) fn group_tpu_steps(plane: &mut XPlane) {
-    let Some(grouping) = tpu_grouping_line(plane) else {
-        return;
-    };
-    let group_stat = intern_stat(plane, "group_id");
-    if let Some(line) = plane.lines.get_mut(grouping) {
-        for (k, event) in line.events.iter_mut().enumerate() {
-            set_or_add(
-                &mut event.stats,
-                group_stat,
-                x_stat::Value::Int64Value(k as i64),
-            );
-        }
-    }
-}
 
 /// TSL's `GroupTpuXPlaneEvents` on one device plane: merges the step line's consecutive steps of
 /// one group (`MergeHostSteps`), names them after their group, and gives every event of the other
@@ -92,7 +24,7 @@ pub(crate) fn group_tpu_plane_events(plane: &mut XPlane, facts: &SpaceFacts) {
     let group_stat = intern_stat(plane, "group_id");
     if let Some(step) = step_line {
         merge_host_steps(plane, step, group_stat);
-        if !facts.tpu_groups.is_empty() {
+        if !facts.forest.names.is_empty() {
             let name_stat = intern_stat(plane, "step_name");
             if let Some(line) = plane.lines.get_mut(step) {
                 for event in &mut line.events {
@@ -101,7 +33,7 @@ pub(crate) fn group_tpu_plane_events(plane: &mut XPlane, facts: &SpaceFacts) {
                         .iter()
                         .find(|s| s.metadata_id == group_stat)
                         .map(int_value);
-                    if let Some(name) = group.and_then(|g| facts.tpu_groups.get(&g)) {
+                    if let Some(name) = group.and_then(|g| facts.forest.names.get(&g)) {
                         event.stats.push(XStat {
                             metadata_id: name_stat,
                             value: Some(x_stat::Value::StrValue(name.clone())),

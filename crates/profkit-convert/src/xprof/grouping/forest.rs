@@ -1,0 +1,904 @@
+//! TSL's `EventForest`: the events of the space linked into a graph, and the steps grouped from
+//! its roots (`GroupTfEvents`, and the host side of `GroupTpuEventsOSS`).
+//!
+//! Links, as TSL makes them, in this order (a node's parents are searched in it):
+//! 1. nesting on each line (`ConnectIntraThread`): the innermost open event that includes an
+//!    event is its parent; events with a true `_a` stat take no part. On a TPU plane
+//!    (`ConnectIntraThreadTPU`) only the grouping line's events are nodes, and each takes the
+//!    producer/consumer stats of the events of other lines it includes;
+//! 2. across threads (`ConnectInterThread`): `ExecutorState::Process` to
+//!    `IteratorGetNextOp::DoCompute` and `IteratorGetNextAsOptionalOp::DoCompute` with the same
+//!    `id` and `iter_num`, kernel launches to kernel executions with the same `correlation_id`
+//!    (the last parent with a key wins);
+//! 3. producer to consumer contexts (`ConnectContextGroups`): every event with `_pt`/`_p` is a
+//!    parent of every event with the same `_ct`/`_c`, unless both sides have 64 or more.
+//!
+//! Roots are events with a `_r` stat (its value the root level) or named `TraceContext` (level
+//! 1), less the tf.data functions (`id` of a captured function run); TF1 loop iterations
+//! (`ExecutorState::Process` with `id` and `iter_num`) replace them when there are any. Roots are
+//! taken by level (higher first) then start time; each one without a group and without an
+//! ancestor root of its level starts the next group, given to every node reachable through
+//! children that has none yet. A root that is not of an implicit type (`FunctionRun`,
+//! `SessionRun`, `RunGraph`, `ExecutorState::Process`, TPU steps) gets the `step_name` stat: the
+//! nearest `graph_type` (else its own name), a space, and the nearest `iter_num` (else
+//! `step_num`, else the group id). When no host root reaches a TPU step, each TensorCore's steps
+//! are grouped in lock step from the next group id. Last, `is_eager` is set on every kernel
+//! execution and TensorFlow op: whether the nearest `EagerExecute` among the event and its
+//! ancestors (breadth first) has an `is_func` of 0.
+//!
+//! Memory: one node per event of the planes that take part (see [`Forest::takes_part`]), about
+//! 40 bytes each, and two 4-byte entries per link, kept from the first pass to the second.
+
+use std::collections::{BTreeMap, HashMap, HashSet, VecDeque};
+
+use profkit_xplane::constants::{HOST_PLANE_NAME, TPU_PLANE_PREFIX};
+use profkit_xplane::{XLine, XPlane, XStat, x_stat};
+
+use crate::xprof::event_types::EventType;
+use crate::xprof::stats::{int_or_uint, int_value, intern_stat, set_or_add, timespan};
+use crate::xprof::tpu::{tensor_core_id, tpu_grouping_line, tpu_plane_has_core_id};
+
+const NONE: u32 = u32::MAX;
+/// `ConnectContextGroups` skips a context with this many producers and consumers.
+const MAX_CONTEXT_FANOUT: usize = 64;
+
+/// Stat names the forest reads.
+const STAT_NAMES: &[&str] = &[
+    "_pt",
+    "_ct",
+    "_p",
+    "_c",
+    "_r",
+    "_a",
+    "id",
+    "iter_num",
+    "step_num",
+    "graph_type",
+    "is_func",
+    "correlation_id",
+];
+
+#[derive(Clone, Copy, PartialEq, Eq)]
+#[repr(u8)]
+enum StatKind {
+    ProducerType,
+    ConsumerType,
+    ProducerId,
+    ConsumerId,
+    IsRoot,
+    IsAsync,
+    StepId,
+    IterNum,
+    StepNum,
+    GraphType,
+    IsFunc,
+    CorrelationId,
+}
+
+const STAT_KINDS: [StatKind; 12] = [
+    StatKind::ProducerType,
+    StatKind::ConsumerType,
+    StatKind::ProducerId,
+    StatKind::ConsumerId,
+    StatKind::IsRoot,
+    StatKind::IsAsync,
+    StatKind::StepId,
+    StatKind::IterNum,
+    StatKind::StepNum,
+    StatKind::GraphType,
+    StatKind::IsFunc,
+    StatKind::CorrelationId,
+];
+
+/// One event of the graph.
+#[derive(Clone, Debug)]
+struct Node {
+    plane: u32,
+    line: u32,
+    event: u32,
+    ty: EventType,
+    /// TSL's root level (`None`: not a root).
+    root_level: Option<i32>,
+    group: Option<i64>,
+    /// Start in picoseconds (`TimestampPs`).
+    start: i64,
+    /// End in picoseconds, as TSL's unsigned `Timespan` holds it.
+    end: u64,
+    /// On a line named `Steps`, `Sparse Core Steps`, `XLA Modules` or `Sparse Core Modules`
+    /// (TSL's `IsTPUParentLineEvent`: an implicit root).
+    tpu_step: bool,
+}
+
+/// The stats of a node that naming, eager marking and loops read (kept only for nodes that
+/// have any).
+#[derive(Clone, Debug, Default)]
+struct NodeStats {
+    graph_type: Option<String>,
+    iter_num: Option<i64>,
+    step_num: Option<i64>,
+    step_id: Option<i64>,
+    is_func: Option<i64>,
+}
+
+/// A producer or consumer context key: its type and id.
+type ContextKey = (i64, u64);
+
+/// What grouping gives each node, once done.
+#[derive(Clone, Debug, Default)]
+struct Marks {
+    step_names: HashMap<u32, String>,
+    eager: HashMap<u32, bool>,
+}
+
+/// The graph of the space's events, built plane by plane in file order.
+#[derive(Clone, Debug, Default)]
+pub(crate) struct Forest {
+    nodes: Vec<Node>,
+    stats: HashMap<u32, NodeStats>,
+    /// The event names of the roots (by node).
+    root_names: HashMap<u32, String>,
+    /// Links in the order TSL adds them: (parent, child).
+    links: Vec<(u32, u32)>,
+    contexts: BTreeMap<ContextKey, (Vec<u32>, Vec<u32>)>,
+    /// Keys of the inter-thread links: (parent type, child type) to nodes with their key.
+    launch_keys: Vec<(u32, u64, bool)>,
+    iterator_keys: Vec<(u32, (u64, u64), bool)>,
+    tensor_core_roots: Vec<Vec<u32>>,
+    /// The nodes of each plane taken in (by plane index): first and end.
+    planes: HashMap<usize, (u32, u32)>,
+    /// Group names by group id (TSL's group metadata).
+    pub names: BTreeMap<i64, String>,
+    marks: Marks,
+    /// Two roots of one level start at the same time: TSL orders them with an unstable sort
+    /// over a hash map, which profkit cannot reproduce.
+    pub tied_roots: bool,
+    done: bool,
+}
+
+/// The stat metadata ids of one plane, by kind.
+struct PlaneStats {
+    kinds: HashMap<i64, StatKind>,
+    by_kind: [Option<i64>; 12],
+    names: HashMap<i64, String>,
+}
+
+impl PlaneStats {
+    fn of(plane: &XPlane) -> PlaneStats {
+        let mut kinds = HashMap::new();
+        let mut by_kind = [None; 12];
+        for (id, m) in &plane.stat_metadata {
+            if let Some(k) = STAT_NAMES.iter().position(|n| *n == m.name) {
+                if let Some(kind) = STAT_KINDS.get(k) {
+                    kinds.insert(*id, *kind);
+                }
+                if let Some(slot) = by_kind.get_mut(k) {
+                    *slot = Some(slot.map_or(*id, |s: i64| s.min(*id)));
+                }
+            }
+        }
+        PlaneStats {
+            kinds,
+            by_kind,
+            names: plane
+                .stat_metadata
+                .iter()
+                .map(|(id, m)| (*id, m.name.clone()))
+                .collect(),
+        }
+    }
+
+    /// TSL's `GetStat(type)`: the first stat of the type's metadata.
+    fn get<'a>(&self, stats: &'a [XStat], kind: StatKind) -> Option<&'a XStat> {
+        let id = self.by_kind.get(kind as usize).copied().flatten()?;
+        stats.iter().find(|s| s.metadata_id == id)
+    }
+
+    fn str_or_ref(&self, stat: &XStat) -> String {
+        match &stat.value {
+            Some(x_stat::Value::StrValue(v)) => v.clone(),
+            Some(x_stat::Value::RefValue(r)) => i64::try_from(*r)
+                .ok()
+                .and_then(|r| self.names.get(&r))
+                .cloned()
+                .unwrap_or_default(),
+            _ => String::new(),
+        }
+    }
+}
+
+/// TSL's `GroupingEventStats`.
+#[derive(Default)]
+struct Grouping {
+    producer_type: Option<i64>,
+    producer_id: Option<u64>,
+    consumer_type: Option<i64>,
+    consumer_id: Option<u64>,
+    root_level: Option<i32>,
+    is_async: bool,
+}
+
+impl Grouping {
+    fn of(stats: &PlaneStats, event_stats: &[XStat], ty: EventType) -> Grouping {
+        let mut g = Grouping::default();
+        for stat in event_stats {
+            let Some(kind) = stats.kinds.get(&stat.metadata_id) else {
+                continue;
+            };
+            match kind {
+                StatKind::ProducerType => g.producer_type = Some(int_value(stat)),
+                StatKind::ProducerId => g.producer_id = Some(int_or_uint(stat)),
+                StatKind::ConsumerType => g.consumer_type = Some(int_value(stat)),
+                StatKind::ConsumerId => g.consumer_id = Some(int_or_uint(stat)),
+                StatKind::IsRoot => g.root_level = Some(int_value(stat) as i32),
+                StatKind::IsAsync => g.is_async = int_value(stat) != 0,
+                _ => {}
+            }
+        }
+        // `PreprocessXPlane` makes these roots (`XplaneRootEventMutatorFactory`).
+        match ty {
+            EventType::ProcessBatch | EventType::OrbaxProcessBatch => g.root_level = Some(2),
+            EventType::BatchingSessionRun => g.root_level = Some(1),
+            _ => {}
+        }
+        if g.root_level.is_none() && ty == EventType::TraceContext {
+            g.root_level = Some(1);
+        }
+        g
+    }
+}
+
+impl Forest {
+    /// Whether a plane with these metadata names can hold a root or a link, so that its events
+    /// are needed (the others' events can get nothing from grouping).
+    pub(crate) fn takes_part<'a>(
+        name: &str,
+        mut event_names: impl Iterator<Item = &'a str>,
+        mut stat_names: impl Iterator<Item = &'a str>,
+    ) -> bool {
+        name.starts_with(TPU_PLANE_PREFIX)
+            || stat_names.any(|n| matches!(n, "_r" | "_p" | "_c" | "correlation_id" | "id"))
+            || event_names.any(|n| EventType::of_name(n).is_some())
+    }
+
+    /// Takes in plane number `index` (after its regions were added).
+    pub(crate) fn add_plane(&mut self, index: usize, plane: &XPlane) {
+        let stats = PlaneStats::of(plane);
+        let is_host = plane.name == HOST_PLANE_NAME;
+        let types: HashMap<i64, Option<EventType>> = plane
+            .event_metadata
+            .iter()
+            .map(|(id, m)| (*id, EventType::of_name(&m.name)))
+            .collect();
+        let event_type = |metadata_id: i64, event_stats: &[XStat]| -> EventType {
+            match types.get(&metadata_id).copied().flatten() {
+                Some(t) => t,
+                None if stats.get(event_stats, StatKind::CorrelationId).is_some() => {
+                    if is_host {
+                        EventType::KernelLaunch
+                    } else {
+                        EventType::KernelExecute
+                    }
+                }
+                None => EventType::Unknown,
+            }
+        };
+        let first = u32::try_from(self.nodes.len()).unwrap_or(NONE);
+        let plane_no = u32::try_from(index).unwrap_or(NONE);
+        if plane.name.starts_with(TPU_PLANE_PREFIX) {
+            self.planes.insert(index, (first, first));
+            if !tpu_plane_has_core_id(&plane.name) {
+                return;
+            }
+            let Some(grouping) = tpu_grouping_line(plane) else {
+                return;
+            };
+            let Some(line) = plane.lines.get(grouping) else {
+                return;
+            };
+            let mut parents = Vec::with_capacity(line.events.len());
+            for (e, event) in line.events.iter().enumerate() {
+                let ty = event_type(event.metadata_id, &event.stats);
+                let node = self.push((plane_no, grouping, e), line, event, ty, &stats);
+                let g = Grouping::of(&stats, &event.stats, ty);
+                self.set_context(&g, node);
+                parents.push(node);
+            }
+            for (l, other) in plane.lines.iter().enumerate() {
+                if l == grouping {
+                    continue;
+                }
+                let mut at = 0usize;
+                for event in &other.events {
+                    let span = timespan(other, event);
+                    while parents.get(at).is_some_and(|&p| self.span(p).1 <= span.0) {
+                        at += 1;
+                    }
+                    let Some(&parent) = parents.get(at) else {
+                        break;
+                    };
+                    let ps = self.span(parent);
+                    if ps.0 <= span.0 && span.1 <= ps.1 {
+                        let ty = event_type(event.metadata_id, &event.stats);
+                        let g = Grouping::of(&stats, &event.stats, ty);
+                        self.set_context(&g, parent);
+                    }
+                }
+            }
+            if tensor_core_id(&plane.name).is_some() {
+                self.tensor_core_roots.push(parents);
+            }
+            self.close_plane(index, first);
+            return;
+        }
+        for (l, line) in plane.lines.iter().enumerate() {
+            let mut open: Vec<(u32, (u64, u64))> = Vec::new();
+            for (e, event) in line.events.iter().enumerate() {
+                let ty = event_type(event.metadata_id, &event.stats);
+                let node = self.push((plane_no, l, e), line, event, ty, &stats);
+                let g = Grouping::of(&stats, &event.stats, ty);
+                if let Some(n) = self.nodes.get_mut(node as usize) {
+                    n.root_level = g.root_level;
+                }
+                if g.root_level.is_some() {
+                    let name = plane.event_metadata.get(&event.metadata_id);
+                    let name = name.map(|m| m.name.clone()).unwrap_or_default();
+                    self.root_names.insert(node, name);
+                }
+                self.set_context(&g, node);
+                match ty {
+                    EventType::KernelLaunch | EventType::KernelExecute => {
+                        if let Some(s) = stats.get(&event.stats, StatKind::CorrelationId) {
+                            let parent = ty == EventType::KernelLaunch;
+                            self.launch_keys.push((node, int_or_uint(s), parent));
+                        }
+                    }
+                    EventType::ExecutorStateProcess
+                    | EventType::IteratorGetNext
+                    | EventType::IteratorGetNextAsOptional => {
+                        let id = stats.get(&event.stats, StatKind::StepId);
+                        let iter = stats.get(&event.stats, StatKind::IterNum);
+                        if let (Some(id), Some(iter)) = (id, iter) {
+                            let key = (int_or_uint(id), int_or_uint(iter));
+                            let parent = ty == EventType::ExecutorStateProcess;
+                            self.iterator_keys.push((node, key, parent));
+                        }
+                    }
+                    _ => {}
+                }
+                if g.is_async {
+                    continue;
+                }
+                let span = timespan(line, event);
+                while let Some(&(top, top_span)) = open.last() {
+                    if top_span.0 <= span.0 && span.1 <= top_span.1 {
+                        self.links.push((top, node));
+                        break;
+                    }
+                    open.pop();
+                }
+                open.push((node, span));
+            }
+        }
+        self.close_plane(index, first);
+    }
+
+    fn close_plane(&mut self, index: usize, first: u32) {
+        let end = u32::try_from(self.nodes.len()).unwrap_or(NONE);
+        self.planes.insert(index, (first, end));
+    }
+
+    /// Adds the node of the event at (plane, line, event).
+    fn push(
+        &mut self,
+        (plane, line, event_index): (u32, usize, usize),
+        xline: &XLine,
+        event: &profkit_xplane::XEvent,
+        ty: EventType,
+        stats: &PlaneStats,
+    ) -> u32 {
+        let tpu_step = matches!(
+            xline.name.as_str(),
+            "Steps" | "Sparse Core Steps" | "XLA Modules" | "Sparse Core Modules"
+        );
+        let node = u32::try_from(self.nodes.len()).unwrap_or(NONE);
+        self.nodes.push(Node {
+            plane,
+            line: u32::try_from(line).unwrap_or(NONE),
+            event: u32::try_from(event_index).unwrap_or(NONE),
+            ty,
+            root_level: None,
+            group: None,
+            start: xline
+                .timestamp_ns
+                .wrapping_mul(1000)
+                .wrapping_add(event.offset_ps().unwrap_or(0)),
+            end: timespan(xline, event).1,
+            tpu_step,
+        });
+        let mut kept = NodeStats::default();
+        let mut any = false;
+        if let Some(s) = stats.get(&event.stats, StatKind::GraphType) {
+            kept.graph_type = Some(stats.str_or_ref(s));
+            any = true;
+        }
+        for (kind, slot) in [
+            (StatKind::IterNum, &mut kept.iter_num),
+            (StatKind::StepNum, &mut kept.step_num),
+            (StatKind::StepId, &mut kept.step_id),
+            (StatKind::IsFunc, &mut kept.is_func),
+        ] {
+            if let Some(s) = stats.get(&event.stats, kind) {
+                *slot = Some(int_value(s));
+                any = true;
+            }
+        }
+        if any {
+            self.stats.insert(node, kept);
+        }
+        node
+    }
+
+    fn span(&self, node: u32) -> (u64, u64) {
+        self.nodes
+            .get(node as usize)
+            .map_or((0, 0), |n| (n.start as u64, n.end))
+    }
+
+    fn set_context(&mut self, g: &Grouping, node: u32) {
+        if let (Some(t), Some(id)) = (g.producer_type, g.producer_id) {
+            self.contexts.entry((t, id)).or_default().0.push(node);
+        }
+        if let (Some(t), Some(id)) = (g.consumer_type, g.consumer_id) {
+            self.contexts.entry((t, id)).or_default().1.push(node);
+        }
+    }
+}
+
+/// Links by node, in the order they were made.
+struct Adjacency {
+    offsets: Vec<u32>,
+    targets: Vec<u32>,
+}
+
+impl Adjacency {
+    fn build(nodes: usize, links: &[(u32, u32)], forward: bool) -> Adjacency {
+        let mut offsets = vec![0u32; nodes + 1];
+        for &(p, c) in links {
+            let from = if forward { p } else { c } as usize;
+            if let Some(o) = offsets.get_mut(from + 1) {
+                *o += 1;
+            }
+        }
+        for i in 1..offsets.len() {
+            let before = offsets.get(i - 1).copied().unwrap_or(0);
+            if let Some(o) = offsets.get_mut(i) {
+                *o += before;
+            }
+        }
+        let mut fill = offsets.clone();
+        let mut targets = vec![0u32; links.len()];
+        for &(p, c) in links {
+            let (from, to) = if forward { (p, c) } else { (c, p) };
+            if let Some(slot) = fill.get_mut(from as usize) {
+                if let Some(t) = targets.get_mut(*slot as usize) {
+                    *t = to;
+                }
+                *slot += 1;
+            }
+        }
+        Adjacency { offsets, targets }
+    }
+
+    fn of(&self, node: u32) -> &[u32] {
+        let from = self.offsets.get(node as usize).copied().unwrap_or(0) as usize;
+        let to = self.offsets.get(node as usize + 1).copied().unwrap_or(0) as usize;
+        self.targets.get(from..to).unwrap_or(&[])
+    }
+}
+
+impl Forest {
+    /// Links the planes taken in and groups their events (`ConnectInterThread`,
+    /// `ConnectContextGroups`, then `GroupEvents`). Call once, after the last plane.
+    pub(crate) fn group(&mut self) {
+        if self.done {
+            return;
+        }
+        self.done = true;
+        self.connect_inter_thread();
+        let contexts = std::mem::take(&mut self.contexts);
+        for (producers, consumers) in contexts.values() {
+            if producers.len() >= MAX_CONTEXT_FANOUT && consumers.len() >= MAX_CONTEXT_FANOUT {
+                continue;
+            }
+            for &p in producers {
+                for &c in consumers {
+                    self.links.push((p, c));
+                }
+            }
+        }
+        let tf_data: HashSet<i64> = self
+            .nodes
+            .iter()
+            .enumerate()
+            .filter(|(_, n)| n.ty == EventType::CapturedFunctionRun)
+            .filter_map(|(i, _)| self.stats.get(&(i as u32)).and_then(|s| s.step_id))
+            .collect();
+        let loop_roots = self.tensorflow_loops(&tf_data);
+        let links = std::mem::take(&mut self.links);
+        let children = Adjacency::build(self.nodes.len(), &links, true);
+        let parents = Adjacency::build(self.nodes.len(), &links, false);
+        drop(links);
+        self.create_groups(&loop_roots, &tf_data, &children, &parents);
+        let mut eager = HashMap::new();
+        for ty in [EventType::KernelExecute, EventType::TfOpRun] {
+            for (i, n) in self.nodes.iter().enumerate() {
+                if n.ty == ty {
+                    eager.insert(i as u32, self.is_eager(i as u32, &parents));
+                }
+            }
+        }
+        self.marks.eager = eager;
+        self.launch_keys = Vec::new();
+        self.iterator_keys = Vec::new();
+    }
+
+    fn connect_inter_thread(&mut self) {
+        for child_type in [
+            EventType::IteratorGetNext,
+            EventType::IteratorGetNextAsOptional,
+        ] {
+            let mut map: HashMap<(u64, u64), u32> = HashMap::new();
+            for &(node, key, parent) in &self.iterator_keys {
+                if parent {
+                    map.insert(key, node);
+                }
+            }
+            for &(node, key, parent) in &self.iterator_keys {
+                let ty = self.nodes.get(node as usize).map(|n| n.ty);
+                if !parent && ty == Some(child_type) {
+                    if let Some(&p) = map.get(&key) {
+                        self.links.push((p, node));
+                    }
+                }
+            }
+        }
+        let mut map: HashMap<u64, u32> = HashMap::new();
+        for &(node, key, parent) in &self.launch_keys {
+            if parent {
+                map.insert(key, node);
+            }
+        }
+        for &(node, key, parent) in &self.launch_keys {
+            if !parent {
+                if let Some(&p) = map.get(&key) {
+                    self.links.push((p, node));
+                }
+            }
+        }
+    }
+
+    /// TSL's `ProcessTensorFlowLoop`: the first executor event of each iteration of a TF1 loop,
+    /// the iteration's other executor events linked under it.
+    fn tensorflow_loops(&mut self, tf_data: &HashSet<i64>) -> Vec<u32> {
+        // step id -> iteration -> (first event, events)
+        let mut loops: BTreeMap<i64, BTreeMap<i64, (u32, Vec<u32>)>> = BTreeMap::new();
+        for (i, n) in self.nodes.iter().enumerate() {
+            if n.ty != EventType::ExecutorStateProcess {
+                continue;
+            }
+            let Some(s) = self.stats.get(&(i as u32)) else {
+                continue;
+            };
+            let (Some(step), Some(iter)) = (s.step_id, s.iter_num) else {
+                continue;
+            };
+            if tf_data.contains(&step) {
+                continue;
+            }
+            let entry = loops
+                .entry(step)
+                .or_default()
+                .entry(iter)
+                .or_insert((i as u32, Vec::new()));
+            if n.start
+                < self
+                    .nodes
+                    .get(entry.0 as usize)
+                    .map_or(i64::MAX, |f| f.start)
+            {
+                entry.0 = i as u32;
+            }
+            entry.1.push(i as u32);
+        }
+        let mut iterations: Vec<(u32, Vec<u32>)> = Vec::new();
+        for tf_loop in loops.into_values() {
+            if tf_loop.len() == 1 && tf_loop.contains_key(&0) {
+                continue;
+            }
+            iterations.extend(tf_loop.into_values());
+        }
+        let start = |n: u32| self.nodes.get(n as usize).map_or(0, |n| n.start);
+        iterations.sort_by_key(|(first, _)| start(*first));
+        let mut roots = Vec::new();
+        for (first, events) in iterations {
+            roots.push(first);
+            for e in events {
+                if e != first {
+                    self.links.push((first, e));
+                }
+            }
+        }
+        roots
+    }
+
+    fn root_level(&self, node: u32) -> i32 {
+        self.nodes
+            .get(node as usize)
+            .and_then(|n| n.root_level)
+            .unwrap_or(0)
+    }
+
+    fn is_root(&self, node: u32) -> bool {
+        self.nodes
+            .get(node as usize)
+            .is_some_and(|n| n.root_level.is_some())
+    }
+
+    fn group_of(&self, node: u32) -> Option<i64> {
+        self.nodes.get(node as usize).and_then(|n| n.group)
+    }
+
+    /// Breadth first over `node`'s ancestors (itself first when `include_self`), the first
+    /// that `found` accepts.
+    fn find_up(
+        &self,
+        node: u32,
+        include_self: bool,
+        parents: &Adjacency,
+        mut found: impl FnMut(u32) -> bool,
+    ) -> Option<u32> {
+        let mut queue = VecDeque::new();
+        let mut seen = HashSet::new();
+        seen.insert(node);
+        if include_self {
+            queue.push_back(node);
+        } else {
+            for &p in parents.of(node) {
+                if seen.insert(p) {
+                    queue.push_back(p);
+                } else {
+                    // TSL queues a repeated parent twice here; it changes no answer.
+                }
+            }
+        }
+        while let Some(n) = queue.pop_front() {
+            if found(n) {
+                return Some(n);
+            }
+            for &p in parents.of(n) {
+                if seen.insert(p) {
+                    queue.push_back(p);
+                }
+            }
+        }
+        None
+    }
+
+    /// TSL's `RootNeedsGrouping`.
+    fn needs_grouping(&self, root: u32, parents: &Adjacency) -> bool {
+        if self.group_of(root).is_some() {
+            return false;
+        }
+        let level = self.root_level(root);
+        self.find_up(root, false, parents, |p| {
+            self.is_root(p) && self.root_level(p) == level
+        })
+        .is_none()
+    }
+
+    fn create_groups(
+        &mut self,
+        loop_roots: &[u32],
+        tf_data: &HashSet<i64>,
+        children: &Adjacency,
+        parents: &Adjacency,
+    ) {
+        let mut group_id: i64 = 0;
+        if !loop_roots.is_empty() {
+            for &root in loop_roots {
+                self.process_root(group_id, root, children, parents);
+                group_id += 1;
+            }
+        } else {
+            let mut roots: Vec<u32> = Vec::new();
+            for (i, n) in self.nodes.iter().enumerate() {
+                if n.root_level.is_none() {
+                    continue;
+                }
+                let step = self.stats.get(&(i as u32)).and_then(|s| s.step_id);
+                if step.is_some_and(|s| tf_data.contains(&s)) {
+                    continue;
+                }
+                roots.push(i as u32);
+            }
+            let key = |n: u32| {
+                let node = self.nodes.get(n as usize);
+                (
+                    std::cmp::Reverse(node.and_then(|n| n.root_level).unwrap_or(0)),
+                    node.map_or(0, |n| n.start),
+                )
+            };
+            roots.sort_by_key(|&n| key(n));
+            self.tied_roots = roots.windows(2).any(|w| match w {
+                [a, b] => {
+                    key(*a) == key(*b)
+                        && self.nodes.get(*a as usize).map(|n| (n.plane, n.line))
+                            != self.nodes.get(*b as usize).map(|n| (n.plane, n.line))
+                }
+                _ => false,
+            });
+            for root in roots {
+                if self.needs_grouping(root, parents) {
+                    self.process_root(group_id, root, children, parents);
+                    group_id += 1;
+                }
+            }
+        }
+        let cores = std::mem::take(&mut self.tensor_core_roots);
+        let tpu_needs_grouping = cores
+            .iter()
+            .all(|core| core.iter().all(|&e| self.needs_grouping(e, parents)));
+        if tpu_needs_grouping {
+            for core in &cores {
+                let mut id = group_id;
+                for &event in core {
+                    if self.needs_grouping(event, parents) {
+                        self.process_root(id, event, children, parents);
+                        id += 1;
+                    }
+                }
+            }
+        }
+    }
+
+    /// TSL's `ProcessRootEvent`.
+    fn process_root(
+        &mut self,
+        group_id: i64,
+        root: u32,
+        children: &Adjacency,
+        parents: &Adjacency,
+    ) {
+        let mut queue = VecDeque::new();
+        let mut seen = HashSet::new();
+        seen.insert(root);
+        queue.push_back(root);
+        while let Some(n) = queue.pop_front() {
+            let Some(node) = self.nodes.get_mut(n as usize) else {
+                continue;
+            };
+            if node.group.is_some() {
+                continue;
+            }
+            node.group = Some(group_id);
+            for &c in children.of(n) {
+                if seen.insert(c) {
+                    queue.push_back(c);
+                }
+            }
+        }
+        let name = self.group_name(root, parents);
+        let implicit = self
+            .nodes
+            .get(root as usize)
+            .is_some_and(|n| n.ty.is_implicit_root() || n.tpu_step);
+        if !implicit {
+            self.marks.step_names.insert(root, name.clone());
+        }
+        self.names.insert(group_id, name);
+    }
+
+    /// TSL's `EventNode::GetGroupName`.
+    fn group_name(&self, root: u32, parents: &Adjacency) -> String {
+        let mut name = String::new();
+        let stat = |n: u32| self.stats.get(&n);
+        if let Some(n) = self.find_up(root, true, parents, |n| {
+            stat(n).is_some_and(|s| s.graph_type.is_some())
+        }) {
+            name.push_str(stat(n).and_then(|s| s.graph_type.as_deref()).unwrap_or(""));
+            name.push(' ');
+        } else if !self
+            .nodes
+            .get(root as usize)
+            .is_some_and(|n| n.ty.is_implicit_root() || n.tpu_step)
+        {
+            name.push_str(self.root_names.get(&root).map_or("", String::as_str));
+            name.push(' ');
+        }
+        let mut step = self.group_of(root).unwrap_or(0);
+        if let Some(n) = self.find_up(root, true, parents, |n| {
+            stat(n).is_some_and(|s| s.iter_num.is_some())
+        }) {
+            step = stat(n).and_then(|s| s.iter_num).unwrap_or(0);
+        } else if let Some(n) = self.find_up(root, true, parents, |n| {
+            stat(n).is_some_and(|s| s.step_num.is_some())
+        }) {
+            step = stat(n).and_then(|s| s.step_num).unwrap_or(0);
+        }
+        name.push_str(&step.to_string());
+        name
+    }
+
+    /// TSL's `EventNode::IsEager`.
+    fn is_eager(&self, node: u32, parents: &Adjacency) -> bool {
+        let found = self.find_up(node, true, parents, |n| {
+            self.nodes
+                .get(n as usize)
+                .is_some_and(|n| n.ty == EventType::EagerExecute)
+        });
+        found.is_some_and(|n| self.stats.get(&n).and_then(|s| s.is_func) == Some(0))
+    }
+
+    /// Whether any event of the plane numbered `index` is grouped.
+    pub(crate) fn plane_grouped(&self, index: usize) -> bool {
+        let Some(&(first, end)) = self.planes.get(&index) else {
+            return false;
+        };
+        self.nodes
+            .get(first as usize..end as usize)
+            .is_some_and(|nodes| nodes.iter().any(|n| n.group.is_some()))
+    }
+
+    /// Whether any kernel launch on the host is grouped.
+    pub(crate) fn launches_grouped(&self) -> bool {
+        self.nodes
+            .iter()
+            .any(|n| n.ty == EventType::KernelLaunch && n.group.is_some())
+    }
+
+    /// Writes what grouping gave the events of plane number `index` into it (the plane as it
+    /// was taken in): `group_id`, `step_name` and `is_eager` stats.
+    pub(crate) fn apply(&self, index: usize, plane: &mut XPlane) {
+        let Some(&(first, end)) = self.planes.get(&index) else {
+            return;
+        };
+        // TSL's `CreateStatMetadata`, on every plane it takes in.
+        let group_stat = intern_stat(plane, "group_id");
+        let name_stat = intern_stat(plane, "step_name");
+        let eager_stat = intern_stat(plane, "is_eager");
+        for n in first..end {
+            let Some(node) = self.nodes.get(n as usize) else {
+                continue;
+            };
+            let step_name = self.marks.step_names.get(&n);
+            let eager = self.marks.eager.get(&n);
+            if node.group.is_none() && step_name.is_none() && eager.is_none() {
+                continue;
+            }
+            let Some(event) = plane
+                .lines
+                .get_mut(node.line as usize)
+                .and_then(|l| l.events.get_mut(node.event as usize))
+            else {
+                continue;
+            };
+            if let Some(g) = node.group {
+                set_or_add(&mut event.stats, group_stat, x_stat::Value::Int64Value(g));
+            }
+            if let Some(name) = step_name {
+                set_or_add(
+                    &mut event.stats,
+                    name_stat,
+                    x_stat::Value::StrValue(name.clone()),
+                );
+            }
+            if let Some(&e) = eager {
+                set_or_add(
+                    &mut event.stats,
+                    eager_stat,
+                    x_stat::Value::Int64Value(i64::from(e)),
+                );
+            }
+        }
+    }
+}
