@@ -13,7 +13,9 @@
 //! turn, the median reported. Results go to `target/bench-data/trace_viewer.results.json`.
 //!
 //! `cargo bench -p profkit-convert --bench trace_viewer`; without `--bench` (as under
-//! `cargo test --benches`) it runs on 10,000 events and skips xprof.
+//! `cargo test --benches`) it runs on 10,000 events and skips xprof. With
+//! `PROFKIT_BENCH_INPUT=path.xplane.pb` it runs the same comparison on that file instead (a real
+//! profile, such as a long Keras `model.fit`), its results named after the file.
 
 use std::ffi::OsStr;
 use std::fs::File;
@@ -109,6 +111,20 @@ fn without_flow(text: &str) -> String {
     out
 }
 
+/// The benchmark's data set read from a given file.
+fn dataset_of_file(path: &Path) -> Dataset {
+    let bytes = std::fs::read(path).expect("read the input");
+    let space =
+        profkit_xplane::decode(bytes::Bytes::from(bytes.clone())).expect("decode the input");
+    Dataset {
+        events: common::count_events(&space),
+        space,
+        bytes,
+        path: path.to_owned(),
+        descriptor_set_path: PathBuf::new(),
+    }
+}
+
 fn large() {
     let dir = data_dir();
     std::fs::create_dir_all(&dir).expect("data dir");
@@ -158,8 +174,22 @@ fn main() {
     } else {
         "xspace_10k"
     };
-    let dataset = Dataset::prepare(events, stem).expect("the data set");
+    let given = std::env::var_os("PROFKIT_BENCH_INPUT").map(PathBuf::from);
+    let dataset = match &given {
+        Some(path) => dataset_of_file(path),
+        None => Dataset::prepare(events, stem).expect("the data set"),
+    };
+    let stem = match &given {
+        Some(path) => path
+            .file_stem()
+            .and_then(OsStr::to_str)
+            .unwrap_or("input")
+            .trim_end_matches(".xplane")
+            .to_owned(),
+        None => stem.to_owned(),
+    };
     let dir = data_dir();
+    std::fs::create_dir_all(&dir).expect("data dir");
     let ours_out = dir.join(format!("{stem}.profkit.json"));
     let xprof_out = dir.join(format!("{stem}.xprof.json"));
     let runs = if bench_mode() { 3 } else { 1 };

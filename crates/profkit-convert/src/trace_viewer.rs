@@ -246,10 +246,10 @@ pub fn write_space<W: Write>(
             };
             if writer.options.preprocess && writer.facts.preprocesses() {
                 let mut plane = plane.clone();
-                xprof::preprocess_plane(&mut plane, index, &writer.facts);
-                writer.plane(&plane, pid)?;
+                xprof::preprocess_plane(&mut plane, index, &writer.facts, false);
+                writer.plane(&plane, index, pid)?;
             } else {
-                writer.plane(plane, pid)?;
+                writer.plane(plane, index, pid)?;
             }
         }
     }
@@ -301,9 +301,9 @@ pub fn convert<R: Read + Seek, W: Write>(
             device_pid(shadow.plane.id)
         };
         if options.preprocess {
-            xprof::preprocess_plane(&mut plane, index, &writer.facts);
+            xprof::preprocess_plane(&mut plane, index, &writer.facts, false);
         }
-        writer.plane(&plane, pid)?;
+        writer.plane(&plane, index, pid)?;
         if let Some(report) = progress.as_mut() {
             report(to - from);
         }
@@ -368,8 +368,8 @@ fn full_pass<R: Read>(
     loop {
         let before = reader.offset();
         let Some(item) = reader.next() else { break };
-        if let SpaceItem::Plane(plane) = item? {
-            facts.observe(&plane);
+        if let SpaceItem::Plane(mut plane) = item? {
+            facts.observe_mut(&mut plane);
             shadows.push(Shadow::of(&plane));
             ranges.push((before, reader.offset()));
         }
@@ -401,8 +401,10 @@ fn light_pass<R: Read>(
                 lite.event_metadata.values().map(|m| m.name.as_str()),
                 lite.stat_metadata.values().map(|m| m.name.as_str()),
             ) {
-                let plane = profkit_xplane::decode_plane(bytes).ok()?;
-                facts.observe(&plane);
+                // The light view goes before the plane is decoded whole: one copy at a time.
+                drop(lite);
+                let mut plane = profkit_xplane::decode_plane(bytes).ok()?;
+                facts.observe_mut(&mut plane);
                 shadows.push(Shadow::of(&plane));
             } else {
                 facts.observe_names(
@@ -486,14 +488,17 @@ impl<W: Write> Writer<W> {
         self.flush_if_full()
     }
 
-    fn plane(&mut self, plane: &XPlane, pid: u32) -> Result<()> {
+    /// Writes the events of plane number `index` (preprocessed), with the stats grouping gave
+    /// them that the plane does not hold.
+    fn plane(&mut self, plane: &XPlane, index: usize, pid: u32) -> Result<()> {
+        let marks = xprof::event_marks(plane, index, &self.facts);
         PlaneWriter {
             out: &mut self.out,
             buf: &mut self.buf,
             options: self.options,
             summary: &mut self.summary,
         }
-        .plane(plane, pid)
+        .plane(plane, pid, marks)
     }
 
     fn finish(mut self) -> Result<TraceViewerSummary> {
@@ -522,7 +527,12 @@ impl<W: Write> PlaneWriter<'_, W> {
         Ok(())
     }
 
-    fn plane(&mut self, plane: &XPlane, pid: u32) -> Result<()> {
+    fn plane(
+        &mut self,
+        plane: &XPlane,
+        pid: u32,
+        mut marks: Option<xprof::Marks<'_>>,
+    ) -> Result<()> {
         let stats: HashMap<i64, &str> = plane
             .stat_metadata
             .iter()
@@ -538,6 +548,11 @@ impl<W: Write> PlaneWriter<'_, W> {
                 &line.display_name
             };
             if display_name == XLA_ASYNC_OP_LINE_NAME {
+                if let (Some(marks), Some(last)) =
+                    (marks.as_mut(), line.events.len().checked_sub(1))
+                {
+                    marks.nth(last);
+                }
                 continue;
             }
             let display_id = if line.display_id != 0 {
@@ -548,6 +563,7 @@ impl<W: Write> PlaneWriter<'_, W> {
             let tid = display_id as u32;
             let counters = self.options.counter_events && line.id == COUNTERS_LINE_ID;
             for event in &line.events {
+                let mark = marks.as_mut().and_then(Iterator::next).unwrap_or_default();
                 let metadata = plane.event_metadata.get(&event.metadata_id);
                 let name = metadata.map_or("", |m| m.name.as_str());
                 if INTERNAL_EVENTS.contains(&name) {
@@ -603,6 +619,28 @@ impl<W: Write> PlaneWriter<'_, W> {
                         }
                     }
                     args.push((stat_name, arg));
+                }
+                // What grouping gave the event, as if set on it (the last of a key wins).
+                let xprof::Mark {
+                    group_id,
+                    step_name,
+                    is_eager,
+                } = mark;
+                if let Some(group) = group_id {
+                    args.push(("group_id", Arg::Int(group)));
+                    if counters {
+                        numbers.push(("group_id", Number::Int(i128::from(group))));
+                    }
+                }
+                if let Some(name) = step_name {
+                    shown = Arg::Str(name);
+                    args.push(("step_name", shown));
+                }
+                if let Some(eager) = is_eager {
+                    args.push(("is_eager", Arg::Int(i64::from(eager))));
+                    if counters {
+                        numbers.push(("is_eager", Number::Int(i128::from(eager))));
+                    }
                 }
                 let (begin, _) = xprof::timespan(line, event);
                 let duration = event.duration_ps as u64;

@@ -2,35 +2,47 @@
 //!
 //! Before converting, xprof 2.24.2 runs `PreprocessSingleHostXSpace(space, step_grouping=true,
 //! derived_timeline=true)`. On a space that is already grouped (some plane has a `group_id` stat
-//! metadata) it does nothing. Otherwise it groups events into steps (`GroupTfEvents`, or
-//! `GroupTpuEventsOSS` when there is a TPU plane) and derives timelines. What this module
-//! reproduces of that, exactly as xprof does it (every case in `conformance/xplane/` comes out as
-//! xprof's output byte for byte, its salted `flow` args aside):
+//! metadata) it does nothing. Otherwise it rewrites legacy stats (`PreprocessXPlane`), groups
+//! events into steps (`GroupTfEvents`, or `GroupTpuEventsOSS` when there is a TPU plane) and
+//! derives timelines. What this module reproduces of that, exactly as xprof does it (every case in
+//! `conformance/xplane/`, among them real TensorFlow and JAX profiles, comes out as xprof's output
+//! byte for byte, its salted `flow` args aside), module by module:
 //!
-//! - `is_eager` (0 or 1) on every kernel-execute event (an event with a `correlation_id` stat on a
-//!   plane other than `/host:CPU`, whose name is not one of TSL's host event types; on a TPU plane
-//!   only the grouping line's events) and on every TensorFlow op event (`name:Type`, `TfOpRun`):
-//!   1 when the nearest enclosing `EagerExecute` (on the event's line or, for a kernel, around the
-//!   host event that launched it, same `correlation_id`, breadth first as TSL searches) has an
-//!   `is_func` stat of 0; none at all when the space holds one of TensorFlow's loop ops;
-//! - on a TPU space without host step roots, lock-step grouping: the k-th event of each TensorCore
-//!   plane's grouping line (`Steps`, else `XLA Modules`) becomes group k, named by its `step_num`;
-//!   on every device plane with a grouping line, step events get `step_idle_time_ps` and
-//!   `step_name` (consecutive steps of one group merged), and the events of other lines the
-//!   `group_id` of the grouping event they overlap;
-//! - on `/device:GPU:` planes, display ids renumbered in xprof's stream order (compute streams
-//!   first, then by event count, with libstdc++'s `std::sort` for ties, leaving six positions after
-//!   each stream for its derived lines) and lines without events removed;
-//! - on TPU TensorCore planes (`/device:TPU:<n>`), lines without events removed and each line's
-//!   events sorted by offset, then longer first (`SortXPlane`, again with libstdc++'s sort).
+//! - `regions`: `ThreadpoolListener::Region` events from the `StartRegion`/`StopRegion`
+//!   instants of thread-pool threads (whether or not the space is then grouped);
+//! - `grouping::forest`: TSL's event forest over every plane: nesting on each line, kernel
+//!   launches to executions by `correlation_id`, TF executor to iterator links, TraceMe 2.0
+//!   producer/consumer contexts (`_pt`/`_p`, `_ct`/`_c`); step roots (`_r`, `TraceContext`,
+//!   batching roots, TF1 loop iterations; tf.data functions left out), each giving its group to
+//!   everything reachable below it: `group_id` on every grouped event, `step_name` (`train 3`) on
+//!   every root that is not of an implicit type; TPU steps grouped in lock step when no host root
+//!   reaches them; `is_eager` (0 or 1) on every kernel execution and TensorFlow op, from the
+//!   nearest `EagerExecute` among its ancestors (breadth first, context links included). None of
+//!   it when the space holds one of TensorFlow's loop ops;
+//! - `grouping::tpu`: on every device plane of a TPU space with a grouping line (`Steps`, else
+//!   `XLA Modules`), consecutive steps of one group merged with their `step_idle_time_ps`, named
+//!   by `step_name`, and the events of other lines given the `group_id` of the step they overlap;
+//! - `gpu`: on `/device:GPU:` planes, display ids renumbered in xprof's stream order (compute
+//!   streams first, then by event count, with libstdc++'s `std::sort` for ties, leaving six
+//!   positions after each stream for its derived lines) and lines without events removed;
+//! - `sort`: on TPU TensorCore planes (`/device:TPU:<n>`), lines without events removed and each
+//!   line's events sorted by offset, then longer first (`SortXPlane`, libstdc++'s sort).
 //!
-//! What it leaves out, and reports as such (`TraceViewerSummary::unreproduced`): step grouping from
-//! host roots (events with an `_r` stat or `TraceContext`), which spreads `group_id` and
-//! `step_name` along nesting, launches and TraceMe 2.0 context links and derives `Steps` and
-//! `Launch Stats` lines; the lines derived from `tf_op`, `hlo_op`, `hlo_module` and `source`
-//! stats (`Framework Ops`, `XLA Ops`, ...); TraceMe 2.0 context links (`_p`/`_c`) in the
-//! `is_eager` search; `ThreadpoolListener` regions; and the salted `flow` stats. Spaces written
-//! by profkit's converters, and spaces that xprof has already grouped, need none of that.
+//! What it leaves out is decided in one place, `SpaceFacts::unreproduced`, and reported for each
+//! space as `TraceViewerSummary::unreproduced` (the CLI prints it as a note): the lines derived
+//! from `tf_op`, `hlo_op`, `hlo_module` and `source` stats of device planes (`XLA Modules`,
+//! `XLA Ops`, `Framework Ops`, ...); on GPU planes with grouped events, the `Steps` line (and the
+//! group xprof then gives their ungrouped events) and the `Launch Stats` line; the order of two
+//! step roots of one level that start at the same instant on different threads (TSL breaks that
+//! tie with an unstable sort over a hash map); and the TPU runtime's hashed launch contexts. The
+//! salted `flow` stats are never written. Spaces written by profkit's converters, and spaces that
+//! xprof has already grouped, need none of it.
+//!
+//! Memory: the conversion streams plane by plane; grouping needs, besides the largest plane, the
+//! event forest of the first pass, kept until the last plane is written: a node (about 40 bytes)
+//! per event of the planes that can take part in grouping (those with a host event type, a `_r`,
+//! `_p`, `_c`, `id` or `correlation_id` stat, and TPU planes), two 4-byte entries per link, and
+//! the stats naming steps for the few events that carry them.
 
 mod event_types;
 mod facts;
@@ -41,11 +53,12 @@ mod sort;
 mod stats;
 mod tpu;
 
-use profkit_xplane::XPlane;
 use profkit_xplane::constants::GPU_PLANE_PREFIX;
+use profkit_xplane::{XPlane, XSpace};
 
 pub(crate) use event_types::INTERNAL_EVENTS;
 pub(crate) use facts::SpaceFacts;
+pub(crate) use grouping::forest::{Mark, Marks};
 pub(crate) use stats::timespan;
 
 use gpu::{renumber_gpu_lines, renumber_gpu_lines_by};
@@ -53,16 +66,55 @@ use grouping::tpu::group_tpu_plane_events;
 use sort::sort_events;
 use tpu::is_tensor_core_plane;
 
+/// Runs xprof's preprocessing, as far as profkit reproduces it (see the module documentation), on
+/// a space in memory, in place, as xprof does before its tools read a space; returns what xprof
+/// would also do that profkit does not reproduce (empty when the space is now what xprof's tools
+/// would see, `flow` stats aside).
+///
+/// ```
+/// use profkit_xplane::{PlaneBuilder, XPlane, XSpace};
+/// let mut plane = XPlane::default();
+/// let mut b = PlaneBuilder::new(&mut plane);
+/// b.set_name("/host:CPU");
+/// let mut line = b.line(1);
+/// line.add_event("train").set_offset_ps(0).set_duration_ps(10).add_stat("_r", 1i64).add_stat("step_num", 7i64);
+/// line.add_event("work").set_offset_ps(2).set_duration_ps(3);
+/// let mut space = XSpace { planes: vec![plane], ..XSpace::default() };
+/// assert!(profkit_convert::xprof::preprocess(&mut space).is_empty());
+/// let plane = &space.planes[0];
+/// let names: Vec<&str> = plane.stat_metadata.values().map(|m| m.name.as_str()).collect();
+/// assert!(names.contains(&"group_id") && names.contains(&"step_name"));
+/// ```
+pub fn preprocess(space: &mut XSpace) -> Vec<&'static str> {
+    let mut facts = SpaceFacts::default();
+    for plane in &space.planes {
+        facts.observe(plane);
+    }
+    facts.finish();
+    for (index, plane) in space.planes.iter_mut().enumerate() {
+        preprocess_plane(plane, index, &facts, true);
+    }
+    facts.unreproduced()
+}
+
 /// Changes a plane as xprof's preprocessing would before its trace viewer reads it (see the
 /// module documentation). `facts` must come from a pass over the whole space
-/// ([`SpaceFacts::finish`] called), and `index` is the plane's position in the space.
-pub(crate) fn preprocess_plane(plane: &mut XPlane, index: usize, facts: &SpaceFacts) {
+/// ([`SpaceFacts::finish`] called), and `index` is the plane's position in the space. Unless
+/// `materialise`, the stats grouping gives the events are written into the plane only where
+/// preprocessing reads them again (device planes of a TPU space); elsewhere [`event_marks`] gives
+/// them, event by event, saving a stat per event.
+pub(crate) fn preprocess_plane(
+    plane: &mut XPlane,
+    index: usize,
+    facts: &SpaceFacts,
+    materialise: bool,
+) {
     if !facts.preprocesses() {
         return;
     }
     // `PreprocessXPlane` (before grouping, loop ops or not).
     regions::add_regions(plane);
-    if facts.groups() {
+    if facts.groups() && (materialise || marks_in_place(&plane.name, facts)) {
         facts.forest.apply(index, plane);
     }
     if facts.groups() && facts.tpu && plane.name.starts_with("/device:") {
@@ -78,6 +130,24 @@ pub(crate) fn preprocess_plane(plane: &mut XPlane, index: usize, facts: &SpaceFa
             sort_events(line);
         }
     }
+}
+
+/// Whether [`preprocess_plane`] writes the grouping into a plane whatever `materialise` says.
+fn marks_in_place(name: &str, facts: &SpaceFacts) -> bool {
+    facts.tpu && name.starts_with("/device:")
+}
+
+/// The stats grouping gives the events of a plane that [`preprocess_plane`] left out of it, in
+/// the plane's line and event order; `None` when there are none to add.
+pub(crate) fn event_marks<'a>(
+    plane: &XPlane,
+    index: usize,
+    facts: &'a SpaceFacts,
+) -> Option<Marks<'a>> {
+    if !facts.groups() || marks_in_place(&plane.name, facts) {
+        return None;
+    }
+    facts.forest.marks(index)
 }
 
 /// The lines a plane keeps after [`preprocess_plane`], as (display id, display name), from a

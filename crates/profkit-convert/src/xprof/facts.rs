@@ -93,6 +93,39 @@ impl SpaceFacts {
 
     /// Takes in one plane whole, in file order.
     pub fn observe(&mut self, plane: &XPlane) {
+        if self.takes_in(plane)
+            && has_regions(plane.event_metadata.values().map(|m| m.name.as_str()))
+        {
+            let mut plane = plane.clone();
+            add_regions(&mut plane);
+            self.observe_taken(&plane);
+        } else {
+            self.observe_taken(plane);
+        }
+    }
+
+    /// Takes in one plane whole, in file order, adding its regions in place (as the second
+    /// pass will), so that it need not be copied.
+    pub fn observe_mut(&mut self, plane: &mut XPlane) {
+        if self.takes_in(plane) {
+            add_regions(plane);
+        }
+        self.observe_taken(plane);
+    }
+
+    /// Whether the forest will take in this plane's events (regions added first).
+    fn takes_in(&self, plane: &XPlane) -> bool {
+        !self.grouped
+            && !plane.stat_metadata.values().any(|m| m.name == "group_id")
+            && Forest::takes_part(
+                &plane.name,
+                plane.event_metadata.values().map(|m| m.name.as_str()),
+                plane.stat_metadata.values().map(|m| m.name.as_str()),
+            )
+    }
+
+    /// [`SpaceFacts::observe`] once the plane's regions are in.
+    fn observe_taken(&mut self, plane: &XPlane) {
         let index = self.planes;
         self.observe_names(
             &plane.name,
@@ -109,13 +142,7 @@ impl SpaceFacts {
         {
             return;
         }
-        if has_regions(plane.event_metadata.values().map(|m| m.name.as_str())) {
-            let mut plane = plane.clone();
-            add_regions(&mut plane);
-            self.forest.add_plane(index, &plane);
-        } else {
-            self.forest.add_plane(index, plane);
-        }
+        self.forest.add_plane(index, plane);
     }
 
     /// Groups the events taken in; call after the last plane.

@@ -26,10 +26,13 @@
 //! execution and TensorFlow op: whether the nearest `EagerExecute` among the event and its
 //! ancestors (breadth first) has an `is_func` of 0.
 //!
-//! Memory: one node per event of the planes that take part (see [`Forest::takes_part`]), about
-//! 40 bytes each, and two 4-byte entries per link, kept from the first pass to the second.
+//! Memory: one node per event of the planes that take part (see [`Forest::takes_part`]), 24 bytes
+//! each, and 8 bytes per link while linking, 8 per link and 4 per node while grouping; from the
+//! first pass to the second only the nodes, their groups (8 bytes each) and the marks stay.
 
-use std::collections::{BTreeMap, HashMap, HashSet, VecDeque};
+use std::collections::{BTreeMap, VecDeque};
+
+use rustc_hash::{FxHashMap as HashMap, FxHashSet as HashSet};
 
 use profkit_xplane::constants::{HOST_PLANE_NAME, TPU_PLANE_PREFIX};
 use profkit_xplane::{XLine, XPlane, XStat, x_stat};
@@ -90,34 +93,33 @@ const STAT_KINDS: [StatKind; 12] = [
     StatKind::CorrelationId,
 ];
 
-/// One event of the graph.
+/// One event of the graph (24 bytes: its start, end and group are kept beside it, the times only
+/// for the nodes that need them).
 #[derive(Clone, Debug)]
 struct Node {
     plane: u32,
     line: u32,
     event: u32,
     ty: EventType,
-    /// TSL's root level (`None`: not a root).
-    root_level: Option<i32>,
-    group: Option<i64>,
-    /// Start in picoseconds (`TimestampPs`).
-    start: i64,
-    /// End in picoseconds, as TSL's unsigned `Timespan` holds it.
-    end: u64,
+    /// TSL's root level ([`NO_ROOT`]: not a root).
+    root_level: i32,
     /// On a line named `Steps`, `Sparse Core Steps`, `XLA Modules` or `Sparse Core Modules`
     /// (TSL's `IsTPUParentLineEvent`: an implicit root).
     tpu_step: bool,
 }
 
-/// The stats of a node that naming, eager marking and loops read (kept only for nodes that
-/// have any).
+const NO_ROOT: i32 = i32::MIN;
+const NO_GROUP: i64 = i64::MIN;
+
+/// The stats of nodes that naming, eager marking and loops read, each kept only where it can be
+/// read: `is_func` of `EagerExecute` events, `id` of executor events, tf.data functions and roots.
 #[derive(Clone, Debug, Default)]
 struct NodeStats {
-    graph_type: Option<String>,
-    iter_num: Option<i64>,
-    step_num: Option<i64>,
-    step_id: Option<i64>,
-    is_func: Option<i64>,
+    graph_type: HashMap<u32, String>,
+    iter_num: HashMap<u32, i64>,
+    step_num: HashMap<u32, i64>,
+    step_id: HashMap<u32, i64>,
+    is_func: HashMap<u32, i64>,
 }
 
 /// A producer or consumer context key: its type and id.
@@ -125,16 +127,22 @@ type ContextKey = (i64, u64);
 
 /// What grouping gives each node, once done.
 #[derive(Clone, Debug, Default)]
-struct Marks {
+struct NodeMarks {
     step_names: HashMap<u32, String>,
-    eager: HashMap<u32, bool>,
+    /// `is_eager` by node: -1 none, else 0 or 1.
+    eager: Vec<i8>,
 }
 
 /// The graph of the space's events, built plane by plane in file order.
 #[derive(Clone, Debug, Default)]
 pub(crate) struct Forest {
     nodes: Vec<Node>,
-    stats: HashMap<u32, NodeStats>,
+    /// Start (`TimestampPs`) and end (as TSL's unsigned `Timespan` holds it) in picoseconds, of
+    /// the roots, executor events and TPU steps.
+    spans: HashMap<u32, (i64, u64)>,
+    /// Each node's group ([`NO_GROUP`]: none), once grouped.
+    groups: Vec<i64>,
+    stats: NodeStats,
     /// The event names of the roots (by node).
     root_names: HashMap<u32, String>,
     /// Links in the order TSL adds them: (parent, child).
@@ -148,7 +156,7 @@ pub(crate) struct Forest {
     planes: HashMap<usize, (u32, u32)>,
     /// Group names by group id (TSL's group metadata).
     pub names: BTreeMap<i64, String>,
-    marks: Marks,
+    marks: NodeMarks,
     /// Two roots of one level start at the same time: TSL orders them with an unstable sort
     /// over a hash map, which profkit cannot reproduce.
     pub tied_roots: bool,
@@ -164,7 +172,7 @@ struct PlaneStats {
 
 impl PlaneStats {
     fn of(plane: &XPlane) -> PlaneStats {
-        let mut kinds = HashMap::new();
+        let mut kinds = HashMap::default();
         let mut by_kind = [None; 12];
         for (id, m) in &plane.stat_metadata {
             if let Some(k) = STAT_NAMES.iter().position(|n| *n == m.name) {
@@ -330,14 +338,19 @@ impl Forest {
             self.close_plane(index, first);
             return;
         }
+        let events: usize = plane.lines.iter().map(|l| l.events.len()).sum();
+        self.nodes.reserve_exact(events);
+        self.links.reserve_exact(events);
         for (l, line) in plane.lines.iter().enumerate() {
             let mut open: Vec<(u32, (u64, u64))> = Vec::new();
             for (e, event) in line.events.iter().enumerate() {
                 let ty = event_type(event.metadata_id, &event.stats);
                 let node = self.push((plane_no, l, e), line, event, ty, &stats);
                 let g = Grouping::of(&stats, &event.stats, ty);
-                if let Some(n) = self.nodes.get_mut(node as usize) {
-                    n.root_level = g.root_level;
+                if let (Some(n), Some(level)) = (self.nodes.get_mut(node as usize), g.root_level) {
+                    n.root_level = level;
+                    self.keep_span(node, line, event);
+                    self.keep_step_id(node, event, &stats);
                 }
                 if g.root_level.is_some() {
                     let name = plane.event_metadata.get(&event.metadata_id);
@@ -406,42 +419,57 @@ impl Forest {
             line: u32::try_from(line).unwrap_or(NONE),
             event: u32::try_from(event_index).unwrap_or(NONE),
             ty,
-            root_level: None,
-            group: None,
-            start: xline
-                .timestamp_ns
-                .wrapping_mul(1000)
-                .wrapping_add(event.offset_ps().unwrap_or(0)),
-            end: timespan(xline, event).1,
+            root_level: NO_ROOT,
             tpu_step,
         });
-        let mut kept = NodeStats::default();
-        let mut any = false;
-        if let Some(s) = stats.get(&event.stats, StatKind::GraphType) {
-            kept.graph_type = Some(stats.str_or_ref(s));
-            any = true;
+        if tpu_step || ty == EventType::ExecutorStateProcess {
+            self.keep_span(node, xline, event);
         }
-        for (kind, slot) in [
-            (StatKind::IterNum, &mut kept.iter_num),
-            (StatKind::StepNum, &mut kept.step_num),
-            (StatKind::StepId, &mut kept.step_id),
-            (StatKind::IsFunc, &mut kept.is_func),
-        ] {
-            if let Some(s) = stats.get(&event.stats, kind) {
-                *slot = Some(int_value(s));
-                any = true;
+        if let Some(v) = stats.get(&event.stats, StatKind::GraphType) {
+            self.stats.graph_type.insert(node, stats.str_or_ref(v));
+        }
+        if let Some(v) = stats.get(&event.stats, StatKind::IterNum) {
+            self.stats.iter_num.insert(node, int_value(v));
+        }
+        if let Some(v) = stats.get(&event.stats, StatKind::StepNum) {
+            self.stats.step_num.insert(node, int_value(v));
+        }
+        if ty == EventType::EagerExecute {
+            if let Some(v) = stats.get(&event.stats, StatKind::IsFunc) {
+                self.stats.is_func.insert(node, int_value(v));
             }
         }
-        if any {
-            self.stats.insert(node, kept);
+        if matches!(
+            ty,
+            EventType::ExecutorStateProcess | EventType::CapturedFunctionRun
+        ) {
+            self.keep_step_id(node, event, stats);
         }
         node
     }
 
+    fn keep_step_id(&mut self, node: u32, event: &profkit_xplane::XEvent, stats: &PlaneStats) {
+        if let Some(v) = stats.get(&event.stats, StatKind::StepId) {
+            self.stats.step_id.insert(node, int_value(v));
+        }
+    }
+
+    fn keep_span(&mut self, node: u32, line: &XLine, event: &profkit_xplane::XEvent) {
+        let start = line
+            .timestamp_ns
+            .wrapping_mul(1000)
+            .wrapping_add(event.offset_ps().unwrap_or(0));
+        self.spans.insert(node, (start, timespan(line, event).1));
+    }
+
     fn span(&self, node: u32) -> (u64, u64) {
-        self.nodes
-            .get(node as usize)
-            .map_or((0, 0), |n| (n.start as u64, n.end))
+        self.spans
+            .get(&node)
+            .map_or((0, 0), |&(start, end)| (start as u64, end))
+    }
+
+    fn start(&self, node: u32) -> i64 {
+        self.spans.get(&node).map_or(0, |s| s.0)
     }
 
     fn set_context(&mut self, g: &Grouping, node: u32) {
@@ -521,25 +549,32 @@ impl Forest {
             .iter()
             .enumerate()
             .filter(|(_, n)| n.ty == EventType::CapturedFunctionRun)
-            .filter_map(|(i, _)| self.stats.get(&(i as u32)).and_then(|s| s.step_id))
+            .filter_map(|(i, _)| self.stats.step_id.get(&(i as u32)).copied())
             .collect();
         let loop_roots = self.tensorflow_loops(&tf_data);
         let links = std::mem::take(&mut self.links);
+        self.groups = vec![NO_GROUP; self.nodes.len()];
         let children = Adjacency::build(self.nodes.len(), &links, true);
         let parents = Adjacency::build(self.nodes.len(), &links, false);
         drop(links);
         self.create_groups(&loop_roots, &tf_data, &children, &parents);
-        let mut eager = HashMap::new();
+        let mut eager = vec![-1i8; self.nodes.len()];
         for ty in [EventType::KernelExecute, EventType::TfOpRun] {
             for (i, n) in self.nodes.iter().enumerate() {
                 if n.ty == ty {
-                    eager.insert(i as u32, self.is_eager(i as u32, &parents));
+                    if let Some(e) = eager.get_mut(i) {
+                        *e = i8::from(self.is_eager(i as u32, &parents));
+                    }
                 }
             }
         }
         self.marks.eager = eager;
+        // Only what `apply` needs stays for the second pass.
         self.launch_keys = Vec::new();
         self.iterator_keys = Vec::new();
+        self.spans = HashMap::default();
+        self.stats = NodeStats::default();
+        self.root_names = HashMap::default();
     }
 
     fn connect_inter_thread(&mut self) {
@@ -547,7 +582,7 @@ impl Forest {
             EventType::IteratorGetNext,
             EventType::IteratorGetNextAsOptional,
         ] {
-            let mut map: HashMap<(u64, u64), u32> = HashMap::new();
+            let mut map: HashMap<(u64, u64), u32> = HashMap::default();
             for &(node, key, parent) in &self.iterator_keys {
                 if parent {
                     map.insert(key, node);
@@ -562,7 +597,7 @@ impl Forest {
                 }
             }
         }
-        let mut map: HashMap<u64, u32> = HashMap::new();
+        let mut map: HashMap<u64, u32> = HashMap::default();
         for &(node, key, parent) in &self.launch_keys {
             if parent {
                 map.insert(key, node);
@@ -586,10 +621,11 @@ impl Forest {
             if n.ty != EventType::ExecutorStateProcess {
                 continue;
             }
-            let Some(s) = self.stats.get(&(i as u32)) else {
-                continue;
-            };
-            let (Some(step), Some(iter)) = (s.step_id, s.iter_num) else {
+            let node = i as u32;
+            let (Some(&step), Some(&iter)) = (
+                self.stats.step_id.get(&node),
+                self.stats.iter_num.get(&node),
+            ) else {
                 continue;
             };
             if tf_data.contains(&step) {
@@ -600,12 +636,7 @@ impl Forest {
                 .or_default()
                 .entry(iter)
                 .or_insert((i as u32, Vec::new()));
-            if n.start
-                < self
-                    .nodes
-                    .get(entry.0 as usize)
-                    .map_or(i64::MAX, |f| f.start)
-            {
+            if self.start(i as u32) < self.start(entry.0) {
                 entry.0 = i as u32;
             }
             entry.1.push(i as u32);
@@ -617,8 +648,7 @@ impl Forest {
             }
             iterations.extend(tf_loop.into_values());
         }
-        let start = |n: u32| self.nodes.get(n as usize).map_or(0, |n| n.start);
-        iterations.sort_by_key(|(first, _)| start(*first));
+        iterations.sort_by_key(|(first, _)| self.start(*first));
         let mut roots = Vec::new();
         for (first, events) in iterations {
             roots.push(first);
@@ -632,20 +662,23 @@ impl Forest {
     }
 
     fn root_level(&self, node: u32) -> i32 {
-        self.nodes
-            .get(node as usize)
-            .and_then(|n| n.root_level)
-            .unwrap_or(0)
+        match self.nodes.get(node as usize).map(|n| n.root_level) {
+            Some(NO_ROOT) | None => 0,
+            Some(level) => level,
+        }
     }
 
     fn is_root(&self, node: u32) -> bool {
         self.nodes
             .get(node as usize)
-            .is_some_and(|n| n.root_level.is_some())
+            .is_some_and(|n| n.root_level != NO_ROOT)
     }
 
     fn group_of(&self, node: u32) -> Option<i64> {
-        self.nodes.get(node as usize).and_then(|n| n.group)
+        self.groups
+            .get(node as usize)
+            .copied()
+            .filter(|&g| g != NO_GROUP)
     }
 
     /// Breadth first over `node`'s ancestors (itself first when `include_self`), the first
@@ -658,7 +691,7 @@ impl Forest {
         mut found: impl FnMut(u32) -> bool,
     ) -> Option<u32> {
         let mut queue = VecDeque::new();
-        let mut seen = HashSet::new();
+        let mut seen = HashSet::default();
         seen.insert(node);
         if include_self {
             queue.push_back(node);
@@ -712,22 +745,16 @@ impl Forest {
         } else {
             let mut roots: Vec<u32> = Vec::new();
             for (i, n) in self.nodes.iter().enumerate() {
-                if n.root_level.is_none() {
+                if n.root_level == NO_ROOT {
                     continue;
                 }
-                let step = self.stats.get(&(i as u32)).and_then(|s| s.step_id);
+                let step = self.stats.step_id.get(&(i as u32)).copied();
                 if step.is_some_and(|s| tf_data.contains(&s)) {
                     continue;
                 }
                 roots.push(i as u32);
             }
-            let key = |n: u32| {
-                let node = self.nodes.get(n as usize);
-                (
-                    std::cmp::Reverse(node.and_then(|n| n.root_level).unwrap_or(0)),
-                    node.map_or(0, |n| n.start),
-                )
-            };
+            let key = |n: u32| (std::cmp::Reverse(self.root_level(n)), self.start(n));
             roots.sort_by_key(|&n| key(n));
             self.tied_roots = roots.windows(2).any(|w| match w {
                 [a, b] => {
@@ -770,17 +797,17 @@ impl Forest {
         parents: &Adjacency,
     ) {
         let mut queue = VecDeque::new();
-        let mut seen = HashSet::new();
+        let mut seen = HashSet::default();
         seen.insert(root);
         queue.push_back(root);
         while let Some(n) = queue.pop_front() {
-            let Some(node) = self.nodes.get_mut(n as usize) else {
+            let Some(group) = self.groups.get_mut(n as usize) else {
                 continue;
             };
-            if node.group.is_some() {
+            if *group != NO_GROUP {
                 continue;
             }
-            node.group = Some(group_id);
+            *group = group_id;
             for &c in children.of(n) {
                 if seen.insert(c) {
                     queue.push_back(c);
@@ -801,11 +828,9 @@ impl Forest {
     /// TSL's `EventNode::GetGroupName`.
     fn group_name(&self, root: u32, parents: &Adjacency) -> String {
         let mut name = String::new();
-        let stat = |n: u32| self.stats.get(&n);
-        if let Some(n) = self.find_up(root, true, parents, |n| {
-            stat(n).is_some_and(|s| s.graph_type.is_some())
-        }) {
-            name.push_str(stat(n).and_then(|s| s.graph_type.as_deref()).unwrap_or(""));
+        let stats = &self.stats;
+        if let Some(n) = self.find_up(root, true, parents, |n| stats.graph_type.contains_key(&n)) {
+            name.push_str(stats.graph_type.get(&n).map_or("", String::as_str));
             name.push(' ');
         } else if !self
             .nodes
@@ -816,14 +841,12 @@ impl Forest {
             name.push(' ');
         }
         let mut step = self.group_of(root).unwrap_or(0);
-        if let Some(n) = self.find_up(root, true, parents, |n| {
-            stat(n).is_some_and(|s| s.iter_num.is_some())
-        }) {
-            step = stat(n).and_then(|s| s.iter_num).unwrap_or(0);
-        } else if let Some(n) = self.find_up(root, true, parents, |n| {
-            stat(n).is_some_and(|s| s.step_num.is_some())
-        }) {
-            step = stat(n).and_then(|s| s.step_num).unwrap_or(0);
+        if let Some(n) = self.find_up(root, true, parents, |n| stats.iter_num.contains_key(&n)) {
+            step = stats.iter_num.get(&n).copied().unwrap_or(0);
+        } else if let Some(n) =
+            self.find_up(root, true, parents, |n| stats.step_num.contains_key(&n))
+        {
+            step = stats.step_num.get(&n).copied().unwrap_or(0);
         }
         name.push_str(&step.to_string());
         name
@@ -836,7 +859,7 @@ impl Forest {
                 .get(n as usize)
                 .is_some_and(|n| n.ty == EventType::EagerExecute)
         });
-        found.is_some_and(|n| self.stats.get(&n).and_then(|s| s.is_func) == Some(0))
+        found.is_some_and(|n| self.stats.is_func.get(&n) == Some(&0))
     }
 
     /// Whether any event of the plane numbered `index` is grouped.
@@ -844,16 +867,28 @@ impl Forest {
         let Some(&(first, end)) = self.planes.get(&index) else {
             return false;
         };
-        self.nodes
+        self.groups
             .get(first as usize..end as usize)
-            .is_some_and(|nodes| nodes.iter().any(|n| n.group.is_some()))
+            .is_some_and(|groups| groups.iter().any(|&g| g != NO_GROUP))
     }
 
     /// Whether any kernel launch on the host is grouped.
     pub(crate) fn launches_grouped(&self) -> bool {
         self.nodes
             .iter()
-            .any(|n| n.ty == EventType::KernelLaunch && n.group.is_some())
+            .zip(&self.groups)
+            .any(|(n, &g)| n.ty == EventType::KernelLaunch && g != NO_GROUP)
+    }
+
+    /// What grouping gave each event of plane number `index`, in the plane's line and event
+    /// order (for a plane other than a TPU plane, whose events are all nodes).
+    pub(crate) fn marks(&self, index: usize) -> Option<Marks<'_>> {
+        let &(first, end) = self.planes.get(&index)?;
+        Some(Marks {
+            forest: self,
+            next: first,
+            end,
+        })
     }
 
     /// Writes what grouping gave the events of plane number `index` into it (the plane as it
@@ -871,8 +906,9 @@ impl Forest {
                 continue;
             };
             let step_name = self.marks.step_names.get(&n);
-            let eager = self.marks.eager.get(&n);
-            if node.group.is_none() && step_name.is_none() && eager.is_none() {
+            let eager = self.marks.eager.get(n as usize).filter(|&&e| e >= 0);
+            let group = self.group_of(n);
+            if group.is_none() && step_name.is_none() && eager.is_none() {
                 continue;
             }
             let Some(event) = plane
@@ -882,7 +918,7 @@ impl Forest {
             else {
                 continue;
             };
-            if let Some(g) = node.group {
+            if let Some(g) = group {
                 set_or_add(&mut event.stats, group_stat, x_stat::Value::Int64Value(g));
             }
             if let Some(name) = step_name {
@@ -925,7 +961,7 @@ mod tests {
         }
         facts.finish();
         for (i, p) in planes.iter_mut().enumerate() {
-            preprocess_plane(p, i, &facts);
+            preprocess_plane(p, i, &facts, true);
         }
         (facts, planes)
     }
@@ -1105,5 +1141,43 @@ mod tests {
         assert!(!facts.groups());
         let host = planes.first().expect("one plane");
         assert_eq!(stat(host, "train", "group_id"), None);
+    }
+}
+
+/// What grouping gave one event: the stats xprof adds to it.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub(crate) struct Mark<'a> {
+    pub group_id: Option<i64>,
+    pub step_name: Option<&'a str>,
+    pub is_eager: Option<bool>,
+}
+
+/// The marks of a plane's events, one per event in line and event order.
+pub(crate) struct Marks<'a> {
+    forest: &'a Forest,
+    next: u32,
+    end: u32,
+}
+
+impl<'a> Iterator for Marks<'a> {
+    type Item = Mark<'a>;
+
+    fn next(&mut self) -> Option<Mark<'a>> {
+        if self.next >= self.end {
+            return None;
+        }
+        let n = self.next;
+        self.next += 1;
+        Some(Mark {
+            group_id: self.forest.group_of(n),
+            step_name: self.forest.marks.step_names.get(&n).map(String::as_str),
+            is_eager: self
+                .forest
+                .marks
+                .eager
+                .get(n as usize)
+                .filter(|&&e| e >= 0)
+                .map(|&e| e == 1),
+        })
     }
 }
