@@ -46,6 +46,8 @@ pub fn cases() -> Vec<Case> {
         ("gpu-ungrouped", gpu_ungrouped()),
         ("tpu-ungrouped", tpu_ungrouped()),
         ("loop-op", loop_op()),
+        ("gpu-steps", gpu_steps()),
+        ("host-grouping", host_grouping()),
     ];
     let mut cases: Vec<Case> = spaces
         .into_iter()
@@ -151,6 +153,141 @@ fn gpu_ungrouped() -> XSpace {
             .set_duration_ps(US);
     });
     space(vec![gpu, host])
+}
+
+/// A GPU space with step roots, as TensorFlow writes it before xprof groups it: two `train` steps
+/// (`_r`, `step_num`) on the host, each launching kernels (matched by correlation id, one launch
+/// with a `device_id` and a name xprof counts in `Launch Stats`'s way but starting with `cu`); on
+/// the GPU, kernels of the two steps interleaved across streams, a kernel before any grouped one
+/// and one after without a correlation id (xprof gives it the group before it), so that the
+/// `Steps` line has runs of one group split by the other.
+fn gpu_steps() -> XSpace {
+    let host = plane(0, constants::HOST_PLANE_NAME, |b| {
+        let mut t = b.line(100);
+        t.set_name("python3").set_timestamp_ns(1_000);
+        for (step, start) in [(0_i64, 10), (1, 40)] {
+            t.add_event("train")
+                .set_offset_ps(start * US)
+                .set_duration_ps(20 * US)
+                .add_stat("_r", 1_i64)
+                .add_stat("step_num", step);
+            t.add_event("EagerExecute")
+                .set_offset_ps((start + 1) * US)
+                .set_duration_ps(10 * US)
+                .add_stat("is_func", step);
+            for k in 0..3_u64 {
+                t.add_event("cudaLaunchKernel")
+                    .set_offset_ps((start + 2 + 2 * k as i64) * US)
+                    .set_duration_ps(US)
+                    .add_stat(stats::CORRELATION_ID, step as u64 * 10 + k)
+                    .add_stat(stats::DEVICE_ID, 0_i64);
+            }
+        }
+        t.add_event("cudaLaunchKernel")
+            .set_offset_ps(90 * US)
+            .set_duration_ps(US)
+            .add_stat(stats::CORRELATION_ID, 99_u64);
+    });
+    let gpu = plane(1, "/device:GPU:0", |b| {
+        b.add_stat(stats::DEVICE_ID, 0_i64);
+        let mut a = b.line(7);
+        a.set_name("Stream #7(Compute)").set_timestamp_ns(1_000);
+        a.add_event("early_kernel")
+            .set_offset_ps(5 * US)
+            .set_duration_ps(US);
+        for k in 0..3_u64 {
+            a.add_event(&format!("step0_kernel_{k}"))
+                .set_offset_ps((13 + 4 * k as i64) * US)
+                .set_duration_ps(3 * US)
+                .add_stat(stats::CORRELATION_ID, k);
+        }
+        a.add_event("step0_late_kernel")
+            .set_offset_ps(44 * US)
+            .set_duration_ps(US)
+            .add_stat(stats::CORRELATION_ID, 2_u64);
+        let mut c = b.line(9);
+        c.set_name("Stream #9(Compute)").set_timestamp_ns(2_000);
+        for k in 0..3_u64 {
+            c.add_event(&format!("step1_kernel_{k}"))
+                .set_offset_ps((42 + 3 * k as i64) * US)
+                .set_duration_ps(2 * US)
+                .add_stat(stats::CORRELATION_ID, 10 + k);
+        }
+        c.add_event("after_kernel")
+            .set_offset_ps(60 * US)
+            .set_duration_ps(US);
+        c.add_event("other_kernel")
+            .set_offset_ps(92 * US)
+            .set_duration_ps(US)
+            .add_stat(stats::CORRELATION_ID, 99_u64);
+    });
+    space(vec![host, gpu])
+}
+
+/// A host plane exercising TSL's grouping rules beyond plain nesting: a `TraceContext` root
+/// (level 1), `ProcessBatch` (made a level-2 root) around a nested `_r` root of the same level,
+/// producer/consumer contexts across threads (one producer, two consumers), an async event that
+/// nests nothing, a `graph_type` naming the group, an `iter_num` numbering it, tf.data's captured
+/// function (its `id` keeps a root out), and ThreadpoolListener regions (a start without `_c`,
+/// two stops after one start).
+fn host_grouping() -> XSpace {
+    let host = plane(0, constants::HOST_PLANE_NAME, |b| {
+        let mut t = b.line(1);
+        t.set_name("main").set_timestamp_ns(1_000);
+        t.add_event("TraceContext")
+            .set_offset_ps(US)
+            .set_duration_ps(10 * US)
+            .add_stat("graph_type", "inference")
+            .add_stat("iter_num", 41_i64);
+        t.add_event("inside")
+            .set_offset_ps(2 * US)
+            .set_duration_ps(2 * US)
+            .add_stat("_pt", 3_i64)
+            .add_stat("_p", 77_u64);
+        t.add_event("ProcessBatch")
+            .set_offset_ps(20 * US)
+            .set_duration_ps(10 * US);
+        t.add_event("batch_step")
+            .set_offset_ps(21 * US)
+            .set_duration_ps(2 * US)
+            .add_stat("_r", 2_i64);
+        t.add_event("InstantiatedCapturedFunction::Run")
+            .set_offset_ps(40 * US)
+            .set_duration_ps(2 * US)
+            .add_stat("id", 5_i64);
+        t.add_event("data_root")
+            .set_offset_ps(43 * US)
+            .set_duration_ps(2 * US)
+            .add_stat("_r", 1_i64)
+            .add_stat("id", 5_i64);
+        t.add_event("async_op")
+            .set_offset_ps(3 * US)
+            .set_duration_ps(US)
+            .add_stat("_a", 1_i64);
+        let mut w = b.line(2);
+        w.set_name("tf_pool/1").set_timestamp_ns(1_000);
+        w.add_event("ThreadpoolListener::StartRegion")
+            .set_offset_ps(US);
+        w.add_event("ThreadpoolListener::StopRegion")
+            .set_offset_ps(2 * US);
+        w.add_event("ThreadpoolListener::StartRegion")
+            .set_offset_ps(4 * US)
+            .add_stat("_ct", 3_i64)
+            .add_stat("_c", 77_u64);
+        w.add_event("consumer_work")
+            .set_offset_ps(5 * US)
+            .set_duration_ps(2 * US)
+            .add_stat("_ct", 3_i64)
+            .add_stat("_c", 77_u64);
+        w.add_event("nested_work")
+            .set_offset_ps(5 * US)
+            .set_duration_ps(US);
+        w.add_event("ThreadpoolListener::StopRegion")
+            .set_offset_ps(8 * US);
+        w.add_event("ThreadpoolListener::StopRegion")
+            .set_offset_ps(9 * US);
+    });
+    space(vec![host])
 }
 
 /// A TPU space before grouping: a TensorCore plane whose lines xprof sorts (more than 16 events

@@ -477,7 +477,7 @@ impl<W: Write> Writer<W> {
             } else {
                 device_pid(shadow.plane.id)
             };
-            let lines = xprof::line_layout(&shadow.plane, &shadow.counts, &self.facts);
+            let lines = xprof::line_layout(&shadow.plane, index, &shadow.counts, &self.facts);
             table.add(pid, &shadow.plane.name, &lines);
         }
         self.summary.processes = table.0.len();

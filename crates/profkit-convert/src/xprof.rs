@@ -51,6 +51,7 @@ mod grouping;
 mod regions;
 mod sort;
 mod stats;
+mod steps;
 mod tpu;
 
 use profkit_xplane::constants::GPU_PLANE_PREFIX;
@@ -114,8 +115,11 @@ pub(crate) fn preprocess_plane(
     }
     // `PreprocessXPlane` (before grouping, loop ops or not).
     regions::add_regions(plane);
-    if facts.groups() && (materialise || marks_in_place(&plane.name, facts)) {
+    if facts.groups() && (materialise || marks_in_place(&plane.name, index, facts)) {
         facts.forest.apply(index, plane);
+    }
+    if gets_steps(&plane.name, index, facts) {
+        steps::derive_gpu_steps(plane, &facts.forest.names);
     }
     if facts.groups() && facts.tpu && plane.name.starts_with("/device:") {
         group_tpu_plane_events(plane, facts);
@@ -132,9 +136,15 @@ pub(crate) fn preprocess_plane(
     }
 }
 
-/// Whether [`preprocess_plane`] writes the grouping into a plane whatever `materialise` says.
-fn marks_in_place(name: &str, facts: &SpaceFacts) -> bool {
-    facts.tpu && name.starts_with("/device:")
+/// Whether [`preprocess_plane`] writes the grouping into a plane whatever `materialise` says
+/// (where preprocessing reads it again).
+fn marks_in_place(name: &str, index: usize, facts: &SpaceFacts) -> bool {
+    (facts.tpu && name.starts_with("/device:")) || gets_steps(name, index, facts)
+}
+
+/// Whether xprof derives a `Steps` line on the plane: a GPU plane with grouped events.
+fn gets_steps(name: &str, index: usize, facts: &SpaceFacts) -> bool {
+    facts.groups() && name.starts_with(GPU_PLANE_PREFIX) && facts.forest.plane_grouped(index)
 }
 
 /// The stats grouping gives the events of a plane that [`preprocess_plane`] left out of it, in
@@ -144,7 +154,7 @@ pub(crate) fn event_marks<'a>(
     index: usize,
     facts: &'a SpaceFacts,
 ) -> Option<Marks<'a>> {
-    if !facts.groups() || marks_in_place(&plane.name, facts) {
+    if !facts.groups() || marks_in_place(&plane.name, index, facts) {
         return None;
     }
     facts.forest.marks(index)
@@ -155,6 +165,7 @@ pub(crate) fn event_marks<'a>(
 /// viewer's metadata, written before any event).
 pub(crate) fn line_layout(
     lines: &XPlane,
+    index: usize,
     counts: &[usize],
     facts: &SpaceFacts,
 ) -> Vec<(i64, String)> {
@@ -182,5 +193,9 @@ pub(crate) fn line_layout(
             };
             (id, name)
         })
+        .chain(
+            gets_steps(&lines.name, index, facts)
+                .then(|| (steps::STEP_LINE_ID, steps::STEP_LINE_NAME.to_owned())),
+        )
         .collect()
 }

@@ -178,16 +178,8 @@ impl SpaceFacts {
         if !self.groups() {
             return out;
         }
-        // `GenerateDerivedTimeLines` on GPU planes with grouped events: `ProcessUngroupedEvents`
-        // and `DeriveStepEventsFromGroups`.
-        if self
-            .gpu_planes
-            .iter()
-            .any(|&i| self.forest.plane_grouped(i))
-        {
-            out.push("the Steps line of GPU planes (and the group_id of their ungrouped events)");
-        }
-        // `DeriveEventsFromHostTrace`.
+        // `DeriveEventsFromHostTrace`: launches with a `device_id` whose name does not start
+        // with `cu`, grouped.
         if !self.gpu_planes.is_empty() && self.forest.launches_grouped() {
             out.push("the Launch Stats line of GPU planes");
         }

@@ -18,14 +18,16 @@ pub(crate) fn renumber_gpu_lines(plane: &mut XPlane) {
     renumber_gpu_lines_by(plane, &counts);
 }
 
+/// TSL's `IsDerivedThreadId` (which takes the line id as a 32-bit int).
+pub(crate) fn is_derived_line_id(id: i64) -> bool {
+    (DERIVED_THREAD_ID_MIN..=DERIVED_THREAD_ID_MAX).contains(&(id as i32))
+}
+
 /// xprof's `DeriveEventsFromAnnotations` ordering of GPU streams: compute streams (name
 /// containing `Compute`) first, then more events first, sorted with libstdc++'s `std::sort`; each
 /// stream takes the next display position, followed by positions for its derived lines.
 pub(crate) fn renumber_gpu_lines_by(plane: &mut XPlane, counts: &[usize]) {
-    let is_derived = |id: i64| {
-        let id = id as i32;
-        (DERIVED_THREAD_ID_MIN..=DERIVED_THREAD_ID_MAX).contains(&id)
-    };
+    let is_derived = is_derived_line_id;
     let compute: Vec<bool> = plane
         .lines
         .iter()
