@@ -48,6 +48,7 @@ pub fn cases() -> Vec<Case> {
         ("loop-op", loop_op()),
         ("gpu-steps", gpu_steps()),
         ("host-grouping", host_grouping()),
+        ("partly-grouped", partly_grouped()),
     ];
     let mut cases: Vec<Case> = spaces
         .into_iter()
@@ -222,6 +223,16 @@ fn gpu_steps() -> XSpace {
             .add_stat(stats::CORRELATION_ID, 99_u64);
     });
     space(vec![host, gpu])
+}
+
+/// `gpu-steps` with a `group_id` stat metadata on the host plane only: xprof still groups (a
+/// space counts as grouped only when every host and device plane has one).
+fn partly_grouped() -> XSpace {
+    let mut space = gpu_steps();
+    if let Some(host) = space.planes.first_mut() {
+        PlaneBuilder::new(host).stat_metadata_id("group_id");
+    }
+    space
 }
 
 /// A host plane exercising TSL's grouping rules beyond plain nesting: a `TraceContext` root

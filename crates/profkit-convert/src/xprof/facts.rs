@@ -19,11 +19,37 @@ const TPU_CONTEXT_EVENTS: &[&str] = &[
     "TpuExecuteOp",
 ];
 
+/// TSL's `IsHostPlane`.
+fn is_host_plane(name: &str) -> bool {
+    matches!(
+        name,
+        "/host:CPU"
+            | "Host CPUs"
+            | "/host:tfstreamz"
+            | "/host:metadata"
+            | "Syscalls"
+            | "/host:python-tracer"
+            | "/host:CUPTI"
+            | "/host:__ScopeRangeCallStack__"
+    )
+}
+
+/// TSL's `IsDevicePlane`.
+fn is_device_plane(name: &str) -> bool {
+    !is_host_plane(name)
+        && (name.starts_with("/device")
+            || name.starts_with("#Chip")
+            || name.starts_with("/custom:"))
+}
+
 /// What the whole space says about preprocessing, learnt in a first pass over its planes.
 #[derive(Clone, Debug, Default)]
 pub(crate) struct SpaceFacts {
-    /// Some plane has a `group_id` stat metadata: xprof preprocesses nothing.
+    /// Preprocess nothing (set to convert the space as it is).
     pub grouped: bool,
+    /// Some host or device plane has no `group_id` stat metadata: xprof preprocesses the space
+    /// (TSL's `IsXSpaceGrouped` is false).
+    pub ungrouped_plane: bool,
     /// Some plane has a loop op's event metadata: xprof does not group.
     pub loop_op: bool,
     /// Some plane is a TPU plane: xprof groups TPU steps.
@@ -68,8 +94,10 @@ impl SpaceFacts {
         if name.starts_with(GPU_PLANE_PREFIX) {
             self.gpu_planes.push(self.planes);
         }
-        if stat_names.clone().any(|n| n == "group_id") {
-            self.grouped = true;
+        if (is_host_plane(name) || is_device_plane(name))
+            && !stat_names.clone().any(|n| n == "group_id")
+        {
+            self.ungrouped_plane = true;
         }
         if event_names.clone().any(|n| LOOP_OPS.contains(&n)) {
             self.loop_op = true;
@@ -116,7 +144,6 @@ impl SpaceFacts {
     /// Whether the forest will take in this plane's events (regions added first).
     fn takes_in(&self, plane: &XPlane) -> bool {
         !self.grouped
-            && !plane.stat_metadata.values().any(|m| m.name == "group_id")
             && Forest::takes_part(
                 &plane.name,
                 plane.event_metadata.values().map(|m| m.name.as_str()),
@@ -132,7 +159,6 @@ impl SpaceFacts {
             plane.event_metadata.values().map(|m| m.name.as_str()),
             plane.stat_metadata.values().map(|m| m.name.as_str()),
         );
-        // Nothing is grouped in a grouped space: its events need not be kept.
         if self.grouped
             || !Forest::takes_part(
                 &plane.name,
@@ -154,9 +180,10 @@ impl SpaceFacts {
         }
     }
 
-    /// Whether xprof would preprocess this space at all.
+    /// Whether xprof would preprocess this space at all: not when every host and device plane
+    /// has a `group_id` stat metadata (nor when there is no such plane).
     pub fn preprocesses(&self) -> bool {
-        !self.grouped
+        !self.grouped && self.ungrouped_plane
     }
 
     /// Whether xprof groups this space's events.

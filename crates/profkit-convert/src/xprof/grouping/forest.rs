@@ -1045,7 +1045,11 @@ mod tests {
             Some("train 3")
         );
         // The GPU plane gets its `Steps` line; nothing is left unreproduced.
-        assert!(gpu.lines.iter().any(|l| l.name == "Steps" && l.events.len() == 1));
+        assert!(
+            gpu.lines
+                .iter()
+                .any(|l| l.name == "Steps" && l.events.len() == 1)
+        );
         assert!(facts.unreproduced().is_empty());
     }
 
