@@ -49,6 +49,7 @@ pub fn cases() -> Vec<Case> {
         ("gpu-steps", gpu_steps()),
         ("host-grouping", host_grouping()),
         ("partly-grouped", partly_grouped()),
+        ("tpu-runtime", tpu_runtime()),
     ];
     let mut cases: Vec<Case> = spaces
         .into_iter()
@@ -223,6 +224,76 @@ fn gpu_steps() -> XSpace {
             .add_stat(stats::CORRELATION_ID, 99_u64);
     });
     space(vec![host, gpu])
+}
+
+/// A TPU space whose steps are grouped from the host: two `train` roots, each enqueuing a request
+/// (`EnqueueRequestLocked` to `RunProgramRequest` on another thread, by `request_id` and
+/// `queue_addr`) and launching a program (`DoEnqueueProgram`, whose `run_id` xprof cuts to 27
+/// bits, to `CompleteCallbacks` and to the TensorCore's `XLA Modules` event with the same device
+/// ordinal, `queue_id` and `run_id`), the modules' ops grouped by the module they fall in.
+fn tpu_runtime() -> XSpace {
+    let high = 1_u64 << 40;
+    let host = plane(0, constants::HOST_PLANE_NAME, |b| {
+        let mut t = b.line(1);
+        t.set_name("python3").set_timestamp_ns(1_000);
+        for step in 0..2_i64 {
+            let start = 10 + 40 * step;
+            t.add_event("train")
+                .set_offset_ps(start * US)
+                .set_duration_ps(30 * US)
+                .add_stat("_r", 1_i64)
+                .add_stat("step_num", step);
+            t.add_event("EnqueueRequestLocked")
+                .set_offset_ps((start + 1) * US)
+                .set_duration_ps(US)
+                .add_stat("request_id", 500 + step as u64)
+                .add_stat("queue_addr", 7_u64);
+            t.add_event("DoEnqueueProgram")
+                .set_offset_ps((start + 3) * US)
+                .set_duration_ps(2 * US)
+                .add_stat("device_ordinal", 0_u64)
+                .add_stat("queue_id", 1_u64)
+                .add_stat("run_id", high + 100 + step as u64);
+        }
+        let mut w = b.line(2);
+        w.set_name("tpu_worker").set_timestamp_ns(1_000);
+        for step in 0..2_i64 {
+            let start = 10 + 40 * step;
+            w.add_event("RunProgramRequest")
+                .set_offset_ps((start + 2) * US)
+                .set_duration_ps(US)
+                .add_stat("request_id", 500 + step as u64)
+                .add_stat("queue_addr", 7_u64);
+            w.add_event("CompleteCallbacks")
+                .set_offset_ps((start + 25) * US)
+                .set_duration_ps(US)
+                .add_stat("device_ordinal", 0_u64)
+                .add_stat("queue_id", 1_u64)
+                .add_stat("run_id", high + 100 + step as u64);
+        }
+    });
+    let tpu = plane(1, "/device:TPU:0", |b| {
+        let mut m = b.line(1);
+        m.set_name("XLA Modules").set_timestamp_ns(1_000);
+        for step in 0..2_i64 {
+            let start = 15 + 40 * step;
+            m.add_event("jit_step(123)")
+                .set_offset_ps(start * US)
+                .set_duration_ps(8 * US)
+                .add_stat("run_id", 100 + step as u64)
+                .add_stat("queue_id", 1_u64);
+        }
+        let mut o = b.line(2);
+        o.set_name("XLA Ops").set_timestamp_ns(1_000);
+        for step in 0..2_i64 {
+            for k in 0..2_i64 {
+                o.add_event(&format!("fusion.{k}"))
+                    .set_offset_ps((16 + 40 * step + 3 * k) * US)
+                    .set_duration_ps(2 * US);
+            }
+        }
+    });
+    space(vec![host, tpu])
 }
 
 /// `gpu-steps` with a `group_id` stat metadata on the host plane only: xprof still groups (a

@@ -16,7 +16,8 @@
 //! xprof's preprocessing need (see [`crate::xprof`]), decoding the events only of the planes whose
 //! events it needs and keeping the others' as bytes; a second writes each shown plane's events as
 //! it reads the plane again, host plane first, then walks the planes not shown through views so
-//! that a malformed file fails as with the streaming reader. Memory is bounded by the largest plane.
+//! that a malformed file fails as with the streaming reader. Memory is bounded by the largest plane
+//! plus what xprof's grouping needs (its event forest, see [`crate::xprof`]).
 //!
 //! Where profkit differs from xprof, on purpose: xprof keeps only the 1,000,000 earliest events of
 //! a bigger trace (its non-streaming viewer cannot load more) and then lists them by time; profkit

@@ -1,8 +1,8 @@
 //! The parts of xprof's XSpace preprocessing that change what its trace viewer shows.
 //!
 //! Before converting, xprof 2.24.2 runs `PreprocessSingleHostXSpace(space, step_grouping=true,
-//! derived_timeline=true)`. On a space that is already grouped (some plane has a `group_id` stat
-//! metadata) it does nothing. Otherwise it rewrites legacy stats (`PreprocessXPlane`), groups
+//! derived_timeline=true)`. On a space that is already grouped (every host and device plane has a
+//! `group_id` stat metadata) it does nothing. Otherwise it rewrites legacy stats (`PreprocessXPlane`), groups
 //! events into steps (`GroupTfEvents`, or `GroupTpuEventsOSS` when there is a TPU plane) and
 //! derives timelines. What this module reproduces of that, exactly as xprof does it (every case in
 //! `conformance/xplane/`, among them real TensorFlow and JAX profiles, comes out as xprof's output
@@ -22,6 +22,9 @@
 //! - `grouping::tpu`: on every device plane of a TPU space with a grouping line (`Steps`, else
 //!   `XLA Modules`), consecutive steps of one group merged with their `step_idle_time_ps`, named
 //!   by `step_name`, and the events of other lines given the `group_id` of the step they overlap;
+//! - `steps`: on `/device:GPU:` planes with grouped events, each ungrouped event given the group
+//!   of the last grouped one before it, and the derived `Steps` line (one event per run of a
+//!   group, named by the group's `step_name`);
 //! - `gpu`: on `/device:GPU:` planes, display ids renumbered in xprof's stream order (compute
 //!   streams first, then by event count, with libstdc++'s `std::sort` for ties, leaving six
 //!   positions after each stream for its derived lines) and lines without events removed;
@@ -31,8 +34,8 @@
 //! What it leaves out is decided in one place, `SpaceFacts::unreproduced`, and reported for each
 //! space as `TraceViewerSummary::unreproduced` (the CLI prints it as a note): the lines derived
 //! from `tf_op`, `hlo_op`, `hlo_module` and `source` stats of device planes (`XLA Modules`,
-//! `XLA Ops`, `Framework Ops`, ...); on GPU planes with grouped events, the `Steps` line (and the
-//! group xprof then gives their ungrouped events) and the `Launch Stats` line; the order of two
+//! `XLA Ops`, `Framework Ops`, ...); the `Launch Stats` line of GPU planes (xprof lists its
+//! events in hash-map order); the order of two
 //! step roots of one level that start at the same instant on different threads (TSL breaks that
 //! tie with an unstable sort over a hash map); and the TPU runtime's hashed launch contexts. The
 //! salted `flow` stats are never written. Spaces written by profkit's converters, and spaces that
@@ -49,6 +52,7 @@ mod facts;
 mod gpu;
 mod grouping;
 mod regions;
+mod runtime;
 mod sort;
 mod stats;
 mod steps;
@@ -115,6 +119,7 @@ pub(crate) fn preprocess_plane(
     }
     // `PreprocessXPlane` (before grouping, loop ops or not).
     regions::add_regions(plane);
+    runtime::fix_run_ids(plane);
     if facts.groups() && (materialise || marks_in_place(&plane.name, index, facts)) {
         facts.forest.apply(index, plane);
     }

@@ -9,16 +9,6 @@ use super::grouping::forest::Forest;
 use super::regions::{add_regions, has_regions};
 use super::tpu::tensor_core_id;
 
-/// Event names of the TPU runtime that TSL's `PreprocessXPlane` links by hashed contexts
-/// (queue requests, program launches), which profkit does not reproduce.
-const TPU_CONTEXT_EVENTS: &[&str] = &[
-    "EnqueueRequestLocked",
-    "DoEnqueueProgram",
-    "DoEnqueueContinuationProgram",
-    "CompleteCallbacks",
-    "TpuExecuteOp",
-];
-
 /// TSL's `IsHostPlane`.
 fn is_host_plane(name: &str) -> bool {
     matches!(
@@ -57,8 +47,6 @@ pub(crate) struct SpaceFacts {
     /// Some device event carries a stat xprof derives lines from (`tf_op`, `hlo_op`,
     /// `hlo_module`, `source`), which profkit does not reproduce.
     pub derivable: bool,
-    /// Some event is one the TPU runtime links through hashed contexts.
-    pub tpu_contexts: bool,
     /// The indices of the GPU planes.
     pub gpu_planes: Vec<usize>,
     /// The events of the space that take part in grouping, and once grouped, their groups.
@@ -101,13 +89,6 @@ impl SpaceFacts {
         }
         if event_names.clone().any(|n| LOOP_OPS.contains(&n)) {
             self.loop_op = true;
-        }
-        if event_names.clone().any(|n| TPU_CONTEXT_EVENTS.contains(&n))
-            || (name.starts_with(TPU_PLANE_PREFIX)
-                && stat_names.clone().any(|n| n == "queue_id")
-                && stat_names.clone().any(|n| n == "run_id"))
-        {
-            self.tpu_contexts = true;
         }
         if name.starts_with("/device:")
             && stat_names
@@ -213,10 +194,6 @@ impl SpaceFacts {
         // `SortRootEventList` breaks ties with an unstable sort over a hash map.
         if self.forest.tied_roots {
             out.push("the order of step roots of one level that start at the same time");
-        }
-        // `PreprocessXPlane`'s hashed TPU runtime contexts.
-        if self.tpu_contexts {
-            out.push("TPU runtime contexts (queue requests and program launches) in step grouping");
         }
         out
     }

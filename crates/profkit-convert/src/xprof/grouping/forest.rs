@@ -38,6 +38,7 @@ use profkit_xplane::constants::{HOST_PLANE_NAME, TPU_PLANE_PREFIX};
 use profkit_xplane::{XLine, XPlane, XStat, x_stat};
 
 use crate::xprof::event_types::EventType;
+use crate::xprof::runtime::{RuntimeStats, has_runtime_events};
 use crate::xprof::stats::{int_or_uint, int_value, intern_stat, set_or_add, timespan};
 use crate::xprof::tpu::{tensor_core_id, tpu_grouping_line, tpu_plane_has_core_id};
 
@@ -219,6 +220,9 @@ impl PlaneStats {
     }
 }
 
+/// The producer and consumer contexts `PreprocessXPlane` gives an event, if any.
+type Runtime = (Option<ContextKey>, Option<ContextKey>);
+
 /// TSL's `GroupingEventStats`.
 #[derive(Default)]
 struct Grouping {
@@ -231,7 +235,7 @@ struct Grouping {
 }
 
 impl Grouping {
-    fn of(stats: &PlaneStats, event_stats: &[XStat], ty: EventType) -> Grouping {
+    fn of(stats: &PlaneStats, event_stats: &[XStat], ty: EventType, runtime: Runtime) -> Grouping {
         let mut g = Grouping::default();
         for stat in event_stats {
             let Some(kind) = stats.kinds.get(&stat.metadata_id) else {
@@ -246,6 +250,16 @@ impl Grouping {
                 StatKind::IsAsync => g.is_async = int_value(stat) != 0,
                 _ => {}
             }
+        }
+        // `PreprocessXPlane` sets these contexts (see `runtime`).
+        let (producer, consumer) = runtime;
+        if let Some((t, id)) = producer {
+            g.producer_type = Some(t);
+            g.producer_id = Some(id);
+        }
+        if let Some((t, id)) = consumer {
+            g.consumer_type = Some(t);
+            g.consumer_id = Some(id);
         }
         // `PreprocessXPlane` makes these roots (`XplaneRootEventMutatorFactory`).
         match ty {
@@ -297,6 +311,21 @@ impl Forest {
         };
         let first = u32::try_from(self.nodes.len()).unwrap_or(NONE);
         let plane_no = u32::try_from(index).unwrap_or(NONE);
+        let runtime_stats = RuntimeStats::of(plane);
+        let runtime_active =
+            has_runtime_events(plane.event_metadata.values().map(|m| m.name.as_str()))
+                || (tensor_core_id(&plane.name).is_some()
+                    && plane.lines.iter().any(|l| l.name == "XLA Modules"));
+        let runtime = |line: &XLine, event: &profkit_xplane::XEvent| -> Runtime {
+            if !runtime_active {
+                return (None, None);
+            }
+            let name = plane
+                .event_metadata
+                .get(&event.metadata_id)
+                .map_or("", |m| m.name.as_str());
+            runtime_stats.contexts(name, &line.name, &event.stats)
+        };
         if plane.name.starts_with(TPU_PLANE_PREFIX) {
             self.planes.insert(index, (first, first));
             if !tpu_plane_has_core_id(&plane.name) {
@@ -312,7 +341,7 @@ impl Forest {
             for (e, event) in line.events.iter().enumerate() {
                 let ty = event_type(event.metadata_id, &event.stats);
                 let node = self.push((plane_no, grouping, e), line, event, ty, &stats);
-                let g = Grouping::of(&stats, &event.stats, ty);
+                let g = Grouping::of(&stats, &event.stats, ty, runtime(line, event));
                 self.set_context(&g, node);
                 parents.push(node);
             }
@@ -332,7 +361,7 @@ impl Forest {
                     let ps = self.span(parent);
                     if ps.0 <= span.0 && span.1 <= ps.1 {
                         let ty = event_type(event.metadata_id, &event.stats);
-                        let g = Grouping::of(&stats, &event.stats, ty);
+                        let g = Grouping::of(&stats, &event.stats, ty, runtime(other, event));
                         self.set_context(&g, parent);
                     }
                 }
@@ -351,7 +380,7 @@ impl Forest {
             for (e, event) in line.events.iter().enumerate() {
                 let ty = event_type(event.metadata_id, &event.stats);
                 let node = self.push((plane_no, l, e), line, event, ty, &stats);
-                let g = Grouping::of(&stats, &event.stats, ty);
+                let g = Grouping::of(&stats, &event.stats, ty, runtime(line, event));
                 if let (Some(n), Some(level)) = (self.nodes.get_mut(node as usize), g.root_level) {
                     n.root_level = level;
                     self.keep_span(node, line, event);
