@@ -123,12 +123,7 @@ impl RuntimeStats {
 
     /// The producer and consumer contexts `PreprocessXPlane` gives an event named `name` on a
     /// line named `line`, as (type, id) keys; they replace any the event carries.
-    pub(crate) fn contexts(
-        &self,
-        name: &str,
-        line: &str,
-        stats: &[XStat],
-    ) -> Contexts {
+    pub(crate) fn contexts(&self, name: &str, line: &str, stats: &[XStat]) -> Contexts {
         let get = |id: Option<i64>| -> Option<u64> {
             let id = id?;
             stats.iter().find(|s| s.metadata_id == id).map(int_or_uint)

@@ -113,6 +113,10 @@ struct Node {
 }
 
 const NO_ROOT: i32 = i32::MIN;
+/// In the search for an `EagerExecute`: not searched yet, on the walk in progress, none found.
+const UNKNOWN: u32 = u32::MAX - 1;
+const IN_CHAIN: u32 = u32::MAX - 2;
+const NOT_FOUND: u32 = u32::MAX;
 const NO_GROUP: i64 = i64::MIN;
 
 /// The stats of nodes that naming, eager marking and loops read, each kept only where it can be
@@ -603,11 +607,14 @@ impl Forest {
         drop(links);
         self.create_groups(&loop_roots, &tf_data, &children, &parents);
         let mut eager = vec![-1i8; self.nodes.len()];
+        let mut memo = vec![UNKNOWN; self.nodes.len()];
         for ty in [EventType::KernelExecute, EventType::TfOpRun] {
-            for (i, n) in self.nodes.iter().enumerate() {
-                if n.ty == ty {
+            for i in 0..self.nodes.len() {
+                if self.nodes.get(i).is_some_and(|n| n.ty == ty) {
+                    let found = self.nearest_eager_execute(i as u32, &parents, &mut memo);
+                    let is_eager = found != NOT_FOUND && self.stats.is_func.get(&found) == Some(&0);
                     if let Some(e) = eager.get_mut(i) {
-                        *e = i8::from(self.is_eager(i as u32, &parents));
+                        *e = i8::from(is_eager);
                     }
                 }
             }
@@ -896,14 +903,55 @@ impl Forest {
         name
     }
 
-    /// TSL's `EventNode::IsEager`.
-    fn is_eager(&self, node: u32, parents: &Adjacency) -> bool {
-        let found = self.find_up(node, true, parents, |n| {
+    /// The `EagerExecute` TSL's `EventNode::IsEager` finds for `node` (breadth first over it and
+    /// its ancestors), or [`NOT_FOUND`]. Runs of single parents are remembered in `memo`, so that
+    /// deep nesting costs each event one step rather than a walk to the top.
+    fn nearest_eager_execute(&self, node: u32, parents: &Adjacency, memo: &mut [u32]) -> u32 {
+        let is_eager_execute = |n: u32| {
             self.nodes
                 .get(n as usize)
                 .is_some_and(|n| n.ty == EventType::EagerExecute)
-        });
-        found.is_some_and(|n| self.stats.is_func.get(&n) == Some(&0))
+        };
+        let mut chain = Vec::new();
+        let mut at = node;
+        let answer = loop {
+            let known = memo.get(at as usize).copied().unwrap_or(NOT_FOUND);
+            if known == IN_CHAIN {
+                // A cycle of single parents, none an `EagerExecute`.
+                break NOT_FOUND;
+            }
+            if known != UNKNOWN {
+                break known;
+            }
+            if is_eager_execute(at) {
+                break at;
+            }
+            match parents.of(at) {
+                [] => break NOT_FOUND,
+                [only] => {
+                    chain.push(at);
+                    if let Some(m) = memo.get_mut(at as usize) {
+                        *m = IN_CHAIN;
+                    }
+                    at = *only;
+                }
+                // A node of several parents: TSL's search from there.
+                _ => {
+                    break self
+                        .find_up(at, true, parents, is_eager_execute)
+                        .unwrap_or(NOT_FOUND);
+                }
+            }
+        };
+        if memo.get(at as usize) == Some(&UNKNOWN) {
+            chain.push(at);
+        }
+        for n in chain {
+            if let Some(m) = memo.get_mut(n as usize) {
+                *m = answer;
+            }
+        }
+        answer
     }
 
     /// Whether any event of the plane numbered `index` is grouped.
@@ -1165,6 +1213,44 @@ mod tests {
             .map(|e| (e.offset_ps().unwrap_or(-1), e.duration_ps))
             .collect();
         assert_eq!(spans, vec![(10, 20), (10, 10)]);
+    }
+
+    #[test]
+    fn deep_nesting_is_searched_once_per_event() {
+        // 100,000 TensorFlow ops each nested in the one before, under an eager `EagerExecute`:
+        // each op's search for it takes one step (a walk to the top each would take hours).
+        let depth = 100_000_i64;
+        let host = plane("/host:CPU", |b| {
+            let mut line = b.line(1);
+            line.add_event("EagerExecute")
+                .set_offset_ps(0)
+                .set_duration_ps(depth * 2 + 10)
+                .add_stat("is_func", 0i64);
+            for k in 0..depth {
+                line.add_event("a/MatMul:MatMul")
+                    .set_offset_ps(k)
+                    .set_duration_ps(depth * 2 - 2 * k);
+            }
+        });
+        let (_, planes) = preprocess(vec![host]);
+        let host = planes.first().expect("one plane");
+        let eager = host
+            .stat_metadata
+            .values()
+            .find(|m| m.name == "is_eager")
+            .expect("is_eager")
+            .id;
+        let marked = host
+            .lines
+            .iter()
+            .flat_map(|l| &l.events)
+            .filter(|e| {
+                e.stats
+                    .iter()
+                    .any(|s| s.metadata_id == eager && s.value == int(1))
+            })
+            .count();
+        assert_eq!(marked as i64, depth);
     }
 
     #[test]
