@@ -123,11 +123,13 @@ pub(crate) fn preprocess_plane(
     if facts.groups() && (materialise || marks_in_place(&plane.name, index, facts)) {
         facts.forest.apply(index, plane);
     }
-    if gets_steps(&plane.name, index, facts) {
-        steps::derive_gpu_steps(plane, &facts.forest.names);
-    }
     if facts.groups() && facts.tpu && plane.name.starts_with("/device:") {
         group_tpu_plane_events(plane, facts);
+    }
+    // `GenerateDerivedTimeLines`, in xprof's order: on GPU planes the group of ungrouped events
+    // and the `Steps` line first; the lines derived from device annotations come after them.
+    if gets_steps(&plane.name, index, facts) {
+        steps::derive_gpu_steps(plane, &facts.forest.names);
     }
     if plane.name.starts_with(GPU_PLANE_PREFIX) {
         renumber_gpu_lines(plane);
