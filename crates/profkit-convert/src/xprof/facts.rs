@@ -189,11 +189,13 @@ impl SpaceFacts {
         // `DeriveEventsFromHostTrace`: launches with a `device_id` whose name does not start
         // with `cu`, grouped.
         if !self.gpu_planes.is_empty() && self.forest.launches_grouped() {
-            out.push("the Launch Stats line of GPU planes");
+            out.push("the Launch Stats line it derives on GPU planes from grouped launches");
         }
         // `SortRootEventList` breaks ties with an unstable sort over a hash map.
         if self.forest.tied_roots {
-            out.push("the order of step roots of one level that start at the same time");
+            out.push(
+                "its own order (an unstable sort) to step roots of one level that start at the same time",
+            );
         }
         out
     }
