@@ -42,7 +42,7 @@
 //! xprof has already grouped, need none of it.
 //!
 //! Memory: the conversion streams plane by plane; grouping needs, besides the largest plane, the
-//! event forest of the first pass, kept until the last plane is written: a node (about 40 bytes)
+//! event forest of the first pass, kept until the last plane is written: a node (20 bytes) and a group (8 bytes)
 //! per event of the planes that can take part in grouping (those with a host event type, a `_r`,
 //! `_p`, `_c`, `id` or `correlation_id` stat, and TPU planes), two 4-byte entries per link, and
 //! the stats naming steps for the few events that carry them.

@@ -26,12 +26,13 @@
 //! execution and TensorFlow op: whether the nearest `EagerExecute` among the event and its
 //! ancestors (breadth first) has an `is_func` of 0.
 //!
-//! Memory: one node per event of the planes that take part (see [`Forest::takes_part`]), 24 bytes
+//! Memory: one node per event of the planes that take part (see [`Forest::takes_part`]), 20 bytes
 //! each, and 8 bytes per link while linking, 8 per link and 4 per node while grouping; from the
 //! first pass to the second only the nodes, their groups (8 bytes each) and the marks stay.
 
 use std::collections::{BTreeMap, VecDeque};
 
+use profkit_events::report::std_sort;
 use rustc_hash::{FxHashMap as HashMap, FxHashSet as HashSet};
 
 use profkit_xplane::constants::{HOST_PLANE_NAME, TPU_PLANE_PREFIX};
@@ -97,11 +98,10 @@ const STAT_KINDS: [StatKind; 13] = [
     StatKind::DeviceId,
 ];
 
-/// One event of the graph (24 bytes: its start, end and group are kept beside it, the times only
+/// One event of the graph (20 bytes: its start, end and group are kept beside it, the times only
 /// for the nodes that need them).
 #[derive(Clone, Debug)]
 struct Node {
-    plane: u32,
     line: u32,
     event: u32,
     ty: EventType,
@@ -314,7 +314,6 @@ impl Forest {
             }
         };
         let first = u32::try_from(self.nodes.len()).unwrap_or(NONE);
-        let plane_no = u32::try_from(index).unwrap_or(NONE);
         let runtime_stats = RuntimeStats::of(plane);
         let runtime_active =
             has_runtime_events(plane.event_metadata.values().map(|m| m.name.as_str()))
@@ -344,7 +343,7 @@ impl Forest {
             let mut parents = Vec::with_capacity(line.events.len());
             for (e, event) in line.events.iter().enumerate() {
                 let ty = event_type(event.metadata_id, &event.stats);
-                let node = self.push((plane_no, grouping, e), line, event, ty, &stats);
+                let node = self.push((grouping, e), line, event, ty, &stats);
                 let g = Grouping::of(&stats, &event.stats, ty, runtime(line, event));
                 self.set_context(&g, node);
                 parents.push(node);
@@ -383,7 +382,7 @@ impl Forest {
             let mut open: Vec<(u32, (u64, u64))> = Vec::new();
             for (e, event) in line.events.iter().enumerate() {
                 let ty = event_type(event.metadata_id, &event.stats);
-                let node = self.push((plane_no, l, e), line, event, ty, &stats);
+                let node = self.push((l, e), line, event, ty, &stats);
                 let g = Grouping::of(&stats, &event.stats, ty, runtime(line, event));
                 if let (Some(n), Some(level)) = (self.nodes.get_mut(node as usize), g.root_level) {
                     n.root_level = level;
@@ -448,10 +447,10 @@ impl Forest {
         self.planes.insert(index, (first, end));
     }
 
-    /// Adds the node of the event at (plane, line, event).
+    /// Adds the node of the event at (line, event) of the plane being taken in.
     fn push(
         &mut self,
-        (plane, line, event_index): (u32, usize, usize),
+        (line, event_index): (usize, usize),
         xline: &XLine,
         event: &profkit_xplane::XEvent,
         ty: EventType,
@@ -463,7 +462,6 @@ impl Forest {
         );
         let node = u32::try_from(self.nodes.len()).unwrap_or(NONE);
         self.nodes.push(Node {
-            plane,
             line: u32::try_from(line).unwrap_or(NONE),
             event: u32::try_from(event_index).unwrap_or(NONE),
             ty,
@@ -805,16 +803,22 @@ impl Forest {
                 }
                 roots.push(i as u32);
             }
+            // TSL lists the roots type by type (in hash-map order), each type's in the order
+            // they were taken in, then sorts them with `std::sort`. With one type, that input
+            // order is known and libstdc++'s sort gives TSL's order exactly; with several, ties
+            // between types are the hash map's to break.
             let key = |n: u32| (std::cmp::Reverse(self.root_level(n)), self.start(n));
-            roots.sort_by_key(|&n| key(n));
-            self.tied_roots = roots.windows(2).any(|w| match w {
-                [a, b] => {
-                    key(*a) == key(*b)
-                        && self.nodes.get(*a as usize).map(|n| (n.plane, n.line))
-                            != self.nodes.get(*b as usize).map(|n| (n.plane, n.line))
-                }
-                _ => false,
+            let ty = |n: u32| self.nodes.get(n as usize).map(|n| n.ty);
+            let one_type = roots.windows(2).all(|w| match w {
+                [a, b] => ty(*a) == ty(*b),
+                _ => true,
             });
+            std_sort(&mut roots, &|a: &u32, b: &u32| key(*a) < key(*b));
+            self.tied_roots = !one_type
+                && roots.windows(2).any(|w| match w {
+                    [a, b] => key(*a) == key(*b) && ty(*a) != ty(*b),
+                    _ => false,
+                });
             for root in roots {
                 if self.needs_grouping(root, parents) {
                     self.process_root(group_id, root, children, parents);
@@ -1213,6 +1217,11 @@ mod tests {
             .map(|e| (e.offset_ps().unwrap_or(-1), e.duration_ps))
             .collect();
         assert_eq!(spans, vec![(10, 20), (10, 10)]);
+    }
+
+    #[test]
+    fn nodes_stay_small() {
+        assert!(std::mem::size_of::<super::Node>() <= 20);
     }
 
     #[test]
