@@ -34,18 +34,21 @@
 //! What it leaves out is decided in one place, `SpaceFacts::unreproduced`, and reported for each
 //! space as `TraceViewerSummary::unreproduced` (the CLI prints it as a note): the lines derived
 //! from `tf_op`, `hlo_op`, `hlo_module` and `source` stats of device planes (`XLA Modules`,
-//! `XLA Ops`, `Framework Ops`, ...); the `Launch Stats` line of GPU planes (xprof lists its
-//! events in hash-map order); the order of two
-//! step roots of one level that start at the same instant on different threads (TSL breaks that
-//! tie with an unstable sort over a hash map); and the TPU runtime's hashed launch contexts. The
-//! salted `flow` stats are never written. Spaces written by profkit's converters, and spaces that
-//! xprof has already grouped, need none of it.
+//! `XLA Ops`, `Framework Ops`, ...); the `Launch Stats` line of GPU planes (grouped launches with
+//! a `device_id`, whose name does not start with `cu`); and the order of two step roots of one
+//! level and of different event types that start at the same instant (TSL lists roots type by
+//! type in hash-map order before its unstable sort). The salted `flow` stats are never written.
+//! Spaces written by profkit's converters, and spaces that xprof has already grouped, need none
+//! of it. Also reproduced, with no line of its own above: `PreprocessXPlane`'s rewrites of the
+//! TPU runtime's events (`runtime`: 27-bit `run_id`s, the contexts linking queue requests and
+//! program launches to the TensorCore's `XLA Modules`) and its batching roots.
 //!
 //! Memory: the conversion streams plane by plane; grouping needs, besides the largest plane, the
-//! event forest of the first pass, kept until the last plane is written: a node (20 bytes) and a group (8 bytes)
-//! per event of the planes that can take part in grouping (those with a host event type, a `_r`,
-//! `_p`, `_c`, `id` or `correlation_id` stat, and TPU planes), two 4-byte entries per link, and
-//! the stats naming steps for the few events that carry them.
+//! event forest of the first pass, kept until the last plane is written: a node (20 bytes) and a
+//! group (8 bytes) per event of the planes that can take part in grouping (those with a host event
+//! type, a `_r`, `_p`, `_c`, `id` or `correlation_id` stat, and TPU planes), a byte per eager
+//! mark, and the step names; while linking, 8 bytes per link, and the stats naming steps for the
+//! few events that carry them.
 
 mod event_types;
 mod facts;
