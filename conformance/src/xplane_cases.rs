@@ -47,6 +47,7 @@ pub fn cases() -> Vec<Case> {
         ("tpu-ungrouped", tpu_ungrouped()),
         ("loop-op", loop_op()),
         ("gpu-steps", gpu_steps()),
+        ("gpu-launch-stats", gpu_launch_stats()),
         ("host-grouping", host_grouping()),
         ("partly-grouped", partly_grouped()),
         ("tpu-runtime", tpu_runtime()),
@@ -164,6 +165,18 @@ fn gpu_ungrouped() -> XSpace {
 /// and one after without a correlation id (xprof gives it the group before it), so that the
 /// `Steps` line has runs of one group split by the other.
 fn gpu_steps() -> XSpace {
+    gpu_steps_launching("cudaLaunchKernel", true)
+}
+
+/// `gpu-steps` whose launches xprof counts in a `Launch Stats` line (a name not starting with
+/// `cu`, a `device_id`), the first step's only, of different lengths (an average in six digits).
+fn gpu_launch_stats() -> XSpace {
+    gpu_steps_launching("LaunchKernel", false)
+}
+
+/// The space of [`gpu_steps`], launches named `launch`, the second step's with a `device_id` only
+/// when `all_devices`.
+fn gpu_steps_launching(launch: &str, all_devices: bool) -> XSpace {
     let host = plane(0, constants::HOST_PLANE_NAME, |b| {
         let mut t = b.line(100);
         t.set_name("python3").set_timestamp_ns(1_000);
@@ -178,14 +191,16 @@ fn gpu_steps() -> XSpace {
                 .set_duration_ps(10 * US)
                 .add_stat("is_func", step);
             for k in 0..3_u64 {
-                t.add_event("cudaLaunchKernel")
-                    .set_offset_ps((start + 2 + 2 * k as i64) * US)
-                    .set_duration_ps(US)
-                    .add_stat(stats::CORRELATION_ID, step as u64 * 10 + k)
-                    .add_stat(stats::DEVICE_ID, 0_i64);
+                let mut e = t.add_event(launch);
+                e.set_offset_ps((start + 2 + 2 * k as i64) * US)
+                    .set_duration_ps(US + (k as i64) * US / 3)
+                    .add_stat(stats::CORRELATION_ID, step as u64 * 10 + k);
+                if all_devices || step == 0 {
+                    e.add_stat(stats::DEVICE_ID, 0_i64);
+                }
             }
         }
-        t.add_event("cudaLaunchKernel")
+        t.add_event(launch)
             .set_offset_ps(90 * US)
             .set_duration_ps(US)
             .add_stat(stats::CORRELATION_ID, 99_u64);

@@ -25,6 +25,8 @@
 //! - `steps`: on `/device:GPU:` planes with grouped events, each ungrouped event given the group
 //!   of the last grouped one before it, and the derived `Steps` line (one event per run of a
 //!   group, named by the group's `step_name`);
+//! - `launch_stats`: on `/device:GPU:` planes, the derived `Launch Stats` line from the host's
+//!   grouped launches;
 //! - `gpu`: on `/device:GPU:` planes, display ids renumbered in xprof's stream order (compute
 //!   streams first, then by event count, with libstdc++'s `std::sort` for ties, leaving six
 //!   positions after each stream for its derived lines) and lines without events removed;
@@ -34,8 +36,9 @@
 //! What it leaves out is decided in one place, `SpaceFacts::unreproduced`, and reported for each
 //! space as `TraceViewerSummary::unreproduced` (the CLI prints it as a note): the lines derived
 //! from `tf_op`, `hlo_op`, `hlo_module` and `source` stats of device planes (`XLA Modules`,
-//! `XLA Ops`, `Framework Ops`, ...); the `Launch Stats` line of GPU planes (grouped launches with
-//! a `device_id`, whose name does not start with `cu`); and the order of two step roots of one
+//! `XLA Ops`, `Framework Ops`, ...); the order of the events of a `Launch Stats` line when a GPU
+//! has launches of several groups (xprof lists them in hash-map order, profkit by group id); and
+//! the order of two step roots of one
 //! level and of different event types that start at the same instant (TSL lists roots type by
 //! type in hash-map order before its unstable sort). The salted `flow` stats are never written.
 //! Spaces written by profkit's converters, and spaces that xprof has already grouped, need none
@@ -54,6 +57,7 @@ mod event_types;
 mod facts;
 mod gpu;
 mod grouping;
+mod launch_stats;
 mod regions;
 mod runtime;
 mod sort;
@@ -138,12 +142,33 @@ pub(crate) fn preprocess_plane(
         renumber_gpu_lines(plane);
         plane.lines.retain(|l| !l.events.is_empty());
     }
+    // `DeriveEventsFromHostTrace`, after the lines derived from annotations.
+    let (launches, host_start_ns) = launches_on(&plane.name, index, facts);
+    launch_stats::add_launch_stats(plane, &launches, host_start_ns, &facts.forest.names);
     if is_tensor_core_plane(&plane.name) {
         plane.lines.retain(|l| !l.events.is_empty());
         for line in &mut plane.lines {
             sort_events(line);
         }
     }
+}
+
+/// The launch statistics of the groups that have a name, for a GPU plane (see `launch_stats`),
+/// and the host's earliest line timestamp.
+fn launches_on(
+    name: &str,
+    index: usize,
+    facts: &SpaceFacts,
+) -> (Vec<grouping::forest::LaunchStats>, i64) {
+    if !facts.groups() || !name.starts_with(GPU_PLANE_PREFIX) {
+        return (Vec::new(), 0);
+    }
+    let Some(device) = facts.gpu_planes.iter().position(|&i| i == index) else {
+        return (Vec::new(), 0);
+    };
+    let (mut launches, start) = facts.forest.launch_stats(device, facts.gpu_planes.len());
+    launches.retain(|l| facts.forest.names.contains_key(&l.group));
+    (launches, start)
 }
 
 /// Whether [`preprocess_plane`] writes the grouping into a plane whatever `materialise` says
@@ -206,6 +231,14 @@ pub(crate) fn line_layout(
         .chain(
             gets_steps(&lines.name, index, facts)
                 .then(|| (steps::STEP_LINE_ID, steps::STEP_LINE_NAME.to_owned())),
+        )
+        .chain(
+            (!launches_on(&lines.name, index, facts).0.is_empty()).then(|| {
+                (
+                    launch_stats::LAUNCH_LINE_ID,
+                    launch_stats::LAUNCH_LINE_NAME.to_owned(),
+                )
+            }),
         )
         .collect()
 }

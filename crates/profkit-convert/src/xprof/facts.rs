@@ -186,10 +186,19 @@ impl SpaceFacts {
         if !self.groups() {
             return out;
         }
-        // `DeriveEventsFromHostTrace`: launches with a `device_id` whose name does not start
-        // with `cu`, grouped.
-        if !self.gpu_planes.is_empty() && self.forest.launches_grouped() {
-            out.push("the Launch Stats line it derives on GPU planes from grouped launches");
+        // `DeriveEventsFromHostTrace` lists a device's groups in hash-map order.
+        let devices = self.gpu_planes.len();
+        if (0..devices).any(|d| {
+            let (launches, _) = self.forest.launch_stats(d, devices);
+            launches
+                .iter()
+                .filter(|l| self.forest.names.contains_key(&l.group))
+                .count()
+                > 1
+        }) {
+            out.push(
+                "its own order (a hash map's) to the events of the Launch Stats line of GPU planes",
+            );
         }
         // `SortRootEventList` breaks ties with an unstable sort over a hash map.
         if self.forest.tied_roots {

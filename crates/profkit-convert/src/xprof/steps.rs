@@ -137,7 +137,7 @@ fn sorted_events(plane: &XPlane) -> Vec<(usize, usize, u64, u64)> {
 }
 
 /// The id of the event metadata named `name`, created (with the next id) when missing.
-fn intern_event(plane: &mut XPlane, name: &str) -> i64 {
+pub(crate) fn intern_event(plane: &mut XPlane, name: &str) -> i64 {
     if let Some(id) = plane
         .event_metadata
         .iter()

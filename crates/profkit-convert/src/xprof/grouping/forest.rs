@@ -39,6 +39,7 @@ use profkit_xplane::constants::{HOST_PLANE_NAME, TPU_PLANE_PREFIX};
 use profkit_xplane::{XLine, XPlane, XStat, x_stat};
 
 use crate::xprof::event_types::EventType;
+use crate::xprof::gpu::is_derived_line_id;
 use crate::xprof::runtime::{RuntimeStats, has_runtime_events};
 use crate::xprof::stats::{int_or_uint, int_value, intern_stat, set_or_add, timespan};
 use crate::xprof::tpu::{tensor_core_id, tpu_grouping_line, tpu_plane_has_core_id};
@@ -157,7 +158,10 @@ pub(crate) struct Forest {
     links: Vec<(u32, u32)>,
     contexts: BTreeMap<ContextKey, (Vec<u32>, Vec<u32>)>,
     /// The events xprof counts as launches on a device (see [`Forest::launches_grouped`]).
-    launches: Vec<u32>,
+    launches: Vec<Launch>,
+    /// The index of the first plane named `/host:CPU`, and its earliest line timestamp.
+    first_host: Option<usize>,
+    host_start_ns: i64,
     /// Keys of the inter-thread links: (parent type, child type) to nodes with their key.
     launch_keys: Vec<(u32, u64, bool)>,
     iterator_keys: Vec<(u32, (u64, u64), bool)>,
@@ -314,6 +318,10 @@ impl Forest {
             }
         };
         let first = u32::try_from(self.nodes.len()).unwrap_or(NONE);
+        if is_host && self.first_host.is_none() {
+            self.first_host = Some(index);
+            self.host_start_ns = start_timestamp_ns(plane);
+        }
         let runtime_stats = RuntimeStats::of(plane);
         let runtime_active =
             has_runtime_events(plane.event_metadata.values().map(|m| m.name.as_str()))
@@ -395,15 +403,33 @@ impl Forest {
                     self.root_names.insert(node, name);
                 }
                 self.set_context(&g, node);
-                if is_host
-                    && stats.get(&event.stats, StatKind::CorrelationId).is_some()
-                    && stats.get(&event.stats, StatKind::DeviceId).is_some()
-                    && !plane
+                // `LaunchEventStats`: its stats read in order, the last of a kind winning.
+                let last = |kind: StatKind| {
+                    event
+                        .stats
+                        .iter()
+                        .rev()
+                        .find(|s| stats.kinds.get(&s.metadata_id) == Some(&kind))
+                };
+                if let (true, Some(device), Some(_)) = (
+                    self.first_host == Some(index) && !is_derived_line_id(line.id),
+                    last(StatKind::DeviceId),
+                    last(StatKind::CorrelationId),
+                ) {
+                    let named_cu = plane
                         .event_metadata
                         .get(&event.metadata_id)
-                        .is_some_and(|m| m.name.starts_with("cu"))
-                {
-                    self.launches.push(node);
+                        .is_some_and(|m| m.name.starts_with("cu"));
+                    if !named_cu {
+                        let (begin, end) = timespan(line, event);
+                        self.launches.push(Launch {
+                            node,
+                            device: int_or_uint(device),
+                            begin,
+                            end,
+                            duration: event.duration_ps as u64,
+                        });
+                    }
                 }
                 match ty {
                     EventType::KernelLaunch | EventType::KernelExecute => {
@@ -968,10 +994,33 @@ impl Forest {
             .is_some_and(|groups| groups.iter().any(|&g| g != NO_GROUP))
     }
 
-    /// Whether any launch xprof counts in its `Launch Stats` line (an event of `/host:CPU` with
-    /// `correlation_id` and `device_id` stats, whose name does not start with `cu`) is grouped.
-    pub(crate) fn launches_grouped(&self) -> bool {
-        self.launches.iter().any(|&n| self.group_of(n).is_some())
+    /// xprof's `Launch Stats` of GPU number `device` (by position among the `devices` GPU
+    /// planes): one per group its grouped launches belong to, by group id; and the earliest line
+    /// timestamp of the host plane.
+    pub(crate) fn launch_stats(&self, device: usize, devices: usize) -> (Vec<LaunchStats>, i64) {
+        let mut by_group: BTreeMap<i64, LaunchStats> = BTreeMap::new();
+        for launch in &self.launches {
+            let Some(group) = self.group_of(launch.node) else {
+                continue;
+            };
+            if launch.device >= devices as u64 || launch.device != device as u64 {
+                continue;
+            }
+            let entry = by_group.entry(group).or_insert(LaunchStats {
+                group,
+                begin: launch.begin,
+                end: launch.end,
+                count: 0,
+                max: 0,
+                sum: 0,
+            });
+            entry.begin = entry.begin.min(launch.begin);
+            entry.end = entry.end.max(launch.end);
+            entry.count += 1;
+            entry.max = entry.max.max(launch.duration);
+            entry.sum = entry.sum.wrapping_add(launch.duration);
+        }
+        (by_group.into_values().collect(), self.host_start_ns)
     }
 
     /// What grouping gave each event of plane number `index`, in the plane's line and event
@@ -1279,6 +1328,37 @@ mod tests {
         let host = planes.first().expect("one plane");
         assert_eq!(stat(host, "train", "group_id"), None);
     }
+}
+
+/// A launch on a device, as xprof's `Launch Stats` count it.
+#[derive(Clone, Copy, Debug)]
+struct Launch {
+    node: u32,
+    device: u64,
+    begin: u64,
+    end: u64,
+    duration: u64,
+}
+
+/// The launches of one group on one device (xprof's `GroupLaunchInfo`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct LaunchStats {
+    pub group: i64,
+    pub begin: u64,
+    pub end: u64,
+    pub count: i64,
+    pub max: u64,
+    pub sum: u64,
+}
+
+/// TSL's `GetStartTimestampNs`: the earliest line timestamp, 0 without lines.
+pub(crate) fn start_timestamp_ns(plane: &XPlane) -> i64 {
+    plane
+        .lines
+        .iter()
+        .map(|l| l.timestamp_ns)
+        .min()
+        .unwrap_or(0)
 }
 
 /// What grouping gave one event: the stats xprof adds to it.
