@@ -46,6 +46,8 @@ pub fn cases() -> Vec<Case> {
         ("gpu-ungrouped", gpu_ungrouped()),
         ("tpu-ungrouped", tpu_ungrouped()),
         ("loop-op", loop_op()),
+        ("gpu-derived", gpu_derived()),
+        ("tpu-derived", tpu_derived()),
     ];
     let mut cases: Vec<Case> = spaces
         .into_iter()
@@ -1183,4 +1185,425 @@ fn replace(bytes: &[u8], from: &[u8], to: &[u8]) -> Vec<u8> {
         out.splice(at..at + from.len(), to.iter().copied());
     }
     out
+}
+
+/// A kernel on a GPU stream with the stats XLA's GPU runtime gives it.
+struct Kernel<'a> {
+    name: &'a str,
+    at_us: i64,
+    dur_us: i64,
+    stats: &'a [(&'a str, StatValue)],
+}
+
+fn add_kernels(line: &mut profkit_xplane::LineBuilder<'_>, kernels: &[Kernel<'_>]) {
+    for k in kernels {
+        let mut e = line.add_event(k.name);
+        e.set_offset_ps(k.at_us * US).set_duration_ps(k.dur_us * US);
+        for (name, value) in k.stats {
+            e.add_stat(name, value.clone());
+        }
+    }
+}
+
+/// GPU planes as XLA and TensorFlow write them (no `group_id`): kernels with `kernel_details`,
+/// `hlo_module`, `program_id`, nested `hlo_op`s and `tf_op`s (TensorFlow, JAX and unknown), a
+/// memcpy, on compute and other streams of two GPUs: xprof derives `XLA Modules`, `XLA Ops`,
+/// `Framework Name Scope` and `Framework Ops` lines for each stream (`... - from #N`).
+fn gpu_derived() -> XSpace {
+    let host = plane(0, constants::HOST_PLANE_NAME, |b| {
+        let mut t = b.line(100);
+        t.set_name("python3").set_timestamp_ns(1_000);
+        t.add_event("cudaLaunchKernel")
+            .set_offset_ps(US)
+            .set_duration_ps(US)
+            .add_stat(stats::CORRELATION_ID, 1_u64);
+    });
+    let kd =
+        || StatValue::from("regs:32 static_shared:0 dynamic_shared:0 grid:1,1,1 block:128,1,1");
+    let module = |m: &str| (stats::HLO_MODULE, StatValue::from(m));
+    let program = |p: u64| (stats::PROGRAM_ID, StatValue::from(p));
+    let op = |o: &str| (stats::HLO_OP, StatValue::from(o));
+    let tf = |o: &str| (stats::TF_OP, StatValue::from(o));
+    let gpu0 = plane(1, "/device:GPU:0", |b| {
+        b.add_stat(stats::DEVICE_ID, 0_i64);
+        let mut s7 = b.line(7);
+        s7.set_name("Stream #7(Compute)").set_timestamp_ns(1_000);
+        add_kernels(
+            &mut s7,
+            &[
+                Kernel {
+                    name: "fusion_1_kernel",
+                    at_us: 1,
+                    dur_us: 2,
+                    stats: &[
+                        (stats::KERNEL_DETAILS, kd()),
+                        module("jit_train"),
+                        program(5),
+                        op("fusion.1"),
+                        (stats::CORRELATION_ID, 1_u64.into()),
+                    ],
+                },
+                Kernel {
+                    name: "fusion_1_kernel_b",
+                    at_us: 3,
+                    dur_us: 1,
+                    stats: &[
+                        (stats::KERNEL_DETAILS, kd()),
+                        module("jit_train"),
+                        program(5),
+                        op("fusion.1"),
+                    ],
+                },
+                Kernel {
+                    name: "while_body_a",
+                    at_us: 5,
+                    dur_us: 2,
+                    stats: &[
+                        (stats::KERNEL_DETAILS, kd()),
+                        module("jit_train"),
+                        program(5),
+                        op("while.2::fusion.3"),
+                    ],
+                },
+                Kernel {
+                    name: "while_body_b",
+                    at_us: 8,
+                    dur_us: 1,
+                    stats: &[
+                        (stats::KERNEL_DETAILS, kd()),
+                        module("jit_train"),
+                        program(5),
+                        op("while.2::fusion.4"),
+                    ],
+                },
+                Kernel {
+                    name: "while_body_b",
+                    at_us: 9,
+                    dur_us: 1,
+                    stats: &[
+                        (stats::KERNEL_DETAILS, kd()),
+                        module("jit_train"),
+                        program(5),
+                        op("while.2::fusion.4"),
+                    ],
+                },
+                Kernel {
+                    name: "dot_kernel",
+                    at_us: 20,
+                    dur_us: 1,
+                    stats: &[
+                        (stats::KERNEL_DETAILS, kd()),
+                        module("jit_eval"),
+                        op("dot.1"),
+                    ],
+                },
+                Kernel {
+                    name: "volta_sgemm",
+                    at_us: 30,
+                    dur_us: 2,
+                    stats: &[
+                        (stats::KERNEL_DETAILS, kd()),
+                        tf("model/dense/MatMul:MatMul"),
+                    ],
+                },
+                Kernel {
+                    name: "bias_kernel",
+                    at_us: 32,
+                    dur_us: 1,
+                    stats: &[
+                        (stats::KERNEL_DETAILS, kd()),
+                        tf("model/dense/BiasAdd:BiasAdd"),
+                    ],
+                },
+                Kernel {
+                    name: "bias_kernel",
+                    at_us: 40,
+                    dur_us: 1,
+                    stats: &[
+                        (stats::KERNEL_DETAILS, kd()),
+                        tf("model/dense/BiasAdd:BiasAdd"),
+                    ],
+                },
+                Kernel {
+                    name: "jax_mul",
+                    at_us: 42,
+                    dur_us: 1,
+                    stats: &[
+                        (stats::KERNEL_DETAILS, kd()),
+                        tf("jit(step)/jit(main)/mul:mul"),
+                    ],
+                },
+                Kernel {
+                    name: "jax_t",
+                    at_us: 44,
+                    dur_us: 1,
+                    stats: &[
+                        (stats::KERNEL_DETAILS, kd()),
+                        tf("jit(step)/transpose:transpose[permutation=(1, 0)]"),
+                    ],
+                },
+                Kernel {
+                    name: "relu6",
+                    at_us: 46,
+                    dur_us: 1,
+                    stats: &[(stats::KERNEL_DETAILS, kd()), tf("relu6 ")],
+                },
+                Kernel {
+                    name: "scoped",
+                    at_us: 48,
+                    dur_us: 3,
+                    stats: &[(stats::KERNEL_DETAILS, kd()), tf("a/b/c/Conv2D:Conv2D")],
+                },
+                Kernel {
+                    name: "memcpy_like",
+                    at_us: 52,
+                    dur_us: 1,
+                    stats: &[
+                        (stats::MEMCPY_DETAILS, "size:64".into()),
+                        module("jit_train"),
+                        program(5),
+                        op("copy.1"),
+                    ],
+                },
+                Kernel {
+                    name: "both",
+                    at_us: 60,
+                    dur_us: 2,
+                    stats: &[
+                        (stats::KERNEL_DETAILS, kd()),
+                        module("jit_train"),
+                        program(5),
+                        op("fusion.5"),
+                        tf("model/x/Add:AddV2"),
+                    ],
+                },
+                Kernel {
+                    name: "fusion_1_kernel",
+                    at_us: 70,
+                    dur_us: 1,
+                    stats: &[
+                        (stats::KERNEL_DETAILS, kd()),
+                        module("jit_train"),
+                        program(5),
+                        op("fusion.1"),
+                    ],
+                },
+            ],
+        );
+        let mut s9 = b.line(9);
+        s9.set_name("Stream #9(Compute)").set_timestamp_ns(1_000);
+        add_kernels(
+            &mut s9,
+            &[
+                Kernel {
+                    name: "f7",
+                    at_us: 1,
+                    dur_us: 3,
+                    stats: &[
+                        (stats::KERNEL_DETAILS, kd()),
+                        module("jit_train"),
+                        program(5),
+                        op("fusion.7"),
+                    ],
+                },
+                Kernel {
+                    name: "f7",
+                    at_us: 4,
+                    dur_us: 1,
+                    stats: &[
+                        (stats::KERNEL_DETAILS, kd()),
+                        module("jit_train"),
+                        program(5),
+                        op("fusion.7"),
+                    ],
+                },
+            ],
+        );
+        let mut s3 = b.line(3);
+        s3.set_name("Stream #3(MemcpyH2D)").set_timestamp_ns(1_000);
+        add_kernels(
+            &mut s3,
+            &[Kernel {
+                name: "MemcpyH2D",
+                at_us: 2,
+                dur_us: 1,
+                stats: &[(stats::MEMCPY_DETAILS, "size:4096".into())],
+            }],
+        );
+        let mut s11 = b.line(11);
+        s11.set_name("Stream #11").set_timestamp_ns(900);
+        add_kernels(
+            &mut s11,
+            &[Kernel {
+                name: "f9",
+                at_us: 2,
+                dur_us: 1,
+                stats: &[
+                    (stats::KERNEL_DETAILS, kd()),
+                    module("jit_train"),
+                    program(5),
+                    op("fusion.9"),
+                ],
+            }],
+        );
+    });
+    let gpu1 = plane(2, "/device:GPU:1", |b| {
+        let mut s1 = b.line(1);
+        s1.set_name("Stream #1(Compute)").set_timestamp_ns(1_000);
+        add_kernels(
+            &mut s1,
+            &[Kernel {
+                name: "f1",
+                at_us: 1,
+                dur_us: 1,
+                stats: &[
+                    (stats::KERNEL_DETAILS, kd()),
+                    module("jit_train"),
+                    program(6),
+                    op("fusion.1"),
+                ],
+            }],
+        );
+    });
+    space(vec![host, gpu0, gpu1])
+}
+
+/// A TensorCore plane without steps or groups as a TPU writes it: `XLA Modules` and `XLA Ops`
+/// whose ops carry `tf_op` and `source` (on the op's metadata or on the event), host-offload
+/// copies (`copy-start`/`copy-done` on `S(5)`), an async op, and ops outside any module.
+fn tpu_derived() -> XSpace {
+    let tpu = plane(0, "/device:TPU:0", |b| {
+        b.add_stat(stats::DEVICE_ID, 0_i64);
+        let ops: &[(&str, &str, &[(&str, &str)])] = &[
+            (
+                "fusion.1",
+                "",
+                &[
+                    ("tf_op", "model/dense/MatMul:MatMul"),
+                    ("source", "train.py:10"),
+                ],
+            ),
+            (
+                "fusion.2",
+                "",
+                &[
+                    ("tf_op", "model/dense/BiasAdd:BiasAdd"),
+                    ("source", "train.py:10"),
+                ],
+            ),
+            ("fusion.3", "", &[("tf_op", "model/dense/BiasAdd:BiasAdd")]),
+            (
+                "copy-start.1 = f32[8]{0:S(5)} copy-start(p0)",
+                "copy-start.1",
+                &[("shape_with_layout", "f32[8]{0:S(5)}")],
+            ),
+            (
+                "copy-start.2 = f32[8]{0:S(5)} copy-start(p1)",
+                "copy-start.2",
+                &[],
+            ),
+            (
+                "copy-done.1 = f32[8]{0:S(5)} copy-done(copy-start.1)",
+                "copy-done.1",
+                &[],
+            ),
+            (
+                "copy-done.2 = f32[8]{0:S(5)} copy-done(copy-start.2)",
+                "copy-done.2",
+                &[],
+            ),
+            (
+                "conv.4",
+                "",
+                &[("tf_op", "a/b/c/Conv2D:Conv2D"), ("source", "model.py:3")],
+            ),
+            (
+                "transpose.5",
+                "",
+                &[("tf_op", "jit(step)/transpose:transpose[permutation=(1, 0)]")],
+            ),
+        ];
+        for (name, display, stats_list) in ops {
+            let id = b.event_metadata_id(name);
+            if let Some(mut md) = b.event_metadata(id) {
+                if !display.is_empty() {
+                    md.set_display_name(*display);
+                }
+                for (k, v) in stats_list.iter() {
+                    md.add_stat(k, *v);
+                }
+            }
+        }
+        let raw = b.event_metadata_id("copy-done.1 = f32[8]{0:S(5)} copy-done(copy-start.1)");
+        if let Some(mut md) = b.event_metadata(raw) {
+            md.add_stat("raw_bytes_accessed", 64_i64);
+        }
+        let mut modules = b.line(1);
+        modules
+            .set_name(constants::XLA_MODULE_LINE_NAME)
+            .set_timestamp_ns(1_000);
+        modules
+            .add_event("jit_step(5)")
+            .set_offset_ps(0)
+            .set_duration_ps(50 * US);
+        modules
+            .add_event("jit_step(5)")
+            .set_offset_ps(60 * US)
+            .set_duration_ps(30 * US);
+        let mut ops_line = b.line(2);
+        ops_line
+            .set_name(constants::XLA_OP_LINE_NAME)
+            .set_timestamp_ns(1_000);
+        let at = |l: &mut profkit_xplane::LineBuilder<'_>, name: &str, at_us: i64, dur_us: i64| {
+            l.add_event(name)
+                .set_offset_ps(at_us * US)
+                .set_duration_ps(dur_us * US);
+        };
+        at(&mut ops_line, "fusion.1", 1, 3);
+        at(&mut ops_line, "fusion.2", 4, 2);
+        at(&mut ops_line, "fusion.3", 6, 1);
+        at(
+            &mut ops_line,
+            "copy-start.1 = f32[8]{0:S(5)} copy-start(p0)",
+            8,
+            1,
+        );
+        at(
+            &mut ops_line,
+            "copy-start.2 = f32[8]{0:S(5)} copy-start(p1)",
+            9,
+            1,
+        );
+        at(
+            &mut ops_line,
+            "copy-done.1 = f32[8]{0:S(5)} copy-done(copy-start.1)",
+            12,
+            1,
+        );
+        at(
+            &mut ops_line,
+            "copy-done.2 = f32[8]{0:S(5)} copy-done(copy-start.2)",
+            14,
+            1,
+        );
+        at(&mut ops_line, "conv.4", 20, 3);
+        ops_line
+            .add_event("async.6")
+            .set_offset_ps(24 * US)
+            .set_duration_ps(US)
+            .add_stat("_a", 1_i64)
+            .add_stat(stats::TF_OP, "model/async/Op:Op");
+        at(&mut ops_line, "transpose.5", 26, 1);
+        at(&mut ops_line, "fusion.1", 61, 2);
+        ops_line
+            .add_event("fusion.8")
+            .set_offset_ps(64 * US)
+            .set_duration_ps(US)
+            .add_stat(stats::TF_OP, "model/dense/MatMul:MatMul")
+            .add_stat("source", "train.py:11");
+        at(&mut ops_line, "fusion.3", 100, 1);
+        at(&mut ops_line, "fusion.3", 102, 1);
+        at(&mut ops_line, "fusion.3", 110, 1);
+    });
+    space(vec![tpu])
 }

@@ -167,6 +167,8 @@ impl Devices {
 struct Shadow {
     plane: XPlane,
     counts: Vec<usize>,
+    /// The plane's lines once xprof has derived its timelines, for planes where it does.
+    derived: Option<Vec<(i64, String)>>,
 }
 
 impl Shadow {
@@ -190,6 +192,7 @@ impl Shadow {
         Shadow {
             plane: shadow,
             counts: plane.lines.iter().map(|l| l.events.len()).collect(),
+            derived: None,
         }
     }
 
@@ -213,6 +216,7 @@ impl Shadow {
         Shadow {
             plane: shadow,
             counts: plane.lines.iter().map(|l| l.events.len()).collect(),
+            derived: SpaceFacts::derived_layout(plane),
         }
     }
 }
@@ -468,7 +472,10 @@ impl<W: Write> Writer<W> {
             } else {
                 device_pid(shadow.plane.id)
             };
-            let lines = xprof::line_layout(&shadow.plane, &shadow.counts, &self.facts);
+            let lines = match &shadow.derived {
+                Some(lines) if self.facts.preprocesses() => lines.clone(),
+                _ => xprof::line_layout(&shadow.plane, &shadow.counts, &self.facts),
+            };
             table.add(pid, &shadow.plane.name, &lines);
         }
         self.summary.processes = table.0.len();

@@ -38,6 +38,8 @@ use profkit_events::report::std_sort;
 use profkit_xplane::constants::{GPU_PLANE_PREFIX, HOST_PLANE_NAME, TPU_PLANE_PREFIX};
 use profkit_xplane::{XLine, XPlane, XStat, x_stat};
 
+mod derived;
+
 /// TensorFlow's loop ops: with one of them in a space, xprof does not group (nor mark eager ops).
 const LOOP_OPS: &[&str] = &[
     "WhileOp-EvalCond",
@@ -187,7 +189,13 @@ impl SpaceFacts {
     /// Whether [`SpaceFacts::observe`] needs the plane named `name` whole (its events), rather
     /// than only its names ([`SpaceFacts::observe_names`]).
     pub fn needs_events(name: &str) -> bool {
-        name == HOST_PLANE_NAME || tensor_core_id(name).is_some()
+        name == HOST_PLANE_NAME || tensor_core_id(name).is_some() || derived::applies(name)
+    }
+
+    /// The lines the plane shows once xprof has derived its timelines (see
+    /// [`derived::layout`]), as (display id, display name); `None` for planes without any.
+    pub fn derived_layout(plane: &XPlane) -> Option<Vec<(i64, String)>> {
+        derived::applies(&plane.name).then(|| derived::layout(plane))
     }
 
     /// Takes in what the names of one plane say (its name, its event and stat metadata names).
@@ -619,10 +627,8 @@ pub(crate) fn preprocess_plane(plane: &mut XPlane, facts: &SpaceFacts) {
     if tpu_grouping && plane.name.starts_with("/device:") {
         group_tpu_plane_events(plane, facts);
     }
-    if plane.name.starts_with(GPU_PLANE_PREFIX) {
-        renumber_gpu_lines(plane);
-        plane.lines.retain(|l| !l.events.is_empty());
-    }
+    // xprof's derived timelines (on GPU planes with the display order of the streams).
+    derived::derive_timelines(plane);
     if is_tensor_core_plane(&plane.name) {
         plane.lines.retain(|l| !l.events.is_empty());
         for line in &mut plane.lines {
@@ -664,11 +670,6 @@ pub(crate) fn line_layout(
             (id, name)
         })
         .collect()
-}
-
-fn renumber_gpu_lines(plane: &mut XPlane) {
-    let counts: Vec<usize> = plane.lines.iter().map(|l| l.events.len()).collect();
-    renumber_gpu_lines_by(plane, &counts);
 }
 
 /// xprof's `DeriveEventsFromAnnotations` ordering of GPU streams: compute streams (name

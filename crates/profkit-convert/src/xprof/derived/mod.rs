@@ -1,0 +1,120 @@
+//! xprof's derived timelines: the lines its preprocessing adds to device planes before the trace
+//! viewer reads them (`GenerateDerivedTimeLines`).
+//!
+//! - On every `/device:GPU:` plane (`DeriveEventsFromAnnotations`, see [`gpu`]), each stream's
+//!   kernels (events with `kernel_details` or `cuda_graph_exec_id`) give five derived lines, named
+//!   after the stream they come from: `XLA Modules - from #N` (one event per run of kernels of one
+//!   `hlo_module`, named `module(program_id)`), `XLA Ops - from #N` (one level per `hlo_op` scope,
+//!   `a::b`), `Framework Name Scope - from #N` and `Framework Ops - from #N` (from `tf_op`), and
+//!   `Source code - from #N`. Streams are ordered compute streams first, then by event count, and
+//!   every line gets its display position: a stream, then six positions for its derived lines.
+//! - On every TensorCore plane (`/device:TPU:<n>`, `DeriveLinesFromStats`, see [`tpu`]), the
+//!   `tf_op` and `source` stats of any event (on the event or its metadata) give `Framework Name
+//!   Scope`, `Framework Ops` and `Source code` lines, and host-offload copies (`copy-start` …
+//!   `copy-done` of a buffer in host memory, `S(5)`) give `Host Offload Ops row N` lines.
+//!
+//! Derived events of one line merge with the previous one of the same name (and group, and scope
+//! range) as xprof's `DerivedXLineBuilder` merges them ([`builder`]); stacked events with the same
+//! span are shortened by a nanosecond per level, as xprof does for its trace viewer.
+//!
+//! What is not reproduced: the names xprof resolves from HLO protos (a `/host:metadata` plane's
+//! `Hlo Proto` stats give GPU XLA ops their `tf_op` and `source`, and `hlo_text`), the scope range
+//! tree plane, and the `Steps` and `Launch Stats` lines, which need step grouping.
+
+mod builder;
+mod gpu;
+mod tf_op;
+mod tpu;
+
+use profkit_xplane::XPlane;
+use profkit_xplane::constants::{GPU_PLANE_PREFIX, TPU_PLANE_PREFIX};
+
+/// TSL's first derived line id (`kThreadIdDerivedMin`); the derived line ids are offsets from it.
+const DERIVED_MIN: i64 = 0xdead_beef;
+/// `kThreadIdTfNameScope`.
+const LINE_TF_NAME_SCOPE: i64 = DERIVED_MIN + 2;
+/// `kThreadIdTfOp`.
+const LINE_TF_OP: i64 = DERIVED_MIN + 3;
+/// `kThreadIdHloModule`.
+const LINE_HLO_MODULE: i64 = DERIVED_MIN + 4;
+/// `kThreadIdHloOp`.
+const LINE_HLO_OP: i64 = DERIVED_MIN + 5;
+/// `kThreadIdSource`.
+const LINE_SOURCE: i64 = DERIVED_MIN + 7;
+/// `kThreadIdHostOffloadOpStart` and `...End`.
+const LINE_HOST_OFFLOAD_START: i64 = DERIVED_MIN + 8;
+const LINE_HOST_OFFLOAD_END: i64 = DERIVED_MIN + 48;
+/// The ids xprof gives the derived lines of GPU streams (`kThreadIdDeviceDerivedMin..Max`).
+const DEVICE_DERIVED_MIN: i64 = DERIVED_MIN + 290;
+const DEVICE_DERIVED_MAX: i64 = DEVICE_DERIVED_MIN + 99;
+/// The last derived line id (`kThreadIdDerivedMax`).
+const DERIVED_MAX: i64 = DEVICE_DERIVED_MAX;
+
+/// TSL's `IsDerivedThreadId`, which reads the id as a 32-bit int.
+fn is_derived_line_id(id: i64) -> bool {
+    let id = i64::from(id as i32);
+    (DERIVED_MIN as i32 as i64..=DERIVED_MAX as i32 as i64).contains(&id)
+}
+
+/// Whether [`derive_timelines`] may change the plane named `name` (GPU and TensorCore planes).
+pub(crate) fn applies(name: &str) -> bool {
+    name.starts_with(GPU_PLANE_PREFIX) || is_tensor_core_plane(name)
+}
+
+/// Whether xprof treats `name` as a TPU TensorCore plane (`/device:TPU:` and digits).
+fn is_tensor_core_plane(name: &str) -> bool {
+    name.strip_prefix(TPU_PLANE_PREFIX)
+        .is_some_and(|rest| rest.bytes().all(|b| b.is_ascii_digit()))
+}
+
+/// Adds xprof's derived lines to one device plane, as `GenerateDerivedTimeLines` does after
+/// grouping (see the module documentation); planes of other kinds are left as they are. On GPU
+/// planes this also sets every line's display id and removes lines without events; on TensorCore
+/// planes it removes lines without events (sorting the events stays with the caller).
+pub(crate) fn derive_timelines(plane: &mut XPlane) {
+    if plane.name.starts_with(GPU_PLANE_PREFIX) {
+        gpu::derive(plane);
+    } else if is_tensor_core_plane(&plane.name) {
+        tpu::derive(plane);
+    }
+}
+
+/// The lines a plane shows once [`derive_timelines`] has run on a copy of it, as (display id,
+/// display name): what the trace viewer's metadata needs before any event is written.
+pub(crate) fn layout(plane: &XPlane) -> Vec<(i64, String)> {
+    let mut copy = plane.clone();
+    derive_timelines(&mut copy);
+    copy.lines
+        .iter()
+        .map(|l| {
+            let id = if l.display_id != 0 {
+                l.display_id
+            } else {
+                l.id
+            };
+            let name = if l.display_name.is_empty() {
+                l.name.clone()
+            } else {
+                l.display_name.clone()
+            };
+            (id, name)
+        })
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn derived_ids() {
+        assert!(is_derived_line_id(DERIVED_MIN));
+        assert!(is_derived_line_id(DEVICE_DERIVED_MAX));
+        assert!(!is_derived_line_id(DEVICE_DERIVED_MAX + 1));
+        assert!(!is_derived_line_id(7));
+        assert!(applies("/device:GPU:0"));
+        assert!(applies("/device:TPU:3"));
+        assert!(!applies("/device:TPU:0 SparseCore 1"));
+        assert!(!applies("/device:CUSTOM:0"));
+    }
+}
