@@ -48,6 +48,8 @@ pub fn cases() -> Vec<Case> {
         ("loop-op", loop_op()),
         ("gpu-derived", gpu_derived()),
         ("tpu-derived", tpu_derived()),
+        ("gpu-hlo", gpu_hlo()),
+        ("gpu-scope-ranges", gpu_scope_ranges()),
     ];
     let mut cases: Vec<Case> = spaces
         .into_iter()
@@ -1187,6 +1189,12 @@ fn replace(bytes: &[u8], from: &[u8], to: &[u8]) -> Vec<u8> {
     out
 }
 
+/// An XLA op's metadata: name, display name and stats.
+type TpuOp<'a> = (&'a str, &'a str, &'a [(&'a str, &'a str)]);
+
+/// A kernel: name, start and duration (us), stats.
+type KernelAt<'a> = (&'a str, i64, i64, Vec<(&'a str, StatValue)>);
+
 /// A kernel on a GPU stream with the stats XLA's GPU runtime gives it.
 struct Kernel<'a> {
     name: &'a str,
@@ -1474,7 +1482,7 @@ fn gpu_derived() -> XSpace {
 fn tpu_derived() -> XSpace {
     let tpu = plane(0, "/device:TPU:0", |b| {
         b.add_stat(stats::DEVICE_ID, 0_i64);
-        let ops: &[(&str, &str, &[(&str, &str)])] = &[
+        let ops: &[TpuOp<'_>] = &[
             (
                 "fusion.1",
                 "",
@@ -1606,4 +1614,153 @@ fn tpu_derived() -> XSpace {
         at(&mut ops_line, "fusion.3", 110, 1);
     });
     space(vec![tpu])
+}
+
+/// The HLO module `jit_train_step` as JAX 0.10 wrote it into a CPU profile's `/host:metadata`
+/// plane, with source files and lines added to four instructions (see `conformance/xplane/README.md`).
+const JIT_TRAIN_STEP_HLO: &[u8] = include_bytes!("data/jit_train_step.hlo.pb");
+
+/// A GPU plane whose kernels name instructions of an HLO module that the `/host:metadata` plane
+/// (written after it) holds: xprof resolves their framework ops and source lines from the HLO
+/// proto (`Framework Name Scope`, `Framework Ops` and `Source code - from #N`).
+fn gpu_hlo() -> XSpace {
+    let kd = || StatValue::from("regs:16 static_shared:0 dynamic_shared:0 grid:4,1,1 block:64,1,1");
+    let gpu = plane(1, "/device:GPU:0", |b| {
+        let xla = |op: &str, program: u64, module: &str| -> Vec<(&'static str, StatValue)> {
+            vec![
+                (stats::KERNEL_DETAILS, kd()),
+                (stats::HLO_MODULE, StatValue::from(module)),
+                (stats::PROGRAM_ID, StatValue::from(program)),
+                (stats::HLO_OP, StatValue::from(op)),
+            ]
+        };
+        let kernels: Vec<KernelAt<'_>> = vec![
+            (
+                "ynn_fusion_3",
+                1,
+                2,
+                xla("ynn_fusion.3", 26, "jit_train_step"),
+            ),
+            (
+                "relu",
+                3,
+                1,
+                xla("broadcast_maximum_fusion", 26, "jit_train_step"),
+            ),
+            (
+                "ynn_fusion_2",
+                5,
+                2,
+                xla("ynn_fusion.2", 26, "jit_train_step"),
+            ),
+            ("gemm", 8, 1, xla("while.1::dot.1", 26, "jit_train_step")),
+            ("tuple", 10, 1, xla("tuple.3", 26, "jit_train_step")),
+            ("param", 11, 1, xla("p__b1__.1", 26, "jit_train_step")),
+            ("missing", 12, 1, xla("nonexistent.7", 26, "jit_train_step")),
+            ("other", 14, 1, xla("ynn_fusion.3", 999, "jit_other")),
+            (
+                "ynn_fusion_3",
+                16,
+                1,
+                xla("ynn_fusion.3", 26, "jit_train_step"),
+            ),
+            (
+                "ynn_fusion_3",
+                17,
+                1,
+                xla("ynn_fusion.3", 26, "jit_train_step"),
+            ),
+        ];
+        let mut s1 = b.line(1);
+        s1.set_name("Stream #1(Compute)").set_timestamp_ns(1_000);
+        for (name, at, dur, stats_list) in &kernels {
+            let mut e = s1.add_event(name);
+            e.set_offset_ps(at * US).set_duration_ps(dur * US);
+            for (k, v) in stats_list {
+                e.add_stat(k, v.clone());
+            }
+        }
+        let mut s2 = b.line(2);
+        s2.set_name("Stream #2(Compute)").set_timestamp_ns(1_000);
+        let mut e = s2.add_event("multiply_add");
+        e.set_offset_ps(2 * US).set_duration_ps(US);
+        for (k, v) in xla("multiply_add_fusion", 26, "jit_train_step") {
+            e.add_stat(k, v);
+        }
+    });
+    let metadata = plane(2, constants::METADATA_PLANE_NAME, |b| {
+        let id = b.event_metadata_id("jit_train_step(26)");
+        if let Some(mut md) = b.event_metadata(id) {
+            md.add_stat("Hlo Proto", JIT_TRAIN_STEP_HLO.to_vec());
+            md.add_stat(stats::PROGRAM_ID, 26_u64);
+        }
+    });
+    space(vec![gpu, metadata])
+}
+
+/// GPU kernels with `scope_range_id`s and the scope range tree plane that gives each id its
+/// parent (`/host:__ScopeRangeCallStack__`, with a loop): module and XLA op runs split where the
+/// ids of their levels differ.
+fn gpu_scope_ranges() -> XSpace {
+    let kd = || StatValue::from("regs:8 static_shared:0 dynamic_shared:0 grid:1,1,1 block:32,1,1");
+    let gpu = plane(1, "/device:GPU:0", |b| {
+        let kernels: &[(i64, &str, Option<i64>)] = &[
+            (1, "fusion.1", Some(21)),
+            (2, "fusion.1", Some(21)),
+            (3, "fusion.1", Some(22)),
+            (4, "while.1::fusion.2", Some(21)),
+            (5, "while.1::fusion.2", Some(23)),
+            (6, "while.1::fusion.2", Some(12)),
+            (7, "while.1::fusion.2", Some(13)),
+            (8, "fusion.3", None),
+            (9, "fusion.3", Some(30)),
+            (10, "fusion.3", Some(40)),
+            (11, "fusion.3", Some(41)),
+        ];
+        let mut s = b.line(1);
+        s.set_name("Stream #1(Compute)").set_timestamp_ns(1_000);
+        for (at, op, scope) in kernels {
+            let mut e = s.add_event("kernel");
+            e.set_offset_ps(at * US)
+                .set_duration_ps(US)
+                .add_stat(stats::KERNEL_DETAILS, kd())
+                .add_stat(stats::HLO_MODULE, "jit_scan")
+                .add_stat(stats::PROGRAM_ID, 3_u64)
+                .add_stat(stats::HLO_OP, *op);
+            if let Some(scope) = scope {
+                e.add_stat("scope_range_id", *scope);
+            }
+        }
+    });
+    // Parents: 21 -> 20, 22 -> 20, 23 -> 25, 12 -> 11 -> 10, 13 -> 11, 30 <-> 31, 41 -> 40.
+    let mut tree = XPlane {
+        id: 2,
+        name: "/host:__ScopeRangeCallStack__".to_owned(),
+        ..XPlane::default()
+    };
+    for (child, parent) in [
+        (21, 20),
+        (22, 20),
+        (23, 25),
+        (12, 11),
+        (11, 10),
+        (13, 11),
+        (30, 31),
+        (31, 30),
+        (41, 40),
+    ] {
+        tree.stat_metadata.insert(
+            child,
+            XStatMetadata {
+                id: child,
+                name: format!("scope {child}"),
+                description: String::new(),
+            },
+        );
+        tree.stats.push(XStat {
+            metadata_id: child,
+            value: Some(x_stat::Value::Int64Value(parent)),
+        });
+    }
+    space(vec![tree, gpu])
 }

@@ -169,6 +169,8 @@ struct Shadow {
     counts: Vec<usize>,
     /// The plane's lines once xprof has derived its timelines, for planes where it does.
     derived: Option<Vec<(i64, String)>>,
+    /// How many HLO modules were known when `derived` was made.
+    symbols_known: usize,
 }
 
 impl Shadow {
@@ -193,10 +195,11 @@ impl Shadow {
             plane: shadow,
             counts: plane.lines.iter().map(|l| l.events.len()).collect(),
             derived: None,
+            symbols_known: 0,
         }
     }
 
-    fn of(plane: &XPlane) -> Shadow {
+    fn of(plane: &XPlane, facts: &SpaceFacts) -> Shadow {
         let mut shadow = XPlane {
             id: plane.id,
             name: plane.name.clone(),
@@ -216,7 +219,8 @@ impl Shadow {
         Shadow {
             plane: shadow,
             counts: plane.lines.iter().map(|l| l.events.len()).collect(),
-            derived: SpaceFacts::derived_layout(plane),
+            derived: facts.derived_layout(plane),
+            symbols_known: facts.symbols_known(),
         }
     }
 }
@@ -232,7 +236,7 @@ pub fn write_space<W: Write>(
         facts.observe(plane);
     }
     let names: Vec<&str> = space.planes.iter().map(|p| p.name.as_str()).collect();
-    let shadows: Vec<Shadow> = space.planes.iter().map(Shadow::of).collect();
+    let shadows: Vec<Shadow> = space.planes.iter().map(|p| Shadow::of(p, &facts)).collect();
     let mut writer = Writer::new(output, *options, facts);
     let (host, devices) = select(&names);
     writer.metadata(&shadows, host, &devices)?;
@@ -274,6 +278,8 @@ pub fn convert<R: Read + Seek, W: Write>(
             full_pass(&mut input, options, &mut progress)?
         }
     };
+    let mut shadows = shadows;
+    refresh_layouts(&mut input, start, options, &facts, &mut shadows, &ranges)?;
     let names: Vec<&str> = shadows.iter().map(|s| s.plane.name.as_str()).collect();
     let (host, devices) = select(&names);
     let mut writer = Writer::new(output, *options, facts);
@@ -340,6 +346,35 @@ pub fn convert<R: Read + Seek, W: Write>(
 
 type FirstPass = (SpaceFacts, Vec<Shadow>, Vec<(u64, u64)>);
 
+/// Derived layouts made before the metadata plane's HLO modules were all known (a device plane
+/// before `/host:metadata` in the file) are made again, reading their planes once more.
+fn refresh_layouts<R: Read + Seek>(
+    input: &mut R,
+    start: u64,
+    options: &TraceViewerOptions,
+    facts: &SpaceFacts,
+    shadows: &mut [Shadow],
+    ranges: &[(u64, u64)],
+) -> Result<()> {
+    for (shadow, &(from, to)) in shadows.iter_mut().zip(ranges) {
+        if shadow.derived.is_none() || shadow.symbols_known == facts.symbols_known() {
+            continue;
+        }
+        input.seek(SeekFrom::Start(start + from))?;
+        for item in XSpaceReader::new((&mut *input).take(to - from), options.read) {
+            match item {
+                Ok(SpaceItem::Plane(plane)) => {
+                    shadow.derived = facts.derived_layout(&plane);
+                    shadow.symbols_known = facts.symbols_known();
+                }
+                Ok(_) => {}
+                Err(e) => return Err(located(input, start, options, e)),
+            }
+        }
+    }
+    Ok(())
+}
+
 /// The error `e` found reading one plane on its own, located in the whole space: the streaming
 /// reader reads the space from `start` and reports where it fails (with offsets from the start
 /// of the input and the plane's index in the path).
@@ -373,7 +408,7 @@ fn full_pass<R: Read>(
         let Some(item) = reader.next() else { break };
         if let SpaceItem::Plane(plane) = item? {
             facts.observe(&plane);
-            shadows.push(Shadow::of(&plane));
+            shadows.push(Shadow::of(&plane, &facts));
             ranges.push((before, reader.offset()));
         }
         if let Some(report) = progress.as_mut() {
@@ -401,7 +436,7 @@ fn light_pass<R: Read>(
             if SpaceFacts::needs_events(&lite.name) {
                 let plane = profkit_xplane::decode_plane(bytes).ok()?;
                 facts.observe(&plane);
-                shadows.push(Shadow::of(&plane));
+                shadows.push(Shadow::of(&plane, &facts));
             } else {
                 facts.observe_names(
                     &lite.name,

@@ -18,24 +18,27 @@
 //!   on every device plane with a grouping line, step events get `step_idle_time_ps` and
 //!   `step_name` (consecutive steps of one group merged), and the events of other lines the
 //!   `group_id` of the grouping event they overlap;
-//! - on `/device:GPU:` planes, display ids renumbered in xprof's stream order (compute streams
-//!   first, then by event count, with libstdc++'s `std::sort` for ties, leaving six positions after
-//!   each stream for its derived lines) and lines without events removed;
+//! - the derived timelines of GPU and TensorCore planes (`XLA Modules`, `XLA Ops`, `Framework
+//!   Name Scope`, `Framework Ops`, `Source code`, `Host Offload Ops row N`; see [`derived`]), with
+//!   GPU display ids renumbered in xprof's stream order (compute streams first, then by event
+//!   count, with libstdc++'s `std::sort` for ties, each stream followed by six positions for its
+//!   derived lines) and lines without events removed;
 //! - on TPU TensorCore planes (`/device:TPU:<n>`), lines without events removed and each line's
 //!   events sorted by offset, then longer first (`SortXPlane`, again with libstdc++'s sort).
 //!
 //! What it leaves out, and reports as such (`TraceViewerSummary::unreproduced`): step grouping from
 //! host roots (events with an `_r` stat or `TraceContext`), which spreads `group_id` and
 //! `step_name` along nesting, launches and TraceMe 2.0 context links and derives `Steps` and
-//! `Launch Stats` lines; the lines derived from `tf_op`, `hlo_op`, `hlo_module` and `source`
-//! stats (`Framework Ops`, `XLA Ops`, ...); TraceMe 2.0 context links (`_p`/`_c`) in the
+//! `Launch Stats` lines; TraceMe 2.0 context links (`_p`/`_c`) in the
 //! `is_eager` search; `ThreadpoolListener` regions; and the salted `flow` stats. Spaces written
 //! by profkit's converters, and spaces that xprof has already grouped, need none of that.
 
 use std::collections::{BTreeMap, HashMap};
 
 use profkit_events::report::std_sort;
-use profkit_xplane::constants::{GPU_PLANE_PREFIX, HOST_PLANE_NAME, TPU_PLANE_PREFIX};
+use profkit_xplane::constants::{
+    GPU_PLANE_PREFIX, HOST_PLANE_NAME, METADATA_PLANE_NAME, TPU_PLANE_PREFIX,
+};
 use profkit_xplane::{XLine, XPlane, XStat, x_stat};
 
 mod derived;
@@ -180,22 +183,32 @@ pub(crate) struct SpaceFacts {
     /// The names of the groups xprof makes of TPU steps (by group id), when no host root groups
     /// them: the last TensorCore plane's name for each id.
     pub tpu_groups: BTreeMap<i64, String>,
-    /// Some device event carries a stat xprof derives lines from (`tf_op`, `hlo_op`,
-    /// `hlo_module`, `source`), which profkit does not reproduce.
-    pub derivable: bool,
+    /// The HLO instructions of the `/host:metadata` plane, which name GPU ops' framework ops
+    /// and source lines in the derived timelines.
+    pub symbols: derived::Symbols,
 }
 
 impl SpaceFacts {
     /// Whether [`SpaceFacts::observe`] needs the plane named `name` whole (its events), rather
     /// than only its names ([`SpaceFacts::observe_names`]).
     pub fn needs_events(name: &str) -> bool {
-        name == HOST_PLANE_NAME || tensor_core_id(name).is_some() || derived::applies(name)
+        name == HOST_PLANE_NAME
+            || name == METADATA_PLANE_NAME
+            || name == derived::SCOPE_RANGE_TREE_PLANE_NAME
+            || tensor_core_id(name).is_some()
+            || derived::applies(name)
     }
 
     /// The lines the plane shows once xprof has derived its timelines (see
     /// [`derived::layout`]), as (display id, display name); `None` for planes without any.
-    pub fn derived_layout(plane: &XPlane) -> Option<Vec<(i64, String)>> {
-        derived::applies(&plane.name).then(|| derived::layout(plane))
+    pub fn derived_layout(&self, plane: &XPlane) -> Option<Vec<(i64, String)>> {
+        derived::applies(&plane.name).then(|| derived::layout(plane, &self.symbols))
+    }
+
+    /// How many HLO modules the space's metadata plane gave so far (a layout made with fewer is
+    /// made again).
+    pub fn symbols_known(&self) -> usize {
+        self.symbols.len()
     }
 
     /// Takes in what the names of one plane say (its name, its event and stat metadata names).
@@ -218,13 +231,6 @@ impl SpaceFacts {
         {
             self.roots = true;
         }
-        if name.starts_with("/device:")
-            && stat_names
-                .clone()
-                .any(|n| matches!(n, "tf_op" | "hlo_op" | "hlo_module" | "source"))
-        {
-            self.derivable = true;
-        }
     }
 
     /// Takes in one plane, in file order.
@@ -243,6 +249,12 @@ impl SpaceFacts {
                         .insert(group, stats.group_name(event, group));
                 }
             }
+        }
+        if plane.name == METADATA_PLANE_NAME {
+            self.symbols.observe(plane);
+        }
+        if plane.name == derived::SCOPE_RANGE_TREE_PLANE_NAME {
+            self.symbols.observe_scope_tree(plane);
         }
         if plane.name == HOST_PLANE_NAME {
             let kinds = EventKinds::of(plane);
@@ -274,9 +286,6 @@ impl SpaceFacts {
         let mut out = Vec::new();
         if self.preprocesses() && !self.loop_op && self.roots {
             out.push("step grouping (group_id and step_name stats on the events under step roots)");
-        }
-        if self.preprocesses() && self.derivable {
-            out.push("lines derived from tf_op, hlo_op, hlo_module and source stats");
         }
         out
     }
@@ -628,7 +637,7 @@ pub(crate) fn preprocess_plane(plane: &mut XPlane, facts: &SpaceFacts) {
         group_tpu_plane_events(plane, facts);
     }
     // xprof's derived timelines (on GPU planes with the display order of the streams).
-    derived::derive_timelines(plane);
+    derived::derive_timelines(plane, &facts.symbols);
     if is_tensor_core_plane(&plane.name) {
         plane.lines.retain(|l| !l.events.is_empty());
         for line in &mut plane.lines {

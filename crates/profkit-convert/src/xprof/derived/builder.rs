@@ -284,6 +284,7 @@ impl Lines {
     }
 
     /// `ExpandOrAddEvent`: one level-0 event.
+    #[allow(clippy::too_many_arguments)]
     pub fn expand_or_add(
         &mut self,
         plane: &mut XPlane,

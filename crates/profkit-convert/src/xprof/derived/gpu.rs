@@ -7,6 +7,7 @@ use std::collections::HashMap;
 use profkit_events::report::std_sort;
 use profkit_xplane::{XPlane, XStat, x_stat};
 
+use super::Symbols;
 use super::builder::{Editor, Lines, Span, sort_by_span, span_of, start_timestamp_ns};
 use super::tf_op::{FrameworkLines, add_op_event};
 use super::{
@@ -17,6 +18,9 @@ use super::{
 /// Derived line ids each stream takes (`kThreadIdSource - kThreadIdTfNameScope + 1`), each with a
 /// display position after the stream's own.
 const LINES_PER_STREAM: i64 = LINE_SOURCE - LINE_TF_NAME_SCOPE + 1;
+/// A line id no line has, for the display position xprof leaves unused after each stream's
+/// derived lines.
+const UNUSED_POSITION: i64 = i64::MIN;
 
 /// A stat value as TSL's visitor reads it, by the stat's metadata name.
 /// The names are those of the plane when it is made: stats added later are not read.
@@ -146,7 +150,7 @@ impl GpuEventStats {
 }
 
 /// `DeriveEventsFromAnnotations` on a GPU plane.
-pub(super) fn derive(plane: &mut XPlane) {
+pub(super) fn derive(plane: &mut XPlane, symbols: &Symbols) {
     let streams: Vec<usize> = (0..plane.lines.len())
         .filter(|&i| {
             plane
@@ -182,9 +186,20 @@ pub(super) fn derive(plane: &mut XPlane) {
         if next + LINES_PER_STREAM > DEVICE_DERIVED_MAX {
             break;
         }
-        derive_for_stream(plane, &mut editor, stream, next);
+        derive_for_stream(plane, &mut editor, symbols, stream, next);
         ordered.push(stream);
-        ordered.extend(next..next + LINES_PER_STREAM);
+        // xprof 2.24.2 gives each stream six positions after its own: its derived lines in the
+        // order name scope, framework ops, modules, XLA ops, source, then one left unused.
+        for kind in [
+            LINE_TF_NAME_SCOPE,
+            LINE_TF_OP,
+            LINE_HLO_MODULE,
+            LINE_HLO_OP,
+            LINE_SOURCE,
+        ] {
+            ordered.push(derived_line(next, kind, stream, "").0);
+        }
+        ordered.push(UNUSED_POSITION);
         next += LINES_PER_STREAM;
     }
     let mut position: HashMap<i64, i64> = HashMap::new();
@@ -209,7 +224,13 @@ fn derived_line(first: i64, kind: i64, from: i64, name: &str) -> (i64, String) {
 }
 
 /// `DeriveEventsFromAnnotationsForLines` for the stream(s) with line id `stream`.
-fn derive_for_stream(plane: &mut XPlane, editor: &mut Editor, stream: i64, first: i64) {
+fn derive_for_stream(
+    plane: &mut XPlane,
+    editor: &mut Editor,
+    symbols: &Symbols,
+    stream: i64,
+    first: i64,
+) {
     let reader = StatReader::new(plane);
     let mut stats: Vec<GpuEventStats> = Vec::new();
     let mut order: Vec<(Span, usize)> = Vec::new();
@@ -245,7 +266,7 @@ fn derive_for_stream(plane: &mut XPlane, editor: &mut Editor, stream: i64, first
         "XLA Modules",
         vec![name_scope, hlo_ops],
     );
-    let _source = add(&mut lines, LINE_SOURCE, "Source code", vec![]);
+    let source = add(&mut lines, LINE_SOURCE, "Source code", vec![]);
     let framework = FrameworkLines { name_scope, ops };
     for (span, index) in order {
         let Some(stats) = stats.get_mut(index).and_then(Option::take) else {
@@ -254,15 +275,22 @@ fn derive_for_stream(plane: &mut XPlane, editor: &mut Editor, stream: i64, first
         if !stats.is_kernel() && stats.cuda_graph_exec_id.is_none() {
             continue;
         }
-        // The scope range ids from the innermost level out (without the scope range tree, only
-        // the event's own).
-        let level_scopes: Vec<Option<i64>> = stats.scope_range_id.map(Some).into_iter().collect();
+        // The scope range ids from the innermost level out to the module's.
+        let level_scopes: Vec<Option<i64>> = stats
+            .scope_range_id
+            .map(|id| symbols.scope_chain(id))
+            .unwrap_or_default()
+            .into_iter()
+            .map(Some)
+            .collect();
         if !stats.hlo_module.is_empty() {
             let id = editor.event_metadata(plane, &stats.module_event_name());
             let scope = level_scopes.last().copied().flatten();
             lines.expand_or_add(plane, editor, modules, id, span, stats.group_id, scope);
         }
         if stats.is_xla_op() {
+            let innermost = stats.hlo_ops.last().map_or("", String::as_str);
+            let symbol = symbols.resolve(stats.program_id, innermost);
             let prefix = stats.op_prefix();
             let ids: Vec<i64> = stats
                 .hlo_ops
@@ -300,6 +328,22 @@ fn derive_for_stream(plane: &mut XPlane, editor: &mut Editor, stream: i64, first
                         );
                     }
                 }
+            }
+            if !symbol.tf_op_name.is_empty() {
+                let group = stats.group_id;
+                add_op_event(
+                    plane,
+                    editor,
+                    &mut lines,
+                    framework,
+                    &symbol.tf_op_name,
+                    span,
+                    group,
+                );
+            }
+            if !symbol.source_info.is_empty() {
+                let id = editor.event_metadata(plane, &symbol.source_info);
+                lines.expand_or_add(plane, editor, source, id, span, stats.group_id, None);
             }
         } else if !stats.tf_op.is_empty() {
             add_op_event(

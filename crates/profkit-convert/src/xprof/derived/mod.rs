@@ -17,14 +17,29 @@
 //! range) as xprof's `DerivedXLineBuilder` merges them ([`builder`]); stacked events with the same
 //! span are shortened by a nanosecond per level, as xprof does for its trace viewer.
 //!
-//! What is not reproduced: the names xprof resolves from HLO protos (a `/host:metadata` plane's
-//! `Hlo Proto` stats give GPU XLA ops their `tf_op` and `source`, and `hlo_text`), the scope range
-//! tree plane, and the `Steps` and `Launch Stats` lines, which need step grouping.
+//! The framework op and source line of a GPU XLA op come from the HLO protos of the space's
+//! `/host:metadata` plane ([`hlo`]): the instruction named by the innermost `hlo_op` of the
+//! module with the kernel's `program_id`, its metadata's `op_name:op_type` and source file and
+//! line.
+//!
+//! Kernels with a `scope_range_id` keep runs apart where the ids differ: the module's from the
+//! root of the scope range tree (`/host:__ScopeRangeCallStack__`), each XLA op level's from the
+//! id's chain of parents.
+//!
+//! What is not reproduced: xprof builds an HLO module from each proto and drops those it cannot
+//! build (profkit keeps every proto that decodes); and the `Steps` and `Launch Stats` lines,
+//! which need step grouping.
 
 mod builder;
 mod gpu;
+mod hlo;
 mod tf_op;
 mod tpu;
+
+pub(crate) use hlo::Symbols;
+
+/// The plane whose stats give each scope range id its parent (`kScopeRangeIdTreePlaneName`).
+pub(crate) const SCOPE_RANGE_TREE_PLANE_NAME: &str = "/host:__ScopeRangeCallStack__";
 
 use profkit_xplane::XPlane;
 use profkit_xplane::constants::{GPU_PLANE_PREFIX, TPU_PLANE_PREFIX};
@@ -71,9 +86,11 @@ fn is_tensor_core_plane(name: &str) -> bool {
 /// grouping (see the module documentation); planes of other kinds are left as they are. On GPU
 /// planes this also sets every line's display id and removes lines without events; on TensorCore
 /// planes it removes lines without events (sorting the events stays with the caller).
-pub(crate) fn derive_timelines(plane: &mut XPlane) {
+/// `symbols` are the HLO instructions of the space's `/host:metadata` plane, which name the
+/// framework op and source line of GPU XLA ops.
+pub(crate) fn derive_timelines(plane: &mut XPlane, symbols: &Symbols) {
     if plane.name.starts_with(GPU_PLANE_PREFIX) {
-        gpu::derive(plane);
+        gpu::derive(plane, symbols);
     } else if is_tensor_core_plane(&plane.name) {
         tpu::derive(plane);
     }
@@ -81,9 +98,9 @@ pub(crate) fn derive_timelines(plane: &mut XPlane) {
 
 /// The lines a plane shows once [`derive_timelines`] has run on a copy of it, as (display id,
 /// display name): what the trace viewer's metadata needs before any event is written.
-pub(crate) fn layout(plane: &XPlane) -> Vec<(i64, String)> {
+pub(crate) fn layout(plane: &XPlane, symbols: &Symbols) -> Vec<(i64, String)> {
     let mut copy = plane.clone();
-    derive_timelines(&mut copy);
+    derive_timelines(&mut copy, symbols);
     copy.lines
         .iter()
         .map(|l| {

@@ -294,7 +294,6 @@ impl HostOffload {
                     (copy.begin as i64).wrapping_sub(base),
                 )),
                 stats,
-                ..Default::default()
             });
         }
     }
