@@ -151,6 +151,38 @@ impl GpuEventStats {
 
 /// `DeriveEventsFromAnnotations` on a GPU plane.
 pub(super) fn derive(plane: &mut XPlane, symbols: &Symbols) {
+    let counts: Vec<usize> = plane.lines.iter().map(|l| l.events.len()).collect();
+    let mut editor = could_derive(plane).then(|| Editor::new(plane));
+    number_lines(plane, &counts, |plane, stream, first| {
+        if let Some(editor) = editor.as_mut() {
+            derive_for_stream(plane, editor, symbols, stream, first);
+        }
+    });
+    plane.lines.retain(|l| !l.events.is_empty());
+}
+
+/// Whether any kernel of the plane can give a derived event: the plane has kernel stats
+/// (`kernel_details`, `cuda_graph_exec_id`) and stats to derive from (`hlo_module`, `hlo_op`,
+/// `tf_op`). Without them xprof derives nothing and only numbers the lines.
+pub(super) fn could_derive(plane: &XPlane) -> bool {
+    let has = |names: &[&str]| {
+        plane
+            .stat_metadata
+            .values()
+            .any(|m| names.contains(&m.name.as_str()))
+    };
+    has(&["kernel_details", "cuda_graph_exec_id"]) && has(&["hlo_module", "hlo_op", "tf_op"])
+}
+
+/// Gives every line its display position, streams in xprof's order (compute streams first, then
+/// more events first, with libstdc++'s `std::sort`), each followed by the positions of its derived
+/// lines; `derive` adds a stream's derived lines (stream line id, first derived id) first.
+/// `counts` are the events of each line before any is derived.
+pub(super) fn number_lines(
+    plane: &mut XPlane,
+    counts: &[usize],
+    mut derive: impl FnMut(&mut XPlane, i64, i64),
+) {
     let streams: Vec<usize> = (0..plane.lines.len())
         .filter(|&i| {
             plane
@@ -164,7 +196,6 @@ pub(super) fn derive(plane: &mut XPlane, symbols: &Symbols) {
         .iter()
         .map(|l| l.name.contains("Compute"))
         .collect();
-    let counts: Vec<usize> = plane.lines.iter().map(|l| l.events.len()).collect();
     let is_compute = |i: usize| compute.get(i).copied().unwrap_or(false);
     let count = |i: usize| counts.get(i).copied().unwrap_or(0);
     let mut sorted = streams;
@@ -179,14 +210,13 @@ pub(super) fn derive(plane: &mut XPlane, symbols: &Symbols) {
         .iter()
         .filter_map(|&i| plane.lines.get(i).map(|l| l.id))
         .collect();
-    let mut editor = Editor::new(plane);
     let mut next = DEVICE_DERIVED_MIN;
     let mut ordered: Vec<i64> = Vec::new();
     for stream in stream_ids {
         if next + LINES_PER_STREAM > DEVICE_DERIVED_MAX {
             break;
         }
-        derive_for_stream(plane, &mut editor, symbols, stream, next);
+        derive(plane, stream, next);
         ordered.push(stream);
         // xprof 2.24.2 gives each stream six positions after its own: its derived lines in the
         // order name scope, framework ops, modules, XLA ops, source, then one left unused.
@@ -211,7 +241,6 @@ pub(super) fn derive(plane: &mut XPlane, symbols: &Symbols) {
             line.display_id = p;
         }
     }
-    plane.lines.retain(|l| !l.events.is_empty());
 }
 
 /// The derived line id and name of kind `kind` (a `kThreadId...` constant) for the stream `from`,

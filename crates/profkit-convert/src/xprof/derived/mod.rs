@@ -99,8 +99,41 @@ pub(crate) fn derive_timelines(plane: &mut XPlane, symbols: &Symbols) {
 /// The lines a plane shows once [`derive_timelines`] has run on a copy of it, as (display id,
 /// display name): what the trace viewer's metadata needs before any event is written.
 pub(crate) fn layout(plane: &XPlane, symbols: &Symbols) -> Vec<(i64, String)> {
-    let mut copy = plane.clone();
-    derive_timelines(&mut copy, symbols);
+    let gpu = plane.name.starts_with(GPU_PLANE_PREFIX);
+    let derives = if gpu {
+        gpu::could_derive(plane)
+    } else {
+        tpu::could_derive(plane)
+    };
+    let copy = if derives {
+        let mut copy = plane.clone();
+        derive_timelines(&mut copy, symbols);
+        copy
+    } else {
+        // Nothing to derive: the lines alone (numbered on GPU), those with events kept.
+        let counts: Vec<usize> = plane.lines.iter().map(|l| l.events.len()).collect();
+        let mut copy = XPlane {
+            name: plane.name.clone(),
+            lines: plane
+                .lines
+                .iter()
+                .map(|l| profkit_xplane::XLine {
+                    id: l.id,
+                    display_id: l.display_id,
+                    name: l.name.clone(),
+                    display_name: l.display_name.clone(),
+                    ..Default::default()
+                })
+                .collect(),
+            ..XPlane::default()
+        };
+        if gpu {
+            gpu::number_lines(&mut copy, &counts, |_, _, _| {});
+        }
+        let mut kept = counts.iter().map(|&c| c > 0);
+        copy.lines.retain(|_| kept.next().unwrap_or(false));
+        copy
+    };
     copy.lines
         .iter()
         .map(|l| {

@@ -33,8 +33,25 @@ struct EventInfo {
     is_async: Option<u64>,
 }
 
+/// Whether any event of the plane can give a derived event: the plane has `tf_op` or `source`
+/// stats, or an op on a buffer in host memory (`S(5)` in its name).
+pub(super) fn could_derive(plane: &XPlane) -> bool {
+    plane
+        .stat_metadata
+        .values()
+        .any(|m| m.name == "tf_op" || m.name == "source")
+        || plane
+            .event_metadata
+            .values()
+            .any(|m| m.name.contains(HOST_MEMORY_LABEL))
+}
+
 /// `DeriveLinesFromStats` on a TensorCore plane.
 pub(super) fn derive(plane: &mut XPlane) {
+    if !could_derive(plane) {
+        plane.lines.retain(|l| !l.events.is_empty());
+        return;
+    }
     // Every event of every line, sorted by start then shorter first.
     let mut order: Vec<(Span, (usize, usize))> = Vec::new();
     for (li, line) in plane.lines.iter().enumerate() {
