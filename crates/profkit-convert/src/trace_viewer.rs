@@ -191,11 +191,12 @@ impl Shadow {
                 .collect(),
             ..XPlane::default()
         };
+        let counts: Vec<usize> = plane.lines.iter().map(|l| l.events.len()).collect();
         Shadow {
+            derived: SpaceFacts::derived_layout_without_events(&shadow, &counts),
             plane: shadow,
-            counts: plane.lines.iter().map(|l| l.events.len()).collect(),
-            derived: None,
-            symbols_known: 0,
+            counts,
+            symbols_known: usize::MAX,
         }
     }
 
@@ -357,7 +358,8 @@ fn refresh_layouts<R: Read + Seek>(
     ranges: &[(u64, u64)],
 ) -> Result<()> {
     for (shadow, &(from, to)) in shadows.iter_mut().zip(ranges) {
-        if shadow.derived.is_none() || shadow.symbols_known == facts.symbols_known() {
+        // (A layout made without events, `symbols_known` at its maximum, needs no symbols.)
+        if shadow.derived.is_none() || shadow.symbols_known >= facts.symbols_known() {
             continue;
         }
         input.seek(SeekFrom::Start(start + from))?;
@@ -433,7 +435,8 @@ fn light_pass<R: Read>(
     while let Some(item) = splitter.next_item()? {
         if let crate::lite::Item::Plane { bytes, from, to } = item {
             let lite = crate::lite::decode(bytes.clone())?;
-            if SpaceFacts::needs_events(&lite.name) {
+            let stat_names = lite.stat_metadata.values().map(|m| m.name.as_str());
+            if SpaceFacts::needs_events_with(&lite.name, stat_names) {
                 let plane = profkit_xplane::decode_plane(bytes).ok()?;
                 facts.observe(&plane);
                 shadows.push(Shadow::of(&plane, &facts));

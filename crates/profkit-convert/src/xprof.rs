@@ -196,7 +196,25 @@ impl SpaceFacts {
             || name == METADATA_PLANE_NAME
             || name == derived::SCOPE_RANGE_TREE_PLANE_NAME
             || tensor_core_id(name).is_some()
-            || derived::applies(name)
+    }
+
+    /// Whether the first pass needs the events of the plane named `name`, given the names of its
+    /// stat metadata: [`SpaceFacts::needs_events`], or a GPU plane whose derived lines depend on
+    /// its events.
+    pub fn needs_events_with<'a>(
+        name: &str,
+        stat_names: impl Iterator<Item = &'a str> + Clone,
+    ) -> bool {
+        Self::needs_events(name) || derived::needs_events(name, stat_names)
+    }
+
+    /// [`SpaceFacts::derived_layout`] of a plane with nothing to derive, from its lines without
+    /// events and their event counts.
+    pub fn derived_layout_without_events(
+        shadow: &XPlane,
+        counts: &[usize],
+    ) -> Option<Vec<(i64, String)>> {
+        derived::applies(&shadow.name).then(|| derived::layout_without_events(shadow, counts))
     }
 
     /// The lines the plane shows once xprof has derived its timelines (see

@@ -165,12 +165,12 @@ pub(super) fn derive(plane: &mut XPlane, symbols: &Symbols) {
 /// (`kernel_details`, `cuda_graph_exec_id`) and stats to derive from (`hlo_module`, `hlo_op`,
 /// `tf_op`). Without them xprof derives nothing and only numbers the lines.
 pub(super) fn could_derive(plane: &XPlane) -> bool {
-    let has = |names: &[&str]| {
-        plane
-            .stat_metadata
-            .values()
-            .any(|m| names.contains(&m.name.as_str()))
-    };
+    could_derive_with(plane.stat_metadata.values().map(|m| m.name.as_str()))
+}
+
+/// [`could_derive`] from the names of the plane's stat metadata.
+pub(super) fn could_derive_with<'a>(stat_names: impl Iterator<Item = &'a str> + Clone) -> bool {
+    let has = |names: &[&str]| stat_names.clone().any(|n| names.contains(&n));
     has(&["kernel_details", "cuda_graph_exec_id"]) && has(&["hlo_module", "hlo_op", "tf_op"])
 }
 

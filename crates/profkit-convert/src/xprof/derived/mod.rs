@@ -110,9 +110,8 @@ pub(crate) fn layout(plane: &XPlane, symbols: &Symbols) -> Vec<(i64, String)> {
         derive_timelines(&mut copy, symbols);
         copy
     } else {
-        // Nothing to derive: the lines alone (numbered on GPU), those with events kept.
         let counts: Vec<usize> = plane.lines.iter().map(|l| l.events.len()).collect();
-        let mut copy = XPlane {
+        let shadow = XPlane {
             name: plane.name.clone(),
             lines: plane
                 .lines
@@ -127,14 +126,39 @@ pub(crate) fn layout(plane: &XPlane, symbols: &Symbols) -> Vec<(i64, String)> {
                 .collect(),
             ..XPlane::default()
         };
-        if gpu {
-            gpu::number_lines(&mut copy, &counts, |_, _, _| {});
-        }
-        let mut kept = counts.iter().map(|&c| c > 0);
-        copy.lines.retain(|_| kept.next().unwrap_or(false));
-        copy
+        return layout_without_events(&shadow, &counts);
     };
-    copy.lines
+    shown_lines(&copy)
+}
+
+/// [`layout`] for a plane with nothing to derive, from its lines without their events (`shadow`)
+/// and how many events each had: the lines with events, numbered on a GPU plane.
+pub(crate) fn layout_without_events(shadow: &XPlane, counts: &[usize]) -> Vec<(i64, String)> {
+    let mut copy = shadow.clone();
+    if copy.name.starts_with(GPU_PLANE_PREFIX) {
+        gpu::number_lines(&mut copy, counts, |_, _, _| {});
+    }
+    let mut kept = counts
+        .iter()
+        .map(|&c| c > 0)
+        .chain(std::iter::repeat(false));
+    copy.lines.retain(|_| kept.next().unwrap_or(false));
+    shown_lines(&copy)
+}
+
+/// Whether the first pass needs the events of the plane named `name` with stat metadata named
+/// `stat_names` to lay out its derived lines (a GPU plane with stats to derive from).
+pub(crate) fn needs_events<'a>(
+    name: &str,
+    stat_names: impl Iterator<Item = &'a str> + Clone,
+) -> bool {
+    name.starts_with(GPU_PLANE_PREFIX) && gpu::could_derive_with(stat_names)
+}
+
+/// The (display id, display name) of each line.
+fn shown_lines(plane: &XPlane) -> Vec<(i64, String)> {
+    plane
+        .lines
         .iter()
         .map(|l| {
             let id = if l.display_id != 0 {
