@@ -50,6 +50,7 @@ pub fn cases() -> Vec<Case> {
         ("tpu-derived", tpu_derived()),
         ("gpu-hlo", gpu_hlo()),
         ("gpu-scope-ranges", gpu_scope_ranges()),
+        ("gpu-cuda-graph", gpu_cuda_graph()),
     ];
     let mut cases: Vec<Case> = spaces
         .into_iter()
@@ -1763,4 +1764,102 @@ fn gpu_scope_ranges() -> XSpace {
         });
     }
     space(vec![tree, gpu])
+}
+
+/// CUDA graph launches on a GPU stream: graph executions without `kernel_details` (which xprof
+/// counts as kernels), inner nodes whose `cuda_graph_id` and `correlation_id` go to their XLA op
+/// event, a module without ops, an op with an empty `hlo_op`, and a line whose id is one of the
+/// derived line ids (not a stream).
+fn gpu_cuda_graph() -> XSpace {
+    let gpu = plane(1, "/device:GPU:0", |b| {
+        let mut s = b.line(7);
+        s.set_name("Stream #7(Compute)").set_timestamp_ns(1_000);
+        s.add_event("graph_exec")
+            .set_offset_ps(US)
+            .set_duration_ps(3 * US)
+            .add_stat("cuda_graph_exec_id", 11_u64)
+            .add_stat(stats::HLO_MODULE, "jit_graph")
+            .add_stat(stats::PROGRAM_ID, 4_u64)
+            .add_stat(stats::HLO_OP, "command_buffer.1");
+        s.add_event("node_a")
+            .set_offset_ps(5 * US)
+            .set_duration_ps(US)
+            .add_stat(stats::KERNEL_DETAILS, "regs:8")
+            .add_stat(stats::HLO_MODULE, "jit_graph")
+            .add_stat(stats::PROGRAM_ID, 4_u64)
+            .add_stat(stats::HLO_OP, "while.3::fusion.4")
+            .add_stat("cuda_graph_id", 21_u64)
+            .add_stat(stats::CORRELATION_ID, 77_u64);
+        s.add_event("node_b")
+            .set_offset_ps(6 * US)
+            .set_duration_ps(US)
+            .add_stat(stats::KERNEL_DETAILS, "regs:8")
+            .add_stat(stats::HLO_MODULE, "jit_graph")
+            .add_stat(stats::PROGRAM_ID, 4_u64)
+            .add_stat(stats::HLO_OP, "while.3::fusion.4")
+            .add_stat("cuda_graph_id", 22_u64);
+        s.add_event("node_d")
+            .set_offset_ps(7 * US + US / 2)
+            .set_duration_ps(US / 4)
+            .add_stat(stats::KERNEL_DETAILS, "regs:8")
+            .add_stat(stats::HLO_MODULE, "jit_graph")
+            .add_stat(stats::PROGRAM_ID, 4_u64)
+            .add_stat(stats::HLO_OP, "fusion.6")
+            .add_stat("cuda_graph_id", 22_u64)
+            .add_stat(stats::CORRELATION_ID, 79_u64);
+        s.add_event("node_e")
+            .set_offset_ps(14 * US)
+            .set_duration_ps(US)
+            .add_stat(stats::KERNEL_DETAILS, "regs:8")
+            .add_stat("cuda_graph_id", 23_u64)
+            .add_stat(stats::CORRELATION_ID, 80_u64);
+        s.add_event("node_h")
+            .set_offset_ps(15 * US + US / 2)
+            .set_duration_ps(US / 4)
+            .add_stat(stats::KERNEL_DETAILS, "regs:8")
+            .add_stat(stats::HLO_MODULE, "jit_other")
+            .add_stat("cuda_graph_id", 23_u64);
+        s.add_event("node_f")
+            .set_offset_ps(16 * US)
+            .set_duration_ps(US)
+            .add_stat(stats::KERNEL_DETAILS, "regs:8")
+            .add_stat(stats::TF_OP, "model/Relu:Relu")
+            .add_stat("cuda_graph_id", 24_u64);
+        s.add_event("node_g")
+            .set_offset_ps(18 * US)
+            .set_duration_ps(US)
+            .add_stat(stats::KERNEL_DETAILS, "regs:8")
+            .add_stat(stats::HLO_MODULE, "jit_graph")
+            .add_stat(stats::PROGRAM_ID, 4_u64)
+            .add_stat(stats::HLO_OP, "fusion.7")
+            .add_stat("cuda_graph_id", 25_i64);
+        s.add_event("node_c")
+            .set_offset_ps(8 * US)
+            .set_duration_ps(US)
+            .add_stat(stats::KERNEL_DETAILS, "regs:8")
+            .add_stat(stats::HLO_MODULE, "jit_graph")
+            .add_stat(stats::PROGRAM_ID, 4_u64)
+            .add_stat(stats::HLO_OP, "fusion.5")
+            .add_stat("cuda_graph_id", 0_u64)
+            .add_stat(stats::CORRELATION_ID, 78_u64);
+        s.add_event("module_only")
+            .set_offset_ps(10 * US)
+            .set_duration_ps(US)
+            .add_stat(stats::KERNEL_DETAILS, "regs:8")
+            .add_stat(stats::HLO_MODULE, "jit_graph");
+        s.add_event("empty_op")
+            .set_offset_ps(12 * US)
+            .set_duration_ps(US)
+            .add_stat(stats::KERNEL_DETAILS, "regs:8")
+            .add_stat(stats::HLO_OP, "");
+        let mut odd = b.line(0xdead_beef + 2);
+        odd.set_name("not a stream").set_timestamp_ns(1_000);
+        odd.add_event("kernel_on_odd_line")
+            .set_offset_ps(2 * US)
+            .set_duration_ps(US)
+            .add_stat(stats::KERNEL_DETAILS, "regs:8")
+            .add_stat(stats::HLO_MODULE, "jit_graph")
+            .add_stat(stats::HLO_OP, "fusion.9");
+    });
+    space(vec![gpu])
 }

@@ -200,7 +200,23 @@ impl Shadow {
         }
     }
 
+    /// [`Shadow::of`] of a plane the caller no longer needs.
+    fn of_owned(plane: XPlane, facts: &SpaceFacts) -> Shadow {
+        let mut shadow = Shadow::of_lines(&plane);
+        shadow.derived = facts.derived_layout_owned(plane);
+        shadow.symbols_known = facts.symbols_known();
+        shadow
+    }
+
     fn of(plane: &XPlane, facts: &SpaceFacts) -> Shadow {
+        let mut shadow = Shadow::of_lines(plane);
+        shadow.derived = facts.derived_layout(plane);
+        shadow.symbols_known = facts.symbols_known();
+        shadow
+    }
+
+    /// The lines of a plane, without derived layout.
+    fn of_lines(plane: &XPlane) -> Shadow {
         let mut shadow = XPlane {
             id: plane.id,
             name: plane.name.clone(),
@@ -220,8 +236,8 @@ impl Shadow {
         Shadow {
             plane: shadow,
             counts: plane.lines.iter().map(|l| l.events.len()).collect(),
-            derived: facts.derived_layout(plane),
-            symbols_known: facts.symbols_known(),
+            derived: None,
+            symbols_known: 0,
         }
     }
 }
@@ -366,7 +382,7 @@ fn refresh_layouts<R: Read + Seek>(
         for item in XSpaceReader::new((&mut *input).take(to - from), options.read) {
             match item {
                 Ok(SpaceItem::Plane(plane)) => {
-                    shadow.derived = facts.derived_layout(&plane);
+                    shadow.derived = facts.derived_layout_owned(plane);
                     shadow.symbols_known = facts.symbols_known();
                 }
                 Ok(_) => {}
@@ -410,7 +426,7 @@ fn full_pass<R: Read>(
         let Some(item) = reader.next() else { break };
         if let SpaceItem::Plane(plane) = item? {
             facts.observe(&plane);
-            shadows.push(Shadow::of(&plane, &facts));
+            shadows.push(Shadow::of_owned(plane, &facts));
             ranges.push((before, reader.offset()));
         }
         if let Some(report) = progress.as_mut() {
@@ -439,7 +455,7 @@ fn light_pass<R: Read>(
             if SpaceFacts::needs_events_with(&lite.name, stat_names) {
                 let plane = profkit_xplane::decode_plane(bytes).ok()?;
                 facts.observe(&plane);
-                shadows.push(Shadow::of(&plane, &facts));
+                shadows.push(Shadow::of_owned(plane, &facts));
             } else {
                 facts.observe_names(
                     &lite.name,

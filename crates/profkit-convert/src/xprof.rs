@@ -223,6 +223,11 @@ impl SpaceFacts {
         derived::applies(&plane.name).then(|| derived::layout(plane, &self.symbols))
     }
 
+    /// [`SpaceFacts::derived_layout`] of a plane the caller no longer needs (no copy).
+    pub fn derived_layout_owned(&self, plane: XPlane) -> Option<Vec<(i64, String)>> {
+        derived::applies(&plane.name).then(|| derived::layout_owned(plane, &self.symbols))
+    }
+
     /// How many HLO modules the space's metadata plane gave so far (a layout made with fewer is
     /// made again).
     pub fn symbols_known(&self) -> usize {

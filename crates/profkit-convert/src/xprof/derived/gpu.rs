@@ -5,7 +5,7 @@
 use std::collections::HashMap;
 
 use profkit_events::report::std_sort;
-use profkit_xplane::{XPlane, XStat, x_stat};
+use profkit_xplane::{XEvent, XPlane, XStat, x_stat};
 
 use super::Symbols;
 use super::builder::{Editor, Lines, Span, sort_by_span, span_of, start_timestamp_ns};
@@ -18,9 +18,9 @@ use super::{
 /// Derived line ids each stream takes (`kThreadIdSource - kThreadIdTfNameScope + 1`), each with a
 /// display position after the stream's own.
 const LINES_PER_STREAM: i64 = LINE_SOURCE - LINE_TF_NAME_SCOPE + 1;
-/// A line id no line has, for the display position xprof leaves unused after each stream's
-/// derived lines.
-const UNUSED_POSITION: i64 = i64::MIN;
+/// The offset from a stream's first derived line id of its `Command Buffers` line (xprof 2.24.2's
+/// own id for it is not seen in its output; this one is free in each stream's range).
+const COMMAND_BUFFERS_OFFSET: i64 = 4;
 
 /// A stat value as TSL's visitor reads it, by the stat's metadata name.
 /// The names are those of the plane when it is made: stats added later are not read.
@@ -41,6 +41,18 @@ impl StatReader {
 
     pub fn name(&self, stat: &XStat) -> &str {
         self.names.get(&stat.metadata_id).map_or("", String::as_str)
+    }
+
+    /// [`StatReader::str_or_ref`] without a copy.
+    pub fn str_or_ref_ref<'a>(&'a self, stat: &'a XStat) -> &'a str {
+        match &stat.value {
+            Some(x_stat::Value::StrValue(s)) => s,
+            Some(x_stat::Value::RefValue(r)) => i64::try_from(*r)
+                .ok()
+                .and_then(|r| self.names.get(&r))
+                .map_or("", String::as_str),
+            _ => "",
+        }
     }
 
     /// `StrOrRefValue`: the text, the referenced stat metadata's name, or empty.
@@ -82,14 +94,14 @@ fn uint_value(stat: &XStat) -> u64 {
     }
 }
 
-/// xprof's `GpuEventStats`: what a device event's own stats say.
+/// xprof's `GpuEventStats`: what a device event's own stats say (borrowed from the event).
 #[derive(Clone, Debug, Default)]
-struct GpuEventStats {
-    tf_op: String,
-    hlo_ops: Vec<String>,
-    hlo_module: String,
+struct GpuEventStats<'a> {
+    tf_op: &'a str,
+    hlo_ops: Vec<&'a str>,
+    hlo_module: &'a str,
     program_id: Option<u64>,
-    kernel_details: String,
+    kernel_details: &'a str,
     correlation_id: Option<i64>,
     group_id: Option<i64>,
     cuda_graph_exec_id: Option<u64>,
@@ -97,22 +109,16 @@ struct GpuEventStats {
     scope_range_id: Option<i64>,
 }
 
-impl GpuEventStats {
-    fn of(reader: &StatReader, stats: &[XStat]) -> GpuEventStats {
+impl<'a> GpuEventStats<'a> {
+    fn of(reader: &'a StatReader, stats: &'a [XStat]) -> GpuEventStats<'a> {
         let mut out = GpuEventStats::default();
         for stat in stats {
             match reader.name(stat) {
-                "tf_op" => out.tf_op = reader.str_or_ref(stat),
-                "hlo_op" => {
-                    out.hlo_ops = reader
-                        .str_or_ref(stat)
-                        .split("::")
-                        .map(str::to_owned)
-                        .collect();
-                }
-                "hlo_module" => out.hlo_module = reader.str_or_ref(stat),
+                "tf_op" => out.tf_op = reader.str_or_ref_ref(stat),
+                "hlo_op" => out.hlo_ops = reader.str_or_ref_ref(stat).split("::").collect(),
+                "hlo_module" => out.hlo_module = reader.str_or_ref_ref(stat),
                 "program_id" => out.program_id = Some(int_or_uint(stat)),
-                "kernel_details" => out.kernel_details = reader.str_or_ref(stat),
+                "kernel_details" => out.kernel_details = reader.str_or_ref_ref(stat),
                 "correlation_id" => out.correlation_id = Some(int_or_uint(stat) as i64),
                 "group_id" => out.group_id = Some(int_value(stat)),
                 "cuda_graph_exec_id" => out.cuda_graph_exec_id = Some(uint_value(stat)),
@@ -132,20 +138,27 @@ impl GpuEventStats {
         !self.hlo_ops.is_empty()
     }
 
-    /// `HloModuleEventName`: `module(program_id)`, or the module alone.
-    fn module_event_name(&self) -> String {
-        match self.program_id {
-            Some(id) => format!("{}({id})", self.hlo_module),
-            None => self.hlo_module.clone(),
+    /// `HloModuleEventName`: `module(program_id)`, or the module alone (into `out`).
+    fn module_event_name(&self, out: &mut String) {
+        out.clear();
+        out.push_str(self.hlo_module);
+        if let Some(id) = self.program_id {
+            out.push('(');
+            out.push_str(itoa::Buffer::new().format(id));
+            out.push(')');
         }
     }
 
-    /// `HloOpEventPrefix`: what makes an op's metadata name unique to its module.
-    fn op_prefix(&self) -> String {
+    /// `HloOpEventPrefix` and the op: what makes an op's metadata name unique to its module
+    /// (into `out`).
+    fn op_event_name(&self, op: &str, out: &mut String) {
+        out.clear();
         match self.program_id {
-            Some(id) => format!("{id}/"),
-            None => format!("{}/", self.hlo_module),
+            Some(id) => out.push_str(itoa::Buffer::new().format(id)),
+            None => out.push_str(self.hlo_module),
         }
+        out.push('/');
+        out.push_str(op);
     }
 }
 
@@ -153,9 +166,10 @@ impl GpuEventStats {
 pub(super) fn derive(plane: &mut XPlane, symbols: &Symbols) {
     let counts: Vec<usize> = plane.lines.iter().map(|l| l.events.len()).collect();
     let mut editor = could_derive(plane).then(|| Editor::new(plane));
+    let reader = StatReader::new(plane);
     number_lines(plane, &counts, |plane, stream, first| {
         if let Some(editor) = editor.as_mut() {
-            derive_for_stream(plane, editor, symbols, stream, first);
+            derive_for_stream(plane, editor, &reader, symbols, stream, first);
         }
     });
     plane.lines.retain(|l| !l.events.is_empty());
@@ -163,7 +177,7 @@ pub(super) fn derive(plane: &mut XPlane, symbols: &Symbols) {
 
 /// Whether any kernel of the plane can give a derived event: the plane has kernel stats
 /// (`kernel_details`, `cuda_graph_exec_id`) and stats to derive from (`hlo_module`, `hlo_op`,
-/// `tf_op`). Without them xprof derives nothing and only numbers the lines.
+/// `tf_op`, `cuda_graph_id`). Without them xprof derives nothing and only numbers the lines.
 pub(super) fn could_derive(plane: &XPlane) -> bool {
     could_derive_with(plane.stat_metadata.values().map(|m| m.name.as_str()))
 }
@@ -171,7 +185,8 @@ pub(super) fn could_derive(plane: &XPlane) -> bool {
 /// [`could_derive`] from the names of the plane's stat metadata.
 pub(super) fn could_derive_with<'a>(stat_names: impl Iterator<Item = &'a str> + Clone) -> bool {
     let has = |names: &[&str]| stat_names.clone().any(|n| names.contains(&n));
-    has(&["kernel_details", "cuda_graph_exec_id"]) && has(&["hlo_module", "hlo_op", "tf_op"])
+    has(&["kernel_details", "cuda_graph_exec_id"])
+        && has(&["hlo_module", "hlo_op", "tf_op", "cuda_graph_id"])
 }
 
 /// Gives every line its display position, streams in xprof's order (compute streams first, then
@@ -219,7 +234,7 @@ pub(super) fn number_lines(
         derive(plane, stream, next);
         ordered.push(stream);
         // xprof 2.24.2 gives each stream six positions after its own: its derived lines in the
-        // order name scope, framework ops, modules, XLA ops, source, then one left unused.
+        // order name scope, framework ops, modules, XLA ops, source, command buffers.
         for kind in [
             LINE_TF_NAME_SCOPE,
             LINE_TF_OP,
@@ -229,7 +244,7 @@ pub(super) fn number_lines(
         ] {
             ordered.push(derived_line(next, kind, stream, "").0);
         }
-        ordered.push(UNUSED_POSITION);
+        ordered.push(next + COMMAND_BUFFERS_OFFSET);
         next += LINES_PER_STREAM;
     }
     let mut position: HashMap<i64, i64> = HashMap::new();
@@ -256,51 +271,81 @@ fn derived_line(first: i64, kind: i64, from: i64, name: &str) -> (i64, String) {
 fn derive_for_stream(
     plane: &mut XPlane,
     editor: &mut Editor,
+    reader: &StatReader,
     symbols: &Symbols,
     stream: i64,
     first: i64,
 ) {
-    let reader = StatReader::new(plane);
-    let mut stats: Vec<GpuEventStats> = Vec::new();
-    let mut order: Vec<(Span, usize)> = Vec::new();
-    for line in &plane.lines {
+    // The stream's events are taken out of the plane while the derived lines are added, and put
+    // back after (derived lines never have a stream's id).
+    let mut taken: Vec<(usize, Vec<XEvent>)> = Vec::new();
+    let mut order: Vec<(Span, (usize, usize))> = Vec::new();
+    for (li, line) in plane.lines.iter_mut().enumerate() {
         if line.id != stream || is_derived_line_id(line.id) {
             continue;
         }
-        for event in &line.events {
-            order.push((span_of(line, event), stats.len()));
-            stats.push(GpuEventStats::of(&reader, &event.stats));
+        for (ei, event) in line.events.iter().enumerate() {
+            order.push((span_of(line, event), (taken.len(), ei)));
+        }
+        taken.push((li, std::mem::take(&mut line.events)));
+    }
+    sort_by_span(&mut order);
+    derive_events(
+        plane, editor, reader, symbols, stream, first, &taken, &order,
+    );
+    for (li, events) in taken {
+        if let Some(line) = plane.lines.get_mut(li) {
+            line.events = events;
         }
     }
-    drop(reader);
-    sort_by_span(&mut order);
-    let mut stats: Vec<Option<GpuEventStats>> = stats.into_iter().map(Some).collect();
+}
+
+/// The derived lines of one stream from its kernels (`taken`, visited in `order`).
+#[allow(clippy::too_many_arguments)]
+fn derive_events(
+    plane: &mut XPlane,
+    editor: &mut Editor,
+    reader: &StatReader,
+    symbols: &Symbols,
+    stream: i64,
+    first: i64,
+    taken: &[(usize, Vec<XEvent>)],
+    order: &[(Span, (usize, usize))],
+) {
     let start = start_timestamp_ns(plane);
     let mut lines = Lines::new(true);
-    let mut add = |lines: &mut Lines, kind: i64, name: &str, deps: Vec<usize>| {
-        let (id, name) = derived_line(first, kind, stream, name);
+    let mut add = |lines: &mut Lines, (id, name): (i64, String), deps: Vec<usize>| {
         lines.add(plane, editor, id, &name, start, deps)
     };
-    let ops = add(&mut lines, LINE_TF_OP, "Framework Ops", vec![]);
+    let line = |kind: i64, name: &str| derived_line(first, kind, stream, name);
+    let ops = add(&mut lines, line(LINE_TF_OP, "Framework Ops"), vec![]);
     let name_scope = add(
         &mut lines,
-        LINE_TF_NAME_SCOPE,
-        "Framework Name Scope",
+        line(LINE_TF_NAME_SCOPE, "Framework Name Scope"),
         vec![ops],
     );
-    let hlo_ops = add(&mut lines, LINE_HLO_OP, "XLA Ops", vec![]);
+    let hlo_ops = add(&mut lines, line(LINE_HLO_OP, "XLA Ops"), vec![]);
+    let command_buffers = add(
+        &mut lines,
+        (
+            first + COMMAND_BUFFERS_OFFSET,
+            format!("Command Buffers - from #{stream}"),
+        ),
+        vec![],
+    );
     let modules = add(
         &mut lines,
-        LINE_HLO_MODULE,
-        "XLA Modules",
-        vec![name_scope, hlo_ops],
+        line(LINE_HLO_MODULE, "XLA Modules"),
+        vec![name_scope, hlo_ops, command_buffers],
     );
-    let source = add(&mut lines, LINE_SOURCE, "Source code", vec![]);
+    let source = add(&mut lines, line(LINE_SOURCE, "Source code"), vec![]);
     let framework = FrameworkLines { name_scope, ops };
-    for (span, index) in order {
-        let Some(stats) = stats.get_mut(index).and_then(Option::take) else {
+    let mut name = String::new();
+    for &(span, (slot, ei)) in order {
+        let Some(event) = taken.get(slot).and_then(|(_, events)| events.get(ei)) else {
             continue;
         };
+        let stats = GpuEventStats::of(reader, &event.stats);
         if !stats.is_kernel() && stats.cuda_graph_exec_id.is_none() {
             continue;
         }
@@ -313,23 +358,21 @@ fn derive_for_stream(
             .map(Some)
             .collect();
         if !stats.hlo_module.is_empty() {
-            let id = editor.event_metadata(plane, &stats.module_event_name());
+            stats.module_event_name(&mut name);
+            let id = editor.event_metadata(plane, &name);
             let scope = level_scopes.last().copied().flatten();
             lines.expand_or_add(plane, editor, modules, id, span, stats.group_id, scope);
         }
         if stats.is_xla_op() {
-            let innermost = stats.hlo_ops.last().map_or("", String::as_str);
+            let innermost = stats.hlo_ops.last().copied().unwrap_or("");
             let symbol = symbols.resolve(stats.program_id, innermost);
-            let prefix = stats.op_prefix();
-            let ids: Vec<i64> = stats
-                .hlo_ops
-                .iter()
-                .map(|op| {
-                    let id = editor.event_metadata(plane, &format!("{prefix}{op}"));
-                    super::builder::set_display_name_if_empty(plane, id, || op.clone());
-                    id
-                })
-                .collect();
+            let mut ids: Vec<i64> = Vec::with_capacity(stats.hlo_ops.len());
+            for op in &stats.hlo_ops {
+                stats.op_event_name(op, &mut name);
+                let id = editor.event_metadata(plane, &name);
+                super::builder::set_display_name_if_empty(plane, id, || (*op).to_owned());
+                ids.push(id);
+            }
             let scopes: Vec<Option<i64>> = if level_scopes.len() == ids.len() {
                 level_scopes.iter().rev().copied().collect()
             } else {
@@ -358,20 +401,17 @@ fn derive_for_stream(
                     }
                 }
             }
-            if !symbol.tf_op_name.is_empty() {
+            let (tf_op_name, source_info) = symbol.map_or(("", ""), |s| {
+                (s.tf_op_name.as_str(), s.source_info.as_str())
+            });
+            if !tf_op_name.is_empty() {
                 let group = stats.group_id;
                 add_op_event(
-                    plane,
-                    editor,
-                    &mut lines,
-                    framework,
-                    &symbol.tf_op_name,
-                    span,
-                    group,
+                    plane, editor, &mut lines, framework, tf_op_name, span, group,
                 );
             }
-            if !symbol.source_info.is_empty() {
-                let id = editor.event_metadata(plane, &symbol.source_info);
+            if !source_info.is_empty() {
+                let id = editor.event_metadata(plane, source_info);
                 lines.expand_or_add(plane, editor, source, id, span, stats.group_id, None);
             }
         } else if !stats.tf_op.is_empty() {
@@ -380,10 +420,35 @@ fn derive_for_stream(
                 editor,
                 &mut lines,
                 framework,
-                &stats.tf_op,
+                stats.tf_op,
                 span,
                 stats.group_id,
             );
+        }
+        // A CUDA graph's inner node: its graph's `Command Buffer <id>` event, which keeps the
+        // last node's correlation id.
+        if let Some(graph) = stats.cuda_graph_id.filter(|&g| g != 0) {
+            name.clear();
+            name.push_str("Command Buffer ");
+            name.push_str(itoa::Buffer::new().format(graph));
+            let id = editor.event_metadata(plane, &name);
+            lines.expand_or_add(
+                plane,
+                editor,
+                command_buffers,
+                id,
+                span,
+                stats.group_id,
+                None,
+            );
+            let graph_stat = editor.stat_metadata(plane, "cuda_graph_id");
+            let value = x_stat::Value::Uint64Value(graph);
+            lines.set_stat_on_level(plane, command_buffers, 0, graph_stat, value);
+            if let Some(correlation) = stats.correlation_id {
+                let stat = editor.stat_metadata(plane, "correlation_id");
+                let value = x_stat::Value::Int64Value(correlation);
+                lines.set_stat_on_level(plane, command_buffers, 0, stat, value);
+            }
         }
     }
 }

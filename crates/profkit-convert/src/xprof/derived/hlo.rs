@@ -170,12 +170,10 @@ impl Symbols {
         }
     }
 
-    /// The symbol of instruction `name` of program `program_id` (empty when unknown).
-    pub fn resolve(&self, program_id: Option<u64>, name: &str) -> Symbol {
+    /// The symbol of instruction `name` of program `program_id`, if known.
+    pub fn resolve(&self, program_id: Option<u64>, name: &str) -> Option<&Symbol> {
         program_id
             .and_then(|p| self.modules.get(&p))
             .and_then(|m| m.get(name))
-            .cloned()
-            .unwrap_or_default()
     }
 }

@@ -99,17 +99,34 @@ pub(crate) fn derive_timelines(plane: &mut XPlane, symbols: &Symbols) {
 /// The lines a plane shows once [`derive_timelines`] has run on a copy of it, as (display id,
 /// display name): what the trace viewer's metadata needs before any event is written.
 pub(crate) fn layout(plane: &XPlane, symbols: &Symbols) -> Vec<(i64, String)> {
-    let gpu = plane.name.starts_with(GPU_PLANE_PREFIX);
-    let derives = if gpu {
+    if could_derive(plane) {
+        layout_owned(plane.clone(), symbols)
+    } else {
+        layout_light(plane)
+    }
+}
+
+/// [`layout`] of a plane the caller no longer needs (derived in place, without a copy).
+pub(crate) fn layout_owned(mut plane: XPlane, symbols: &Symbols) -> Vec<(i64, String)> {
+    if could_derive(&plane) {
+        derive_timelines(&mut plane, symbols);
+        shown_lines(&plane)
+    } else {
+        layout_light(&plane)
+    }
+}
+
+fn could_derive(plane: &XPlane) -> bool {
+    if plane.name.starts_with(GPU_PLANE_PREFIX) {
         gpu::could_derive(plane)
     } else {
         tpu::could_derive(plane)
-    };
-    let copy = if derives {
-        let mut copy = plane.clone();
-        derive_timelines(&mut copy, symbols);
-        copy
-    } else {
+    }
+}
+
+/// [`layout`] of a plane with nothing to derive.
+fn layout_light(plane: &XPlane) -> Vec<(i64, String)> {
+    {
         let counts: Vec<usize> = plane.lines.iter().map(|l| l.events.len()).collect();
         let shadow = XPlane {
             name: plane.name.clone(),
@@ -126,9 +143,8 @@ pub(crate) fn layout(plane: &XPlane, symbols: &Symbols) -> Vec<(i64, String)> {
                 .collect(),
             ..XPlane::default()
         };
-        return layout_without_events(&shadow, &counts);
-    };
-    shown_lines(&copy)
+        layout_without_events(&shadow, &counts)
+    }
 }
 
 /// [`layout`] for a plane with nothing to derive, from its lines without their events (`shadow`)
