@@ -290,6 +290,9 @@ fn compare(path: &Path, stem: &str, events: u64, bytes: usize) {
         );
         identical = Some(same);
     }
+    // The outputs are only for this comparison (hundreds of MB each).
+    let _ = std::fs::remove_file(&ours_out);
+    let _ = std::fs::remove_file(&xprof_out);
     let record = serde_json::json!({
         "events": events,
         "bytes": bytes,

@@ -5,7 +5,7 @@
 use std::collections::HashMap;
 
 use profkit_events::report::std_sort;
-use profkit_xplane::{XEvent, XPlane, XStat, x_stat};
+use profkit_xplane::{XEvent, XLine, XPlane, XStat, x_stat};
 
 use super::Symbols;
 use super::builder::{Editor, Lines, Span, sort_by_span, span_of, start_timestamp_ns};
@@ -21,6 +21,8 @@ const LINES_PER_STREAM: i64 = LINE_SOURCE - LINE_TF_NAME_SCOPE + 1;
 /// The offset from a stream's first derived line id of its `Command Buffers` line (xprof 2.24.2's
 /// own id for it is not seen in its output; this one is free in each stream's range).
 const COMMAND_BUFFERS_OFFSET: i64 = 4;
+/// The kind of the `Command Buffers` line, for [`derived_line`].
+const LINE_COMMAND_BUFFERS: i64 = LINE_TF_NAME_SCOPE + COMMAND_BUFFERS_OFFSET;
 
 /// A stat value as TSL's visitor reads it, by the stat's metadata name.
 /// The names are those of the plane when it is made: stats added later are not read.
@@ -173,6 +175,90 @@ pub(super) fn derive(plane: &mut XPlane, symbols: &Symbols) {
         }
     });
     plane.lines.retain(|l| !l.events.is_empty());
+}
+
+/// The lines [`derive`] leaves on the plane, without deriving their events: each stream's
+/// derived lines are added (with a placeholder event) where some kernel of the stream gives them
+/// an event, which a scan of the kernels tells without merging anything.
+pub(super) fn derive_layout(plane: &mut XPlane, symbols: &Symbols) {
+    let counts: Vec<usize> = plane.lines.iter().map(|l| l.events.len()).collect();
+    let reader = StatReader::new(plane);
+    number_lines(plane, &counts, |plane, stream, first| {
+        let present = present_lines(plane, &reader, symbols, stream);
+        for (kind, name) in present {
+            let (id, name) = derived_line(first, kind, stream, name);
+            plane.lines.push(XLine {
+                id,
+                name,
+                events: vec![XEvent::default()],
+                ..XLine::default()
+            });
+        }
+    });
+    plane.lines.retain(|l| !l.events.is_empty());
+}
+
+/// The derived lines (kind, name) that the kernels of stream `stream` give events.
+fn present_lines(
+    plane: &XPlane,
+    reader: &StatReader,
+    symbols: &Symbols,
+    stream: i64,
+) -> Vec<(i64, &'static str)> {
+    let (mut scope, mut ops, mut modules, mut hlo, mut source, mut buffers) =
+        (false, false, false, false, false, false);
+    let framework = |name: &str, scope: &mut bool, ops: &mut bool| {
+        *ops = true;
+        let op = super::tf_op::parse(name);
+        if matches!(
+            op.category,
+            super::tf_op::Category::TensorFlow | super::tf_op::Category::Jax
+        ) && op.name.contains('/')
+        {
+            *scope = true;
+        }
+    };
+    for line in &plane.lines {
+        if line.id != stream || is_derived_line_id(line.id) {
+            continue;
+        }
+        for event in &line.events {
+            let stats = GpuEventStats::of(reader, &event.stats);
+            if !stats.is_kernel() && stats.cuda_graph_exec_id.is_none() {
+                continue;
+            }
+            modules |= !stats.hlo_module.is_empty();
+            buffers |= stats.cuda_graph_id.is_some_and(|g| g != 0);
+            if stats.is_xla_op() {
+                hlo = true;
+                let innermost = stats.hlo_ops.last().copied().unwrap_or("");
+                if let Some(symbol) = symbols.resolve(stats.program_id, innermost) {
+                    if !symbol.tf_op_name.is_empty() {
+                        framework(&symbol.tf_op_name, &mut scope, &mut ops);
+                    }
+                    source |= !symbol.source_info.is_empty();
+                }
+            } else if !stats.tf_op.is_empty() {
+                framework(stats.tf_op, &mut scope, &mut ops);
+            }
+        }
+    }
+    let mut out = Vec::new();
+    for (present, kind, name) in [
+        (scope, LINE_TF_NAME_SCOPE, "Framework Name Scope"),
+        (ops, LINE_TF_OP, "Framework Ops"),
+        (modules, LINE_HLO_MODULE, "XLA Modules"),
+        (hlo, LINE_HLO_OP, "XLA Ops"),
+        (source, LINE_SOURCE, "Source code"),
+    ] {
+        if present {
+            out.push((kind, name));
+        }
+    }
+    if buffers {
+        out.push((LINE_COMMAND_BUFFERS, "Command Buffers"));
+    }
+    out
 }
 
 /// Whether any kernel of the plane can give a derived event: the plane has kernel stats

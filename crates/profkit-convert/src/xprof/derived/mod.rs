@@ -108,7 +108,11 @@ pub(crate) fn layout(plane: &XPlane, symbols: &Symbols) -> Vec<(i64, String)> {
 
 /// [`layout`] of a plane the caller no longer needs (derived in place, without a copy).
 pub(crate) fn layout_owned(mut plane: XPlane, symbols: &Symbols) -> Vec<(i64, String)> {
-    if could_derive(&plane) {
+    if plane.name.starts_with(GPU_PLANE_PREFIX) && gpu::could_derive(&plane) {
+        // Which derived lines have events is known without deriving them.
+        gpu::derive_layout(&mut plane, symbols);
+        shown_lines(&plane)
+    } else if could_derive(&plane) {
         derive_timelines(&mut plane, symbols);
         shown_lines(&plane)
     } else {
