@@ -51,6 +51,7 @@ pub fn cases() -> Vec<Case> {
         ("gpu-hlo", gpu_hlo()),
         ("gpu-scope-ranges", gpu_scope_ranges()),
         ("gpu-cuda-graph", gpu_cuda_graph()),
+        ("gpu-many-streams", gpu_many_streams()),
     ];
     let mut cases: Vec<Case> = spaces
         .into_iter()
@@ -1860,6 +1861,28 @@ fn gpu_cuda_graph() -> XSpace {
             .add_stat(stats::KERNEL_DETAILS, "regs:8")
             .add_stat(stats::HLO_MODULE, "jit_graph")
             .add_stat(stats::HLO_OP, "fusion.9");
+    });
+    space(vec![gpu])
+}
+
+/// A GPU plane with more streams than xprof has derived line ids for: the streams after the
+/// range is used up get neither derived lines nor a display position.
+fn gpu_many_streams() -> XSpace {
+    let gpu = plane(1, "/device:GPU:0", |b| {
+        for stream in 0..20_i64 {
+            let mut s = b.line(100 + stream);
+            s.set_name(format!("Stream #{}(Compute)", 100 + stream))
+                .set_timestamp_ns(1_000);
+            for k in 0..=(stream % 3) {
+                s.add_event("fusion_kernel")
+                    .set_offset_ps((stream + 2 * k) * US)
+                    .set_duration_ps(US)
+                    .add_stat(stats::KERNEL_DETAILS, "regs:8")
+                    .add_stat(stats::HLO_MODULE, "jit_many")
+                    .add_stat(stats::PROGRAM_ID, 9_u64)
+                    .add_stat(stats::HLO_OP, format!("fusion.{k}").as_str());
+            }
+        }
     });
     space(vec![gpu])
 }
