@@ -52,6 +52,8 @@ pub fn cases() -> Vec<Case> {
         ("gpu-scope-ranges", gpu_scope_ranges()),
         ("gpu-cuda-graph", gpu_cuda_graph()),
         ("gpu-many-streams", gpu_many_streams()),
+        ("gpu-steps", gpu_steps()),
+        ("grouped-with-metadata", grouped_with_metadata()),
     ];
     let mut cases: Vec<Case> = spaces
         .into_iter()
@@ -1885,4 +1887,49 @@ fn gpu_many_streams() -> XSpace {
         }
     });
     space(vec![gpu])
+}
+
+/// A GPU plane whose kernels carry `group_id`s (some not) beside a host plane without any: the
+/// space is not grouped (a host plane has no `group_id`), so xprof gives the ungrouped kernels the
+/// group before them and derives a `Steps` line, one event per run of a group.
+fn gpu_steps() -> XSpace {
+    let host = plane(0, constants::HOST_PLANE_NAME, |b| {
+        let mut t = b.line(100);
+        t.set_name("python3").set_timestamp_ns(1_000);
+        t.add_event("work").set_offset_ps(US).set_duration_ps(US);
+    });
+    let gpu = plane(1, "/device:GPU:0", |b| {
+        let mut s = b.line(7);
+        s.set_name("Stream #7(Compute)").set_timestamp_ns(1_000);
+        for (at, g) in [
+            (1, Some(1_i64)),
+            (3, Some(1)),
+            (5, None),
+            (7, Some(2)),
+            (9, None),
+        ] {
+            let mut e = s.add_event("k");
+            e.set_offset_ps(at * US)
+                .set_duration_ps(US)
+                .add_stat(stats::KERNEL_DETAILS, "regs:8")
+                .add_stat(stats::HLO_MODULE, "jit_g")
+                .add_stat(stats::HLO_OP, "fusion.1");
+            if let Some(g) = g {
+                e.add_stat(stats::GROUP_ID, g);
+            }
+        }
+    });
+    space(vec![host, gpu])
+}
+
+/// `gpu-device` (host and GPU planes already grouped) with a `/host:metadata` plane, which has no
+/// `group_id`: to xprof the space is not grouped, so it preprocesses it (`is_eager` marks, derived
+/// lines).
+fn grouped_with_metadata() -> XSpace {
+    let mut space = gpu_device();
+    let metadata = plane(9, constants::METADATA_PLANE_NAME, |b| {
+        b.add_stat("jax_version", "0.10.2");
+    });
+    space.planes.push(metadata);
+    space
 }

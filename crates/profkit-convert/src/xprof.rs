@@ -1,8 +1,9 @@
 //! The parts of xprof's XSpace preprocessing that change what its trace viewer shows.
 //!
 //! Before converting, xprof 2.24.2 runs `PreprocessSingleHostXSpace(space, step_grouping=true,
-//! derived_timeline=true)`. On a space that is already grouped (some plane has a `group_id` stat
-//! metadata) it does nothing. Otherwise it groups events into steps (`GroupTfEvents`, or
+//! derived_timeline=true)`. On a space that is already grouped (every host and device plane, as
+//! TSL's `IsHostPlane` and `IsDevicePlane` name them, `/host:metadata` included, has a `group_id`
+//! stat metadata) it does nothing. Otherwise it groups events into steps (`GroupTfEvents`, or
 //! `GroupTpuEventsOSS` when there is a TPU plane) and derives timelines. What this module
 //! reproduces of that, exactly as xprof does it (every case in `conformance/xplane/` comes out as
 //! xprof's output byte for byte, its salted `flow` args aside):
@@ -19,7 +20,8 @@
 //!   `step_name` (consecutive steps of one group merged), and the events of other lines the
 //!   `group_id` of the grouping event they overlap;
 //! - the derived timelines of GPU and TensorCore planes (`XLA Modules`, `XLA Ops`, `Framework
-//!   Name Scope`, `Framework Ops`, `Source code`, `Host Offload Ops row N`; see [`derived`]), with
+//!   Name Scope`, `Framework Ops`, `Source code`, `Command Buffers`, `Host Offload Ops row N`, and
+//!   on GPU planes with `group_id`s the `Steps` line; see [`derived`]), with
 //!   GPU display ids renumbered in xprof's stream order (compute streams first, then by event
 //!   count, with libstdc++'s `std::sort` for ties, each stream followed by six positions for its
 //!   derived lines) and lines without events removed;
@@ -28,8 +30,8 @@
 //!
 //! What it leaves out, and reports as such (`TraceViewerSummary::unreproduced`): step grouping from
 //! host roots (events with an `_r` stat or `TraceContext`), which spreads `group_id` and
-//! `step_name` along nesting, launches and TraceMe 2.0 context links and derives `Steps` and
-//! `Launch Stats` lines; TraceMe 2.0 context links (`_p`/`_c`) in the
+//! `step_name` along nesting, launches and TraceMe 2.0 context links (and so the step names of
+//! GPU `Steps` events and the `Launch Stats` lines); TraceMe 2.0 context links (`_p`/`_c`) in the
 //! `is_eager` search; `ThreadpoolListener` regions; and the salted `flow` stats. Spaces written
 //! by profkit's converters, and spaces that xprof has already grouped, need none of that.
 
@@ -168,8 +170,11 @@ const DERIVED_LINES_PER_STREAM: i64 = 6;
 /// What the whole space says about preprocessing, learnt in a first pass over its planes.
 #[derive(Clone, Debug, Default)]
 pub(crate) struct SpaceFacts {
-    /// Some plane has a `group_id` stat metadata: xprof preprocesses nothing.
+    /// Preprocessing is off (xprof's output of the space as it is).
     pub grouped: bool,
+    /// Some host or device plane (TSL's `IsHostPlane`, `IsDevicePlane`) has no `group_id` stat
+    /// metadata: the space is not grouped (`IsXSpaceGrouped`), so xprof preprocesses it.
+    pub ungrouped_plane: bool,
     /// Some plane has a loop op's event metadata: xprof does not group.
     pub loop_op: bool,
     /// For each correlation id, how the last host event launching it resolves (see
@@ -244,8 +249,8 @@ impl SpaceFacts {
         if name.starts_with(TPU_PLANE_PREFIX) {
             self.tpu = true;
         }
-        if stat_names.clone().any(|n| n == "group_id") {
-            self.grouped = true;
+        if is_host_or_device_plane(name) && !stat_names.clone().any(|n| n == "group_id") {
+            self.ungrouped_plane = true;
         }
         if event_names.clone().any(|n| LOOP_OPS.contains(&n)) {
             self.loop_op = true;
@@ -300,7 +305,7 @@ impl SpaceFacts {
 
     /// Whether xprof would preprocess this space at all.
     pub fn preprocesses(&self) -> bool {
-        !self.grouped
+        !self.grouped && self.ungrouped_plane
     }
 
     /// What xprof would do to this space that profkit does not reproduce (empty when the output
@@ -312,6 +317,24 @@ impl SpaceFacts {
         }
         out
     }
+}
+
+/// TSL's `IsHostPlane` or `IsDevicePlane`: the planes `IsXSpaceGrouped` asks a `group_id` of.
+fn is_host_or_device_plane(name: &str) -> bool {
+    const HOST_PREFIXES: &[&str] = &[
+        HOST_PLANE_NAME,
+        "Host CPUs",
+        "/host:tfstreamz",
+        METADATA_PLANE_NAME,
+        "Syscalls",
+        "/host:python-tracer",
+        "/host:CUPTI",
+        "/host:__ScopeRangeCallStack__",
+    ];
+    HOST_PREFIXES.iter().any(|p| name.starts_with(p))
+        || name.starts_with("/device")
+        || name.starts_with("#Chip")
+        || name.starts_with("/custom:")
 }
 
 /// The stat ids TPU grouping reads.
@@ -660,7 +683,8 @@ pub(crate) fn preprocess_plane(plane: &mut XPlane, facts: &SpaceFacts) {
         group_tpu_plane_events(plane, facts);
     }
     // xprof's derived timelines (on GPU planes with the display order of the streams).
-    derived::derive_timelines(plane, &facts.symbols);
+    // (Step names come with host step grouping, which profkit does not reproduce yet.)
+    derived::derive_timelines(plane, &facts.symbols, &BTreeMap::new());
     if is_tensor_core_plane(&plane.name) {
         plane.lines.retain(|l| !l.events.is_empty());
         for line in &mut plane.lines {

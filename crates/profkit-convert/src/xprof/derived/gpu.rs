@@ -2,7 +2,7 @@
 //! Ops`, `Framework Name Scope`, `Framework Ops` (and `Source code`) lines of its kernels, and the
 //! display order of every line.
 
-use std::collections::HashMap;
+use std::collections::{BTreeMap, HashMap};
 
 use profkit_events::report::std_sort;
 use profkit_xplane::{XEvent, XLine, XPlane, XStat, x_stat};
@@ -165,16 +165,27 @@ impl<'a> GpuEventStats<'a> {
 }
 
 /// `DeriveEventsFromAnnotations` on a GPU plane.
-pub(super) fn derive(plane: &mut XPlane, symbols: &Symbols) {
+pub(super) fn derive(plane: &mut XPlane, symbols: &Symbols, group_names: &BTreeMap<i64, String>) {
     let counts: Vec<usize> = plane.lines.iter().map(|l| l.events.len()).collect();
-    let mut editor = could_derive(plane).then(|| Editor::new(plane));
+    let derives = could_derive(plane);
+    let grouped = has_group_stat(plane.stat_metadata.values().map(|m| m.name.as_str()));
+    let mut editor = (derives || grouped).then(|| Editor::new(plane));
+    if let (true, Some(editor)) = (grouped, editor.as_mut()) {
+        super::steps::derive(plane, editor, group_names);
+    }
     let reader = StatReader::new(plane);
     number_lines(plane, &counts, |plane, stream, first| {
-        if let Some(editor) = editor.as_mut() {
+        if let (true, Some(editor)) = (derives, editor.as_mut()) {
             derive_for_stream(plane, editor, &reader, symbols, stream, first);
         }
     });
     plane.lines.retain(|l| !l.events.is_empty());
+}
+
+/// Whether a plane with stat metadata named `stat_names` has `group_id`s (and may get a `Steps`
+/// line).
+pub(super) fn has_group_stat<'a>(mut stat_names: impl Iterator<Item = &'a str>) -> bool {
+    stat_names.any(|n| n == "group_id")
 }
 
 /// The lines [`derive`] leaves on the plane, without deriving their events: each stream's
@@ -182,6 +193,9 @@ pub(super) fn derive(plane: &mut XPlane, symbols: &Symbols) {
 /// an event, which a scan of the kernels tells without merging anything.
 pub(super) fn derive_layout(plane: &mut XPlane, symbols: &Symbols) {
     let counts: Vec<usize> = plane.lines.iter().map(|l| l.events.len()).collect();
+    if super::steps::has_steps(plane) {
+        plane.lines.push(super::steps::placeholder());
+    }
     let reader = StatReader::new(plane);
     number_lines(plane, &counts, |plane, stream, first| {
         let present = present_lines(plane, &reader, symbols, stream);
@@ -270,6 +284,9 @@ pub(super) fn could_derive(plane: &XPlane) -> bool {
 
 /// [`could_derive`] from the names of the plane's stat metadata.
 pub(super) fn could_derive_with<'a>(stat_names: impl Iterator<Item = &'a str> + Clone) -> bool {
+    if has_group_stat(stat_names.clone()) {
+        return true;
+    }
     let has = |names: &[&str]| stat_names.clone().any(|n| names.contains(&n));
     has(&["kernel_details", "cuda_graph_exec_id"])
         && has(&["hlo_module", "hlo_op", "tf_op", "cuda_graph_id"])

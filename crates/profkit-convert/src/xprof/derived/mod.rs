@@ -26,13 +26,18 @@
 //! root of the scope range tree (`/host:__ScopeRangeCallStack__`), each XLA op level's from the
 //! id's chain of parents.
 //!
+//! On a GPU plane whose events carry `group_id`s, every event without one takes the group of the
+//! last grouped event before it, and a `Steps` line gets one event per run of one group (named by
+//! the group id, with the group's `step_name` when step grouping named it; see [`steps`]).
+//!
 //! What is not reproduced: xprof builds an HLO module from each proto and drops those it cannot
-//! build (profkit keeps every proto that decodes); and the `Steps` and `Launch Stats` lines,
-//! which need step grouping.
+//! build (profkit keeps every proto that decodes); and the `Launch Stats` line, which needs the
+//! host's launches grouped into steps.
 
 mod builder;
 mod gpu;
 mod hlo;
+mod steps;
 mod tf_op;
 mod tpu;
 
@@ -40,6 +45,8 @@ pub(crate) use hlo::Symbols;
 
 /// The plane whose stats give each scope range id its parent (`kScopeRangeIdTreePlaneName`).
 pub(crate) const SCOPE_RANGE_TREE_PLANE_NAME: &str = "/host:__ScopeRangeCallStack__";
+
+use std::collections::BTreeMap;
 
 use profkit_xplane::XPlane;
 use profkit_xplane::constants::{GPU_PLANE_PREFIX, TPU_PLANE_PREFIX};
@@ -88,9 +95,15 @@ fn is_tensor_core_plane(name: &str) -> bool {
 /// planes it removes lines without events (sorting the events stays with the caller).
 /// `symbols` are the HLO instructions of the space's `/host:metadata` plane, which name the
 /// framework op and source line of GPU XLA ops.
-pub(crate) fn derive_timelines(plane: &mut XPlane, symbols: &Symbols) {
+/// `group_names` are the names of the step groups (from host step grouping), which become the
+/// `step_name` of a GPU plane's `Steps` events.
+pub(crate) fn derive_timelines(
+    plane: &mut XPlane,
+    symbols: &Symbols,
+    group_names: &BTreeMap<i64, String>,
+) {
     if plane.name.starts_with(GPU_PLANE_PREFIX) {
-        gpu::derive(plane, symbols);
+        gpu::derive(plane, symbols, group_names);
     } else if is_tensor_core_plane(&plane.name) {
         tpu::derive(plane);
     }
@@ -113,7 +126,7 @@ pub(crate) fn layout_owned(mut plane: XPlane, symbols: &Symbols) -> Vec<(i64, St
         gpu::derive_layout(&mut plane, symbols);
         shown_lines(&plane)
     } else if could_derive(&plane) {
-        derive_timelines(&mut plane, symbols);
+        derive_timelines(&mut plane, symbols, &BTreeMap::new());
         shown_lines(&plane)
     } else {
         layout_light(&plane)
