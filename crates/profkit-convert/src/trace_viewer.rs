@@ -163,13 +163,16 @@ impl Devices {
     }
 }
 
-/// The lines of a plane without their events, and how many events each had: all the first pass
+/// The lines of a plane without their events (and the lines it shows once derived): all the first pass
 /// keeps of a plane.
 struct Shadow {
     plane: XPlane,
-    counts: Vec<usize>,
     /// The first pass decoded the plane whole (so it is known to be well formed).
     decoded: bool,
+    /// The plane's lines once xprof has derived its timelines, for planes where it does.
+    derived: Option<Vec<(i64, String)>>,
+    /// How many HLO modules were known when `derived` was made.
+    symbols_known: usize,
 }
 
 impl Shadow {
@@ -190,14 +193,32 @@ impl Shadow {
                 .collect(),
             ..XPlane::default()
         };
+        let counts: Vec<usize> = plane.lines.iter().map(|l| l.events.len()).collect();
         Shadow {
+            derived: SpaceFacts::derived_layout_without_events(&shadow, &counts),
             plane: shadow,
-            counts: plane.lines.iter().map(|l| l.events.len()).collect(),
             decoded: false,
+            symbols_known: usize::MAX,
         }
     }
 
-    fn of(plane: &XPlane) -> Shadow {
+    /// [`Shadow::of`] of a plane the caller no longer needs.
+    fn of_owned(plane: XPlane, facts: &SpaceFacts) -> Shadow {
+        let mut shadow = Shadow::of_lines(&plane);
+        shadow.derived = facts.derived_layout_owned(plane);
+        shadow.symbols_known = facts.symbols_known();
+        shadow
+    }
+
+    fn of(plane: &XPlane, facts: &SpaceFacts) -> Shadow {
+        let mut shadow = Shadow::of_lines(plane);
+        shadow.derived = facts.derived_layout(plane);
+        shadow.symbols_known = facts.symbols_known();
+        shadow
+    }
+
+    /// The lines of a plane, without derived layout.
+    fn of_lines(plane: &XPlane) -> Shadow {
         let mut shadow = XPlane {
             id: plane.id,
             name: plane.name.clone(),
@@ -216,8 +237,9 @@ impl Shadow {
             .collect();
         Shadow {
             plane: shadow,
-            counts: plane.lines.iter().map(|l| l.events.len()).collect(),
             decoded: true,
+            derived: None,
+            symbols_known: 0,
         }
     }
 }
@@ -234,7 +256,7 @@ pub fn write_space<W: Write>(
     }
     facts.finish();
     let names: Vec<&str> = space.planes.iter().map(|p| p.name.as_str()).collect();
-    let shadows: Vec<Shadow> = space.planes.iter().map(Shadow::of).collect();
+    let shadows: Vec<Shadow> = space.planes.iter().map(|p| Shadow::of(p, &facts)).collect();
     let mut writer = Writer::new(output, *options, facts);
     let (host, devices) = select(&names);
     writer.metadata(&shadows, host, &devices)?;
@@ -276,6 +298,8 @@ pub fn convert<R: Read + Seek, W: Write>(
             full_pass(&mut input, options, &mut progress)?
         }
     };
+    let mut shadows = shadows;
+    refresh_layouts(&mut input, start, options, &facts, &mut shadows, &ranges)?;
     let names: Vec<&str> = shadows.iter().map(|s| s.plane.name.as_str()).collect();
     let (host, devices) = select(&names);
     let mut writer = Writer::new(output, *options, facts);
@@ -338,6 +362,36 @@ pub fn convert<R: Read + Seek, W: Write>(
 
 type FirstPass = (SpaceFacts, Vec<Shadow>, Vec<(u64, u64)>);
 
+/// Derived layouts made before the metadata plane's HLO modules were all known (a device plane
+/// before `/host:metadata` in the file) are made again, reading their planes once more.
+fn refresh_layouts<R: Read + Seek>(
+    input: &mut R,
+    start: u64,
+    options: &TraceViewerOptions,
+    facts: &SpaceFacts,
+    shadows: &mut [Shadow],
+    ranges: &[(u64, u64)],
+) -> Result<()> {
+    for (shadow, &(from, to)) in shadows.iter_mut().zip(ranges) {
+        // (A layout made without events, `symbols_known` at its maximum, needs no symbols.)
+        if shadow.derived.is_none() || shadow.symbols_known >= facts.symbols_known() {
+            continue;
+        }
+        input.seek(SeekFrom::Start(start + from))?;
+        for item in XSpaceReader::new((&mut *input).take(to - from), options.read) {
+            match item {
+                Ok(SpaceItem::Plane(plane)) => {
+                    shadow.derived = facts.derived_layout_owned(plane);
+                    shadow.symbols_known = facts.symbols_known();
+                }
+                Ok(_) => {}
+                Err(e) => return Err(located(input, start, options, e)),
+            }
+        }
+    }
+    Ok(())
+}
+
 /// The error `e` found reading one plane on its own, located in the whole space: the streaming
 /// reader reads the space from `start` and reports where it fails (with offsets from the start
 /// of the input and the plane's index in the path).
@@ -371,7 +425,7 @@ fn full_pass<R: Read>(
         let Some(item) = reader.next() else { break };
         if let SpaceItem::Plane(mut plane) = item? {
             facts.observe_mut(&mut plane);
-            shadows.push(Shadow::of(&plane));
+            shadows.push(Shadow::of_owned(plane, &facts));
             ranges.push((before, reader.offset()));
         }
         if let Some(report) = progress.as_mut() {
@@ -406,7 +460,7 @@ fn light_pass<R: Read>(
                 drop(lite);
                 let mut plane = profkit_xplane::decode_plane(bytes).ok()?;
                 facts.observe_mut(&mut plane);
-                shadows.push(Shadow::of(&plane));
+                shadows.push(Shadow::of_owned(plane, &facts));
             } else {
                 facts.observe_names(
                     &lite.name,
@@ -478,7 +532,8 @@ impl<W: Write> Writer<W> {
             } else {
                 device_pid(shadow.plane.id)
             };
-            let lines = xprof::line_layout(&shadow.plane, index, &shadow.counts, &self.facts);
+            let lines =
+                xprof::line_layout(&shadow.plane, index, shadow.derived.as_deref(), &self.facts);
             table.add(pid, &shadow.plane.name, &lines);
         }
         self.summary.processes = table.0.len();

@@ -22,47 +22,48 @@
 //! - `grouping::tpu`: on every device plane of a TPU space with a grouping line (`Steps`, else
 //!   `XLA Modules`), consecutive steps of one group merged with their `step_idle_time_ps`, named
 //!   by `step_name`, and the events of other lines given the `group_id` of the step they overlap;
-//! - `steps`: on `/device:GPU:` planes with grouped events, each ungrouped event given the group
-//!   of the last grouped one before it, and the derived `Steps` line (one event per run of a
-//!   group, named by the group's `step_name`);
+//! - `derived`: xprof's derived timelines (`GenerateDerivedTimeLines`): on `/device:GPU:` planes
+//!   with grouped events, each ungrouped event given the group of the last grouped one before it
+//!   and the `Steps` line (one event per run of a group, named by the group's `step_name`), then
+//!   per stream the `XLA Modules`, `XLA Ops`, `Framework Name Scope`, `Framework Ops`, `Source
+//!   code` and `Command Buffers` lines (`... - from #N`), with display ids renumbered in xprof's
+//!   stream order (compute streams first, then by event count, with libstdc++'s `std::sort` for
+//!   ties, six positions after each stream for its derived lines) and lines without events
+//!   removed; on TPU TensorCore planes the `Framework Name Scope`, `Framework Ops`, `Source code`
+//!   and `Host Offload Ops row N` lines;
 //! - `launch_stats`: on `/device:GPU:` planes, the derived `Launch Stats` line from the host's
-//!   grouped launches;
-//! - `gpu`: on `/device:GPU:` planes, display ids renumbered in xprof's stream order (compute
-//!   streams first, then by event count, with libstdc++'s `std::sort` for ties, leaving six
-//!   positions after each stream for its derived lines) and lines without events removed;
+//!   grouped launches (after the lines above, as xprof makes it);
 //! - `sort`: on TPU TensorCore planes (`/device:TPU:<n>`), lines without events removed and each
 //!   line's events sorted by offset, then longer first (`SortXPlane`, libstdc++'s sort).
 //!
 //! What it leaves out is decided in one place, `SpaceFacts::unreproduced`, and reported for each
-//! space as `TraceViewerSummary::unreproduced` (the CLI prints it as a note): the lines derived
-//! from `tf_op`, `hlo_op`, `hlo_module` and `source` stats of device planes (`XLA Modules`,
-//! `XLA Ops`, `Framework Ops`, ...); the order of the events of a `Launch Stats` line when a GPU
-//! has launches of several groups (xprof lists them in hash-map order, profkit by group id); and
-//! the order of two step roots of one
-//! level and of different event types that start at the same instant (TSL lists roots type by
-//! type in hash-map order before its unstable sort). The salted `flow` stats are never written.
-//! Spaces written by profkit's converters, and spaces that xprof has already grouped, need none
-//! of it. Also reproduced, with no line of its own above: `PreprocessXPlane`'s rewrites of the
-//! TPU runtime's events (`runtime`: 27-bit `run_id`s, the contexts linking queue requests and
-//! program launches to the TensorCore's `XLA Modules`) and its batching roots.
+//! space as `TraceViewerSummary::unreproduced` (the CLI prints it as a note): the order of the
+//! events of a `Launch Stats` line when a GPU has launches of several groups (xprof lists them in
+//! hash-map order, profkit by group id); and the order of two step roots of one level and of
+//! different event types that start at the same instant (TSL lists roots type by type in hash-map
+//! order before its unstable sort). The salted `flow` stats are never written. Spaces written by
+//! profkit's converters, and spaces that xprof has already grouped, need none of it. Also
+//! reproduced, with no line of its own above: `PreprocessXPlane`'s rewrites of the TPU runtime's
+//! events (`runtime`: 27-bit `run_id`s, the contexts linking queue requests and program launches
+//! to the TensorCore's `XLA Modules`) and its batching roots.
 //!
 //! Memory: the conversion streams plane by plane; grouping needs, besides the largest plane, the
 //! event forest of the first pass, kept until the last plane is written: a node (20 bytes) and a
 //! group (8 bytes) per event of the planes that can take part in grouping (those with a host event
 //! type, a `_r`, `_p`, `_c`, `id` or `correlation_id` stat, and TPU planes), a byte per eager
 //! mark, and the step names; while linking, 8 bytes per link, and the stats naming steps for the
-//! few events that carry them.
+//! few events that carry them. The derived timelines need, across planes, the HLO instructions of
+//! the `/host:metadata` plane and the scope range tree (see [`derived`]).
 
+mod derived;
 mod event_types;
 mod facts;
-mod gpu;
 mod grouping;
 mod launch_stats;
 mod regions;
 mod runtime;
 mod sort;
 mod stats;
-mod steps;
 mod tpu;
 
 use profkit_xplane::constants::GPU_PLANE_PREFIX;
@@ -73,7 +74,6 @@ pub(crate) use facts::SpaceFacts;
 pub(crate) use grouping::forest::{Mark, Marks};
 pub(crate) use stats::timespan;
 
-use gpu::{renumber_gpu_lines, renumber_gpu_lines_by};
 use grouping::tpu::group_tpu_plane_events;
 use sort::sort_events;
 use tpu::is_tensor_core_plane;
@@ -127,21 +127,16 @@ pub(crate) fn preprocess_plane(
     // `PreprocessXPlane` (before grouping, loop ops or not).
     regions::add_regions(plane);
     runtime::fix_run_ids(plane);
-    if facts.groups() && (materialise || marks_in_place(&plane.name, index, facts)) {
+    if facts.groups() && (materialise || marks_in_place(&plane.name, facts)) {
         facts.forest.apply(index, plane);
     }
     if facts.groups() && facts.tpu && plane.name.starts_with("/device:") {
         group_tpu_plane_events(plane, facts);
     }
     // `GenerateDerivedTimeLines`, in xprof's order: on GPU planes the group of ungrouped events
-    // and the `Steps` line first; the lines derived from device annotations come after them.
-    if gets_steps(&plane.name, index, facts) {
-        steps::derive_gpu_steps(plane, &facts.forest.names);
-    }
-    if plane.name.starts_with(GPU_PLANE_PREFIX) {
-        renumber_gpu_lines(plane);
-        plane.lines.retain(|l| !l.events.is_empty());
-    }
+    // and the `Steps` line first, then the lines derived from device annotations (GPU and
+    // TensorCore planes).
+    derived::derive_timelines(plane, &facts.symbols, &facts.forest.names);
     // `DeriveEventsFromHostTrace`, after the lines derived from annotations.
     let (launches, host_start_ns) = launches_on(&plane.name, index, facts);
     launch_stats::add_launch_stats(plane, &launches, host_start_ns, &facts.forest.names);
@@ -172,12 +167,14 @@ fn launches_on(
 }
 
 /// Whether [`preprocess_plane`] writes the grouping into a plane whatever `materialise` says
-/// (where preprocessing reads it again).
-fn marks_in_place(name: &str, index: usize, facts: &SpaceFacts) -> bool {
-    (facts.tpu && name.starts_with("/device:")) || gets_steps(name, index, facts)
+/// (where preprocessing reads it again: device planes of a TPU space, and GPU planes, whose
+/// `Steps` line and derived events take their groups).
+fn marks_in_place(name: &str, facts: &SpaceFacts) -> bool {
+    (facts.tpu && name.starts_with("/device:")) || name.starts_with(GPU_PLANE_PREFIX)
 }
 
-/// Whether xprof derives a `Steps` line on the plane: a GPU plane with grouped events.
+/// Whether grouping gives events of a GPU plane a group, so that xprof derives a `Steps` line on
+/// it (also when its events had no `group_id` before).
 fn gets_steps(name: &str, index: usize, facts: &SpaceFacts) -> bool {
     facts.groups() && name.starts_with(GPU_PLANE_PREFIX) && facts.forest.plane_grouped(index)
 }
@@ -189,56 +186,54 @@ pub(crate) fn event_marks<'a>(
     index: usize,
     facts: &'a SpaceFacts,
 ) -> Option<Marks<'a>> {
-    if !facts.groups() || marks_in_place(&plane.name, index, facts) {
+    if !facts.groups() || marks_in_place(&plane.name, facts) {
         return None;
     }
     facts.forest.marks(index)
 }
 
 /// The lines a plane keeps after [`preprocess_plane`], as (display id, display name), from a
-/// copy of the plane's lines without events and the number of events each had (for the trace
-/// viewer's metadata, written before any event).
+/// copy of the plane's lines without events and, on planes with derived timelines (GPU and
+/// TensorCore planes), the lines they show once derived (see [`SpaceFacts::derived_layout`]): for
+/// the trace viewer's metadata, written before any event.
 pub(crate) fn line_layout(
     lines: &XPlane,
     index: usize,
-    counts: &[usize],
+    derived: Option<&[(i64, String)]>,
     facts: &SpaceFacts,
 ) -> Vec<(i64, String)> {
-    let mut shadow = lines.clone();
-    let gpu = facts.preprocesses() && shadow.name.starts_with(GPU_PLANE_PREFIX);
-    let tensor_core = facts.preprocesses() && is_tensor_core_plane(&shadow.name);
-    if gpu {
-        renumber_gpu_lines_by(&mut shadow, counts);
+    let mut out: Vec<(i64, String)> = match derived {
+        Some(derived) if facts.preprocesses() => derived.to_vec(),
+        _ => lines
+            .lines
+            .iter()
+            .map(|l| {
+                let id = if l.display_id != 0 {
+                    l.display_id
+                } else {
+                    l.id
+                };
+                let name = if l.display_name.is_empty() {
+                    l.name.clone()
+                } else {
+                    l.display_name.clone()
+                };
+                (id, name)
+            })
+            .collect(),
+    };
+    // The `Steps` line of groups that grouping gives a GPU plane's events (the derived layout,
+    // made from the plane as read, knows only the groups it had).
+    if gets_steps(&lines.name, index, facts)
+        && !out.iter().any(|(id, _)| *id == derived::STEP_LINE_ID)
+    {
+        out.push((derived::STEP_LINE_ID, derived::STEP_LINE_NAME.to_owned()));
     }
-    shadow
-        .lines
-        .iter()
-        .zip(counts.iter().copied().chain(std::iter::repeat(0)))
-        .filter(|(_, count)| !(gpu || tensor_core) || *count > 0)
-        .map(|(l, _)| {
-            let id = if l.display_id != 0 {
-                l.display_id
-            } else {
-                l.id
-            };
-            let name = if l.display_name.is_empty() {
-                l.name.clone()
-            } else {
-                l.display_name.clone()
-            };
-            (id, name)
-        })
-        .chain(
-            gets_steps(&lines.name, index, facts)
-                .then(|| (steps::STEP_LINE_ID, steps::STEP_LINE_NAME.to_owned())),
-        )
-        .chain(
-            (!launches_on(&lines.name, index, facts).0.is_empty()).then(|| {
-                (
-                    launch_stats::LAUNCH_LINE_ID,
-                    launch_stats::LAUNCH_LINE_NAME.to_owned(),
-                )
-            }),
-        )
-        .collect()
+    if !launches_on(&lines.name, index, facts).0.is_empty() {
+        out.push((
+            launch_stats::LAUNCH_LINE_ID,
+            launch_stats::LAUNCH_LINE_NAME.to_owned(),
+        ));
+    }
+    out
 }

@@ -2,8 +2,9 @@
 //! decides what of xprof's preprocessing profkit does not reproduce for a space.
 
 use profkit_xplane::XPlane;
-use profkit_xplane::constants::{GPU_PLANE_PREFIX, TPU_PLANE_PREFIX};
+use profkit_xplane::constants::{GPU_PLANE_PREFIX, METADATA_PLANE_NAME, TPU_PLANE_PREFIX};
 
+use super::derived;
 use super::event_types::LOOP_OPS;
 use super::grouping::forest::Forest;
 use super::regions::{add_regions, has_regions};
@@ -44,9 +45,9 @@ pub(crate) struct SpaceFacts {
     pub loop_op: bool,
     /// Some plane is a TPU plane: xprof groups TPU steps.
     pub tpu: bool,
-    /// Some device event carries a stat xprof derives lines from (`tf_op`, `hlo_op`,
-    /// `hlo_module`, `source`), which profkit does not reproduce.
-    pub derivable: bool,
+    /// The HLO instructions of the `/host:metadata` plane and the scope range tree, which name
+    /// GPU ops' framework ops and source lines and split their runs in the derived timelines.
+    pub symbols: derived::Symbols,
     /// The indices of the GPU planes.
     pub gpu_planes: Vec<usize>,
     /// The events of the space that take part in grouping, and once grouped, their groups.
@@ -64,8 +65,37 @@ impl SpaceFacts {
         stat_names: impl Iterator<Item = &'a str> + Clone,
     ) -> bool {
         tensor_core_id(name).is_some()
+            || name == METADATA_PLANE_NAME
+            || name == derived::SCOPE_RANGE_TREE_PLANE_NAME
             || has_regions(event_names.clone())
+            || derived::needs_events(name, stat_names.clone())
             || Forest::takes_part(name, event_names, stat_names)
+    }
+
+    /// [`SpaceFacts::derived_layout`] of a plane with nothing to derive, from its lines without
+    /// events and their event counts.
+    pub fn derived_layout_without_events(
+        shadow: &XPlane,
+        counts: &[usize],
+    ) -> Option<Vec<(i64, String)>> {
+        derived::applies(&shadow.name).then(|| derived::layout_without_events(shadow, counts))
+    }
+
+    /// The lines the plane shows once xprof has derived its timelines (see
+    /// [`derived::layout`]), as (display id, display name); `None` for planes without any.
+    pub fn derived_layout(&self, plane: &XPlane) -> Option<Vec<(i64, String)>> {
+        derived::applies(&plane.name).then(|| derived::layout(plane, &self.symbols))
+    }
+
+    /// [`SpaceFacts::derived_layout`] of a plane the caller no longer needs (no copy).
+    pub fn derived_layout_owned(&self, plane: XPlane) -> Option<Vec<(i64, String)>> {
+        derived::applies(&plane.name).then(|| derived::layout_owned(plane, &self.symbols))
+    }
+
+    /// How many HLO modules the space's metadata plane gave so far (a layout made with fewer is
+    /// made again).
+    pub fn symbols_known(&self) -> usize {
+        self.symbols.len()
     }
 
     /// Takes in what the names of one plane say (its name, its event and stat metadata names),
@@ -89,13 +119,6 @@ impl SpaceFacts {
         }
         if event_names.clone().any(|n| LOOP_OPS.contains(&n)) {
             self.loop_op = true;
-        }
-        if name.starts_with("/device:")
-            && stat_names
-                .clone()
-                .any(|n| matches!(n, "tf_op" | "hlo_op" | "hlo_module" | "source"))
-        {
-            self.derivable = true;
         }
         self.planes += 1;
     }
@@ -135,6 +158,12 @@ impl SpaceFacts {
     /// [`SpaceFacts::observe`] once the plane's regions are in.
     fn observe_taken(&mut self, plane: &XPlane) {
         let index = self.planes;
+        if plane.name == METADATA_PLANE_NAME {
+            self.symbols.observe(plane);
+        }
+        if plane.name == derived::SCOPE_RANGE_TREE_PLANE_NAME {
+            self.symbols.observe_scope_tree(plane);
+        }
         self.observe_names(
             &plane.name,
             plane.event_metadata.values().map(|m| m.name.as_str()),
@@ -178,10 +207,6 @@ impl SpaceFacts {
         let mut out = Vec::new();
         if !self.preprocesses() {
             return out;
-        }
-        // `GenerateDerivedTimeLines`: the lines derived from device annotations.
-        if self.derivable {
-            out.push("lines derived from tf_op, hlo_op, hlo_module and source stats");
         }
         if !self.groups() {
             return out;

@@ -78,3 +78,33 @@ pub(crate) fn intern_stat(plane: &mut XPlane, name: &str) -> i64 {
     );
     id
 }
+
+/// The id of the event metadata named `name` (the smallest if several share it), created (with
+/// the next id) when missing.
+pub(crate) fn intern_event(plane: &mut XPlane, name: &str) -> i64 {
+    if let Some(id) = plane
+        .event_metadata
+        .iter()
+        .filter(|(_, m)| m.name == name)
+        .map(|(id, _)| *id)
+        .min()
+    {
+        return id;
+    }
+    let id = plane
+        .event_metadata
+        .keys()
+        .copied()
+        .max()
+        .unwrap_or(0)
+        .saturating_add(1);
+    plane.event_metadata.insert(
+        id,
+        profkit_xplane::XEventMetadata {
+            id,
+            name: name.to_owned(),
+            ..profkit_xplane::XEventMetadata::default()
+        },
+    );
+    id
+}

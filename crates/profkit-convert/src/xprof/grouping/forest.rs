@@ -38,8 +38,8 @@ use rustc_hash::{FxHashMap as HashMap, FxHashSet as HashSet};
 use profkit_xplane::constants::{HOST_PLANE_NAME, TPU_PLANE_PREFIX};
 use profkit_xplane::{XLine, XPlane, XStat, x_stat};
 
+use crate::xprof::derived::is_derived_line_id;
 use crate::xprof::event_types::EventType;
-use crate::xprof::gpu::is_derived_line_id;
 use crate::xprof::runtime::{RuntimeStats, has_runtime_events};
 use crate::xprof::stats::{int_or_uint, int_value, intern_stat, set_or_add, timespan};
 use crate::xprof::tpu::{tensor_core_id, tpu_grouping_line, tpu_plane_has_core_id};
