@@ -219,24 +219,8 @@ impl Shadow {
 
     /// The lines of a plane, without derived layout.
     fn of_lines(plane: &XPlane) -> Shadow {
-        let mut shadow = XPlane {
-            id: plane.id,
-            name: plane.name.clone(),
-            ..XPlane::default()
-        };
-        shadow.lines = plane
-            .lines
-            .iter()
-            .map(|l| profkit_xplane::XLine {
-                id: l.id,
-                display_id: l.display_id,
-                name: l.name.clone(),
-                display_name: l.display_name.clone(),
-                ..Default::default()
-            })
-            .collect();
         Shadow {
-            plane: shadow,
+            plane: xprof::lines_only(plane),
             decoded: true,
             derived: None,
             symbols_known: 0,

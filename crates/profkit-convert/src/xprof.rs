@@ -69,6 +69,7 @@ mod tpu;
 use profkit_xplane::constants::GPU_PLANE_PREFIX;
 use profkit_xplane::{XPlane, XSpace};
 
+pub(crate) use derived::lines_only;
 pub(crate) use event_types::INTERNAL_EVENTS;
 pub(crate) use facts::SpaceFacts;
 pub(crate) use grouping::forest::{Mark, Marks};
@@ -204,23 +205,7 @@ pub(crate) fn line_layout(
 ) -> Vec<(i64, String)> {
     let mut out: Vec<(i64, String)> = match derived {
         Some(derived) if facts.preprocesses() => derived.to_vec(),
-        _ => lines
-            .lines
-            .iter()
-            .map(|l| {
-                let id = if l.display_id != 0 {
-                    l.display_id
-                } else {
-                    l.id
-                };
-                let name = if l.display_name.is_empty() {
-                    l.name.clone()
-                } else {
-                    l.display_name.clone()
-                };
-                (id, name)
-            })
-            .collect(),
+        _ => derived::shown_lines(lines),
     };
     // The `Steps` line of groups that grouping gives a GPU plane's events (the derived layout,
     // made from the plane as read, knows only the groups it had).

@@ -14,9 +14,8 @@ use std::collections::BTreeMap;
 
 use profkit_xplane::{XEvent, XLine, XPlane, XStat, x_event, x_stat};
 
-use super::grouping::forest::{LaunchStats, start_timestamp_ns};
-use super::stats::intern_event;
-use super::stats::intern_stat;
+use super::grouping::forest::LaunchStats;
+use super::stats::{intern_event, intern_stat, start_timestamp_ns};
 
 /// xprof's `kThreadIdKernelLaunch`.
 pub(crate) const LAUNCH_LINE_ID: i64 = 0xdead_beef + 1;

@@ -9,10 +9,10 @@
 //! metadata are left alone. The regions take part in grouping like any event: they nest the
 //! events they span.
 
-use profkit_xplane::{XEvent, XEventMetadata, XPlane, x_event};
+use profkit_xplane::{XEvent, XPlane, x_event};
 
 use super::sort::sort_events;
-use super::stats::stat_id;
+use super::stats::{event_metadata_id, intern_event, stat_id};
 
 /// The instant starting a region.
 pub(crate) const START_REGION: &str = "ThreadpoolListener::StartRegion";
@@ -26,16 +26,6 @@ pub(crate) fn has_regions<'a>(mut event_names: impl Iterator<Item = &'a str> + C
     event_names.clone().any(|n| n == START_REGION) && event_names.any(|n| n == STOP_REGION)
 }
 
-/// The id of the event metadata named `name`; the smallest if several share it.
-fn event_metadata_id(plane: &XPlane, name: &str) -> Option<i64> {
-    plane
-        .event_metadata
-        .iter()
-        .filter(|(_, m)| m.name == name)
-        .map(|(id, _)| *id)
-        .min()
-}
-
 /// Adds the regions of every line of the plane; returns how many it added.
 pub(crate) fn add_regions(plane: &mut XPlane) -> usize {
     let (Some(start), Some(stop)) = (
@@ -44,27 +34,7 @@ pub(crate) fn add_regions(plane: &mut XPlane) -> usize {
     ) else {
         return 0;
     };
-    let region = match event_metadata_id(plane, REGION) {
-        Some(id) => id,
-        None => {
-            let id = plane
-                .event_metadata
-                .keys()
-                .copied()
-                .max()
-                .unwrap_or(0)
-                .saturating_add(1);
-            plane.event_metadata.insert(
-                id,
-                XEventMetadata {
-                    id,
-                    name: REGION.to_owned(),
-                    ..XEventMetadata::default()
-                },
-            );
-            id
-        }
-    };
+    let region = intern_event(plane, REGION);
     let consumer = stat_id(plane, "_c");
     let mut added = 0;
     for line in &mut plane.lines {

@@ -79,16 +79,20 @@ pub(crate) fn intern_stat(plane: &mut XPlane, name: &str) -> i64 {
     id
 }
 
-/// The id of the event metadata named `name` (the smallest if several share it), created (with
-/// the next id) when missing.
-pub(crate) fn intern_event(plane: &mut XPlane, name: &str) -> i64 {
-    if let Some(id) = plane
+/// The id of the event metadata named `name`; the smallest if several share it.
+pub(crate) fn event_metadata_id(plane: &XPlane, name: &str) -> Option<i64> {
+    plane
         .event_metadata
         .iter()
         .filter(|(_, m)| m.name == name)
         .map(|(id, _)| *id)
         .min()
-    {
+}
+
+/// The id of the event metadata named `name` (the smallest if several share it), created (with
+/// the next id) when missing.
+pub(crate) fn intern_event(plane: &mut XPlane, name: &str) -> i64 {
+    if let Some(id) = event_metadata_id(plane, name) {
         return id;
     }
     let id = plane
@@ -107,4 +111,30 @@ pub(crate) fn intern_event(plane: &mut XPlane, name: &str) -> i64 {
         },
     );
     id
+}
+
+/// TSL's `GetStartTimestampNs`: the earliest line timestamp, 0 without lines.
+pub(crate) fn start_timestamp_ns(plane: &XPlane) -> i64 {
+    plane
+        .lines
+        .iter()
+        .map(|l| l.timestamp_ns)
+        .min()
+        .unwrap_or(0)
+}
+
+/// TSL's `StrOrRefValue` with `names` the plane's stat metadata names by id: the text, the
+/// referenced stat metadata's name, or empty.
+pub(crate) fn str_or_ref<'a, S: std::hash::BuildHasher>(
+    stat: &'a XStat,
+    names: &'a std::collections::HashMap<i64, String, S>,
+) -> &'a str {
+    match &stat.value {
+        Some(x_stat::Value::StrValue(s)) => s,
+        Some(x_stat::Value::RefValue(r)) => i64::try_from(*r)
+            .ok()
+            .and_then(|r| names.get(&r))
+            .map_or("", String::as_str),
+        _ => "",
+    }
 }

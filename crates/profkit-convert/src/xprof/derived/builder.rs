@@ -55,16 +55,6 @@ fn set_span(line: &mut XLine, event: usize, span: Span) {
     }
 }
 
-/// `GetStartTimestampNs`: the earliest line timestamp, 0 without lines.
-pub(super) fn start_timestamp_ns(plane: &XPlane) -> i64 {
-    plane
-        .lines
-        .iter()
-        .map(|l| l.timestamp_ns)
-        .min()
-        .unwrap_or(0)
-}
-
 /// Sorts `(key, item)` pairs as TSL's `GetSortedEvents` does (`Timespan`'s `operator<`): by
 /// start, then longer first, with libstdc++'s unstable `std::sort`.
 pub(super) fn sort_by_span<T: Clone>(items: &mut [(Span, T)]) {
@@ -187,16 +177,7 @@ pub(super) fn metadata_of(plane: &XPlane, id: i64) -> Option<&XEventMetadata> {
     plane.event_metadata.get(&id)
 }
 
-/// Sets the stat with metadata `id` (the first one) or appends it (`SetOrAddStatValue`).
-pub(super) fn set_or_add(stats: &mut Vec<XStat>, id: i64, value: x_stat::Value) {
-    match stats.iter_mut().find(|s| s.metadata_id == id) {
-        Some(stat) => stat.value = Some(value),
-        None => stats.push(XStat {
-            metadata_id: id,
-            value: Some(value),
-        }),
-    }
-}
+pub(super) use crate::xprof::stats::set_or_add;
 
 /// The last event added at one level of a derived line, which the next may extend.
 #[derive(Clone, Copy, Debug)]

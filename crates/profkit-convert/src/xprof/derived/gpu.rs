@@ -8,12 +8,13 @@ use profkit_events::report::std_sort;
 use profkit_xplane::{XEvent, XLine, XPlane, XStat, x_stat};
 
 use super::Symbols;
-use super::builder::{Editor, Lines, Span, sort_by_span, span_of, start_timestamp_ns};
+use super::builder::{Editor, Lines, Span, sort_by_span, span_of};
 use super::tf_op::{FrameworkLines, add_op_event};
 use super::{
     DEVICE_DERIVED_MAX, DEVICE_DERIVED_MIN, LINE_HLO_MODULE, LINE_HLO_OP, LINE_SOURCE,
     LINE_TF_NAME_SCOPE, LINE_TF_OP, is_derived_line_id,
 };
+use crate::xprof::stats::start_timestamp_ns;
 
 /// Derived line ids each stream takes (`kThreadIdSource - kThreadIdTfNameScope + 1`), each with a
 /// display position after the stream's own.
@@ -47,46 +48,16 @@ impl StatReader {
 
     /// [`StatReader::str_or_ref`] without a copy.
     pub fn str_or_ref_ref<'a>(&'a self, stat: &'a XStat) -> &'a str {
-        match &stat.value {
-            Some(x_stat::Value::StrValue(s)) => s,
-            Some(x_stat::Value::RefValue(r)) => i64::try_from(*r)
-                .ok()
-                .and_then(|r| self.names.get(&r))
-                .map_or("", String::as_str),
-            _ => "",
-        }
+        crate::xprof::stats::str_or_ref(stat, &self.names)
     }
 
     /// `StrOrRefValue`: the text, the referenced stat metadata's name, or empty.
     pub fn str_or_ref(&self, stat: &XStat) -> String {
-        match &stat.value {
-            Some(x_stat::Value::StrValue(s)) => s.clone(),
-            Some(x_stat::Value::RefValue(r)) => i64::try_from(*r)
-                .ok()
-                .and_then(|r| self.names.get(&r))
-                .cloned()
-                .unwrap_or_default(),
-            _ => String::new(),
-        }
+        self.str_or_ref_ref(stat).to_owned()
     }
 }
 
-/// `IntOrUintValue`.
-pub(super) fn int_or_uint(stat: &XStat) -> u64 {
-    match stat.value {
-        Some(x_stat::Value::Uint64Value(v)) => v,
-        Some(x_stat::Value::Int64Value(v)) => v as u64,
-        _ => 0,
-    }
-}
-
-/// `IntValue`.
-pub(super) fn int_value(stat: &XStat) -> i64 {
-    match stat.value {
-        Some(x_stat::Value::Int64Value(v)) => v,
-        _ => 0,
-    }
-}
+pub(super) use crate::xprof::stats::{int_or_uint, int_value};
 
 /// `UintValue`.
 fn uint_value(stat: &XStat) -> u64 {

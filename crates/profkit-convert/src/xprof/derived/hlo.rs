@@ -109,14 +109,7 @@ impl Symbols {
     /// Takes in the HLO protos of a `/host:metadata` plane (the first module of a program id
     /// wins, as in xprof; a proto that does not decode is left out).
     pub fn observe(&mut self, plane: &XPlane) {
-        let stat = |name: &str| {
-            plane
-                .stat_metadata
-                .iter()
-                .filter(|(_, m)| m.name == name)
-                .map(|(id, _)| *id)
-                .min()
-        };
+        let stat = |name: &str| crate::xprof::stats::stat_id(plane, name);
         let Some(proto_stat) = stat("Hlo Proto") else {
             return;
         };

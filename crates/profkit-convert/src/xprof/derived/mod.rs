@@ -146,24 +146,27 @@ fn could_derive(plane: &XPlane) -> bool {
 
 /// [`layout`] of a plane with nothing to derive.
 fn layout_light(plane: &XPlane) -> Vec<(i64, String)> {
-    {
-        let counts: Vec<usize> = plane.lines.iter().map(|l| l.events.len()).collect();
-        let shadow = XPlane {
-            name: plane.name.clone(),
-            lines: plane
-                .lines
-                .iter()
-                .map(|l| profkit_xplane::XLine {
-                    id: l.id,
-                    display_id: l.display_id,
-                    name: l.name.clone(),
-                    display_name: l.display_name.clone(),
-                    ..Default::default()
-                })
-                .collect(),
-            ..XPlane::default()
-        };
-        layout_without_events(&shadow, &counts)
+    let counts: Vec<usize> = plane.lines.iter().map(|l| l.events.len()).collect();
+    layout_without_events(&lines_only(plane), &counts)
+}
+
+/// A copy of the plane's id, name and lines (ids and names), without anything else.
+pub(crate) fn lines_only(plane: &XPlane) -> XPlane {
+    XPlane {
+        id: plane.id,
+        name: plane.name.clone(),
+        lines: plane
+            .lines
+            .iter()
+            .map(|l| profkit_xplane::XLine {
+                id: l.id,
+                display_id: l.display_id,
+                name: l.name.clone(),
+                display_name: l.display_name.clone(),
+                ..Default::default()
+            })
+            .collect(),
+        ..XPlane::default()
     }
 }
 
@@ -192,7 +195,7 @@ pub(crate) fn needs_events<'a>(
 }
 
 /// The (display id, display name) of each line.
-fn shown_lines(plane: &XPlane) -> Vec<(i64, String)> {
+pub(crate) fn shown_lines(plane: &XPlane) -> Vec<(i64, String)> {
     plane
         .lines
         .iter()

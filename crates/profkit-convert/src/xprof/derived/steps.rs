@@ -5,8 +5,9 @@ use std::collections::BTreeMap;
 
 use profkit_xplane::{XLine, XPlane, XStat, x_stat};
 
-use super::builder::{Editor, Lines, Span, sort_by_span, span_of, start_timestamp_ns};
+use super::builder::{Editor, Lines, Span, sort_by_span, span_of};
 use super::{DERIVED_MIN, is_derived_line_id};
+use crate::xprof::stats::start_timestamp_ns;
 
 /// `kThreadIdStepInfo`.
 pub(super) const LINE_STEPS: i64 = DERIVED_MIN;

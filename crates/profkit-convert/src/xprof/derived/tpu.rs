@@ -6,12 +6,13 @@ use std::collections::{HashMap, VecDeque};
 
 use profkit_xplane::{XPlane, XStat, x_stat};
 
-use super::builder::{Editor, Lines, Span, metadata_of, sort_by_span, span_of, start_timestamp_ns};
+use super::builder::{Editor, Lines, Span, metadata_of, sort_by_span, span_of};
 use super::gpu::{StatReader, int_or_uint, int_value};
 use super::tf_op::{FrameworkLines, add_op_event};
 use super::{
     LINE_HOST_OFFLOAD_END, LINE_HOST_OFFLOAD_START, LINE_SOURCE, LINE_TF_NAME_SCOPE, LINE_TF_OP,
 };
+use crate::xprof::stats::start_timestamp_ns;
 
 /// The label of buffers in host memory in HLO shapes (`S(kHostMemorySpace)`).
 const HOST_MEMORY_LABEL: &str = "S(5)";

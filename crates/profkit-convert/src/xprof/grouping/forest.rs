@@ -41,7 +41,9 @@ use profkit_xplane::{XLine, XPlane, XStat, x_stat};
 use crate::xprof::derived::is_derived_line_id;
 use crate::xprof::event_types::EventType;
 use crate::xprof::runtime::{RuntimeStats, has_runtime_events};
-use crate::xprof::stats::{int_or_uint, int_value, intern_stat, set_or_add, timespan};
+use crate::xprof::stats::{
+    int_or_uint, int_value, intern_stat, set_or_add, start_timestamp_ns, timespan,
+};
 use crate::xprof::tpu::{tensor_core_id, tpu_grouping_line, tpu_plane_has_core_id};
 
 const NONE: u32 = u32::MAX;
@@ -216,15 +218,7 @@ impl PlaneStats {
     }
 
     fn str_or_ref(&self, stat: &XStat) -> String {
-        match &stat.value {
-            Some(x_stat::Value::StrValue(v)) => v.clone(),
-            Some(x_stat::Value::RefValue(r)) => i64::try_from(*r)
-                .ok()
-                .and_then(|r| self.names.get(&r))
-                .cloned()
-                .unwrap_or_default(),
-            _ => String::new(),
-        }
+        crate::xprof::stats::str_or_ref(stat, &self.names).to_owned()
     }
 }
 
@@ -1349,16 +1343,6 @@ pub(crate) struct LaunchStats {
     pub count: i64,
     pub max: u64,
     pub sum: u64,
-}
-
-/// TSL's `GetStartTimestampNs`: the earliest line timestamp, 0 without lines.
-pub(crate) fn start_timestamp_ns(plane: &XPlane) -> i64 {
-    plane
-        .lines
-        .iter()
-        .map(|l| l.timestamp_ns)
-        .min()
-        .unwrap_or(0)
 }
 
 /// What grouping gave one event: the stats xprof adds to it.
