@@ -58,6 +58,7 @@ pub fn cases() -> Vec<Case> {
         ("gpu-cuda-graph", gpu_cuda_graph()),
         ("gpu-many-streams", gpu_many_streams()),
         ("gpu-steps-derived", gpu_steps_derived()),
+        ("gpu-steps-ties", gpu_steps_ties()),
         ("grouped-with-metadata", grouped_with_metadata()),
     ];
     let mut cases: Vec<Case> = spaces
@@ -2150,6 +2151,50 @@ fn gpu_steps_derived() -> XSpace {
                 .add_stat(stats::HLO_OP, "fusion.1");
             if let Some(g) = g {
                 e.add_stat(stats::GROUP_ID, g);
+            }
+        }
+    });
+    space(vec![host, gpu])
+}
+
+/// Kernels of two groups that start at the same instant on two streams, the longer one of group
+/// 1 and the shorter of group 2 (and the reverse later), each followed by an ungrouped kernel:
+/// xprof 2.24.2 takes events by start, shorter first (not TSL's `Timespan` order), so each
+/// ungrouped kernel takes the group of the longer kernel, and the `Steps` line and the XLA lines
+/// split there by group.
+fn gpu_steps_ties() -> XSpace {
+    let host = plane(0, constants::HOST_PLANE_NAME, |b| {
+        let mut t = b.line(100);
+        t.set_name("python3").set_timestamp_ns(1_000);
+        t.add_event("work").set_offset_ps(US).set_duration_ps(US);
+    });
+    type Kernel = (i64, i64, Option<i64>);
+    let streams: [(i64, &str, [Kernel; 3]); 2] = [
+        (
+            7,
+            "Stream #7(Compute)",
+            [(1, 8, Some(1)), (20, 2, Some(1)), (30, 1, None)],
+        ),
+        (
+            9,
+            "Stream #9(Compute)",
+            [(1, 2, Some(2)), (4, 1, None), (20, 8, Some(2))],
+        ),
+    ];
+    let gpu = plane(1, "/device:GPU:0", |b| {
+        for (id, name, kernels) in streams {
+            let mut s = b.line(id);
+            s.set_name(name).set_timestamp_ns(1_000);
+            for (at, length, g) in kernels {
+                let mut e = s.add_event("k");
+                e.set_offset_ps(at * US)
+                    .set_duration_ps(length * US)
+                    .add_stat(stats::KERNEL_DETAILS, "regs:8")
+                    .add_stat(stats::HLO_MODULE, "jit_g")
+                    .add_stat(stats::HLO_OP, "fusion.1");
+                if let Some(g) = g {
+                    e.add_stat(stats::GROUP_ID, g);
+                }
             }
         }
     });

@@ -55,11 +55,12 @@ fn set_span(line: &mut XLine, event: usize, span: Span) {
     }
 }
 
-/// Sorts `(key, item)` pairs as TSL's `GetSortedEvents` does (`Timespan`'s `operator<`): by
-/// start, then longer first, with libstdc++'s unstable `std::sort`.
+/// Sorts `(key, item)` pairs as xprof 2.24.2's `GetSortedEvents` does: by start, then shorter
+/// first, with libstdc++'s unstable `std::sort`. (Shorter first is what xprof's live output shows,
+/// case `gpu-steps-ties`, although TSL's `Timespan` sorts longer spans first.)
 pub(super) fn sort_by_span<T: Clone>(items: &mut [(Span, T)]) {
     profkit_events::report::std_sort(items, &|a: &(Span, T), b: &(Span, T)| {
-        a.0.begin < b.0.begin || (a.0.begin == b.0.begin && a.0.duration > b.0.duration)
+        a.0.begin < b.0.begin || (a.0.begin == b.0.begin && a.0.duration < b.0.duration)
     });
 }
 
