@@ -114,8 +114,8 @@ pub fn preprocess(space: &mut XSpace) -> Vec<&'static str> {
 /// module documentation). `facts` must come from a pass over the whole space
 /// ([`SpaceFacts::finish`] called), and `index` is the plane's position in the space. Unless
 /// `materialise`, the stats grouping gives the events are written into the plane only where
-/// preprocessing reads them again (device planes of a TPU space); elsewhere [`event_marks`] gives
-/// them, event by event, saving a stat per event.
+/// preprocessing reads them again (device planes of a TPU space, GPU planes); elsewhere
+/// [`event_marks`] gives them, event by event, saving a stat per event.
 pub(crate) fn preprocess_plane(
     plane: &mut XPlane,
     index: usize,
