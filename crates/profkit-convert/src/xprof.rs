@@ -114,8 +114,8 @@ pub fn preprocess(space: &mut XSpace) -> Vec<&'static str> {
 /// module documentation). `facts` must come from a pass over the whole space
 /// ([`SpaceFacts::finish`] called), and `index` is the plane's position in the space. Unless
 /// `materialise`, the stats grouping gives the events are written into the plane only where
-/// preprocessing reads them again (device planes of a TPU space, GPU planes); elsewhere
-/// [`event_marks`] gives them, event by event, saving a stat per event.
+/// preprocessing reads them again (device planes of a TPU space, GPU planes with steps or derived
+/// lines); elsewhere [`event_marks`] gives them, event by event, saving a stat per event.
 pub(crate) fn preprocess_plane(
     plane: &mut XPlane,
     index: usize,
@@ -128,7 +128,7 @@ pub(crate) fn preprocess_plane(
     // `PreprocessXPlane` (before grouping, loop ops or not).
     regions::add_regions(plane);
     runtime::fix_run_ids(plane);
-    if facts.groups() && (materialise || marks_in_place(&plane.name, facts)) {
+    if facts.groups() && (materialise || marks_in_place(plane, index, facts)) {
         facts.forest.apply(index, plane);
     }
     if facts.groups() && facts.tpu && plane.name.starts_with("/device:") {
@@ -167,11 +167,14 @@ fn launches_on(
     (launches, start)
 }
 
-/// Whether [`preprocess_plane`] writes the grouping into a plane whatever `materialise` says
-/// (where preprocessing reads it again: device planes of a TPU space, and GPU planes, whose
-/// `Steps` line and derived events take their groups).
-fn marks_in_place(name: &str, facts: &SpaceFacts) -> bool {
-    (facts.tpu && name.starts_with("/device:")) || name.starts_with(GPU_PLANE_PREFIX)
+/// Whether [`preprocess_plane`] writes the grouping into plane number `index` whatever
+/// `materialise` says (where preprocessing reads it again: device planes of a TPU space, and GPU
+/// planes that get a `Steps` line or derived lines, whose events take their groups).
+fn marks_in_place(plane: &XPlane, index: usize, facts: &SpaceFacts) -> bool {
+    let name = &plane.name;
+    (facts.tpu && name.starts_with("/device:"))
+        || (name.starts_with(GPU_PLANE_PREFIX)
+            && (gets_steps(name, index, facts) || derived::could_derive(plane)))
 }
 
 /// Whether grouping gives events of a GPU plane a group, so that xprof derives a `Steps` line on
@@ -187,7 +190,7 @@ pub(crate) fn event_marks<'a>(
     index: usize,
     facts: &'a SpaceFacts,
 ) -> Option<Marks<'a>> {
-    if !facts.groups() || marks_in_place(&plane.name, facts) {
+    if !facts.groups() || marks_in_place(plane, index, facts) {
         return None;
     }
     facts.forest.marks(index)

@@ -136,7 +136,9 @@ pub(crate) fn layout_owned(mut plane: XPlane, symbols: &Symbols) -> Vec<(i64, St
     }
 }
 
-fn could_derive(plane: &XPlane) -> bool {
+/// Whether [`derive_timelines`] may add events to the plane (its `Steps` line or lines derived
+/// from its events' stats), rather than only number and drop its lines.
+pub(crate) fn could_derive(plane: &XPlane) -> bool {
     if plane.name.starts_with(GPU_PLANE_PREFIX) {
         gpu::could_derive(plane)
     } else {
