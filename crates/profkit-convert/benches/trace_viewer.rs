@@ -13,7 +13,9 @@
 //! turn, the median reported. Results go to `target/bench-data/trace_viewer.results.json`.
 //!
 //! `cargo bench -p profkit-convert --bench trace_viewer`; without `--bench` (as under
-//! `cargo test --benches`) it runs on 10,000 events and skips xprof.
+//! `cargo test --benches`) it runs on 10,000 events and skips xprof. With
+//! `PROFKIT_BENCH_INPUT=path.xplane.pb` it runs the same comparison on that file instead (a real
+//! profile, such as a long Keras `model.fit`), its results named after the file.
 
 use std::ffi::OsStr;
 use std::fs::File;
@@ -109,6 +111,20 @@ fn without_flow(text: &str) -> String {
     out
 }
 
+/// The benchmark's data set read from a given file.
+fn dataset_of_file(path: &Path) -> Dataset {
+    let bytes = std::fs::read(path).expect("read the input");
+    let space =
+        profkit_xplane::decode(bytes::Bytes::from(bytes.clone())).expect("decode the input");
+    Dataset {
+        events: common::count_events(&space),
+        space,
+        bytes,
+        path: path.to_owned(),
+        descriptor_set_path: PathBuf::new(),
+    }
+}
+
 fn large() {
     let dir = data_dir();
     std::fs::create_dir_all(&dir).expect("data dir");
@@ -158,30 +174,122 @@ fn main() {
     } else {
         "xspace_10k"
     };
-    let dataset = Dataset::prepare(events, stem).expect("the data set");
+    let given = std::env::var_os("PROFKIT_BENCH_INPUT").map(PathBuf::from);
+    let dataset = match &given {
+        Some(path) => dataset_of_file(path),
+        None => Dataset::prepare(events, stem).expect("the data set"),
+    };
+    println!(
+        "{} events, {:.1} MB; largest plane {:.1} MB",
+        dataset.events,
+        dataset.bytes.len() as f64 / 1e6,
+        dataset.largest_plane_bytes() as f64 / 1e6
+    );
+    if let Some(path) = &given {
+        let stem = path
+            .file_stem()
+            .and_then(OsStr::to_str)
+            .unwrap_or("input")
+            .trim_end_matches(".xplane");
+        compare(path, stem, dataset.events, dataset.bytes.len());
+        return;
+    }
+    compare(&dataset.path, stem, dataset.events, dataset.bytes.len());
+    // The same space with the stats XLA gives GPU kernels, so that xprof and profkit derive
+    // `XLA Modules` and `XLA Ops` lines for every stream.
+    let xla_stem = format!("{stem}_xla");
+    let (xla_path, xla_bytes) = write_xla_variant(&dataset.space, &xla_stem);
+    println!(
+        "with XLA kernel stats (derived lines): {:.1} MB",
+        xla_bytes as f64 / 1e6
+    );
+    compare(&xla_path, &xla_stem, dataset.events, xla_bytes);
+}
+
+/// Writes `space` with `kernel_details`, `hlo_module`, `program_id` and `hlo_op` stats on every
+/// GPU event (runs of four kernels of one op, every eighth op nested in a `while`) to
+/// `<stem>.xplane.pb`; returns its path and size.
+fn write_xla_variant(space: &profkit_xplane::XSpace, stem: &str) -> (PathBuf, usize) {
+    use profkit_xplane::{XStat, XStatMetadata, x_stat};
+    let mut space = space.clone();
+    for plane in &mut space.planes {
+        if !plane.name.starts_with("/device:GPU:") {
+            continue;
+        }
+        let mut next = plane.stat_metadata.keys().copied().max().unwrap_or(0);
+        let mut intern = |plane: &mut profkit_xplane::XPlane, name: &str| {
+            next += 1;
+            plane.stat_metadata.insert(
+                next,
+                XStatMetadata {
+                    id: next,
+                    name: name.to_owned(),
+                    description: String::new(),
+                },
+            );
+            next
+        };
+        let details = intern(plane, "kernel_details");
+        let module = intern(plane, "hlo_module");
+        let program = intern(plane, "program_id");
+        let op = intern(plane, "hlo_op");
+        for line in &mut plane.lines {
+            for (k, event) in line.events.iter_mut().enumerate() {
+                let n = (k / 4) % 64;
+                let name = if n % 8 == 0 {
+                    format!("while.{}::fusion.{n}", n / 8)
+                } else {
+                    format!("fusion.{n}")
+                };
+                let str_stat = |id: i64, v: String| XStat {
+                    metadata_id: id,
+                    value: Some(x_stat::Value::StrValue(v)),
+                };
+                event.stats.push(str_stat(
+                    details,
+                    "regs:32 static_shared:0 dynamic_shared:0 grid:8,1,1 block:128,1,1".to_owned(),
+                ));
+                event
+                    .stats
+                    .push(str_stat(module, "jit_train_step".to_owned()));
+                event.stats.push(XStat {
+                    metadata_id: program,
+                    value: Some(x_stat::Value::Uint64Value(7)),
+                });
+                event.stats.push(str_stat(op, name));
+            }
+        }
+    }
+    let bytes = profkit_xplane::encode(&space);
+    let path = data_dir().join(format!("{stem}.xplane.pb"));
+    let unchanged = std::fs::read(&path).is_ok_and(|old| old == bytes);
+    if !unchanged {
+        std::fs::write(&path, &bytes).expect("write the XLA variant");
+    }
+    (path, bytes.len())
+}
+
+/// Converts `path` with profkit and (in bench mode) xprof, three runs each in turn; prints the
+/// medians and whether the outputs agree; records them under `<stem>.trace_viewer.results.json`.
+fn compare(path: &Path, stem: &str, events: u64, bytes: usize) {
     let dir = data_dir();
+    std::fs::create_dir_all(&dir).expect("data dir");
     let ours_out = dir.join(format!("{stem}.profkit.json"));
     let xprof_out = dir.join(format!("{stem}.xprof.json"));
     let runs = if bench_mode() { 3 } else { 1 };
     let (mut our_s, mut our_kb, mut xprof_s, mut xprof_kb) = (vec![], vec![], vec![], vec![]);
     for _ in 0..runs {
-        if let Some(r) = ours(&dataset.path, ours_out.to_str().unwrap_or("-")) {
+        if let Some(r) = ours(path, ours_out.to_str().unwrap_or("-")) {
             our_s.push(r["seconds"].as_f64().unwrap_or(f64::NAN));
             our_kb.push(r["vmhwm_kb"].as_f64().unwrap_or(f64::NAN));
         }
         if bench_mode() {
-            if let Some(r) = xprof(&dataset.path, &xprof_out) {
+            if let Some(r) = xprof(path, &xprof_out) {
                 xprof_s.push(r["seconds"].as_f64().unwrap_or(f64::NAN));
                 xprof_kb.push(r["vmhwm_kb"].as_f64().unwrap_or(f64::NAN));
             }
         }
     }
-    let file_mb = dataset.bytes.len() as f64 / 1e6;
-    println!(
-        "{} events, {file_mb:.1} MB; largest plane {:.1} MB",
-        dataset.events,
-        dataset.largest_plane_bytes() as f64 / 1e6
-    );
     println!(
         "profkit: {:.3} s, peak RSS {:.1} MB",
         median(&our_s),
@@ -212,9 +320,12 @@ fn main() {
         );
         identical = Some(same);
     }
+    // The outputs are only for this comparison (hundreds of MB each).
+    let _ = std::fs::remove_file(&ours_out);
+    let _ = std::fs::remove_file(&xprof_out);
     let record = serde_json::json!({
-        "events": dataset.events,
-        "bytes": dataset.bytes.len(),
+        "events": events,
+        "bytes": bytes,
         "profkit": {"seconds": our_s, "vmhwm_kb": our_kb},
         "xprof": {"seconds": xprof_s, "vmhwm_kb": xprof_kb},
         "identical_outputs": identical,

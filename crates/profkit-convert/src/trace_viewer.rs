@@ -16,7 +16,8 @@
 //! xprof's preprocessing need (see [`crate::xprof`]), decoding the events only of the planes whose
 //! events it needs and keeping the others' as bytes; a second writes each shown plane's events as
 //! it reads the plane again, host plane first, then walks the planes not shown through views so
-//! that a malformed file fails as with the streaming reader. Memory is bounded by the largest plane.
+//! that a malformed file fails as with the streaming reader. Memory is bounded by the largest plane
+//! plus what xprof's grouping needs (its event forest, see [`crate::xprof`]).
 //!
 //! Where profkit differs from xprof, on purpose: xprof keeps only the 1,000,000 earliest events of
 //! a bigger trace (its non-streaming viewer cannot load more) and then lists them by time; profkit
@@ -162,11 +163,16 @@ impl Devices {
     }
 }
 
-/// The lines of a plane without their events, and how many events each had: all the first pass
+/// The lines of a plane without their events (and the lines it shows once derived): all the first pass
 /// keeps of a plane.
 struct Shadow {
     plane: XPlane,
-    counts: Vec<usize>,
+    /// The first pass decoded the plane whole (so it is known to be well formed).
+    decoded: bool,
+    /// The plane's lines once xprof has derived its timelines, for planes where it does.
+    derived: Option<Vec<(i64, String)>>,
+    /// How many HLO modules were known when `derived` was made.
+    symbols_known: usize,
 }
 
 impl Shadow {
@@ -192,31 +198,35 @@ impl Shadow {
             ..XPlane::default()
         };
         Some(Shadow {
+            derived: SpaceFacts::derived_layout_without_events(&shadow, &counts),
             plane: shadow,
-            counts,
+            decoded: false,
+            symbols_known: usize::MAX,
         })
     }
 
-    fn of(plane: &XPlane) -> Shadow {
-        let mut shadow = XPlane {
-            id: plane.id,
-            name: plane.name.clone(),
-            ..XPlane::default()
-        };
-        shadow.lines = plane
-            .lines
-            .iter()
-            .map(|l| profkit_xplane::XLine {
-                id: l.id,
-                display_id: l.display_id,
-                name: l.name.clone(),
-                display_name: l.display_name.clone(),
-                ..Default::default()
-            })
-            .collect();
+    /// [`Shadow::of`] of a plane the caller no longer needs.
+    fn of_owned(plane: XPlane, facts: &SpaceFacts) -> Shadow {
+        let mut shadow = Shadow::of_lines(&plane);
+        shadow.derived = facts.derived_layout_owned(plane);
+        shadow.symbols_known = facts.symbols_known();
+        shadow
+    }
+
+    fn of(plane: &XPlane, facts: &SpaceFacts) -> Shadow {
+        let mut shadow = Shadow::of_lines(plane);
+        shadow.derived = facts.derived_layout(plane);
+        shadow.symbols_known = facts.symbols_known();
+        shadow
+    }
+
+    /// The lines of a plane, without derived layout.
+    fn of_lines(plane: &XPlane) -> Shadow {
         Shadow {
-            plane: shadow,
-            counts: plane.lines.iter().map(|l| l.events.len()).collect(),
+            plane: xprof::lines_only(plane),
+            decoded: true,
+            derived: None,
+            symbols_known: 0,
         }
     }
 }
@@ -231,8 +241,9 @@ pub fn write_space<W: Write>(
     for plane in &space.planes {
         facts.observe(plane);
     }
+    facts.finish();
     let names: Vec<&str> = space.planes.iter().map(|p| p.name.as_str()).collect();
-    let shadows: Vec<Shadow> = space.planes.iter().map(Shadow::of).collect();
+    let shadows: Vec<Shadow> = space.planes.iter().map(|p| Shadow::of(p, &facts)).collect();
     let mut writer = Writer::new(output, *options, facts);
     let (host, devices) = select(&names);
     writer.metadata(&shadows, host, &devices)?;
@@ -245,10 +256,10 @@ pub fn write_space<W: Write>(
             };
             if writer.options.preprocess && writer.facts.preprocesses() {
                 let mut plane = plane.clone();
-                xprof::preprocess_plane(&mut plane, &writer.facts);
-                writer.plane(&plane, pid, &mut |_| {})?;
+                xprof::preprocess_plane(&mut plane, index, &writer.facts, false);
+                writer.plane(&plane, index, pid, &mut |_| {})?;
             } else {
-                writer.plane(plane, pid, &mut |_| {})?;
+                writer.plane(plane, index, pid, &mut |_| {})?;
             }
         }
     }
@@ -274,6 +285,8 @@ pub fn convert<R: Read + Seek, W: Write>(
             full_pass(&mut input, options, &mut progress)?
         }
     };
+    let mut shadows = shadows;
+    refresh_layouts(&mut input, start, options, &facts, &mut shadows, &ranges)?;
     let names: Vec<&str> = shadows.iter().map(|s| s.plane.name.as_str()).collect();
     let (host, devices) = select(&names);
     let mut writer = Writer::new(output, *options, facts);
@@ -300,12 +313,12 @@ pub fn convert<R: Read + Seek, W: Write>(
             device_pid(shadow.plane.id)
         };
         if options.preprocess {
-            xprof::preprocess_plane(&mut plane, &writer.facts);
+            xprof::preprocess_plane(&mut plane, index, &writer.facts, false);
         }
         // The plane's bytes are reported as its events are written, so that a bar moves within
         // a plane (most files have a few planes of millions of events each).
         let mut share = EventShare::new(&plane, to - from);
-        writer.plane(&plane, pid, &mut |events| {
+        writer.plane(&plane, index, pid, &mut |events| {
             if let Some(report) = progress.as_mut() {
                 report(share.bytes_for(events));
             }
@@ -317,11 +330,7 @@ pub fn convert<R: Read + Seek, W: Write>(
     // The planes not shown were only read lightly: decode them too, so that a malformed one is
     // an error, as it is for xprof.
     for (index, &(from, to)) in ranges.iter().enumerate() {
-        if shown.contains(&index)
-            || shadows
-                .get(index)
-                .is_some_and(|s| SpaceFacts::needs_events(&s.plane.name))
-        {
+        if shown.contains(&index) || shadows.get(index).is_some_and(|s| s.decoded) {
             continue;
         }
         input.seek(SeekFrom::Start(start + from))?;
@@ -389,6 +398,36 @@ impl EventShare {
     }
 }
 
+/// Derived layouts made before the metadata plane's HLO modules were all known (a device plane
+/// before `/host:metadata` in the file) are made again, reading their planes once more.
+fn refresh_layouts<R: Read + Seek>(
+    input: &mut R,
+    start: u64,
+    options: &TraceViewerOptions,
+    facts: &SpaceFacts,
+    shadows: &mut [Shadow],
+    ranges: &[(u64, u64)],
+) -> Result<()> {
+    for (shadow, &(from, to)) in shadows.iter_mut().zip(ranges) {
+        // (A layout made without events, `symbols_known` at its maximum, needs no symbols.)
+        if shadow.derived.is_none() || shadow.symbols_known >= facts.symbols_known() {
+            continue;
+        }
+        input.seek(SeekFrom::Start(start + from))?;
+        for item in XSpaceReader::new((&mut *input).take(to - from), options.read) {
+            match item {
+                Ok(SpaceItem::Plane(plane)) => {
+                    shadow.derived = facts.derived_layout_owned(plane);
+                    shadow.symbols_known = facts.symbols_known();
+                }
+                Ok(_) => {}
+                Err(e) => return Err(located(input, start, options, e)),
+            }
+        }
+    }
+    Ok(())
+}
+
 /// The error `e` found reading one plane on its own, located in the whole space: the streaming
 /// reader reads the space from `start` and reports where it fails (with offsets from the start
 /// of the input and the plane's index in the path).
@@ -420,15 +459,16 @@ fn full_pass<R: Read>(
     loop {
         let before = reader.offset();
         let Some(item) = reader.next() else { break };
-        if let SpaceItem::Plane(plane) = item? {
-            facts.observe(&plane);
-            shadows.push(Shadow::of(&plane));
+        if let SpaceItem::Plane(mut plane) = item? {
+            facts.observe_mut(&mut plane);
+            shadows.push(Shadow::of_owned(plane, &facts));
             ranges.push((before, reader.offset()));
         }
         if let Some(report) = progress.as_mut() {
             report(reader.offset() - before);
         }
     }
+    facts.finish();
     Ok((facts, shadows, ranges))
 }
 
@@ -447,10 +487,16 @@ fn light_pass<R: Read>(
     while let Some(item) = splitter.next_item()? {
         if let crate::lite::Item::Plane { bytes, from, to } = item {
             let lite = crate::lite::decode(bytes.clone())?;
-            if SpaceFacts::needs_events(&lite.name) {
-                let plane = profkit_xplane::decode_plane(bytes).ok()?;
-                facts.observe(&plane);
-                shadows.push(Shadow::of(&plane));
+            if SpaceFacts::needs_events(
+                &lite.name,
+                lite.event_metadata.values().map(|m| m.name.as_str()),
+                lite.stat_metadata.values().map(|m| m.name.as_str()),
+            ) {
+                // The light view goes before the plane is decoded whole: one copy at a time.
+                drop(lite);
+                let mut plane = profkit_xplane::decode_plane(bytes).ok()?;
+                facts.observe_mut(&mut plane);
+                shadows.push(Shadow::of_owned(plane, &facts));
             } else {
                 facts.observe_names(
                     &lite.name,
@@ -466,6 +512,7 @@ fn light_pass<R: Read>(
             done = to;
         }
     }
+    facts.finish();
     Some((facts, shadows, ranges))
 }
 
@@ -521,7 +568,8 @@ impl<W: Write> Writer<W> {
             } else {
                 device_pid(shadow.plane.id)
             };
-            let lines = xprof::line_layout(&shadow.plane, &shadow.counts, &self.facts);
+            let lines =
+                xprof::line_layout(&shadow.plane, index, shadow.derived.as_deref(), &self.facts);
             table.add(pid, &shadow.plane.name, &lines);
         }
         self.summary.processes = table.0.len();
@@ -532,16 +580,24 @@ impl<W: Write> Writer<W> {
         self.flush_if_full()
     }
 
-    /// Writes the events of `plane`; `written` is told how many events were written since it was
-    /// last told, every [`PROGRESS_EVENTS`] events.
-    fn plane(&mut self, plane: &XPlane, pid: u32, written: &mut dyn FnMut(u64)) -> Result<()> {
+    /// Writes the events of plane number `index` (preprocessed), with the stats grouping gave
+    /// them that the plane does not hold; `written` is told how many events were written since
+    /// it was last told, every [`PROGRESS_EVENTS`] events.
+    fn plane(
+        &mut self,
+        plane: &XPlane,
+        index: usize,
+        pid: u32,
+        written: &mut dyn FnMut(u64),
+    ) -> Result<()> {
+        let marks = xprof::event_marks(plane, index, &self.facts);
         PlaneWriter {
             out: &mut self.out,
             buf: &mut self.buf,
             options: self.options,
             summary: &mut self.summary,
         }
-        .plane(plane, pid, written)
+        .plane(plane, pid, marks, written)
     }
 
     fn finish(mut self) -> Result<TraceViewerSummary> {
@@ -570,7 +626,13 @@ impl<W: Write> PlaneWriter<'_, W> {
         Ok(())
     }
 
-    fn plane(&mut self, plane: &XPlane, pid: u32, written: &mut dyn FnMut(u64)) -> Result<()> {
+    fn plane(
+        &mut self,
+        plane: &XPlane,
+        pid: u32,
+        mut marks: Option<xprof::Marks<'_>>,
+        written: &mut dyn FnMut(u64),
+    ) -> Result<()> {
         let mut unreported = 0u64;
         let stats: HashMap<i64, &str> = plane
             .stat_metadata
@@ -587,6 +649,11 @@ impl<W: Write> PlaneWriter<'_, W> {
                 &line.display_name
             };
             if display_name == XLA_ASYNC_OP_LINE_NAME {
+                if let (Some(marks), Some(last)) =
+                    (marks.as_mut(), line.events.len().checked_sub(1))
+                {
+                    marks.nth(last);
+                }
                 continue;
             }
             let display_id = if line.display_id != 0 {
@@ -597,6 +664,7 @@ impl<W: Write> PlaneWriter<'_, W> {
             let tid = display_id as u32;
             let counters = self.options.counter_events && line.id == COUNTERS_LINE_ID;
             for event in &line.events {
+                let mark = marks.as_mut().and_then(Iterator::next).unwrap_or_default();
                 let metadata = plane.event_metadata.get(&event.metadata_id);
                 let name = metadata.map_or("", |m| m.name.as_str());
                 if INTERNAL_EVENTS.contains(&name) {
@@ -652,6 +720,28 @@ impl<W: Write> PlaneWriter<'_, W> {
                         }
                     }
                     args.push((stat_name, arg));
+                }
+                // What grouping gave the event, as if set on it (the last of a key wins).
+                let xprof::Mark {
+                    group_id,
+                    step_name,
+                    is_eager,
+                } = mark;
+                if let Some(group) = group_id {
+                    args.push(("group_id", Arg::Int(group)));
+                    if counters {
+                        numbers.push(("group_id", Number::Int(i128::from(group))));
+                    }
+                }
+                if let Some(name) = step_name {
+                    shown = Arg::Str(name);
+                    args.push(("step_name", shown));
+                }
+                if let Some(eager) = is_eager {
+                    args.push(("is_eager", Arg::Int(i64::from(eager))));
+                    if counters {
+                        numbers.push(("is_eager", Number::Int(i128::from(eager))));
+                    }
                 }
                 let (begin, _) = xprof::timespan(line, event);
                 let duration = event.duration_ps as u64;

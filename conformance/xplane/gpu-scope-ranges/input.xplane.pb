@@ -1,0 +1,9 @@
+
+˘/host:__ScopeRangeCallStack__*scope 11*scope 12*scope 13*scope 21*scope 22*scope 23*scope 30*scope 31*))scope 412 2 2 2 2 
+2 2 2 2) (
+É/device:GPU:0˜
+Stream #1(Compute)Ë"w¿Ñ=¿Ñ="C*?regs:8 static_shared:0 dynamic_shared:0 grid:1,1,1 block:32,1,1"*jit_scan""*fusion.1" "wÄâz¿Ñ="C*?regs:8 static_shared:0 dynamic_shared:0 grid:1,1,1 block:32,1,1"*jit_scan""*fusion.1" "x¿ç∑¿Ñ="C*?regs:8 static_shared:0 dynamic_shared:0 grid:1,1,1 block:32,1,1"*jit_scan""*fusion.1" "ÅÄíÙ¿Ñ="C*?regs:8 static_shared:0 dynamic_shared:0 grid:1,1,1 block:32,1,1"*jit_scan""*while.1::fusion.2" "Å¿ñ±¿Ñ="C*?regs:8 static_shared:0 dynamic_shared:0 grid:1,1,1 block:32,1,1"*jit_scan""*while.1::fusion.2" "ÅÄõÓ¿Ñ="C*?regs:8 static_shared:0 dynamic_shared:0 grid:1,1,1 block:32,1,1"*jit_scan""*while.1::fusion.2" "Å¿ü´¿Ñ="C*?regs:8 static_shared:0 dynamic_shared:0 grid:1,1,1 block:32,1,1"*jit_scan""*while.1::fusion.2" "rÄ§Ë¿Ñ="C*?regs:8 static_shared:0 dynamic_shared:0 grid:1,1,1 block:32,1,1"*jit_scan""*fusion.3"x¿®•¿Ñ="C*?regs:8 static_shared:0 dynamic_shared:0 grid:1,1,1 block:32,1,1"*jit_scan""*fusion.3" "xÄ≠‚¿Ñ="C*?regs:8 static_shared:0 dynamic_shared:0 grid:1,1,1 block:32,1,1"*jit_scan""*fusion.3" ("x¿±ü¿Ñ="C*?regs:8 static_shared:0 dynamic_shared:0 grid:1,1,1 block:32,1,1"*jit_scan""*fusion.3" )"
+kernel*kernel_details*
+hlo_module*
+program_id*
+hlo_op*scope_range_id
