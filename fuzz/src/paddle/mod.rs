@@ -19,7 +19,11 @@ use profkit_events::{EventKind, Recording, pair};
 /// floats (`warps_per_sm: NaN` is not equal to itself; `-0.0 == 0.0` although the bits differ),
 /// the encoding is exact; the two are printed in full when they differ.
 #[track_caller]
-pub fn assert_same_message<M: prost::Message + std::fmt::Debug>(actual: &M, expected: &M, what: &str) {
+pub fn assert_same_message<M: prost::Message + std::fmt::Debug>(
+    actual: &M,
+    expected: &M,
+    what: &str,
+) {
     assert!(
         actual.encode_to_vec() == expected.encode_to_vec(),
         "{what}:\n  left: {actual:?}\n right: {expected:?}"

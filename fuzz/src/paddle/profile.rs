@@ -26,8 +26,8 @@ pub fn run(data: &[u8]) {
     }
     let Ok(profile) = whole else { return };
     let bytes = legacy::encode_profile(&profile);
-    let again = legacy::decode_profile(&bytes)
-        .unwrap_or_else(|e| panic!("encode(p) does not decode: {e}"));
+    let again =
+        legacy::decode_profile(&bytes).unwrap_or_else(|e| panic!("encode(p) does not decode: {e}"));
     super::assert_same_message(&again, &profile, "decode(encode(p)) != p");
     let _ = legacy::summarize(&profile);
     let _ = legacy::validate(&profile);
