@@ -2771,4 +2771,29 @@ mod tests {
         ));
         assert_eq!(sniff_json(&b"[{\"ph\": \"X\""[..]), JsonShape::Chrome);
     }
+
+    /// xprof's output names every device plane, also one whose lines are all empty and so not
+    /// written: such a process is the plane again (found by the `chrome_json` fuzz target).
+    #[test]
+    fn a_named_device_without_threads_is_a_plane() {
+        let text =
+            br#"[{"args": {"name": "/device:GPU:0"}, "name": "process_name", "ph": "M", "pid": 2},
+            {"args": {"name": "/host:CPU"}, "name": "process_name", "ph": "M", "pid": 701},
+            {"ph": "X", "name": "k", "pid": 701, "tid": 1, "ts": 1, "dur": 2}]"#;
+        let import = chrome_to_xspace(&text[..]).unwrap();
+        let planes: Vec<_> = import
+            .space
+            .planes
+            .iter()
+            .map(|p| (p.name.as_str(), p.id, p.lines.len()))
+            .collect();
+        assert_eq!(
+            planes,
+            [
+                ("/host:CPU", 0, 1),
+                ("/device:GPU:0", 1, 0),
+                ("Task Environment", 2, 0)
+            ]
+        );
+    }
 }
