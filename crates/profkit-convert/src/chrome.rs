@@ -1399,7 +1399,21 @@ impl Trace {
         let rel = |t: i128| i64::try_from(t - start).unwrap_or(i64::MAX);
 
         // Threads by plane: the host (None) and each GPU.
-        let mut devices: Vec<i64> = self.threads.iter().filter_map(|t| t.gpu).collect();
+        // A process named by a GPU plane is that plane even without a thread: xprof's output names
+        // every device plane, also one whose lines are all empty (and so not written), and reading
+        // that output must give the plane again for writing to be a fixed point.
+        let named_devices = self.processes.values().filter_map(|p| {
+            p.name
+                .as_deref()
+                .and_then(|n| n.strip_prefix(GPU_PLANE_PREFIX))
+                .and_then(|n| n.parse::<i64>().ok())
+        });
+        let mut devices: Vec<i64> = self
+            .threads
+            .iter()
+            .filter_map(|t| t.gpu)
+            .chain(named_devices)
+            .collect();
         devices.sort_unstable();
         devices.dedup();
         let mut overlapping_lines = Vec::new();
@@ -1417,9 +1431,6 @@ impl Trace {
         }
         for (slot, threads) in by_plane.into_iter().enumerate() {
             let device = slot.checked_sub(1).and_then(|i| devices.get(i)).copied();
-            if device.is_some() && threads.is_empty() {
-                continue;
-            }
             let plane_index = planes.len();
             let ids = self.line_ids(&threads);
             let mut lines: Vec<(i64, Thread)> = ids.into_iter().zip(threads).collect();
@@ -2759,5 +2770,30 @@ mod tests {
             JsonShape::NotJson(_)
         ));
         assert_eq!(sniff_json(&b"[{\"ph\": \"X\""[..]), JsonShape::Chrome);
+    }
+
+    /// xprof's output names every device plane, also one whose lines are all empty and so not
+    /// written: such a process is the plane again (found by the `chrome_json` fuzz target).
+    #[test]
+    fn a_named_device_without_threads_is_a_plane() {
+        let text =
+            br#"[{"args": {"name": "/device:GPU:0"}, "name": "process_name", "ph": "M", "pid": 2},
+            {"args": {"name": "/host:CPU"}, "name": "process_name", "ph": "M", "pid": 701},
+            {"ph": "X", "name": "k", "pid": 701, "tid": 1, "ts": 1, "dur": 2}]"#;
+        let import = chrome_to_xspace(&text[..]).unwrap();
+        let planes: Vec<_> = import
+            .space
+            .planes
+            .iter()
+            .map(|p| (p.name.as_str(), p.id, p.lines.len()))
+            .collect();
+        assert_eq!(
+            planes,
+            [
+                ("/host:CPU", 0, 1),
+                ("/device:GPU:0", 1, 0),
+                ("Task Environment", 2, 0)
+            ]
+        );
     }
 }

@@ -15,6 +15,21 @@ use std::path::PathBuf;
 use profkit_events::report::{Place, Report, ReportOptions, SortKey};
 use profkit_events::{EventKind, Recording, pair};
 
+/// Asserts two messages are the same by their encodings. `==` on the prost structs is wrong for
+/// floats (`warps_per_sm: NaN` is not equal to itself; `-0.0 == 0.0` although the bits differ),
+/// the encoding is exact; the two are printed in full when they differ.
+#[track_caller]
+pub fn assert_same_message<M: prost::Message + std::fmt::Debug>(
+    actual: &M,
+    expected: &M,
+    what: &str,
+) {
+    assert!(
+        actual.encode_to_vec() == expected.encode_to_vec(),
+        "{what}:\n  left: {actual:?}\n right: {expected:?}"
+    );
+}
+
 /// The Paddle inputs of `conformance/paddle/` with the given file name (`input.pb` or
 /// `input.paddle_trace.pb`), to mutate.
 pub fn seed_files(file: &str) -> Vec<Vec<u8>> {

@@ -13,7 +13,7 @@ pub fn run(data: &[u8]) {
     let whole = nodetree::decode_node_trees(data);
     let streamed = nodetree::NodeTreesReader::new(data, ReadOptions::default()).collect_trees();
     match (&whole, &streamed) {
-        (Ok(a), Ok(b)) => assert_eq!(a, b, "the streaming reader disagrees"),
+        (Ok(a), Ok(b)) => super::assert_same_message(b, a, "the streaming reader disagrees"),
         (Ok(_), Err(e)) => panic!("only the streaming reader refuses: {e}"),
         (Err(e), Ok(_)) => panic!("only the whole decode refuses: {e}"),
         (Err(a), Err(b)) => {
@@ -23,11 +23,9 @@ pub fn run(data: &[u8]) {
     }
     let Ok(trees) = whole else { return };
     let bytes = nodetree::encode_node_trees(&trees);
-    assert_eq!(
-        nodetree::decode_node_trees(&bytes).ok().as_ref(),
-        Some(&trees),
-        "decode(encode(t)) != t"
-    );
+    let again = nodetree::decode_node_trees(&bytes)
+        .unwrap_or_else(|e| panic!("encode(t) does not decode: {e}"));
+    super::assert_same_message(&again, &trees, "decode(encode(t)) != t");
     let summary = nodetree::summarize(&trees);
     assert_eq!(summary.threads.len(), trees.thread_trees.len());
     let _ = nodetree::validate(&trees);

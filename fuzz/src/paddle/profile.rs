@@ -16,7 +16,7 @@ pub fn run(data: &[u8]) {
     let whole = legacy::decode_profile(data);
     let streamed = legacy::ProfileReader::new(data, ReadOptions::default()).collect_profile();
     match (&whole, &streamed) {
-        (Ok(a), Ok(b)) => assert_eq!(a, b, "the streaming reader disagrees"),
+        (Ok(a), Ok(b)) => super::assert_same_message(b, a, "the streaming reader disagrees"),
         (Ok(_), Err(e)) => panic!("only the streaming reader refuses: {e}"),
         (Err(e), Ok(_)) => panic!("only the whole decode refuses: {e}"),
         (Err(a), Err(b)) => {
@@ -26,11 +26,9 @@ pub fn run(data: &[u8]) {
     }
     let Ok(profile) = whole else { return };
     let bytes = legacy::encode_profile(&profile);
-    assert_eq!(
-        legacy::decode_profile(&bytes).ok().as_ref(),
-        Some(&profile),
-        "decode(encode(p)) != p"
-    );
+    let again =
+        legacy::decode_profile(&bytes).unwrap_or_else(|e| panic!("encode(p) does not decode: {e}"));
+    super::assert_same_message(&again, &profile, "decode(encode(p)) != p");
     let _ = legacy::summarize(&profile);
     let _ = legacy::validate(&profile);
     let recording = legacy::to_recording(&profile);
@@ -38,7 +36,7 @@ pub fn run(data: &[u8]) {
     let written = legacy::from_recording(&recording);
     let again = legacy::decode_profile(&legacy::encode_profile(&written))
         .expect("a written Profile decodes");
-    assert_eq!(again, written);
+    super::assert_same_message(&again, &written, "a written Profile decodes to another");
 }
 
 /// An error of a decode of `data`: where it says it is must be in the input.
