@@ -53,7 +53,7 @@
 //! type, a `_r`, `_p`, `_c`, `id` or `correlation_id` stat, and TPU planes), a byte per eager
 //! mark, and the step names; while linking, 8 bytes per link, and the stats naming steps for the
 //! few events that carry them. The derived timelines need, across planes, the HLO instructions of
-//! the `/host:metadata` plane and the scope range tree (see [`derived`]).
+//! the `/host:metadata` plane and the scope range tree (see its `derived` module).
 
 mod derived;
 mod event_types;
