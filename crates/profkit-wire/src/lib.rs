@@ -5,12 +5,12 @@
 //! bytes, nested messages, packed numbers), or a group between start and end tags. The format
 //! crates (`profkit-xplane`, `profkit-xdl`, `profkit-events` for Paddle) decode with prost, which
 //! is fast but says little about where an input breaks. When prost refuses one, they [`locate`]
-//! the first fault by walking the same bytes with their [`Schema`], declared as data (message,
-//! field number: name, [`Kind`], whether it repeats), and get a [`Fault`]: the byte offset, the
-//! path down to the repeated element (`XSpace.planes[0].lines[2].name`) and the [`Problem`], a
-//! truncation or a corruption. Streaming readers read fields one at a time from any `Read` with a
-//! [`WireReader`]. This is an internal helper: each format crate turns a [`Fault`] into its own
-//! error type, so nothing of it shows in their APIs.
+//! the first fault by walking the same bytes with their [`Schema`], declared as data with
+//! [`schema!`] (message, field number: name, [`Kind`], whether it repeats), and get a [`Fault`]:
+//! the byte offset, the path down to the repeated element (`XSpace.planes[0].lines[2].name`) and
+//! the [`Problem`], a truncation or a corruption. Streaming readers read fields one at a time
+//! from any `Read` with a [`WireReader`]. This is an internal helper: each format crate turns a
+//! [`Fault`] into its own error type, so nothing of it shows in their APIs.
 //!
 //! ```
 //! use profkit_wire::{Field, Kind, Problem, Schema, locate};

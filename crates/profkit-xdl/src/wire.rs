@@ -8,17 +8,30 @@
 //! some faults have wordings of their own (see [`explain`]).
 
 use bytes::Bytes;
-use profkit_wire::{Field, Kind, LEN, Problem, Schema, VARINT, locate, read_varint, split_tag};
+use profkit_wire::{LEN, Problem, VARINT, locate, read_varint, split_tag};
 
 use crate::error::Error;
 
-/// The messages of the schema.
-#[derive(Clone, Copy, PartialEq, Eq, Debug)]
-pub(crate) enum Msg {
-    Header,
-    Meta,
-    Record,
-    Column,
+profkit_wire::schema! {
+    /// The messages of the schema.
+    pub(crate) enum Msg {
+        Header { 1 key: string }
+        Meta {
+            1 lstep_begin: varint, 2 lstep_end: varint, 3 gstep_begin: varint,
+            4 gstep_end: varint, 5 timestamp_begin: varint, 6 timestamp_end: varint,
+        }
+        Record { 1 gstep: varint, 2 lstep: varint, 3 column: [Column], 4 timestamp: varint }
+        // `shape` repeats, but is named without an index: one packed chunk is the norm.
+        Column { 1 dtype: varint, 2 shape: varints, 3 data: bytes }
+    }
+    impl {
+        /// Groups in unknown fields may nest; deeper than this is refused, as prost does.
+        const MAX_GROUP_DEPTH: u32 = 64;
+        /// Only field number 0 is refused.
+        const MAX_FIELD_NUMBER: u64 = u64::MAX;
+        /// Everything inside an unknown group is named as the group.
+        const NEST_GROUP_PATHS: bool = false;
+    }
 }
 
 impl Msg {
@@ -29,38 +42,6 @@ impl Msg {
             Msg::Record => "Record",
             Msg::Column => "Column",
         }
-    }
-}
-
-impl Schema for Msg {
-    /// Groups in unknown fields may nest; deeper than this is refused, as prost does.
-    const MAX_GROUP_DEPTH: u32 = 64;
-    /// Only field number 0 is refused.
-    const MAX_FIELD_NUMBER: u64 = u64::MAX;
-    /// Everything inside an unknown group is named as the group.
-    const NEST_GROUP_PATHS: bool = false;
-
-    fn field(self, number: u64) -> Option<Field<Msg>> {
-        use Kind::{Bytes, Str, Varint, Varints};
-        let row = match (self, number) {
-            (Msg::Header, 1) => ("key", Str, false),
-            (Msg::Meta, 1) => ("lstep_begin", Varint, false),
-            (Msg::Meta, 2) => ("lstep_end", Varint, false),
-            (Msg::Meta, 3) => ("gstep_begin", Varint, false),
-            (Msg::Meta, 4) => ("gstep_end", Varint, false),
-            (Msg::Meta, 5) => ("timestamp_begin", Varint, false),
-            (Msg::Meta, 6) => ("timestamp_end", Varint, false),
-            (Msg::Record, 1) => ("gstep", Varint, false),
-            (Msg::Record, 2) => ("lstep", Varint, false),
-            (Msg::Record, 3) => ("column", Kind::Message(Msg::Column), true),
-            (Msg::Record, 4) => ("timestamp", Varint, false),
-            (Msg::Column, 1) => ("dtype", Varint, false),
-            // Repeated, but named without an index: one packed chunk is the norm.
-            (Msg::Column, 2) => ("shape", Varints, false),
-            (Msg::Column, 3) => ("data", Bytes, false),
-            _ => return None,
-        };
-        Some(row.into())
     }
 }
 
