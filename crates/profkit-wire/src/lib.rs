@@ -44,6 +44,8 @@ mod walk;
 mod whole;
 
 pub use decode::{FaultError, decode, refusal};
+/// What a fault that cuts a field short becomes: the located truncation every format crate wraps.
+pub use profkit_error::Truncation;
 pub use read::WireReader;
 pub use schema::{Field, Kind, MAX_INDEXED_FIELD, Schema};
 pub use walk::{Fault, Problem, locate};
@@ -141,11 +143,16 @@ mod tests {
     fn faults_sort_into_truncation_or_corruption() {
         #[derive(Debug, PartialEq)]
         enum E {
-            Cut(u64, String, u64),
+            Cut(Truncation),
             Bad(u64, String, String),
         }
         let cut = Fault::new(9, "M.f", Problem::Truncated { needed: 4 });
-        assert_eq!(cut.into_error(E::Cut, E::Bad), E::Cut(9, "M.f".into(), 4));
+        let expected = Truncation {
+            offset: 9,
+            path: "M.f".into(),
+            needed: 4,
+        };
+        assert_eq!(cut.into_error(E::Cut, E::Bad), E::Cut(expected));
         let bad = Fault::new(3, "M.g", Problem::VarintTooLong);
         let reason = Problem::VarintTooLong.to_string();
         assert_eq!(

@@ -123,27 +123,29 @@ pub(crate) fn first_large_data_offset(prefix: &[u8], min_len: u64) -> Option<usi
                             }
                             pos = pos.saturating_add(usize::try_from(data_len).ok()?);
                         }
-                        (_, VARINT) => {
-                            read_varint(prefix, &mut pos).ok()?;
-                        }
-                        (_, LEN) => {
-                            let n = read_varint(prefix, &mut pos).ok()?;
-                            pos = pos.saturating_add(usize::try_from(n).ok()?);
-                        }
-                        _ => return None,
+                        (_, wire_type) => skip_value(prefix, &mut pos, wire_type)?,
                     }
                 }
                 pos = column_end;
             }
-            (_, VARINT) => {
-                read_varint(prefix, &mut pos).ok()?;
-            }
-            (_, LEN) => {
-                let n = read_varint(prefix, &mut pos).ok()?;
-                pos = pos.saturating_add(usize::try_from(n).ok()?);
-            }
-            _ => return None,
+            (_, wire_type) => skip_value(prefix, &mut pos, wire_type)?,
         }
     }
     None
+}
+
+/// Moves `pos` past the value of a field of `wire_type`, a varint or a length and its bytes;
+/// `None` for another wire type, or a varint that does not end within `prefix`.
+fn skip_value(prefix: &[u8], pos: &mut usize, wire_type: u8) -> Option<()> {
+    match wire_type {
+        VARINT => {
+            read_varint(prefix, pos).ok()?;
+        }
+        LEN => {
+            let n = read_varint(prefix, pos).ok()?;
+            *pos = pos.saturating_add(usize::try_from(n).ok()?);
+        }
+        _ => return None,
+    }
+    Some(())
 }
