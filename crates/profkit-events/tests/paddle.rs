@@ -3,6 +3,7 @@
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
+use profkit_error::Truncation;
 use profkit_events::paddle::legacy::{self, Profile, ProfileItem, ProfileReader};
 use profkit_events::paddle::nodetree::{
     self, HostTraceEventNodeProto, NodeTreesItem, NodeTreesProto, NodeTreesReader,
@@ -356,7 +357,7 @@ fn truncated_files_fail_with_offsets_and_paths() {
                     failures += 1;
                     assert!(streamed.is_err(), "{root} prefix {len}: stream accepted");
                     match &e {
-                        Error::Truncated { offset, path, .. } => {
+                        Error::Truncated(Truncation { offset, path, .. }) => {
                             assert_eq!(*offset, len as u64, "{e}");
                             assert!(path.starts_with(root), "{e}");
                         }
@@ -421,11 +422,11 @@ fn hostile_inputs_fail_clearly() {
     assert!(
         matches!(
             e,
-            Error::Truncated {
+            Error::Truncated(Truncation {
                 offset: 5,
                 needed: 65534,
                 ..
-            }
+            })
         ),
         "{e}"
     );

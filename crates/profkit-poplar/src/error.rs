@@ -1,26 +1,21 @@
-//! The one error type of this crate.
-
-use profkit_error::InFile;
+//! The one error type of this crate, declared with `profkit_error::error_enum!`: it adds the
+//! variants every profkit error has, `Io` and `InFile` (the error in a named file), and the
+//! methods that look past the file (`in_file`, `root`, `is_truncation`).
 
 pub use profkit_json::{Error as JsonError, Location};
 
-/// A failure to read or write a Poplar profile, with where it happened.
-#[derive(Debug, thiserror::Error)]
-#[non_exhaustive]
-pub enum Error {
-    /// The input is not a Poplar profile's JSON: not JSON at all, cut short, over one of the
-    /// reader's limits, or valid JSON that is not what a Poplar profile has there (a wrong type,
-    /// a fraction or a negative number where a count or an index belongs, a missing required
-    /// field, a duplicated key, a program or step without its tag). The JSON reader's error says
-    /// where, by JSON path and position.
-    #[error(transparent)]
-    Json(JsonError),
-    /// Reading or writing failed.
-    #[error("I/O error: {0}")]
-    Io(#[from] std::io::Error),
-    /// An error in a named file.
-    #[error(transparent)]
-    InFile(InFile<Error>),
+profkit_error::error_enum! {
+    /// A failure to read or write a Poplar profile, with where it happened.
+    pub enum Error {
+        /// The input is not a Poplar profile's JSON: not JSON at all, cut short, over one of the
+        /// reader's limits, or valid JSON that is not what a Poplar profile has there (a wrong
+        /// type, a fraction or a negative number where a count or an index belongs, a missing
+        /// required field, a duplicated key, a program or step without its tag). The JSON reader's
+        /// error says where, by JSON path and position.
+        #[error("{0}")]
+        Json(JsonError),
+    }
+    truncated: Error::Json(JsonError::Truncated { .. }),
 }
 
 impl Error {
@@ -37,8 +32,6 @@ impl Error {
         self.location().map(|l| l.path.as_str())
     }
 }
-
-profkit_error::file_context!(Error, truncated: Error::Json(JsonError::Truncated { .. }));
 
 /// The result type of this crate.
 pub type Result<T, E = Error> = std::result::Result<T, E>;

@@ -1,13 +1,15 @@
 //! Decoding with prost, with the walk to say where a refused input breaks.
 
+use profkit_error::Truncation;
+
 use crate::schema::Schema;
 use crate::walk::{Fault, locate};
 
 /// The error type of a format crate, as far as decoding needs it: what a truncation and a
 /// corruption become. Each crate keeps its own variants and wording; this names them.
 pub trait FaultError: Sized {
-    /// The input ends at `offset` inside the field at `path`, which needs `needed` more bytes.
-    fn truncated(offset: u64, path: String, needed: u64) -> Self;
+    /// The input ends inside a field.
+    fn truncated(cut: Truncation) -> Self;
     /// The bytes at `offset` in the field at `path` are not a valid encoding, because `reason`.
     fn malformed(offset: u64, path: String, reason: String) -> Self;
 
@@ -52,18 +54,14 @@ where
 }
 
 /// Implements [`FaultError`] for an error enum whose truncation and corruption variants are
-/// `Truncated { offset, path, needed }` and `Malformed { offset, path, reason }`, the shape the
-/// protobuf format crates share.
+/// `Truncated(Truncation)` and `Malformed { offset, path, reason }`, the shape the protobuf
+/// format crates share.
 #[macro_export]
 macro_rules! fault_error {
     ($error:ty) => {
         impl $crate::FaultError for $error {
-            fn truncated(offset: u64, path: String, needed: u64) -> Self {
-                Self::Truncated {
-                    offset,
-                    path,
-                    needed,
-                }
+            fn truncated(cut: $crate::Truncation) -> Self {
+                Self::Truncated(cut)
             }
             fn malformed(offset: u64, path: String, reason: String) -> Self {
                 Self::Malformed {

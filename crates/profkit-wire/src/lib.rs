@@ -5,12 +5,12 @@
 //! bytes, nested messages, packed numbers), or a group between start and end tags. The format
 //! crates (`profkit-xplane`, `profkit-xdl`, `profkit-events` for Paddle) decode with prost, which
 //! is fast but says little about where an input breaks. When prost refuses one, they [`locate`]
-//! the first fault by walking the same bytes with their [`Schema`], declared as data (message,
-//! field number: name, [`Kind`], whether it repeats), and get a [`Fault`]: the byte offset, the
-//! path down to the repeated element (`XSpace.planes[0].lines[2].name`) and the [`Problem`], a
-//! truncation or a corruption. Streaming readers read fields one at a time from any `Read` with a
-//! [`WireReader`]. This is an internal helper: each format crate turns a [`Fault`] into its own
-//! error type, so nothing of it shows in their APIs.
+//! the first fault by walking the same bytes with their [`Schema`], declared as data with
+//! [`schema!`] (message, field number: name, [`Kind`], whether it repeats), and get a [`Fault`]:
+//! the byte offset, the path down to the repeated element (`XSpace.planes[0].lines[2].name`) and
+//! the [`Problem`], a truncation or a corruption. Streaming readers read fields one at a time
+//! from any `Read` with a [`WireReader`]. This is an internal helper: each format crate turns a
+//! [`Fault`] into its own error type, so nothing of it shows in their APIs.
 //!
 //! ```
 //! use profkit_wire::{Field, Kind, Problem, Schema, locate};
@@ -44,6 +44,8 @@ mod walk;
 mod whole;
 
 pub use decode::{FaultError, decode, refusal};
+/// What a fault that cuts a field short becomes: the located truncation every format crate wraps.
+pub use profkit_error::Truncation;
 pub use read::WireReader;
 pub use schema::{Field, Kind, MAX_INDEXED_FIELD, Schema};
 pub use walk::{Fault, Problem, locate};
@@ -141,11 +143,16 @@ mod tests {
     fn faults_sort_into_truncation_or_corruption() {
         #[derive(Debug, PartialEq)]
         enum E {
-            Cut(u64, String, u64),
+            Cut(Truncation),
             Bad(u64, String, String),
         }
         let cut = Fault::new(9, "M.f", Problem::Truncated { needed: 4 });
-        assert_eq!(cut.into_error(E::Cut, E::Bad), E::Cut(9, "M.f".into(), 4));
+        let expected = Truncation {
+            offset: 9,
+            path: "M.f".into(),
+            needed: 4,
+        };
+        assert_eq!(cut.into_error(E::Cut, E::Bad), E::Cut(expected));
         let bad = Fault::new(3, "M.g", Problem::VarintTooLong);
         let reason = Problem::VarintTooLong.to_string();
         assert_eq!(

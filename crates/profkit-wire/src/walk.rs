@@ -5,6 +5,8 @@
 
 use std::fmt;
 
+use profkit_error::Truncation;
+
 use crate::schema::{Kind, MAX_INDEXED_FIELD, Schema};
 use crate::{
     END_GROUP, FIXED32, FIXED64, LEN, START_GROUP, VARINT, VarintError, read_varint, split_tag,
@@ -34,16 +36,19 @@ impl Fault {
     }
 
     /// Sorts the fault into the two errors every format crate reports: a truncation (the input
-    /// ends inside a field; `truncated` gets the offset, the path and how many more bytes the
-    /// field needs) or corruption (`malformed` gets the offset, the path and the reason in
-    /// words). A crate maps both onto its own error type.
+    /// ends inside a field; `truncated` gets the [`Truncation`]) or corruption (`malformed` gets
+    /// the offset, the path and the reason in words). A crate maps both onto its own error type.
     pub fn into_error<E>(
         self,
-        truncated: impl FnOnce(u64, String, u64) -> E,
+        truncated: impl FnOnce(Truncation) -> E,
         malformed: impl FnOnce(u64, String, String) -> E,
     ) -> E {
         match self.problem {
-            Problem::Truncated { needed } => truncated(self.offset, self.path, needed),
+            Problem::Truncated { needed } => truncated(Truncation {
+                offset: self.offset,
+                path: self.path,
+                needed,
+            }),
             problem => malformed(self.offset, self.path, problem.to_string()),
         }
     }

@@ -90,26 +90,20 @@ pub fn count_messages<S: Schema>(msg: S, buf: &[u8]) -> u64 {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::schema::{Field, Kind};
-
-    #[derive(Clone, Copy)]
-    struct Bag;
-
-    impl Schema for Bag {
-        const MAX_GROUP_DEPTH: u32 = 8;
-        fn field(self, number: u64) -> Option<Field<Self>> {
-            (number == 1).then_some(Field {
-                name: "items",
-                kind: Kind::Bytes,
-                repeated: true,
-            })
+    crate::schema! {
+        enum Msg {
+            Bag { 1 items: [bytes] }
+            Outer { 1 inner: [Outer] }
+        }
+        impl {
+            const MAX_GROUP_DEPTH: u32 = 8;
         }
     }
 
     /// Endless zeros: the read stops after the first walk, at byte 0.
     #[test]
     fn zeros_stop_at_the_first_walk() {
-        let (buf, fault) = read_walked(std::io::repeat(0), u64::MAX, Bag, "Bag").unwrap();
+        let (buf, fault) = read_walked(std::io::repeat(0), u64::MAX, Msg::Bag, "Bag").unwrap();
         assert_eq!(buf.len(), FIRST_WALK);
         let fault = fault.unwrap();
         assert_eq!(fault.offset, 0);
@@ -121,9 +115,9 @@ mod tests {
     fn valid_input_is_read_whole() {
         let item = [0x0a, 0x02, b'h', b'i'];
         let bytes: Vec<u8> = item.iter().copied().cycle().take(4 * 100_000).collect();
-        let (buf, fault) = read_walked(&bytes[..], u64::MAX, Bag, "Bag").unwrap();
+        let (buf, fault) = read_walked(&bytes[..], u64::MAX, Msg::Bag, "Bag").unwrap();
         assert_eq!((buf.len(), fault), (bytes.len(), None));
-        let (buf, fault) = read_walked(&bytes[..], 1000, Bag, "Bag").unwrap();
+        let (buf, fault) = read_walked(&bytes[..], 1000, Msg::Bag, "Bag").unwrap();
         assert_eq!((buf.len(), fault), (1001, None));
     }
 
@@ -132,23 +126,9 @@ mod tests {
     fn a_later_fault_stops_the_read() {
         let mut bytes: Vec<u8> = [0x0a, 0x02, b'h', b'i'].repeat(50_000);
         bytes.extend(std::iter::repeat_n(0xff, 1 << 20));
-        let (buf, fault) = read_walked(&bytes[..], u64::MAX, Bag, "Bag").unwrap();
+        let (buf, fault) = read_walked(&bytes[..], u64::MAX, Msg::Bag, "Bag").unwrap();
         assert!(buf.len() < bytes.len());
         assert_eq!(fault.unwrap().offset, 200_000);
-    }
-
-    #[derive(Clone, Copy)]
-    struct Outer;
-
-    impl Schema for Outer {
-        const MAX_GROUP_DEPTH: u32 = 8;
-        fn field(self, number: u64) -> Option<Field<Self>> {
-            (number == 1).then_some(Field {
-                name: "inner",
-                kind: Kind::Message(Outer),
-                repeated: true,
-            })
-        }
     }
 
     /// Every message counts, the outer one and each nested one, empty or not.
@@ -156,8 +136,8 @@ mod tests {
     fn messages_are_counted_nested() {
         // outer { inner {} inner { inner {} } } plus a varint field 2, skipped.
         let bytes = [0x0a, 0x00, 0x0a, 0x02, 0x0a, 0x00, 0x10, 0x05];
-        assert_eq!(count_messages(Outer, &bytes), 4);
+        assert_eq!(count_messages(Msg::Outer, &bytes), 4);
         // Counting stops at a fault: the inner message's length runs past the end.
-        assert_eq!(count_messages(Outer, &[0x0a, 0x00, 0x0a, 0x09]), 2);
+        assert_eq!(count_messages(Msg::Outer, &[0x0a, 0x00, 0x0a, 0x09]), 2);
     }
 }

@@ -8,17 +8,30 @@
 //! some faults have wordings of their own (see [`explain`]).
 
 use bytes::Bytes;
-use profkit_wire::{Field, Kind, LEN, Problem, Schema, VARINT, locate, read_varint, split_tag};
+use profkit_wire::{LEN, Problem, VARINT, locate, read_varint, split_tag};
 
 use crate::error::Error;
 
-/// The messages of the schema.
-#[derive(Clone, Copy, PartialEq, Eq, Debug)]
-pub(crate) enum Msg {
-    Header,
-    Meta,
-    Record,
-    Column,
+profkit_wire::schema! {
+    /// The messages of the schema.
+    pub(crate) enum Msg {
+        Header { 1 key: string }
+        Meta {
+            1 lstep_begin: varint, 2 lstep_end: varint, 3 gstep_begin: varint,
+            4 gstep_end: varint, 5 timestamp_begin: varint, 6 timestamp_end: varint,
+        }
+        Record { 1 gstep: varint, 2 lstep: varint, 3 column: [Column], 4 timestamp: varint }
+        // `shape` repeats, but is named without an index: one packed chunk is the norm.
+        Column { 1 dtype: varint, 2 shape: varints, 3 data: bytes }
+    }
+    impl {
+        /// Groups in unknown fields may nest; deeper than this is refused, as prost does.
+        const MAX_GROUP_DEPTH: u32 = 64;
+        /// Only field number 0 is refused.
+        const MAX_FIELD_NUMBER: u64 = u64::MAX;
+        /// Everything inside an unknown group is named as the group.
+        const NEST_GROUP_PATHS: bool = false;
+    }
 }
 
 impl Msg {
@@ -29,38 +42,6 @@ impl Msg {
             Msg::Record => "Record",
             Msg::Column => "Column",
         }
-    }
-}
-
-impl Schema for Msg {
-    /// Groups in unknown fields may nest; deeper than this is refused, as prost does.
-    const MAX_GROUP_DEPTH: u32 = 64;
-    /// Only field number 0 is refused.
-    const MAX_FIELD_NUMBER: u64 = u64::MAX;
-    /// Everything inside an unknown group is named as the group.
-    const NEST_GROUP_PATHS: bool = false;
-
-    fn field(self, number: u64) -> Option<Field<Msg>> {
-        use Kind::{Bytes, Str, Varint, Varints};
-        let row = match (self, number) {
-            (Msg::Header, 1) => ("key", Str, false),
-            (Msg::Meta, 1) => ("lstep_begin", Varint, false),
-            (Msg::Meta, 2) => ("lstep_end", Varint, false),
-            (Msg::Meta, 3) => ("gstep_begin", Varint, false),
-            (Msg::Meta, 4) => ("gstep_end", Varint, false),
-            (Msg::Meta, 5) => ("timestamp_begin", Varint, false),
-            (Msg::Meta, 6) => ("timestamp_end", Varint, false),
-            (Msg::Record, 1) => ("gstep", Varint, false),
-            (Msg::Record, 2) => ("lstep", Varint, false),
-            (Msg::Record, 3) => ("column", Kind::Message(Msg::Column), true),
-            (Msg::Record, 4) => ("timestamp", Varint, false),
-            (Msg::Column, 1) => ("dtype", Varint, false),
-            // Repeated, but named without an index: one packed chunk is the norm.
-            (Msg::Column, 2) => ("shape", Varints, false),
-            (Msg::Column, 3) => ("data", Bytes, false),
-            _ => return None,
-        };
-        Some(row.into())
     }
 }
 
@@ -142,27 +123,29 @@ pub(crate) fn first_large_data_offset(prefix: &[u8], min_len: u64) -> Option<usi
                             }
                             pos = pos.saturating_add(usize::try_from(data_len).ok()?);
                         }
-                        (_, VARINT) => {
-                            read_varint(prefix, &mut pos).ok()?;
-                        }
-                        (_, LEN) => {
-                            let n = read_varint(prefix, &mut pos).ok()?;
-                            pos = pos.saturating_add(usize::try_from(n).ok()?);
-                        }
-                        _ => return None,
+                        (_, wire_type) => skip_value(prefix, &mut pos, wire_type)?,
                     }
                 }
                 pos = column_end;
             }
-            (_, VARINT) => {
-                read_varint(prefix, &mut pos).ok()?;
-            }
-            (_, LEN) => {
-                let n = read_varint(prefix, &mut pos).ok()?;
-                pos = pos.saturating_add(usize::try_from(n).ok()?);
-            }
-            _ => return None,
+            (_, wire_type) => skip_value(prefix, &mut pos, wire_type)?,
         }
     }
     None
+}
+
+/// Moves `pos` past the value of a field of `wire_type`, a varint or a length and its bytes;
+/// `None` for another wire type, or a varint that does not end within `prefix`.
+fn skip_value(prefix: &[u8], pos: &mut usize, wire_type: u8) -> Option<()> {
+    match wire_type {
+        VARINT => {
+            read_varint(prefix, pos).ok()?;
+        }
+        LEN => {
+            let n = read_varint(prefix, pos).ok()?;
+            *pos = pos.saturating_add(usize::try_from(n).ok()?);
+        }
+        _ => return None,
+    }
+    Some(())
 }

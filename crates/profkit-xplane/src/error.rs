@@ -1,48 +1,33 @@
-//! The one error type of this crate.
+//! The one error type of this crate, declared with `profkit_error::error_enum!`: it adds the
+//! variants every profkit error has, `Io` and `InFile` (the error in a named file), and the
+//! methods that look past the file (`in_file`, `root`, `is_truncation`).
 
-use profkit_error::{InFile, OverLimit};
+use profkit_error::{OverLimit, Truncation};
 
-/// A failure to read, decode or write an XSpace, with where it happened.
-#[derive(Debug, thiserror::Error)]
-#[non_exhaustive]
-pub enum Error {
-    /// The bytes are not a valid encoding of the message at `path`.
-    #[error("malformed XSpace at byte {offset} in {path}: {reason}")]
-    Malformed {
-        /// Byte offset from the start of the input where the problem starts.
-        offset: u64,
-        /// Message and field path, for example `XSpace.planes[0].lines[2].events[5]`.
-        path: String,
-        /// What is wrong there.
-        reason: String,
-    },
-    /// The input ends inside a field: everything before `offset` was read.
-    #[error(
-        "truncated XSpace: input ends at byte {offset} inside {path}, which needs {needed} more bytes"
-    )]
-    Truncated {
-        /// Byte offset where the input ends.
-        offset: u64,
-        /// Message and field path of the field that is cut short.
-        path: String,
-        /// How many more bytes the field declares.
-        needed: u64,
-    },
-    /// A message or field is larger than the configured limit.
-    #[error(transparent)]
-    TooLarge(OverLimit),
-    /// Reading or writing failed.
-    #[error("I/O error: {0}")]
-    Io(#[from] std::io::Error),
-    /// The canonical JSON view could not be read or written.
-    #[error("canonical JSON: {0}")]
-    Json(String),
-    /// An error in a named file.
-    #[error(transparent)]
-    InFile(InFile<Error>),
+profkit_error::error_enum! {
+    /// A failure to read, decode or write an XSpace, with where it happened.
+    pub enum Error {
+        /// The bytes are not a valid encoding of the message at `path`.
+        #[error("malformed XSpace at byte {offset} in {path}: {reason}")]
+        Malformed {
+            /// Byte offset from the start of the input where the problem starts.
+            offset: u64,
+            /// Message and field path, for example `XSpace.planes[0].lines[2].events[5]`.
+            path: String,
+            /// What is wrong there.
+            reason: String,
+        },
+        /// The input ends inside a field: everything before its offset was read.
+        #[error("truncated XSpace: input {0}")]
+        Truncated(Truncation),
+        /// A message or field is larger than the configured limit.
+        #[error("{0}")]
+        TooLarge(OverLimit),
+        /// The canonical JSON view could not be read or written.
+        #[error("canonical JSON: {0}")]
+        Json(String),
+    }
 }
-
-profkit_error::file_context!(Error);
 
 /// The result type of this crate.
 pub type Result<T, E = Error> = std::result::Result<T, E>;

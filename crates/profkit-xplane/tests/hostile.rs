@@ -4,6 +4,7 @@
 
 use std::io::Read;
 
+use profkit_error::Truncation;
 use profkit_xplane::{
     DEFAULT_MAX_SIZE, Error, PlaneBuilder, ReadOptions, SpaceItem, StatValue, XPlane, XSpace,
     XSpaceReader, decode, decode_plane, decode_with, encode, read, read_file,
@@ -104,11 +105,11 @@ fn got(e: &Error) -> Got {
             path: path.clone(),
             reason: reason.clone(),
         },
-        Error::Truncated {
+        Error::Truncated(Truncation {
             offset,
             path,
             needed,
-        } => Got::Truncated {
+        }) => Got::Truncated {
             offset: *offset,
             path: path.clone(),
             needed: *needed,

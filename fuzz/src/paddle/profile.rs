@@ -6,6 +6,7 @@
 //! the same message, summarises and validates, and goes through the event model (every event a
 //! span or a warning, the report's calls the spans) and back into a `Profile` that decodes.
 
+use profkit_error::Truncation;
 use profkit_events::Error;
 use profkit_events::paddle::{Format, ReadOptions, legacy};
 
@@ -55,11 +56,11 @@ pub fn check_error(e: &Error, data: &[u8], whole: bool) {
             );
             assert!(!reason.is_empty());
         }
-        Error::Truncated {
+        Error::Truncated(Truncation {
             offset,
             path,
             needed,
-        } => {
+        }) => {
             if whole {
                 assert_eq!(*offset, len, "{e}: a truncation not at the end");
             } else {

@@ -6,6 +6,7 @@
 //! error (or refuse a declared plane length over its limit first). Whatever decodes is then
 //! validated, summarised, visited, merged, and sent through the canonical JSON view and back.
 
+use profkit_error::Truncation;
 use profkit_xplane::summary::Summary;
 use profkit_xplane::{
     Error, PlaneVisitor, ProblemKind, ReadOptions, SpaceItem, XSpace, XSpaceReader, decode,
@@ -34,7 +35,7 @@ pub fn run(data: &[u8]) {
                 // The stream checks each plane's declared length against its limit before
                 // reading; the whole decode, holding every byte, finds the plane cut short.
                 Error::TooLarge(profkit_error::OverLimit { what, .. }) => assert!(
-                    matches!(whole_error, Error::Truncated { path, .. } if path == what),
+                    matches!(whole_error, Error::Truncated(Truncation { path, .. }) if path == what),
                     "the stream refuses {what} as too large, the whole decode says {whole_error}"
                 ),
                 _ => assert_eq!(
@@ -155,11 +156,11 @@ pub fn check_error(error: &Error, data: &[u8]) {
                 "{text}: no path or reason"
             );
         }
-        Error::Truncated {
+        Error::Truncated(Truncation {
             offset,
             path,
             needed,
-        } => {
+        }) => {
             assert_eq!(
                 *offset, len,
                 "{text}: a truncation not at the end of the input"

@@ -19,163 +19,81 @@ use crate::error::{Error, Result};
 /// Groups in unknown fields may nest; deeper than this is refused (prost's recursion limit).
 pub(crate) const MAX_GROUP_DEPTH: u32 = 100;
 
-/// The messages of both schemas.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(crate) enum Msg {
-    Profile,
-    Event,
-    MemCopy,
-    MemEvent,
-    NodeTrees,
-    ThreadTree,
-    HostNode,
-    HostEvent,
-    RuntimeNode,
-    RuntimeEvent,
-    DeviceNode,
-    DeviceEvent,
-    KernelInfo,
-    MemcpyInfo,
-    MemsetInfo,
-    MemNode,
-    MemTraceEvent,
-    OpNode,
-    OpEvent,
-    InputShapes,
-    ShapeVector,
-    Shape,
-    Dtypes,
-    DtypeVector,
-    ExtraInfo,
-    DeviceProperty,
-}
-
-impl Schema for Msg {
-    const MAX_GROUP_DEPTH: u32 = MAX_GROUP_DEPTH;
-
-    fn field(self, number: u64) -> Option<profkit_wire::Field<Msg>> {
-        use Kind::{Fixed32 as F32, Str, Varint as V};
-        let m = Kind::Message;
-        let row = match (self, number) {
-            (Msg::Profile, 1) => ("events", m(Msg::Event), true),
-            (Msg::Profile, 2) => ("start_ns", V, false),
-            (Msg::Profile, 3) => ("end_ns", V, false),
-            (Msg::Profile, 4) => ("mem_events", m(Msg::MemEvent), true),
-            (Msg::Event, 1) => ("name", Str, false),
-            (Msg::Event, 2) => ("start_ns", V, false),
-            (Msg::Event, 3) => ("end_ns", V, false),
-            (Msg::Event, 5) => ("device_id", V, false),
-            (Msg::Event, 6) => ("sub_device_id", V, false),
-            (Msg::Event, 7) => ("memcopy", m(Msg::MemCopy), false),
-            (Msg::Event, 8) => ("type", V, false),
-            (Msg::Event, 9) => ("detail_info", Str, false),
-            (Msg::MemCopy, 1) => ("bytes", V, false),
-            (Msg::MemEvent, 1) => ("start_ns", V, false),
-            (Msg::MemEvent, 2) => ("end_ns", V, false),
-            (Msg::MemEvent, 3) => ("bytes", V, false),
-            (Msg::MemEvent, 4) => ("place", V, false),
-            (Msg::MemEvent, 5) => ("thread_id", V, false),
-            (Msg::MemEvent, 6) => ("device_id", V, false),
-            (Msg::MemEvent, 7) => ("alloc_in", Str, false),
-            (Msg::MemEvent, 8) => ("free_in", Str, false),
-            (Msg::NodeTrees, 1) => ("version", Str, false),
-            (Msg::NodeTrees, 2) => ("span_index", V, false),
-            (Msg::NodeTrees, 3) => ("thread_trees", m(Msg::ThreadTree), true),
-            (Msg::NodeTrees, 4) => ("extra_info", m(Msg::ExtraInfo), true),
-            (Msg::NodeTrees, 5) => ("device_property", m(Msg::DeviceProperty), true),
-            (Msg::ThreadTree, 1) => ("thread_id", V, false),
-            (Msg::ThreadTree, 2) => ("host_nodes", m(Msg::HostNode), true),
-            (Msg::HostNode, 1) => ("id", V, false),
-            (Msg::HostNode, 2) => ("parentid", V, false),
-            (Msg::HostNode, 3) => ("host_trace_event", m(Msg::HostEvent), false),
-            (Msg::HostNode, 4) => ("runtime_nodes", m(Msg::RuntimeNode), true),
-            (Msg::HostNode, 5) => ("mem_nodes", m(Msg::MemNode), true),
-            (Msg::HostNode, 6) => ("op_supplement_nodes", m(Msg::OpNode), true),
-            (Msg::HostEvent, 1) => ("name", Str, false),
-            (Msg::HostEvent, 2) => ("type", V, false),
-            (Msg::HostEvent, 3) => ("start_ns", V, false),
-            (Msg::HostEvent, 4) => ("end_ns", V, false),
-            (Msg::HostEvent, 5) => ("process_id", V, false),
-            (Msg::HostEvent, 6) => ("thread_id", V, false),
-            (Msg::RuntimeNode, 1) => ("runtime_trace_event", m(Msg::RuntimeEvent), false),
-            (Msg::RuntimeNode, 2) => ("device_nodes", m(Msg::DeviceNode), true),
-            (Msg::RuntimeEvent, 1) => ("name", Str, false),
-            (Msg::RuntimeEvent, 2) => ("start_ns", V, false),
-            (Msg::RuntimeEvent, 3) => ("end_ns", V, false),
-            (Msg::RuntimeEvent, 4) => ("process_id", V, false),
-            (Msg::RuntimeEvent, 5) => ("thread_id", V, false),
-            (Msg::RuntimeEvent, 6) => ("correlation_id", V, false),
-            (Msg::RuntimeEvent, 7) => ("callback_id", V, false),
-            (Msg::DeviceNode, 1) => ("device_event", m(Msg::DeviceEvent), false),
-            (Msg::DeviceEvent, 1) => ("name", Str, false),
-            (Msg::DeviceEvent, 2) => ("type", V, false),
-            (Msg::DeviceEvent, 3) => ("start_ns", V, false),
-            (Msg::DeviceEvent, 4) => ("end_ns", V, false),
-            (Msg::DeviceEvent, 5) => ("device_id", V, false),
-            (Msg::DeviceEvent, 6) => ("context_id", V, false),
-            (Msg::DeviceEvent, 7) => ("stream_id", V, false),
-            (Msg::DeviceEvent, 8) => ("correlation_id", V, false),
-            (Msg::DeviceEvent, 9) => ("kernel_info", m(Msg::KernelInfo), false),
-            (Msg::DeviceEvent, 10) => ("memcpy_info", m(Msg::MemcpyInfo), false),
-            (Msg::DeviceEvent, 11) => ("memset_info", m(Msg::MemsetInfo), false),
-            (Msg::KernelInfo, 1) => ("block_x", V, false),
-            (Msg::KernelInfo, 2) => ("block_y", V, false),
-            (Msg::KernelInfo, 3) => ("block_z", V, false),
-            (Msg::KernelInfo, 4) => ("grid_x", V, false),
-            (Msg::KernelInfo, 5) => ("grid_y", V, false),
-            (Msg::KernelInfo, 6) => ("grid_z", V, false),
-            (Msg::KernelInfo, 7) => ("dynamic_shared_memory", V, false),
-            (Msg::KernelInfo, 8) => ("static_shared_memory", V, false),
-            (Msg::KernelInfo, 9) => ("registers_per_thread", V, false),
-            (Msg::KernelInfo, 10) => ("local_memory_per_thread", V, false),
-            (Msg::KernelInfo, 11) => ("local_memory_total", V, false),
-            (Msg::KernelInfo, 12) => ("queued", V, false),
-            (Msg::KernelInfo, 13) => ("submitted", V, false),
-            (Msg::KernelInfo, 14) => ("completed", V, false),
-            (Msg::KernelInfo, 15) => ("blocks_per_sm", F32, false),
-            (Msg::KernelInfo, 16) => ("warps_per_sm", F32, false),
-            (Msg::KernelInfo, 17) => ("occupancy", F32, false),
-            (Msg::MemcpyInfo, 1) => ("num_bytes", V, false),
-            (Msg::MemcpyInfo, 2) => ("copy_kind", Str, false),
-            (Msg::MemcpyInfo, 3) => ("src_kind", Str, false),
-            (Msg::MemcpyInfo, 4) => ("dst_kind", Str, false),
-            (Msg::MemsetInfo, 1) => ("num_bytes", V, false),
-            (Msg::MemsetInfo, 2) => ("memory_kind", Str, false),
-            (Msg::MemsetInfo, 3) => ("value", V, false),
-            (Msg::MemNode, 1) => ("mem_event", m(Msg::MemTraceEvent), false),
-            (Msg::MemTraceEvent, 1) => ("timestamp_ns", V, false),
-            (Msg::MemTraceEvent, 2) => ("type", V, false),
-            (Msg::MemTraceEvent, 3) => ("addr", V, false),
-            (Msg::MemTraceEvent, 4) => ("process_id", V, false),
-            (Msg::MemTraceEvent, 5) => ("thread_id", V, false),
-            (Msg::MemTraceEvent, 6) => ("increase_bytes", V, false),
-            (Msg::MemTraceEvent, 7) => ("place", Str, false),
-            (Msg::MemTraceEvent, 8) => ("current_allocated", V, false),
-            (Msg::MemTraceEvent, 9) => ("current_reserved", V, false),
-            (Msg::MemTraceEvent, 10) => ("peak_allocated", V, false),
-            (Msg::MemTraceEvent, 11) => ("peak_reserved", V, false),
-            (Msg::OpNode, 1) => ("op_supplement_event", m(Msg::OpEvent), false),
-            (Msg::OpEvent, 1) => ("timestamp_ns", V, false),
-            (Msg::OpEvent, 2) => ("op_type", Str, false),
-            (Msg::OpEvent, 3) => ("process_id", V, false),
-            (Msg::OpEvent, 4) => ("thread_id", V, false),
-            (Msg::OpEvent, 5) => ("input_shapes", m(Msg::InputShapes), false),
-            (Msg::OpEvent, 6) => ("dtypes", m(Msg::Dtypes), false),
-            (Msg::OpEvent, 7) => ("callstack", Str, false),
-            (Msg::OpEvent, 8) => ("op_id", V, false),
-            (Msg::InputShapes, 1) | (Msg::Dtypes, 1) => ("key", Str, true),
-            (Msg::InputShapes, 2) => ("shape_vecs", m(Msg::ShapeVector), true),
-            (Msg::ShapeVector, 1) => ("shapes", m(Msg::Shape), true),
-            (Msg::Shape, 1) => ("size", Kind::Varints, true),
-            (Msg::Dtypes, 2) => ("dtype_vecs", m(Msg::DtypeVector), true),
-            (Msg::DtypeVector, 1) => ("dtype", Str, true),
-            (Msg::ExtraInfo, 1) => ("key", Str, false),
-            (Msg::ExtraInfo, 2) => ("value", Str, false),
-            (Msg::DeviceProperty, 2) => ("name", Str, false),
-            (Msg::DeviceProperty, 1 | 3..=14) => ("<scalar>", V, false),
-            _ => return None,
-        };
-        Some(row.into())
+profkit_wire::schema! {
+    /// The messages of both schemas.
+    pub(crate) enum Msg {
+        Profile {
+            1 events: [Event], 2 start_ns: varint, 3 end_ns: varint, 4 mem_events: [MemEvent],
+        }
+        Event {
+            1 name: string, 2 start_ns: varint, 3 end_ns: varint, 5 device_id: varint,
+            6 sub_device_id: varint, 7 memcopy: MemCopy, 8 type: varint, 9 detail_info: string,
+        }
+        MemCopy { 1 bytes: varint }
+        MemEvent {
+            1 start_ns: varint, 2 end_ns: varint, 3 bytes: varint, 4 place: varint,
+            5 thread_id: varint, 6 device_id: varint, 7 alloc_in: string, 8 free_in: string,
+        }
+        NodeTrees {
+            1 version: string, 2 span_index: varint, 3 thread_trees: [ThreadTree],
+            4 extra_info: [ExtraInfo], 5 device_property: [DeviceProperty],
+        }
+        ThreadTree { 1 thread_id: varint, 2 host_nodes: [HostNode] }
+        HostNode {
+            1 id: varint, 2 parentid: varint, 3 host_trace_event: HostEvent,
+            4 runtime_nodes: [RuntimeNode], 5 mem_nodes: [MemNode], 6 op_supplement_nodes: [OpNode],
+        }
+        HostEvent {
+            1 name: string, 2 type: varint, 3 start_ns: varint, 4 end_ns: varint,
+            5 process_id: varint, 6 thread_id: varint,
+        }
+        RuntimeNode { 1 runtime_trace_event: RuntimeEvent, 2 device_nodes: [DeviceNode] }
+        RuntimeEvent {
+            1 name: string, 2 start_ns: varint, 3 end_ns: varint, 4 process_id: varint,
+            5 thread_id: varint, 6 correlation_id: varint, 7 callback_id: varint,
+        }
+        DeviceNode { 1 device_event: DeviceEvent }
+        DeviceEvent {
+            1 name: string, 2 type: varint, 3 start_ns: varint, 4 end_ns: varint,
+            5 device_id: varint, 6 context_id: varint, 7 stream_id: varint,
+            8 correlation_id: varint, 9 kernel_info: KernelInfo, 10 memcpy_info: MemcpyInfo,
+            11 memset_info: MemsetInfo,
+        }
+        KernelInfo {
+            1 block_x: varint, 2 block_y: varint, 3 block_z: varint, 4 grid_x: varint,
+            5 grid_y: varint, 6 grid_z: varint, 7 dynamic_shared_memory: varint,
+            8 static_shared_memory: varint, 9 registers_per_thread: varint,
+            10 local_memory_per_thread: varint, 11 local_memory_total: varint, 12 queued: varint,
+            13 submitted: varint, 14 completed: varint, 15 blocks_per_sm: fixed32,
+            16 warps_per_sm: fixed32, 17 occupancy: fixed32,
+        }
+        MemcpyInfo {
+            1 num_bytes: varint, 2 copy_kind: string, 3 src_kind: string, 4 dst_kind: string,
+        }
+        MemsetInfo { 1 num_bytes: varint, 2 memory_kind: string, 3 value: varint }
+        MemNode { 1 mem_event: MemTraceEvent }
+        MemTraceEvent {
+            1 timestamp_ns: varint, 2 type: varint, 3 addr: varint, 4 process_id: varint,
+            5 thread_id: varint, 6 increase_bytes: varint, 7 place: string,
+            8 current_allocated: varint, 9 current_reserved: varint, 10 peak_allocated: varint,
+            11 peak_reserved: varint,
+        }
+        OpNode { 1 op_supplement_event: OpEvent }
+        OpEvent {
+            1 timestamp_ns: varint, 2 op_type: string, 3 process_id: varint, 4 thread_id: varint,
+            5 input_shapes: InputShapes, 6 dtypes: Dtypes, 7 callstack: string, 8 op_id: varint,
+        }
+        InputShapes { 1 key: [string], 2 shape_vecs: [ShapeVector] }
+        ShapeVector { 1 shapes: [Shape] }
+        Shape { 1 size: [varints] }
+        Dtypes { 1 key: [string], 2 dtype_vecs: [DtypeVector] }
+        DtypeVector { 1 dtype: [string] }
+        ExtraInfo { 1 key: string, 2 value: string }
+        // Its name, and its id and numbers (memory, compute capability, limits) under one name.
+        DeviceProperty { 2 name: string, (1 | 3..=14) "<scalar>": varint }
+    }
+    impl {
+        const MAX_GROUP_DEPTH: u32 = MAX_GROUP_DEPTH;
     }
 }
 
