@@ -255,8 +255,7 @@ impl Summary {
             }
             if root == forest.unlinked.root {
                 for (id, types) in &forest.unlinked.devices {
-                    let device =
-                        gpu_ranges.entry(&id.to_string(), || (*id, Ordered::default()));
+                    let device = gpu_ranges.entry(&id.to_string(), || (*id, Ordered::default()));
                     for (ty, ranges) in types {
                         device
                             .1
@@ -522,8 +521,7 @@ impl Summary {
         }
         // Python's sorted(reverse=True) is stable.
         cpu_rows.sort_by_key(|r| Reverse(r.time));
-        let mut gpu_merged: Ordered<(EventType, Vec<&Cow<'_, [(i64, i64)]>>)> =
-            Ordered::default();
+        let mut gpu_merged: Ordered<(EventType, Vec<&Cow<'_, [(i64, i64)]>>)> = Ordered::default();
         for (_, types) in &gpu_ranges.items {
             for (t, r) in &types.items {
                 gpu_merged
@@ -667,7 +665,8 @@ impl Summary {
                 operator.push(Group { thread, rows });
             }
             if !forest.devices_linked
-                && (!forest.unlinked.is_empty() || forest.nodes.iter().any(|n| !n.runtime.is_empty()))
+                && (!forest.unlinked.is_empty()
+                    || forest.nodes.iter().any(|n| !n.runtime.is_empty()))
             {
                 notes.push("Operator GPU time is not in the input: the event model does not tie device activity to the calls that launched it.".to_owned());
             }

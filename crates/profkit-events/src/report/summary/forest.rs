@@ -3,7 +3,8 @@
 //! they launched) and memory events; built from node trees exactly, or from any recording.
 
 use std::borrow::Cow;
-use std::collections::{BTreeMap, HashMap};
+use std::collections::{BTreeMap, HashMap, HashSet};
+use std::sync::Arc;
 
 use serde::Serialize;
 
@@ -182,8 +183,8 @@ pub struct Mem {
 /// A host node.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Node {
-    /// Its name.
-    pub name: String,
+    /// Its name (shared by the nodes of one name where the forest was built range by range).
+    pub name: Arc<str>,
     /// Its type.
     pub ty: EventType,
     /// Start, ns.
@@ -219,7 +220,7 @@ pub struct Forest {
     pub unlinked: Unlinked,
 }
 
-fn new_node(name: String, ty: EventType, start_ns: u64, end_ns: u64, thread_id: u64) -> Node {
+fn new_node(name: Arc<str>, ty: EventType, start_ns: u64, end_ns: u64, thread_id: u64) -> Node {
     Node {
         name,
         ty,
@@ -283,7 +284,7 @@ impl Forest {
             // Two trees of one thread share a root.
             let root = *seen_threads.entry(tree.thread_id).or_insert_with(|| {
                 forest.nodes.push(new_node(
-                    crate::paddle::nodetree::ROOT_NAME.to_owned(),
+                    crate::paddle::nodetree::ROOT_NAME.into(),
                     EventType::Operator,
                     0,
                     u64::MAX,
@@ -308,7 +309,7 @@ impl Forest {
                 }
                 let e = &node.host_trace_event;
                 let mut n = new_node(
-                    e.name.clone(),
+                    e.name.as_str().into(),
                     EventType::from_code(e.r#type),
                     e.start_ns,
                     e.end_ns,
@@ -484,6 +485,8 @@ pub struct ForestBuilder {
     by_thread: Vec<ThreadRanges>,
     device_index: HashMap<u64, usize>,
     kernel_index: HashMap<String, usize>,
+    /// The node names met so far, each stored once.
+    names: HashSet<Arc<str>>,
     mems: Vec<(u64, u64, Mem)>,
     /// Scratch for one thread's ranges: (start, end, node, type).
     list: Vec<(u64, u64, usize, EventType)>,
@@ -515,7 +518,7 @@ impl ForestBuilder {
     ) {
         let forest = &mut self.forest;
         forest.nodes.push(new_node(
-            crate::paddle::nodetree::ROOT_NAME.to_owned(),
+            crate::paddle::nodetree::ROOT_NAME.into(),
             EventType::Operator,
             0,
             u64::MAX,
@@ -526,9 +529,15 @@ impl ForestBuilder {
         let list = &mut self.list;
         list.clear();
         for (name, ty, start_ns, end_ns) in spans {
-            forest
-                .nodes
-                .push(new_node(name.to_owned(), ty, start_ns, end_ns, tid));
+            let name = match self.names.get(name) {
+                Some(shared) => Arc::clone(shared),
+                None => {
+                    let shared: Arc<str> = name.into();
+                    self.names.insert(Arc::clone(&shared));
+                    shared
+                }
+            };
+            forest.nodes.push(new_node(name, ty, start_ns, end_ns, tid));
             list.push((start_ns, end_ns, forest.nodes.len() - 1, ty));
         }
         list.sort_by(|a, b| a.0.cmp(&b.0).then(b.1.cmp(&a.1)).then(a.2.cmp(&b.2)));
@@ -622,7 +631,7 @@ impl ForestBuilder {
         if !forest.unlinked.is_empty() {
             if forest.roots.is_empty() {
                 forest.nodes.push(new_node(
-                    crate::paddle::nodetree::ROOT_NAME.to_owned(),
+                    crate::paddle::nodetree::ROOT_NAME.into(),
                     EventType::Operator,
                     0,
                     u64::MAX,
