@@ -15,7 +15,8 @@ use super::{
 type TypeRanges = (EventType, Vec<(i64, i64)>);
 /// Ranges gathered in pieces, in order: lists of their own, and the sorted lists of the forest's
 /// unlinked device activity, borrowed.
-type Pieces<'f> = Vec<Cow<'f, [(i64, i64)]>>;
+type Piece<'f> = Cow<'f, [(i64, i64)]>;
+type Pieces<'f> = Vec<Piece<'f>>;
 /// Per device: its ranges per type.
 type DeviceRanges<'f> = (u64, Ordered<(EventType, Pieces<'f>)>);
 
@@ -521,7 +522,7 @@ impl Summary {
         }
         // Python's sorted(reverse=True) is stable.
         cpu_rows.sort_by_key(|r| Reverse(r.time));
-        let mut gpu_merged: Ordered<(EventType, Vec<&Cow<'_, [(i64, i64)]>>)> = Ordered::default();
+        let mut gpu_merged: Ordered<(EventType, Vec<&Piece<'_>>)> = Ordered::default();
         for (_, types) in &gpu_ranges.items {
             for (t, r) in &types.items {
                 gpu_merged

@@ -453,6 +453,9 @@ impl Forest {
 /// A thread's OS id, its root, and its host ranges `(start, end, node)` by start.
 type ThreadRanges = (u64, usize, Vec<(u64, u64, usize)>);
 
+/// The time ranges `(start, end)` of one event type, ns.
+pub type TypeRanges = (EventType, Vec<(i64, i64)>);
+
 /// Device activity the input does not tie to the calls that launched it (the event model's
 /// device spans), kept as the summary reads it rather than span by span: per device its time
 /// ranges per type, and the kernels' calls and times by name. It belongs to one root (the first
@@ -464,7 +467,7 @@ pub struct Unlinked {
     /// Per device id, in the order first met: per type, in the order first met, the time ranges
     /// `(start, end)` in ns (clamped to `i64`), sorted by start (stably: equal starts in the
     /// order met).
-    pub devices: Vec<(u64, Vec<(EventType, Vec<(i64, i64)>)>)>,
+    pub devices: Vec<(u64, Vec<TypeRanges>)>,
     /// The kernels by name, in the order first met: name, calls and times.
     pub kernels: Vec<(String, u64, Times)>,
 }
