@@ -14,6 +14,14 @@
 //! that started later has its lines moved later by the difference, and the merged `Task
 //! Environment` spans from the earliest start to the latest stop. Host names come from each
 //! space's `hostnames`, else from the caller (xprof uses the file name's `<host>.xplane.pb`).
+//!
+//! A device plane is checked through a view and written with what merging leaves as it was copied
+//! as encoded: its lines when the host's times do not move, else each line's events. Only the rest
+//! (name, id, metadata, plane stats, the lines' own fields) is decoded and encoded again. Encoders
+//! write fields in field-number order (prost does, and so does TensorFlow's C++), so for their
+//! files the bytes are those of decoding, editing and encoding; for other input, field order and
+//! unknown fields inside the copied lines or events stay as they were, which decodes to the same
+//! messages (unknown fields are kept rather than dropped).
 
 use std::collections::{BTreeMap, HashMap, HashSet};
 use std::io::{Read, Seek, SeekFrom, Write};
