@@ -84,6 +84,7 @@ pub fn run_bytes(bytes: &[u8]) -> Result<Outputs, String> {
     for w in &import.warnings {
         notes += &format!("warning: {w}\n");
     }
+    crate::xplane::check_summary_forest(&profkit_xplane::encode(&import.space), &import.space)?;
     let report = Report::new(
         &xspace_to_recording(&import.space),
         ReportOptions::default(),
@@ -146,6 +147,8 @@ fn run_corpus(dir: &Path) -> Result<Outputs, String> {
             .to_string();
         let bytes = read_maybe_gzip(&path)?;
         let import = chrome_to_xspace(&bytes).map_err(|e| format!("{name} does not read: {e}"))?;
+        crate::xplane::check_summary_forest(&profkit_xplane::encode(&import.space), &import.space)
+            .map_err(|e| format!("{name}: {e}"))?;
         let planes: Vec<String> = import
             .space
             .planes

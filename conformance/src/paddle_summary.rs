@@ -263,6 +263,7 @@ pub fn add_outputs(
             && pair(&recording.threads).warnings().next().is_none();
         if clean {
             let (space, _) = recording_to_xspace(recording);
+            crate::xplane::check_summary_forest(&profkit_xplane::encode(&space), &space)?;
             let back = xspace_to_recording(&space);
             let again =
                 Summary::new(&Forest::from_recording(&back), SummaryOptions::default()).text();
@@ -296,6 +297,10 @@ pub fn add_outputs(
             if let Ok(json) = std::fs::read(case_dir.join("paddle_trace.json")) {
                 let import =
                     chrome_to_xspace(&json).map_err(|e| format!("paddle_trace.json: {e}"))?;
+                crate::xplane::check_summary_forest(
+                    &profkit_xplane::encode(&import.space),
+                    &import.space,
+                )?;
                 let from_chrome = Summary::new(
                     &Forest::from_recording(&xspace_to_recording(&import.space)),
                     options,

@@ -7,11 +7,17 @@
 //!
 //! Asserted rather than recorded: re-encoding keeps every field (`decode(encode(x)) == x`), the
 //! JSON view reads back to the same space, the streaming reader agrees with the whole-file
-//! decoder, and an input the decoder rejects is rejected by the streaming reader with the same error.
+//! decoder, the summary `profkit report` builds through views equals the one of the event model,
+//! and an input the decoder rejects is rejected by the streaming reader (and by the trace viewer
+//! conversion and the summary's walk through views) with the same error.
 
 use std::path::Path;
 
+use profkit_convert::events::{xspace_forest, xspace_to_recording};
 use profkit_convert::trace_viewer::{self, TraceViewerOptions};
+use profkit_events::report::summary::{
+    Forest, SortedKey, Summary as ReportSummary, SummaryOptions,
+};
 use profkit_xplane::summary::Summary;
 use profkit_xplane::{ReadOptions, XSpace, XSpaceReader, decode, encode, validate, view};
 
@@ -113,11 +119,27 @@ pub fn run_bytes(bytes: &[u8]) -> Result<Outputs, String> {
                 }
                 Err(_) => {}
             }
+            // So does the summary's walk through views (`profkit report`).
+            match xspace_forest(std::io::Cursor::new(bytes), ReadOptions::default()) {
+                Ok(_) => {
+                    return Err(
+                        "decode rejects the input but the summary's walk through views accepts it"
+                            .into(),
+                    );
+                }
+                Err(e) if e.to_string() != error.to_string() => {
+                    return Err(format!(
+                        "decode and the summary's walk through views disagree on the error:\n  decode: {error}\n  views: {e}"
+                    ));
+                }
+                Err(_) => {}
+            }
             outputs.insert("error.txt".into(), format!("{error}\n").into_bytes());
             return Ok(outputs);
         }
     };
     check_round_trips(bytes, &space)?;
+    check_summary_forest(bytes, &space)?;
 
     let dump = view::to_json(&space);
     let problems: String = validate(&space).iter().map(|p| format!("{p}\n")).collect();
@@ -128,6 +150,41 @@ pub fn run_bytes(bytes: &[u8]) -> Result<Outputs, String> {
     outputs.insert("summary.json".into(), format!("{summary}\n").into_bytes());
     outputs.insert("chrome.json".into(), chrome(bytes, &space)?);
     Ok(outputs)
+}
+
+/// The summary of the space's trees built through views (what `profkit report` prints) must be
+/// the summary of its event model, for every set of options.
+pub fn check_summary_forest(bytes: &[u8], space: &XSpace) -> Result<(), String> {
+    let forest =
+        xspace_forest(std::io::Cursor::new(bytes), ReadOptions::default()).map_err(|e| {
+            format!("decode accepts the input but the summary's walk through views fails: {e}")
+        })?;
+    let expected = Forest::from_recording(&xspace_to_recording(space));
+    for options in [
+        SummaryOptions::default(),
+        SummaryOptions {
+            sorted_by: SortedKey::GPUMin,
+            thread_sep: true,
+            ..SummaryOptions::default()
+        },
+    ] {
+        let ours = ReportSummary::new(&forest, options);
+        let theirs = ReportSummary::new(&expected, options);
+        let (ours_json, theirs_json) = (
+            serde_json::to_string_pretty(&ours).map_err(|e| e.to_string())?,
+            serde_json::to_string_pretty(&theirs).map_err(|e| e.to_string())?,
+        );
+        if ours.text() != theirs.text() || ours_json != theirs_json {
+            return Err(format!(
+                "the summary through views differs from the event model's (- event model, + views):\n{}",
+                crate::diff::diff(
+                    &format!("{}{theirs_json}", theirs.text()),
+                    &format!("{}{ours_json}", ours.text())
+                )
+            ));
+        }
+    }
+    Ok(())
 }
 
 /// Our trace viewer JSON for the input, by the streaming converter; the in-memory one must agree.

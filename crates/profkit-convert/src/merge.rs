@@ -14,13 +14,25 @@
 //! that started later has its lines moved later by the difference, and the merged `Task
 //! Environment` spans from the earliest start to the latest stop. Host names come from each
 //! space's `hostnames`, else from the caller (xprof uses the file name's `<host>.xplane.pb`).
+//!
+//! A device plane is checked through a view and written with what merging leaves as it was copied
+//! as encoded: its lines when the host's times do not move, else each line's events. Only the rest
+//! (name, id, metadata, plane stats, the lines' own fields) is decoded and encoded again. Encoders
+//! write fields in field-number order (prost does, and so does TensorFlow's C++), so for their
+//! files the bytes are those of decoding, editing and encoding; for other input, field order and
+//! unknown fields inside the copied lines or events stay as they were, which decodes to the same
+//! messages (unknown fields are kept rather than dropped).
 
 use std::collections::{BTreeMap, HashMap, HashSet};
 use std::io::{Read, Seek, SeekFrom, Write};
 
+use profkit_wire::{read_varint, split_tag};
 use profkit_xplane::constants::{TASK_ENV_PLANE_NAME, stats};
 use profkit_xplane::utils::merge_planes;
-use profkit_xplane::{PlaneBuilder, PlaneVisitor, ReadOptions, SpaceItem, XPlane, XSpaceReader};
+use profkit_xplane::xview::XPlaneView;
+use profkit_xplane::{
+    PlaneBuilder, PlaneVisitor, RawSpaceItem, ReadOptions, SpaceItem, XLine, XPlane, XSpaceReader,
+};
 use prost::Message;
 
 use crate::error::Result;
@@ -56,6 +68,11 @@ impl<W: Write> SpaceWriter<W> {
     /// Writes a plane (an element of `XSpace.planes`).
     pub fn plane(&mut self, plane: &XPlane) -> Result<()> {
         self.field(1, &plane.encode_to_vec())
+    }
+
+    /// Writes an encoded plane as it is.
+    pub fn plane_bytes(&mut self, body: &[u8]) -> Result<()> {
+        self.field(1, body)
     }
 
     /// Writes a space item.
@@ -138,6 +155,175 @@ fn start_stop(plane: &XPlane) -> (Option<u64>, Option<u64>) {
     )
 }
 
+/// A device plane's new name: renumbered among the devices of its kind (`/device:GPU:<n>`), or
+/// with its host when it has no ordinal and there are several hosts.
+fn device_name(
+    name: &str,
+    device_counts: &mut BTreeMap<String, u64>,
+    several: bool,
+    host: &str,
+) -> String {
+    match name.rsplit_once(':') {
+        Some((prefix, ordinal))
+            if !ordinal.is_empty() && ordinal.bytes().all(|b| b.is_ascii_digit()) =>
+        {
+            let prefix = format!("{prefix}:");
+            let count = device_counts.entry(prefix.clone()).or_default();
+            let renamed = format!("{prefix}{count}");
+            *count += 1;
+            renamed
+        }
+        _ if several => format!("{name} ({host})"),
+        _ => name.to_owned(),
+    }
+}
+
+/// What merging changes in a device plane.
+struct DeviceEdit {
+    name: String,
+    id: i64,
+    host: String,
+    shift_ns: i64,
+    shift_fits: bool,
+}
+
+/// Moves a line's start by the host's shift (the latest time an XSpace holds when it passes it);
+/// whether it was clamped.
+fn shift_line(line: &mut XLine, edit: &DeviceEdit) -> bool {
+    match line.timestamp_ns.checked_add(edit.shift_ns) {
+        Some(t) if edit.shift_fits => {
+            line.timestamp_ns = t;
+            false
+        }
+        _ => {
+            line.timestamp_ns = i64::MAX;
+            true
+        }
+    }
+}
+
+/// The top-level fields of an encoded message, each `(number, its bytes from the tag on)`;
+/// `None` for a group or anything malformed (the caller then decodes instead).
+fn fields(bytes: &[u8]) -> Option<Vec<(u64, &[u8])>> {
+    let mut out = Vec::new();
+    let mut pos = 0;
+    while pos < bytes.len() {
+        let start = pos;
+        let (number, wire_type) = split_tag(read_varint(bytes, &mut pos).ok()?);
+        let len = match wire_type {
+            0 => {
+                read_varint(bytes, &mut pos).ok()?;
+                0
+            }
+            1 => 8,
+            2 => usize::try_from(read_varint(bytes, &mut pos).ok()?).ok()?,
+            5 => 4,
+            _ => return None,
+        };
+        pos = pos.checked_add(len).filter(|&end| end <= bytes.len())?;
+        out.push((number, bytes.get(start..pos)?));
+    }
+    Some(out)
+}
+
+/// `encoded` (a message prost wrote, so its fields in increasing order) with `middle` put where
+/// its fields numbered `at` would be: after those below, before those above.
+fn splice(encoded: &[u8], at: u64, middle: &[&[u8]]) -> Option<Vec<u8>> {
+    let parts = fields(encoded)?;
+    let mut out = Vec::with_capacity(encoded.len() + middle.iter().map(|m| m.len()).sum::<usize>());
+    let mut placed = false;
+    for (number, bytes) in parts {
+        if number > at && !placed {
+            middle.iter().for_each(|m| out.extend_from_slice(m));
+            placed = true;
+        }
+        out.extend_from_slice(bytes);
+    }
+    if !placed {
+        middle.iter().for_each(|m| out.extend_from_slice(m));
+    }
+    Some(out)
+}
+
+/// A device plane as merging writes it (renamed, renumbered, a `hostname` stat, its lines moved by
+/// the host's shift) and the number of lines whose start was clamped. With `copy`, what merging
+/// does not change is copied as it was encoded: the plane's lines when there is no shift, else each
+/// line's events; only the rest is decoded and encoded again. For an input prost (or profkit)
+/// wrote, the bytes are those of decoding the plane, editing it and encoding it, which is what
+/// happens without `copy` (or when the plane holds groups).
+fn device_plane(bytes: &[u8], edit: &DeviceEdit, copy: bool) -> Result<(Vec<u8>, u64)> {
+    let edit_plane = |plane: &mut XPlane| {
+        plane.name = edit.name.clone();
+        plane.id = edit.id;
+        PlaneBuilder::new(plane).set_or_add_stat("hostname", edit.host.clone());
+    };
+    let copied = if copy { fields(bytes) } else { None };
+    let Some(parts) = copied else {
+        let mut plane = XPlaneView::new(bytes)?.to_owned_plane()?;
+        edit_plane(&mut plane);
+        let mut clamped = 0;
+        for line in &mut plane.lines {
+            clamped += u64::from(shift_line(line, edit));
+        }
+        return Ok((plane.encode_to_vec(), clamped));
+    };
+    let mut rest = Vec::new();
+    let mut lines: Vec<&[u8]> = Vec::new();
+    for (number, field) in &parts {
+        if *number == 3 {
+            lines.push(field);
+        } else {
+            rest.extend_from_slice(field);
+        }
+    }
+    let mut plane = XPlane::decode(&rest[..]).map_err(|_| corrupt())?;
+    edit_plane(&mut plane);
+    let mut clamped = 0;
+    let moved: Vec<Vec<u8>>;
+    let lines: Vec<&[u8]> = if edit.shift_ns == 0 && edit.shift_fits {
+        lines
+    } else {
+        let mut out = Vec::with_capacity(lines.len());
+        for field in lines {
+            // The line's body: past its tag (1 byte, field 3) and its length.
+            let mut pos = 1;
+            read_varint(field, &mut pos).map_err(|_| corrupt())?;
+            let body = field.get(pos..).ok_or_else(corrupt)?;
+            let line_fields = fields(body).ok_or_else(corrupt)?;
+            let mut head = Vec::new();
+            let mut events: Vec<&[u8]> = Vec::new();
+            for (number, f) in &line_fields {
+                if *number == 4 {
+                    events.push(f);
+                } else {
+                    head.extend_from_slice(f);
+                }
+            }
+            let mut line = XLine::decode(&head[..]).map_err(|_| corrupt())?;
+            clamped += u64::from(shift_line(&mut line, edit));
+            let body = splice(&line.encode_to_vec(), 4, &events).ok_or_else(corrupt)?;
+            let mut encoded = Vec::with_capacity(body.len() + 11);
+            prost::encoding::encode_key(
+                3,
+                prost::encoding::WireType::LengthDelimited,
+                &mut encoded,
+            );
+            prost::encoding::encode_varint(body.len() as u64, &mut encoded);
+            encoded.extend_from_slice(&body);
+            out.push(encoded);
+        }
+        moved = out;
+        moved.iter().map(Vec::as_slice).collect()
+    };
+    let body = splice(&plane.encode_to_vec(), 3, &lines).ok_or_else(corrupt)?;
+    Ok((body, clamped))
+}
+
+/// A plane the view checked did not split into fields (never expected).
+fn corrupt() -> crate::Error {
+    crate::Error::Unsupported("a checked plane does not split into its fields".into())
+}
+
 /// Merges the spaces of several hosts into one (see the module documentation).
 pub fn merge<R: Read + Seek, W: Write>(
     inputs: &mut [HostInput<R>],
@@ -193,16 +379,43 @@ pub fn merge<R: Read + Seek, W: Write>(
             _ => true,
         };
         let mut clamped_lines = 0u64;
-        for item in XSpaceReader::new(&mut input.reader, options) {
-            let item = item?;
-            let mut plane = match item {
-                SpaceItem::Plane(plane) => plane,
-                SpaceItem::Hostname(_) => continue,
-                other => {
-                    strings.push(other);
+        let mut reader = XSpaceReader::new(&mut input.reader, options);
+        while let Some(item) = reader.next_raw() {
+            let raw = match item? {
+                RawSpaceItem::Plane(raw) => raw,
+                RawSpaceItem::Hostname(_) => continue,
+                RawSpaceItem::Error(e) => {
+                    strings.push(SpaceItem::Error(e));
+                    continue;
+                }
+                RawSpaceItem::Warning(w) => {
+                    strings.push(SpaceItem::Warning(w));
                     continue;
                 }
             };
+            // A device plane's lines are only moved in time: their events are copied as they
+            // were encoded, never decoded (see `device_plane`).
+            let name = {
+                let view = raw.view()?;
+                view.check()?;
+                view.name().to_owned()
+            };
+            if name.starts_with("/device:") {
+                let edit = DeviceEdit {
+                    name: device_name(&name, &mut device_counts, several, &host),
+                    id: next_device_id,
+                    host: host.clone(),
+                    shift_ns,
+                    shift_fits,
+                };
+                next_device_id += 1;
+                let (body, clamped) = device_plane(raw.bytes(), &edit, true)?;
+                clamped_lines += clamped;
+                writer.plane_bytes(&body)?;
+                summary.planes += 1;
+                continue;
+            }
+            let mut plane = raw.decode()?;
             if plane.name == TASK_ENV_PLANE_NAME {
                 // Merged below, without its session times (set at the end).
                 let ids: Vec<i64> = plane
@@ -224,26 +437,6 @@ pub fn merge<R: Read + Seek, W: Write>(
                         }
                     }
                 }
-            }
-            if plane.name.starts_with("/device:") {
-                match plane.name.rsplit_once(':') {
-                    Some((prefix, ordinal))
-                        if !ordinal.is_empty() && ordinal.bytes().all(|b| b.is_ascii_digit()) =>
-                    {
-                        let prefix = format!("{prefix}:");
-                        let count = device_counts.entry(prefix.clone()).or_default();
-                        plane.name = format!("{prefix}{count}");
-                        *count += 1;
-                    }
-                    _ if several => plane.name = format!("{} ({host})", plane.name),
-                    _ => {}
-                }
-                plane.id = next_device_id;
-                next_device_id += 1;
-                PlaneBuilder::new(&mut plane).set_or_add_stat("hostname", host.clone());
-                writer.plane(&plane)?;
-                summary.planes += 1;
-                continue;
             }
             let slot = match merged.iter().position(|p| p.name == plane.name) {
                 Some(slot) => slot,
@@ -317,4 +510,84 @@ pub fn merge<R: Read + Seek, W: Write>(
     }
     writer.finish()?;
     Ok(summary)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use profkit_xplane::{XEvent, XEventMetadata, XStat, XStatMetadata, x_event, x_stat};
+
+    fn plane() -> XPlane {
+        let mut plane = XPlane {
+            id: 7,
+            name: "/device:GPU:3".into(),
+            ..XPlane::default()
+        };
+        plane.event_metadata.insert(
+            1,
+            XEventMetadata {
+                id: 1,
+                name: "kernel".into(),
+                ..XEventMetadata::default()
+            },
+        );
+        plane.stat_metadata.insert(
+            2,
+            XStatMetadata {
+                id: 2,
+                name: "correlation_id".into(),
+                ..XStatMetadata::default()
+            },
+        );
+        plane.stats.push(XStat {
+            metadata_id: 2,
+            value: Some(x_stat::Value::Int64Value(5)),
+        });
+        for (id, ts) in [(1, 1_000), (2, i64::MAX - 10), (3, 0)] {
+            plane.lines.push(XLine {
+                id,
+                name: format!("Stream #{id}"),
+                timestamp_ns: ts,
+                duration_ps: 9,
+                events: (0..3)
+                    .map(|k| XEvent {
+                        metadata_id: 1,
+                        data: Some(x_event::Data::OffsetPs(k * 10)),
+                        duration_ps: 4,
+                        stats: vec![XStat {
+                            metadata_id: 2,
+                            value: Some(x_stat::Value::Uint64Value(k as u64)),
+                        }],
+                    })
+                    .collect(),
+                ..XLine::default()
+            });
+        }
+        plane
+    }
+
+    /// Copying what merging leaves as it was gives the bytes of decoding, editing and encoding.
+    #[test]
+    fn device_planes_copied_as_bytes_are_the_decoded_planes_edited() {
+        let bytes = plane().encode_to_vec();
+        for (shift_ns, shift_fits) in [(0, true), (250, true), (i64::MAX, false)] {
+            let edit = DeviceEdit {
+                name: "/device:GPU:0".into(),
+                id: 3,
+                host: "host-2".into(),
+                shift_ns,
+                shift_fits,
+            };
+            let copied = device_plane(&bytes, &edit, true).unwrap();
+            let decoded = device_plane(&bytes, &edit, false).unwrap();
+            assert_eq!(copied, decoded, "shift {shift_ns}");
+        }
+    }
+
+    #[test]
+    fn fields_refuse_groups_and_truncation() {
+        assert_eq!(fields(&[0x08, 0x01]).map(|f| f.len()), Some(1));
+        assert!(fields(&[0x0b, 0x0c]).is_none());
+        assert!(fields(&[0x12, 0x05, 0x00]).is_none());
+    }
 }

@@ -557,3 +557,28 @@ fn range_event_order(ranges: impl Iterator<Item = (u64, u64)>) -> Vec<(usize, u6
         .map(|(ts, _, _, _, i, is_pop)| (i, ts, is_pop))
         .collect()
 }
+
+/// What [`pair_thread`] makes of the pushes and pops [`events_from_ranges`] rebuilds from
+/// `ranges` (`(name, start_ns, end_ns)`), without building the events: per span, in the order
+/// pairing closes them, the index of the range whose push it is, the start and the end. A pop
+/// closes the latest open push of its name, so ranges of one name that cross pair as Paddle pairs
+/// their events; every push is closed (rebuilt events always pair).
+pub fn paired_ranges<K: Eq + std::hash::Hash>(ranges: &[(K, u64, u64)]) -> Vec<(usize, u64, u64)> {
+    let order = range_event_order(ranges.iter().map(|(_, start, end)| (*start, *end)));
+    let mut open: HashMap<&K, Vec<usize>> = HashMap::new();
+    let mut out = Vec::with_capacity(ranges.len());
+    for (i, ts, is_pop) in order {
+        let Some((name, _, _)) = ranges.get(i) else {
+            continue;
+        };
+        if is_pop {
+            let push = open.get_mut(name).and_then(Vec::pop);
+            if let Some((j, start)) = push.and_then(|j| Some((j, ranges.get(j)?.1))) {
+                out.push((j, start, ts));
+            }
+        } else {
+            open.entry(name).or_default().push(i);
+        }
+    }
+    out
+}

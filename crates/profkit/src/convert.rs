@@ -128,13 +128,13 @@ fn failure(name: &str, e: profkit_convert::Error) -> Failure {
 }
 
 /// A seekable source for an XSpace input: the file itself, or standard input read into memory.
-enum Source {
+pub(crate) enum Source {
     File(BufReader<File>, u64),
     Memory(Cursor<Vec<u8>>),
 }
 
 impl Source {
-    fn open(input: Input) -> Result<Source, Failure> {
+    pub(crate) fn open(input: Input) -> Result<Source, Failure> {
         match &input.path {
             // A gzip-compressed file cannot seek: it is read (decompressed) into memory below.
             Some(path) if !input.gzip => {

@@ -381,6 +381,16 @@ pub(crate) fn report_command(
             let (name, recording) = crate::convert::paddle_recording(input)?;
             (name, None, Some(recording))
         }
+        // The summary of an XSpace walks it plane by plane through views, into the summary's
+        // trees: neither the decoded space nor the event model is built.
+        Format::Xspace if !legacy => {
+            let name = input.name.clone();
+            let source = crate::convert::Source::open(input)?;
+            let options = profkit_xplane::ReadOptions::default();
+            let forest = profkit_convert::events::xspace_forest(source, options)
+                .map_err(|e| Failure::BadInput(format!("{name}: {e}")))?;
+            (name, Some(forest), None)
+        }
         Format::Xspace => {
             let (name, space) = crate::convert::xspace_whole(input)?;
             let recording = profkit_convert::events::xspace_to_recording(&space);

@@ -4,10 +4,13 @@
 //! accessors) must accept exactly what prost's own decode accepts under the schema walk's rules
 //! (that is what `profkit_xplane::decode` accepts), give the same content, and, when it refuses,
 //! the same located error as `decode`. The streaming reader's plane views must agree with its
-//! decoded planes, and the view's materialisation with both.
+//! decoded planes, and the view's materialisation with both. `profkit report`'s summary through
+//! views must equal the one of the decoded space's event model, or fail with decode's error.
 
 use std::collections::BTreeMap;
 
+use profkit_convert::events::{xspace_forest, xspace_to_recording};
+use profkit_events::report::summary::{Forest, Summary as ReportSummary, SummaryOptions};
 use profkit_xplane::summary::Summary;
 use profkit_xplane::validate;
 use profkit_xplane::xview::{PlaneMetadata, SpaceItemView, StatValueView, XSpaceView, XStatView};
@@ -74,6 +77,12 @@ pub fn run(data: &[u8]) {
                 view.to_owned_space().is_err(),
                 "materialising accepts what the walk refuses"
             );
+            let summary = xspace_forest(std::io::Cursor::new(data), ReadOptions::default());
+            assert_eq!(
+                summary.map(|_| ()).map_err(|e| e.to_string()),
+                Err(decode_error.to_string()),
+                "the summary's walk through views and decode report different errors"
+            );
         }
         (Ok(_), Err(e)) => panic!("the view walk accepts what decode refuses: {e}"),
         (Err(e), Ok(_)) => panic!("the view walk refuses what decode accepts: {e}"),
@@ -105,6 +114,24 @@ fn readers_agree(view: &XSpaceView<'_>, decoded: &XSpace) {
         problems,
         validate::validate(decoded),
         "the view's validation differs"
+    );
+    report_summary_agrees(view.bytes(), decoded);
+}
+
+/// `profkit report`'s summary, built plane by plane through views, equals the summary of the
+/// decoded space's event model.
+fn report_summary_agrees(data: &[u8], decoded: &XSpace) {
+    let forest = xspace_forest(std::io::Cursor::new(data), ReadOptions::default())
+        .unwrap_or_else(|e| panic!("the summary's walk through views refuses a valid space: {e}"));
+    let expected = Forest::from_recording(&xspace_to_recording(decoded));
+    let options = SummaryOptions::default();
+    let (ours, theirs) = (
+        ReportSummary::new(&forest, options),
+        ReportSummary::new(&expected, options),
+    );
+    assert!(
+        ours.text() == theirs.text(),
+        "the summary through views differs from the event model's"
     );
 }
 

@@ -1,10 +1,11 @@
 //! Computing the summary's tables from a [`Forest`], as Paddle's `profiler_statistic` does.
 
+use std::borrow::Cow;
 use std::cmp::Reverse;
 use std::collections::{HashMap, VecDeque};
 
 use super::memory::memory_tables;
-use super::ranges::{intersect, merge_self, range, sum_ranges};
+use super::ranges::{intersect, merge_self, merged_time, range, sum_ranges};
 use super::{
     Device, DeviceTable, Distributed, EventType, Forest, Group, Node, Row, SortedKey, Summary,
     SummaryOptions, Times, TypeRow, avg,
@@ -12,8 +13,27 @@ use super::{
 
 /// Ranges of one event type, ns.
 type TypeRanges = (EventType, Vec<(i64, i64)>);
+/// Ranges gathered in pieces, in order: lists of their own, and the sorted lists of the forest's
+/// unlinked device activity, borrowed.
+type Piece<'f> = Cow<'f, [(i64, i64)]>;
+type Pieces<'f> = Vec<Piece<'f>>;
 /// Per device: its ranges per type.
-type DeviceRanges = (u64, Ordered<TypeRanges>);
+type DeviceRanges<'f> = (u64, Ordered<(EventType, Pieces<'f>)>);
+
+fn push_piece(pieces: &mut Pieces<'_>, r: (i64, i64)) {
+    match pieces.last_mut() {
+        Some(Cow::Owned(list)) => list.push(r),
+        _ => pieces.push(Cow::Owned(vec![r])),
+    }
+}
+
+/// The merged time of pieces taken in order (the borrowed ones are sorted).
+fn pieces_time<'p>(pieces: impl Iterator<Item = &'p Cow<'p, [(i64, i64)]>>) -> i64 {
+    let lists: Vec<(&[(i64, i64)], bool)> = pieces
+        .map(|p| (&**p, matches!(p, Cow::Borrowed(_))))
+        .collect();
+    merged_time(&lists)
+}
 
 /// Per node: CPU, kernel and general GPU time, ns.
 #[derive(Clone, Copy, Debug, Default)]
@@ -23,7 +43,7 @@ struct NodeStat {
     general: i64,
 }
 
-fn dur(start: u64, end: u64) -> i64 {
+pub(super) fn dur(start: u64, end: u64) -> i64 {
     let d = i128::from(end) - i128::from(start);
     i64::try_from(d).unwrap_or(if d < 0 { i64::MIN } else { i64::MAX })
 }
@@ -209,29 +229,41 @@ impl Summary {
                         let device = gpu_ranges.entry(&d.device_id.to_string(), || {
                             (d.device_id, Ordered::default())
                         });
-                        device
-                            .1
-                            .entry(&d.ty.name(), || (d.ty, Vec::new()))
-                            .1
-                            .push(range(d.start_ns, d.end_ns));
+                        push_piece(
+                            &mut device.1.entry(&d.ty.name(), || (d.ty, Vec::new())).1,
+                            range(d.start_ns, d.end_ns),
+                        );
                         *call_times.entry(d.ty).or_default() += 1;
                     }
                 }
             }
-            // Device activity of a root's own runtime calls (the event model's) counts too, but
-            // as device time only, as Paddle skips the root's host figures.
+            // Device activity of a root's own runtime calls counts too, but as device time only,
+            // as Paddle skips the root's host figures; so does the unlinked activity of the
+            // root it belongs to, after them.
             if let Some(r) = forest.node(root) {
                 for rt in r.runtime.iter().filter(|rt| rt.end_ns == 0) {
                     for d in &rt.devices {
                         let device = gpu_ranges.entry(&d.device_id.to_string(), || {
                             (d.device_id, Ordered::default())
                         });
+                        push_piece(
+                            &mut device.1.entry(&d.ty.name(), || (d.ty, Vec::new())).1,
+                            range(d.start_ns, d.end_ns),
+                        );
+                        *call_times.entry(d.ty).or_default() += 1;
+                    }
+                }
+            }
+            if root == forest.unlinked.root {
+                for (id, types) in &forest.unlinked.devices {
+                    let device = gpu_ranges.entry(&id.to_string(), || (*id, Ordered::default()));
+                    for (ty, ranges) in types {
                         device
                             .1
-                            .entry(&d.ty.name(), || (d.ty, Vec::new()))
+                            .entry(&ty.name(), || (*ty, Vec::new()))
                             .1
-                            .push(range(d.start_ns, d.end_ns));
-                        *call_times.entry(d.ty).or_default() += 1;
+                            .push(Cow::Borrowed(ranges));
+                        *call_times.entry(*ty).or_default() += ranges.len() as u64;
                     }
                 }
             }
@@ -279,7 +311,7 @@ impl Summary {
                         .items
                         .iter()
                         .find(|(t, _)| *t == EventType::Kernel)
-                        .map_or(0, |(_, r)| sum_ranges(&merge_self(r.clone())));
+                        .map_or(0, |(_, r)| pieces_time(r.iter()));
                     (*id, ratio(kernels, total))
                 })
                 .collect(),
@@ -327,12 +359,41 @@ impl Summary {
                     _ => {}
                 }
             }
-            for d in a.devices_under(root) {
+            // The root's own device activity, then the unlinked activity that belongs to it,
+            // then its descendants', as they would be walked if the unlinked were the root's.
+            let under = a.devices_under(root);
+            let own = forest.node(root).map_or(0, |r| {
+                r.runtime.iter().map(|rt| rt.devices.len()).sum::<usize>()
+            });
+            let (own, rest) = under.split_at(own.min(under.len()));
+            let add = |kernels: &mut Ordered<Item>, d: &Device| {
                 if d.ty == EventType::Kernel {
                     let k = kernels.entry(&d.name, || item(&d.name));
                     k.calls += 1;
                     k.gpu.add(dur(d.start_ns, d.end_ns));
                 }
+            };
+            for d in own {
+                add(&mut kernels, d);
+            }
+            if root == forest.unlinked.root {
+                for (name, calls, times) in &forest.unlinked.kernels {
+                    let k = kernels.entry(name, || item(name));
+                    if k.calls == 0 {
+                        k.gpu = *times;
+                    } else {
+                        k.gpu.total = k.gpu.total.saturating_add(times.total);
+                        k.gpu.max = k.gpu.max.max(times.max);
+                        k.gpu.min = match (k.gpu.min, times.min) {
+                            (Some(a), Some(b)) => Some(a.min(b)),
+                            (a, b) => a.or(b),
+                        };
+                    }
+                    k.calls += calls;
+                }
+            }
+            for d in rest {
+                add(&mut kernels, d);
             }
         }
         for &(_, root) in &forest.roots {
@@ -461,20 +522,20 @@ impl Summary {
         }
         // Python's sorted(reverse=True) is stable.
         cpu_rows.sort_by_key(|r| Reverse(r.time));
-        let mut gpu_merged: Ordered<TypeRanges> = Ordered::default();
+        let mut gpu_merged: Ordered<(EventType, Vec<&Piece<'_>>)> = Ordered::default();
         for (_, types) in &gpu_ranges.items {
             for (t, r) in &types.items {
                 gpu_merged
                     .entry(&t.name(), || (*t, Vec::new()))
                     .1
-                    .extend(r.iter().copied());
+                    .extend(r.iter());
             }
         }
         let mut gpu_rows: Vec<TypeRow> = gpu_merged
             .items
             .iter()
             .map(|(t, r)| {
-                let time = sum_ranges(&merge_self(r.clone()));
+                let time = pieces_time(r.iter().copied());
                 TypeRow {
                     event_type: t.name().into_owned(),
                     calls: call_times.get(t).copied().unwrap_or(0),
@@ -604,7 +665,10 @@ impl Summary {
                 }
                 operator.push(Group { thread, rows });
             }
-            if !forest.devices_linked && forest.nodes.iter().any(|n| !n.runtime.is_empty()) {
+            if !forest.devices_linked
+                && (!forest.unlinked.is_empty()
+                    || forest.nodes.iter().any(|n| !n.runtime.is_empty()))
+            {
                 notes.push("Operator GPU time is not in the input: the event model does not tie device activity to the calls that launched it.".to_owned());
             }
             notes.push(

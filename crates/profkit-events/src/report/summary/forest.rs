@@ -3,13 +3,16 @@
 //! they launched) and memory events; built from node trees exactly, or from any recording.
 
 use std::borrow::Cow;
-use std::collections::{BTreeMap, HashMap};
+use std::collections::{BTreeMap, HashMap, HashSet};
+use std::sync::Arc;
 
 use serde::Serialize;
 
 use crate::event::{MemEventKind, MemPlace, Recording};
 use crate::paddle::nodetree::{NodeTreesProto, is_root, type_name};
 use crate::span::pair;
+
+use super::Times;
 
 /// Paddle's `TracerEventType`, open to codes it lacks.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize)]
@@ -180,8 +183,8 @@ pub struct Mem {
 /// A host node.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Node {
-    /// Its name.
-    pub name: String,
+    /// Its name (shared by the nodes of one name where the forest was built range by range).
+    pub name: Arc<str>,
     /// Its type.
     pub ty: EventType,
     /// Start, ns.
@@ -213,9 +216,11 @@ pub struct Forest {
     /// Host nodes left out: not reachable from their thread's root (node trees), or ranges that
     /// did not pair (other inputs).
     pub left_out: usize,
+    /// Device activity not tied to the calls that launched it (inputs other than node trees).
+    pub unlinked: Unlinked,
 }
 
-fn new_node(name: String, ty: EventType, start_ns: u64, end_ns: u64, thread_id: u64) -> Node {
+fn new_node(name: Arc<str>, ty: EventType, start_ns: u64, end_ns: u64, thread_id: u64) -> Node {
     Node {
         name,
         ty,
@@ -279,7 +284,7 @@ impl Forest {
             // Two trees of one thread share a root.
             let root = *seen_threads.entry(tree.thread_id).or_insert_with(|| {
                 forest.nodes.push(new_node(
-                    crate::paddle::nodetree::ROOT_NAME.to_owned(),
+                    crate::paddle::nodetree::ROOT_NAME.into(),
                     EventType::Operator,
                     0,
                     u64::MAX,
@@ -304,7 +309,7 @@ impl Forest {
                 }
                 let e = &node.host_trace_event;
                 let mut n = new_node(
-                    e.name.clone(),
+                    e.name.as_str().into(),
                     EventType::from_code(e.r#type),
                     e.start_ns,
                     e.end_ns,
@@ -361,78 +366,275 @@ impl Forest {
 
     /// The trees of a recording: each thread's paired ranges nested by time under a root, typed
     /// by their category ([`EventType::from_category`]); ranges of type `CudaRuntime` become
-    /// runtime calls of the range around them. Device spans go under a runtime call of the first
-    /// thread's root (the event model does not say which call launched them). Memory events fall
-    /// in the innermost range of their thread that holds their time; the legacy memory records
-    /// become an allocation at their start and a free at their end.
+    /// runtime calls of the range around them. Device spans are activity of the first thread's
+    /// root ([`Forest::unlinked`]: the event model does not say which call launched them). Memory
+    /// events fall in the innermost range of their thread that holds their time; the legacy
+    /// memory records become an allocation at their start and a free at their end.
     pub fn from_recording(recording: &Recording) -> Forest {
-        let mut forest = Forest {
-            extra_info: recording.info.iter().cloned().collect(),
-            ..Forest::default()
-        };
+        let mut builder = ForestBuilder::new();
+        for (key, value) in &recording.info {
+            builder.info(key.clone(), value.clone());
+        }
         let spans = pair(&recording.threads);
-        forest.left_out = spans.warnings().count();
-        // (thread's OS id, [(start, end, node)] of its ranges by start) for memory events.
-        let mut by_thread: Vec<ThreadRanges> = Vec::new();
+        builder.left_out(spans.warnings().count());
         for (thread, thread_spans) in recording.threads.iter().zip(&spans.threads) {
             let tid = thread.os_tid.unwrap_or(u64::from(thread.thread));
-            forest.nodes.push(new_node(
-                crate::paddle::nodetree::ROOT_NAME.to_owned(),
-                EventType::Operator,
-                0,
-                u64::MAX,
+            builder.thread(
                 tid,
-            ));
-            let root = forest.nodes.len() - 1;
-            forest.roots.push((tid, root));
-            let mut list: Vec<(u64, u64, usize, EventType)> = Vec::new();
-            for span in &thread_spans.spans {
-                let category = thread
-                    .events
-                    .get(span.push_index)
-                    .and_then(|e| e.category.as_deref());
-                let ty = EventType::from_category(category);
-                forest.nodes.push(new_node(
-                    span.name.to_string(),
-                    ty,
-                    span.start_ns,
-                    span.end_ns,
-                    tid,
-                ));
-                list.push((span.start_ns, span.end_ns, forest.nodes.len() - 1, ty));
-            }
-            list.sort_by(|a, b| a.0.cmp(&b.0).then(b.1.cmp(&a.1)).then(a.2.cmp(&b.2)));
-            // Nest by time: the parent is the innermost open range that holds the range.
-            let mut stack: Vec<(u64, usize)> = vec![(u64::MAX, root)];
-            let mut hosts = Vec::new();
-            for &(start, end, i, ty) in &list {
-                while stack.len() > 1 && stack.last().is_some_and(|&(e, _)| e < end.max(start)) {
-                    stack.pop();
-                }
-                let parent = stack.last().map_or(root, |&(_, p)| p);
-                if ty == EventType::CudaRuntime {
-                    if let Some(p) = forest.nodes.get_mut(parent) {
-                        p.runtime.push(Runtime {
-                            start_ns: start,
-                            end_ns: end,
-                            devices: Vec::new(),
-                        });
-                    }
-                    continue;
-                }
-                if let Some(p) = forest.nodes.get_mut(parent) {
-                    p.children.push(i);
-                }
-                stack.push((end, i));
-                hosts.push((start, end, i));
-            }
-            by_thread.push((tid, root, hosts));
+                thread_spans.spans.iter().map(|span| {
+                    let category = thread
+                        .events
+                        .get(span.push_index)
+                        .and_then(|e| e.category.as_deref());
+                    (
+                        &*span.name,
+                        EventType::from_category(category),
+                        span.start_ns,
+                        span.end_ns,
+                    )
+                }),
+            );
         }
-        // Device spans, under the first root.
-        if !recording.device_spans.is_empty() {
+        for d in &recording.device_spans {
+            let ty = match d.kind {
+                crate::event::DeviceKind::Kernel | crate::event::DeviceKind::NpuKernel => {
+                    EventType::Kernel
+                }
+                crate::event::DeviceKind::Memcpy => EventType::Memcpy,
+                crate::event::DeviceKind::Memset => EventType::Memset,
+                crate::event::DeviceKind::Other(code) => EventType::from_code(code),
+            };
+            let device_id = u64::try_from(d.device).unwrap_or(0);
+            builder.device_span(&d.name, ty, device_id, d.start_ns, d.end_ns);
+        }
+        // Memory: Paddle's memory events, then the legacy records as allocations and frees.
+        for m in &recording.memory_events {
+            builder.memory(
+                m.thread_id,
+                m.ns,
+                Mem {
+                    kind: m.kind,
+                    place: m.place.clone(),
+                    increase_bytes: m.increase_bytes,
+                    peak_allocated: m.peak_allocated,
+                    peak_reserved: m.peak_reserved,
+                },
+            );
+        }
+        for r in &recording.memory {
+            let place = legacy_place(r.place, r.device);
+            let bytes = i64::try_from(r.bytes).unwrap_or(i64::MAX);
+            let free = (r.end_ns != 0).then(|| Mem {
+                kind: MemEventKind::Free,
+                place: place.clone(),
+                increase_bytes: -bytes,
+                peak_allocated: 0,
+                peak_reserved: 0,
+            });
+            builder.memory(
+                r.thread,
+                r.start_ns,
+                Mem {
+                    kind: MemEventKind::Allocate,
+                    place,
+                    increase_bytes: bytes,
+                    peak_allocated: 0,
+                    peak_reserved: 0,
+                },
+            );
+            if let Some(free) = free {
+                builder.memory(r.thread, r.end_ns, free);
+            }
+        }
+        builder.finish()
+    }
+}
+
+/// A thread's OS id, its root, and its host ranges `(start, end, node)` by start.
+type ThreadRanges = (u64, usize, Vec<(u64, u64, usize)>);
+
+/// The time ranges `(start, end)` of one event type, ns.
+pub type TypeRanges = (EventType, Vec<(i64, i64)>);
+
+/// Device activity the input does not tie to the calls that launched it (the event model's
+/// device spans), kept as the summary reads it rather than span by span: per device its time
+/// ranges per type, and the kernels' calls and times by name. It belongs to one root (the first
+/// thread's), as the device activity of a runtime call of that root would.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Unlinked {
+    /// The root it belongs to (an index into [`Forest::nodes`]).
+    pub root: usize,
+    /// Per device id, in the order first met: per type, in the order first met, the time ranges
+    /// `(start, end)` in ns (clamped to `i64`), sorted by start (stably: equal starts in the
+    /// order met).
+    pub devices: Vec<(u64, Vec<TypeRanges>)>,
+    /// The kernels by name, in the order first met: name, calls and times.
+    pub kernels: Vec<(String, u64, Times)>,
+}
+
+impl Unlinked {
+    /// Whether it holds no device activity.
+    pub fn is_empty(&self) -> bool {
+        self.devices.is_empty()
+    }
+}
+
+/// Builds a [`Forest`] from the paired ranges of each thread, device activity and memory events,
+/// given one at a time: [`Forest::from_recording`] feeds it from an event model, and readers of
+/// other formats feed it as they walk their input, with nothing held per event but the nodes.
+#[derive(Debug, Default)]
+pub struct ForestBuilder {
+    forest: Forest,
+    by_thread: Vec<ThreadRanges>,
+    device_index: HashMap<u64, usize>,
+    kernel_index: HashMap<String, usize>,
+    /// The node names met so far, each stored once.
+    names: HashSet<Arc<str>>,
+    mems: Vec<(u64, u64, Mem)>,
+    /// Scratch for one thread's ranges: (start, end, node, type).
+    list: Vec<(u64, u64, usize, EventType)>,
+}
+
+impl ForestBuilder {
+    /// An empty forest.
+    pub fn new() -> ForestBuilder {
+        ForestBuilder::default()
+    }
+
+    /// A key/value of the run's information (a later value of a key replaces an earlier one).
+    pub fn info(&mut self, key: String, value: String) {
+        self.forest.extra_info.insert(key, value);
+    }
+
+    /// Counts ranges that were left out because they did not pair.
+    pub fn left_out(&mut self, count: usize) {
+        self.forest.left_out = self.forest.left_out.saturating_add(count);
+    }
+
+    /// One thread's paired ranges `(name, type, start, end)`, in the order pairing closed them
+    /// (which orders ranges of equal start and end): a root, and the ranges nested by time under
+    /// it, the parent of each the innermost open range that holds it.
+    pub fn thread<'n>(
+        &mut self,
+        tid: u64,
+        spans: impl IntoIterator<Item = (&'n str, EventType, u64, u64)>,
+    ) {
+        let forest = &mut self.forest;
+        forest.nodes.push(new_node(
+            crate::paddle::nodetree::ROOT_NAME.into(),
+            EventType::Operator,
+            0,
+            u64::MAX,
+            tid,
+        ));
+        let root = forest.nodes.len() - 1;
+        forest.roots.push((tid, root));
+        let list = &mut self.list;
+        list.clear();
+        for (name, ty, start_ns, end_ns) in spans {
+            let name = match self.names.get(name) {
+                Some(shared) => Arc::clone(shared),
+                None => {
+                    let shared: Arc<str> = name.into();
+                    self.names.insert(Arc::clone(&shared));
+                    shared
+                }
+            };
+            forest.nodes.push(new_node(name, ty, start_ns, end_ns, tid));
+            list.push((start_ns, end_ns, forest.nodes.len() - 1, ty));
+        }
+        list.sort_by(|a, b| a.0.cmp(&b.0).then(b.1.cmp(&a.1)).then(a.2.cmp(&b.2)));
+        // Nest by time: the parent is the innermost open range that holds the range.
+        let mut stack: Vec<(u64, usize)> = vec![(u64::MAX, root)];
+        let mut hosts = Vec::new();
+        for &(start, end, i, ty) in list.iter() {
+            while stack.len() > 1 && stack.last().is_some_and(|&(e, _)| e < end.max(start)) {
+                stack.pop();
+            }
+            let parent = stack.last().map_or(root, |&(_, p)| p);
+            if ty == EventType::CudaRuntime {
+                if let Some(p) = forest.nodes.get_mut(parent) {
+                    p.runtime.push(Runtime {
+                        start_ns: start,
+                        end_ns: end,
+                        devices: Vec::new(),
+                    });
+                }
+                continue;
+            }
+            if let Some(p) = forest.nodes.get_mut(parent) {
+                p.children.push(i);
+            }
+            stack.push((end, i));
+            hosts.push((start, end, i));
+        }
+        hosts.shrink_to_fit();
+        self.by_thread.push((tid, root, hosts));
+    }
+
+    /// Device activity not tied to a launch (see [`Unlinked`]).
+    pub fn device_span(
+        &mut self,
+        name: &str,
+        ty: EventType,
+        device_id: u64,
+        start_ns: u64,
+        end_ns: u64,
+    ) {
+        let unlinked = &mut self.forest.unlinked;
+        let k = *self.device_index.entry(device_id).or_insert_with(|| {
+            unlinked.devices.push((device_id, Vec::new()));
+            unlinked.devices.len() - 1
+        });
+        if let Some((_, types)) = unlinked.devices.get_mut(k) {
+            let at = match types.iter().position(|(t, _)| *t == ty) {
+                Some(at) => at,
+                None => {
+                    types.push((ty, Vec::new()));
+                    types.len() - 1
+                }
+            };
+            if let Some((_, ranges)) = types.get_mut(at) {
+                ranges.push(super::ranges::range(start_ns, end_ns));
+            }
+        }
+        if ty == EventType::Kernel {
+            let k = match self.kernel_index.get(name) {
+                Some(&k) => k,
+                None => {
+                    unlinked
+                        .kernels
+                        .push((name.to_owned(), 0, Times::default()));
+                    self.kernel_index
+                        .insert(name.to_owned(), unlinked.kernels.len() - 1);
+                    unlinked.kernels.len() - 1
+                }
+            };
+            if let Some((_, calls, times)) = unlinked.kernels.get_mut(k) {
+                *calls += 1;
+                times.add(super::build::dur(start_ns, end_ns));
+            }
+        }
+    }
+
+    /// A memory event of thread `thread_id` at `ns`: it goes to the innermost range of the thread
+    /// that holds its time (the thread's root when none does).
+    pub fn memory(&mut self, thread_id: u64, ns: u64, mem: Mem) {
+        self.mems.push((thread_id, ns, mem));
+    }
+
+    /// The forest.
+    pub fn finish(self) -> Forest {
+        let ForestBuilder {
+            mut forest,
+            by_thread,
+            mems,
+            ..
+        } = self;
+        if !forest.unlinked.is_empty() {
             if forest.roots.is_empty() {
                 forest.nodes.push(new_node(
-                    crate::paddle::nodetree::ROOT_NAME.to_owned(),
+                    crate::paddle::nodetree::ROOT_NAME.into(),
                     EventType::Operator,
                     0,
                     u64::MAX,
@@ -440,78 +642,11 @@ impl Forest {
                 ));
                 forest.roots.push((0, forest.nodes.len() - 1));
             }
-            let devices = recording
-                .device_spans
-                .iter()
-                .map(|d| Device {
-                    name: d.name.clone(),
-                    ty: match d.kind {
-                        crate::event::DeviceKind::Kernel | crate::event::DeviceKind::NpuKernel => {
-                            EventType::Kernel
-                        }
-                        crate::event::DeviceKind::Memcpy => EventType::Memcpy,
-                        crate::event::DeviceKind::Memset => EventType::Memset,
-                        crate::event::DeviceKind::Other(code) => EventType::from_code(code),
-                    },
-                    start_ns: d.start_ns,
-                    end_ns: d.end_ns,
-                    device_id: u64::try_from(d.device).unwrap_or(0),
-                    stream_id: d.stream,
-                })
-                .collect();
-            let root = forest.roots.first().map_or(0, |r| r.1);
-            if let Some(r) = forest.nodes.get_mut(root) {
-                r.runtime.push(Runtime {
-                    start_ns: 0,
-                    end_ns: 0,
-                    devices,
-                });
-            }
-        }
-        // Memory: Paddle's memory events, then the legacy records as allocations and frees.
-        let mut mems: Vec<(u64, u64, Mem)> = recording
-            .memory_events
-            .iter()
-            .map(|m| {
-                (
-                    m.thread_id,
-                    m.ns,
-                    Mem {
-                        kind: m.kind,
-                        place: m.place.clone(),
-                        increase_bytes: m.increase_bytes,
-                        peak_allocated: m.peak_allocated,
-                        peak_reserved: m.peak_reserved,
-                    },
-                )
-            })
-            .collect();
-        for r in &recording.memory {
-            let place = legacy_place(r.place, r.device);
-            let bytes = i64::try_from(r.bytes).unwrap_or(i64::MAX);
-            mems.push((
-                r.thread,
-                r.start_ns,
-                Mem {
-                    kind: MemEventKind::Allocate,
-                    place: place.clone(),
-                    increase_bytes: bytes,
-                    peak_allocated: 0,
-                    peak_reserved: 0,
-                },
-            ));
-            if r.end_ns != 0 {
-                mems.push((
-                    r.thread,
-                    r.end_ns,
-                    Mem {
-                        kind: MemEventKind::Free,
-                        place,
-                        increase_bytes: -bytes,
-                        peak_allocated: 0,
-                        peak_reserved: 0,
-                    },
-                ));
+            forest.unlinked.root = forest.roots.first().map_or(0, |r| r.1);
+            for (_, types) in &mut forest.unlinked.devices {
+                for (_, ranges) in types {
+                    ranges.sort_by_key(|r| r.0);
+                }
             }
         }
         // Per thread, a sweep in time order: the ranges nest, so the open ones form a stack
@@ -553,13 +688,11 @@ impl Forest {
                 }
             }
         }
+        drop(by_thread);
         forest.sort_children();
         forest
     }
 }
-
-/// A thread's OS id, its root, and its host ranges `(start, end, node)` by start.
-type ThreadRanges = (u64, usize, Vec<(u64, u64, usize)>);
 
 /// How Paddle names a legacy memory place.
 fn legacy_place(place: MemPlace, device: u32) -> String {

@@ -55,7 +55,7 @@ mod text;
 
 use serde::Serialize;
 
-pub use forest::{Device, EventType, Forest, Mem, Node, Runtime};
+pub use forest::{Device, EventType, Forest, ForestBuilder, Mem, Node, Runtime, Unlinked};
 
 /// How rows are sorted (Paddle's `SortedKeys`): descending, but ascending for the minimums.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, Serialize)]

@@ -1,8 +1,16 @@
 //! Paddle's time-range arithmetic (`statistic_helper`): merging, summing, intersecting.
 
+use std::cmp::Reverse;
+use std::collections::BinaryHeap;
+
 /// Paddle's `merge_self_ranges`: sorted by start (stably), overlapping and touching ranges joined.
 pub(super) fn merge_self(mut ranges: Vec<(i64, i64)>) -> Vec<(i64, i64)> {
     ranges.sort_by_key(|r| r.0);
+    merge_sorted(ranges)
+}
+
+/// [`merge_self`] of ranges already sorted by start (stably).
+fn merge_sorted(ranges: impl IntoIterator<Item = (i64, i64)>) -> Vec<(i64, i64)> {
     let mut merged: Vec<(i64, i64)> = Vec::new();
     for r in ranges {
         match merged.last_mut() {
@@ -19,6 +27,59 @@ pub(super) fn merge_self(mut ranges: Vec<(i64, i64)>) -> Vec<(i64, i64)> {
         }
     }
     merged
+}
+
+/// `sum_ranges(&merge_sorted(ranges))` without the merged list: each merged range is added once
+/// it can grow no more, in order, as the sum over the list adds them.
+fn merged_sum_sorted(ranges: impl IntoIterator<Item = (i64, i64)>) -> i64 {
+    let mut total = 0i64;
+    let mut last: Option<(i64, i64)> = None;
+    for r in ranges {
+        match last.as_mut() {
+            None => last = Some(r),
+            Some(l) => {
+                if r.1 > l.1 {
+                    if r.0 <= l.1 {
+                        l.1 = r.1;
+                    } else {
+                        total = total.saturating_add(l.1.saturating_sub(l.0));
+                        *l = r;
+                    }
+                }
+            }
+        }
+    }
+    if let Some(l) = last {
+        total = total.saturating_add(l.1.saturating_sub(l.0));
+    }
+    total
+}
+
+/// The merged time of lists of ranges taken one after the other (`sum_ranges(merge_self(..))` of
+/// their concatenation). When every list is sorted by start (stably), the lists are merged as
+/// they are read, without a copy: ties between lists go to the earlier list, as a stable sort of
+/// the concatenation orders them.
+pub(super) fn merged_time(lists: &[(&[(i64, i64)], bool)]) -> i64 {
+    if !lists.iter().all(|&(_, sorted)| sorted) {
+        let mut all: Vec<(i64, i64)> = lists.iter().flat_map(|(l, _)| l.iter().copied()).collect();
+        all.sort_by_key(|r| r.0);
+        return merged_sum_sorted(all);
+    }
+    let mut heap: BinaryHeap<Reverse<(i64, usize, usize)>> = lists
+        .iter()
+        .enumerate()
+        .filter_map(|(k, (l, _))| Some(Reverse((l.first()?.0, k, 0))))
+        .collect();
+    let ordered = std::iter::from_fn(|| {
+        let Reverse((_, k, at)) = heap.pop()?;
+        let list = lists.get(k)?.0;
+        let r = *list.get(at)?;
+        if let Some(next) = list.get(at + 1) {
+            heap.push(Reverse((next.0, k, at + 1)));
+        }
+        Some(r)
+    });
+    merged_sum_sorted(ordered)
 }
 
 pub(super) fn sum_ranges(ranges: &[(i64, i64)]) -> i64 {
