@@ -69,7 +69,8 @@ pub mod xdl;
 
 pub use dataset::{HostWriter, WriteOptions, host_name};
 pub use error::{Error, Result};
-pub use events::{EventBatches, HostInfo, Options, SideTables};
+pub use events::{EventBatches, HostInfo, Options, RawItems, SideTables};
+pub use schema::Layout;
 
 /// Writes one host's events and side tables into the dataset at `root`; the events written and
 /// where the host went.
@@ -79,7 +80,7 @@ pub fn write_host<I>(
     options: WriteOptions,
 ) -> Result<(u64, std::path::PathBuf)>
 where
-    I: Iterator<Item = profkit_xplane::Result<profkit_xplane::SpaceItem>>,
+    I: RawItems,
 {
     let mut host = HostWriter::create(root, &batches.info().host, options)?;
     let rows = host.write_events(batches)?;

@@ -66,10 +66,7 @@ fn info() -> HostInfo {
     HostInfo::new("worker0", "xspace", ["worker0.xplane.pb"])
 }
 
-fn collect<I>(batches: &mut EventBatches<I>) -> Vec<RecordBatch>
-where
-    I: Iterator<Item = profkit_xplane::Result<profkit_xplane::SpaceItem>>,
-{
+fn collect<I: profkit_arrow::RawItems>(batches: &mut EventBatches<I>) -> Vec<RecordBatch> {
     let mut out = Vec::new();
     while let Some(b) = batches.next_batch().unwrap() {
         out.push(b);
