@@ -407,6 +407,8 @@ fn time_builder(capacity: usize) -> Decimal128Builder {
 }
 
 /// The `stats` column being built: the dataset's map or the frame's JSON text.
+// One per stream, never moved in a hot path: boxing the map would only add an indirection.
+#[allow(clippy::large_enum_variant)]
 enum StatsColumn {
     Map(MapBuilder<StringBuilder, StringBuilder>),
     Json(StringBuilder),
