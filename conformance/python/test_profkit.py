@@ -82,7 +82,7 @@ def e_list(plane):
 @pytest.mark.parametrize("path", EVENT_INPUTS, ids=case_id)
 def test_counts_and_durations_equal_the_cli(path, tmp_path):
     want = expected_planes(path, tmp_path)
-    t = profkit.tables(path, format=format_of(path))
+    t = profkit.tables(path, format=format_of(path), layout="parquet")
     df = t.events.to_pandas()
     got_total = 0
     for (plane_id, plane), w in want.items():
@@ -216,7 +216,40 @@ def test_xdl_records():
 def test_pandas_is_one_call():
     df = profkit.events(SAMPLE).to_pandas()
     assert list(df.display_name.astype(str)) == ["MyHostOp", "short", "kernel_a"]
-    assert [int(v) for v in df.start_ps] == [1005000000, 1010000000, 1001000000]
+    starts = [t * 1000 + o for t, o in zip(df.timestamp_ns, df.offset_ps)]
+    assert starts == [1005000000, 1010000000, 1001000000]
+    # No column holds a Python object per row: NumPy, categoricals and Arrow strings.
+    assert not [c for c in df.columns if df[c].dtype == object], df.dtypes
+    assert df.timestamp_ns.dtype == "int64" and df.offset_ps.dtype == "int64"
+    # layout="parquet" is exactly the dataset's columns.
+    parquet = profkit.events(SAMPLE, layout="parquet")
+    assert [int(v) for v in parquet.column("start_ps").to_pylist()] == starts
+    assert parquet.schema.field("stats").type == pa.map_(pa.string(), pa.string())
+
+
+@pytest.mark.parametrize("path", EVENT_INPUTS, ids=case_id)
+def test_the_two_layouts_hold_the_same_values(path):
+    """The default layout and layout="parquet" round-trip: the same columns elsewhere, start_ps
+    is timestamp_ns * 1000 + offset_ps (none for aggregated events), and the JSON text's pairs are
+    the map's, in order."""
+    fmt = format_of(path)
+    frame = profkit.events(path, format=fmt)
+    parquet = profkit.events(path, format=fmt, layout="parquet")
+    assert frame.schema.metadata[b"profkit.layout"] == b"frame"
+    assert frame.num_rows == parquet.num_rows
+    same = [c for c in parquet.column_names if c not in ("start_ps", "stats")]
+    for c in same:
+        assert frame.column(c).to_pylist() == parquet.column(c).to_pylist(), c
+    ts, off, occ = (frame.column(c).to_pylist() for c in ("timestamp_ns", "offset_ps", "num_occurrences"))
+    starts = [None if n is not None else t * 1000 + o for t, o, n in zip(ts, off, occ)]
+    assert starts == [None if v is None else int(v) for v in parquet.column("start_ps").to_pylist()]
+    pairs = [json.loads(s, object_pairs_hook=list) for s in frame.column("stats").to_pylist()]
+    assert pairs == [[tuple(kv) for kv in m] for m in parquet.column("stats").to_pylist()]
+
+
+def test_a_layout_that_is_none_is_refused():
+    with pytest.raises(profkit.UsageError):
+        profkit.events(SAMPLE, layout="pandas")
 
 
 def test_progress_callback():

@@ -3,9 +3,12 @@ event by event, the rows built from the same file parsed by Python protobuf (xpl
 from proto/tensorflow/profiler/xplane.proto), with the rules of docs/scale.md: start = line
 timestamp_ns * 1000 + offset_ps (none for aggregated events), display_name falling back to the
 name, stats the event's then its metadata's (an event stat hides the metadata's of the same id),
-values as text (integers in decimal, bytes in base64, references as the referenced name)."""
+values as text (integers in decimal, bytes in base64, references as the referenced name).
+Both layouts of the events table are checked: the default (`timestamp_ns` and `offset_ps`, stats
+as JSON text) and `layout="parquet"` (`start_ps` and the stats map)."""
 
 import base64
+import json
 import math
 
 import pytest
@@ -74,18 +77,39 @@ def same_stats(ours, theirs):
     return True
 
 
-@pytest.mark.parametrize("path", CASES, ids=case_id)
-def test_events_equal_python_protobuf(path, xplane_pb2):
-    space = xplane_pb2.XSpace.FromString(path.read_bytes())
-    theirs = list(peer_rows(space))
-    table = profkit.events(path, format="xspace")
-    assert table.num_rows == len(theirs)
+def frame_rows(table):
+    """The rows of a table of the default layout as the peer's: start from the exact pair, stats
+    from the JSON text (every pair, in order, a repeated name too)."""
+    columns = ["plane", "plane_id", "line", "line_id", "name", "display_name", "timestamp_ns",
+               "offset_ps", "duration_ps", "num_occurrences", "stats"]
+    data = {c: table.column(c).to_pylist() for c in columns}
+    for i in range(table.num_rows):
+        r = {c: data[c][i] for c in columns}
+        start = None if r["num_occurrences"] is not None else r["timestamp_ns"] * 1000 + r["offset_ps"]
+        stats = json.loads(r["stats"], object_pairs_hook=list)
+        yield [r["plane"], r["plane_id"], r["line"], r["line_id"], r["name"], r["display_name"],
+               start, r["duration_ps"], r["num_occurrences"], stats]
+
+
+def parquet_rows(table):
     columns = ["plane", "plane_id", "line", "line_id", "name", "display_name", "start_ps",
                "duration_ps", "num_occurrences", "stats"]
     data = {c: table.column(c).to_pylist() for c in columns}
-    for i, want in enumerate(theirs):
+    for i in range(table.num_rows):
         got = [data[c][i] for c in columns]
         got[6] = None if got[6] is None else int(got[6])
+        yield got
+
+
+@pytest.mark.parametrize("layout", ["frame", "parquet"])
+@pytest.mark.parametrize("path", CASES, ids=case_id)
+def test_events_equal_python_protobuf(path, layout, xplane_pb2):
+    space = xplane_pb2.XSpace.FromString(path.read_bytes())
+    theirs = list(peer_rows(space))
+    table = profkit.events(path, format="xspace", layout=layout)
+    assert table.num_rows == len(theirs)
+    ours = frame_rows(table) if layout == "frame" else parquet_rows(table)
+    for i, (got, want) in enumerate(zip(ours, theirs)):
         assert got[:9] == list(want[:9]), f"event {i}"
         assert same_stats(got[9], want[9]), f"event {i} stats: {got[9]} != {want[9]}"
 

@@ -21,7 +21,6 @@ use parquet::basic::{Compression, ZstdLevel};
 use parquet::file::metadata::KeyValue;
 use parquet::file::properties::{EnabledStatistics, WriterProperties};
 use parquet::schema::types::ColumnPath;
-use profkit_xplane::SpaceItem;
 
 use crate::error::{Error, Result};
 use crate::events::{EventBatches, SideTables};
@@ -181,9 +180,9 @@ impl HostWriter {
     /// Writes the events of `batches` (to its end) as `table=events/part-0.parquet`; the rows.
     pub fn write_events<I>(&mut self, batches: &mut EventBatches<I>) -> Result<u64>
     where
-        I: Iterator<Item = profkit_xplane::Result<SpaceItem>>,
+        I: crate::events::RawItems,
     {
-        let schema = schema::events();
+        let schema = arrow_array::RecordBatchReader::schema(batches);
         self.write_table(schema::EVENTS, "part-0", &schema, || batches.next_batch())
     }
 

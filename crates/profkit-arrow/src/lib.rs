@@ -6,15 +6,18 @@
 //! ([`sources::xspace`]), the other formats (Chrome and Kineto JSON, Paddle's `Profile` and node
 //! trees, Poplar execution profiles, XDL datasets) through profkit-convert's conversions to the
 //! XSpace ([`sources`]). The stream is an Arrow [`RecordBatchReader`](arrow_array::RecordBatchReader)
-//! of the `events` table whose batches hold [`Options::batch_rows`] rows and may span planes, so
-//! memory is one plane (what the XSpace reader holds) plus one batch. When it ends it gives the
+//! of the `events` table whose batches hold [`Options::batch_rows`] rows and may span planes. Each
+//! plane is read through a zero-copy view of its bytes ([`profkit_xplane::XPlaneView`]), never
+//! decoded into an owned tree, so memory is one plane's bytes plus one batch. When it ends it gives the
 //! small `planes`, `lines` and `metadata` tables ([`EventBatches::side_tables`]). XDL records
 //! have a table of their own ([`xdl::records`]).
 //!
 //! The tables' columns are versioned ([`schema::VERSION`], in each schema's and file's
 //! metadata): see [`schema`] and `docs/scale.md`. Names are dictionary-encoded; start times are
 //! exact picoseconds (`Decimal128(38, 0)`), durations `Int64` picoseconds; the stats tools query
-//! most have typed columns ([`schema::TYPED_STATS`]) and every stat is in the `stats` map.
+//! most have typed columns ([`schema::TYPED_STATS`]) and every stat is in the `stats` map. For
+//! data frames, [`Layout::Frame`] holds the same values in columns that need no object per row
+//! (the exact `Int64` pair `timestamp_ns` and `offset_ps`, the stats as JSON text).
 //!
 //! [`HostWriter`] writes one host into a dataset `ROOT/host=<host>/table=<table>/*.parquet`
 //! (zstd, row groups of a million rows), appearing whole or not at all; other hosts' files are
@@ -69,7 +72,8 @@ pub mod xdl;
 
 pub use dataset::{HostWriter, WriteOptions, host_name};
 pub use error::{Error, Result};
-pub use events::{EventBatches, HostInfo, Options, SideTables};
+pub use events::{EventBatches, HostInfo, Options, RawItems, SideTables};
+pub use schema::Layout;
 
 /// Writes one host's events and side tables into the dataset at `root`; the events written and
 /// where the host went.
@@ -79,7 +83,7 @@ pub fn write_host<I>(
     options: WriteOptions,
 ) -> Result<(u64, std::path::PathBuf)>
 where
-    I: Iterator<Item = profkit_xplane::Result<profkit_xplane::SpaceItem>>,
+    I: RawItems,
 {
     let mut host = HostWriter::create(root, &batches.info().host, options)?;
     let rows = host.write_events(batches)?;

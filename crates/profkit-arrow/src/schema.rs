@@ -117,8 +117,34 @@ pub enum TypedKind {
     Str,
 }
 
+/// How the events table lays out its times and its stats.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum Layout {
+    /// The dataset's columns (what the Parquet files hold): `start_ps` as exact picoseconds in a
+    /// `Decimal128(38, 0)`, `stats` as a map of names to texts.
+    #[default]
+    Dataset,
+    /// Columns a data frame holds without an object per row, losing nothing: instead of
+    /// `start_ps`, the XSpace's own exact pair `timestamp_ns` (the line's start, `Int64`) and
+    /// `offset_ps` (the event's offset from it, `Int64`, 0 for an aggregated event), so that
+    /// `start_ps = timestamp_ns * 1000 + offset_ps` when `num_occurrences` is null (and null
+    /// otherwise); instead of the map, `stats` as the text of a JSON object of the same names
+    /// and texts in the same order (a name met twice is written twice). The schema's metadata
+    /// says `profkit.layout: frame`.
+    Frame,
+}
+
+/// Schema metadata key naming the events table's [`Layout`] (present for [`Layout::Frame`]).
+pub const LAYOUT_KEY: &str = "profkit.layout";
+
 /// The events table (with its `host` column; the dataset's files leave it to the directory).
 pub fn events() -> SchemaRef {
+    events_for(Layout::Dataset)
+}
+
+/// The events table laid out as `layout` says.
+pub fn events_for(layout: Layout) -> SchemaRef {
     let mut fields = vec![
         Field::new(HOST, dict_type(), false),
         Field::new("source_format", dict_type(), false),
@@ -128,10 +154,16 @@ pub fn events() -> SchemaRef {
         Field::new("line_id", DataType::Int64, false),
         Field::new("name", dict_type(), false),
         Field::new("display_name", dict_type(), false),
-        Field::new("start_ps", time_type(), true),
-        Field::new("duration_ps", DataType::Int64, false),
-        Field::new("num_occurrences", DataType::Int64, true),
     ];
+    match layout {
+        Layout::Dataset => fields.push(Field::new("start_ps", time_type(), true)),
+        Layout::Frame => {
+            fields.push(Field::new("timestamp_ns", DataType::Int64, false));
+            fields.push(Field::new("offset_ps", DataType::Int64, false));
+        }
+    }
+    fields.push(Field::new("duration_ps", DataType::Int64, false));
+    fields.push(Field::new("num_occurrences", DataType::Int64, true));
     for (column, _, kind) in TYPED_STATS {
         let data_type = match kind {
             TypedKind::Int => DataType::Int64,
@@ -139,8 +171,18 @@ pub fn events() -> SchemaRef {
         };
         fields.push(Field::new(*column, data_type, true));
     }
-    fields.push(Field::new("stats", stats_type(), false));
-    schema(EVENTS, fields)
+    match layout {
+        Layout::Dataset => {
+            fields.push(Field::new("stats", stats_type(), false));
+            schema(EVENTS, fields)
+        }
+        Layout::Frame => {
+            fields.push(Field::new("stats", DataType::Utf8, false));
+            let mut metadata = metadata(EVENTS);
+            metadata.insert(LAYOUT_KEY.to_owned(), "frame".to_owned());
+            Arc::new(Schema::new_with_metadata(fields, metadata))
+        }
+    }
 }
 
 /// The planes table.

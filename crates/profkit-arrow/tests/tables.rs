@@ -66,10 +66,7 @@ fn info() -> HostInfo {
     HostInfo::new("worker0", "xspace", ["worker0.xplane.pb"])
 }
 
-fn collect<I>(batches: &mut EventBatches<I>) -> Vec<RecordBatch>
-where
-    I: Iterator<Item = profkit_xplane::Result<profkit_xplane::SpaceItem>>,
-{
+fn collect<I: profkit_arrow::RawItems>(batches: &mut EventBatches<I>) -> Vec<RecordBatch> {
     let mut out = Vec::new();
     while let Some(b) = batches.next_batch().unwrap() {
         out.push(b);
@@ -576,4 +573,148 @@ fn colliding_metadata_ids_keep_their_own_names_and_stats() {
     assert_eq!(steps, column(0));
     assert_eq!(groups, column(1));
     assert_eq!(flops, column(2));
+}
+
+/// The frame layout holds the dataset's values exactly: `start_ps` is `timestamp_ns * 1000 +
+/// offset_ps` (none for an aggregated event, whose offset is 0), and the JSON text's pairs are
+/// the map's, in order, names and values escaped as JSON wants (a name met twice is written
+/// twice).
+#[test]
+fn the_frame_layout_holds_the_same_values() {
+    use profkit_arrow::Layout;
+    use profkit_xplane::proto::{XEvent, XLine, XStat, XStatMetadata, x_event, x_stat};
+    let mut s = space();
+    // An aggregated event, and stats whose texts need escaping, one name twice.
+    let device = &mut s.planes[1];
+    device.stat_metadata.insert(
+        90,
+        XStatMetadata {
+            id: 90,
+            name: "q\"uote\\d\n".into(),
+            ..XStatMetadata::default()
+        },
+    );
+    let kernel = device.lines[0].events[0].metadata_id;
+    device.lines.push(XLine {
+        id: 2,
+        name: "Stream #2".into(),
+        timestamp_ns: 9,
+        events: vec![XEvent {
+            metadata_id: kernel,
+            data: Some(x_event::Data::NumOccurrences(4)),
+            duration_ps: 3,
+            stats: vec![
+                XStat {
+                    metadata_id: 90,
+                    value: Some(x_stat::Value::StrValue("tab\there \u{1} é \"x\"".into())),
+                },
+                XStat {
+                    metadata_id: 90,
+                    value: Some(x_stat::Value::DoubleValue(0.25)),
+                },
+                XStat {
+                    metadata_id: 90,
+                    value: Some(x_stat::Value::BytesValue(vec![0, 1, 2].into())),
+                },
+            ],
+        }],
+        ..XLine::default()
+    });
+    let dataset = collect(&mut sources::space(s.clone(), info(), Options::default()));
+    let mut frame_batches = sources::space(s, info(), Options::default().layout(Layout::Frame));
+    assert_eq!(
+        frame_batches.schema(),
+        profkit_arrow::schema::events_for(Layout::Frame)
+    );
+    let frame = collect(&mut frame_batches);
+    let (d, f) = (&dataset[0], &frame[0]);
+    assert_eq!(d.num_rows(), 4);
+    assert_eq!(f.num_rows(), 4);
+    assert_eq!(
+        f.schema()
+            .metadata()
+            .get("profkit.layout")
+            .map(String::as_str),
+        Some("frame")
+    );
+    // Every other column is the same.
+    for field in d.schema().fields() {
+        if let Some(column) = f.column_by_name(field.name())
+            && field.name() != "stats"
+        {
+            assert_eq!(
+                column,
+                d.column_by_name(field.name()).unwrap(),
+                "{}",
+                field.name()
+            );
+        }
+    }
+    let starts: Vec<Option<i128>> = ints(f, "timestamp_ns")
+        .into_iter()
+        .zip(ints(f, "offset_ps"))
+        .zip(ints(f, "num_occurrences"))
+        .map(|((t, o), n)| {
+            n.is_none()
+                .then(|| i128::from(t.unwrap()) * 1000 + i128::from(o.unwrap()))
+        })
+        .collect();
+    assert_eq!(starts, times(d, "start_ps"));
+    assert_eq!(ints(f, "offset_ps")[3], Some(0));
+    // The JSON text, against the map.
+    let texts: Vec<&str> = f
+        .column_by_name("stats")
+        .unwrap()
+        .as_string::<i32>()
+        .iter()
+        .map(Option::unwrap)
+        .collect();
+    assert_eq!(
+        texts[0],
+        r#"{"step_num":"3","group_id":"9","note":"hello"}"#
+    );
+    assert_eq!(
+        texts[3],
+        "{\"q\\\"uote\\\\d\\n\":\"tab\\there \\u0001 é \\\"x\\\"\",\"q\\\"uote\\\\d\\n\":\"0.25\",\"q\\\"uote\\\\d\\n\":\"AAEC\"}"
+    );
+    let map = d.column_by_name("stats").unwrap().as_map();
+    for (row, text) in texts.iter().enumerate() {
+        let entries = map.value(row);
+        let keys = entries.column(0).as_string::<i32>();
+        let values = entries.column(1).as_string::<i32>();
+        let want: Vec<(String, String)> = keys
+            .iter()
+            .zip(values.iter())
+            .map(|(k, v)| (k.unwrap().to_owned(), v.unwrap().to_owned()))
+            .collect();
+        // The pairs of the JSON object, every one, in order (serde_json's map would keep one
+        // of a repeated name).
+        let got: Vec<(String, String)> = json_pairs(text);
+        assert_eq!(got, want, "row {row}");
+    }
+}
+
+/// The (name, value) pairs of a flat JSON object of strings, in order, repeated names kept.
+fn json_pairs(text: &str) -> Vec<(String, String)> {
+    struct Pairs(Vec<(String, String)>);
+    struct Visitor;
+    impl<'de> serde::de::Visitor<'de> for Visitor {
+        type Value = Pairs;
+        fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+            f.write_str("a JSON object of strings")
+        }
+        fn visit_map<A: serde::de::MapAccess<'de>>(self, mut map: A) -> Result<Pairs, A::Error> {
+            let mut pairs = Vec::new();
+            while let Some(pair) = map.next_entry::<String, String>()? {
+                pairs.push(pair);
+            }
+            Ok(Pairs(pairs))
+        }
+    }
+    impl<'de> serde::Deserialize<'de> for Pairs {
+        fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Pairs, D::Error> {
+            d.deserialize_map(Visitor)
+        }
+    }
+    serde_json::from_str::<Pairs>(text).unwrap().0
 }

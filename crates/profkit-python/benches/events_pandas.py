@@ -9,10 +9,13 @@ end. The two sides alternate run by run so both see the same machine load; the m
 reported, with the peak over a child that only imports (the baseline). A last child builds both
 DataFrames and checks that they are equal, column by column.
 
-The peer builds what `to_pandas()` gives: the dictionary columns as categoricals, start_ps as
-decimal.Decimal objects (exact picoseconds), nullable integers as float64 with NaN, the typed stat
+The peer builds what `to_pandas()` gives: the dictionary columns as categoricals, the exact time
+pair timestamp_ns and offset_ps as int64, nullable integers as float64 with NaN, the typed stat
 columns by the same rules (event stats before the metadata's, the first name of a column's list
-first), and stats as lists of (name, text) pairs.
+first), and stats as the text of a JSON object of (name, text) pairs, a pandas string column. With
+--breakdown it also measures the Parquet layout (`events(path, layout="parquet").to_pandas()`)
+against a peer building that frame: start_ps as decimal.Decimal objects and stats as lists of
+(name, text) pairs.
 
 Data: target/bench-data/xspace_1m.xplane.pb, which `cargo bench -p profkit-xplane --bench
 stream_memory` writes (run here when it is missing). Usage, with the venv of
@@ -88,11 +91,17 @@ def text(stat, kind, smd):
         return md.name if md is not None else ""
     return ""
 
-def peer_frame(path, with_stats=True):
+def json_text(pairs):
+    return "{" + ",".join(json.dumps(k, ensure_ascii=False) + ":" + json.dumps(v, ensure_ascii=False)
+                          for k, v in pairs) + "}"
+
+def peer_frame(path, with_stats=True, layout="frame"):
+    frame_layout = layout == "frame"
     with open(path, "rb") as f:
         space = xplane_pb2.XSpace.FromString(f.read())
     plane_c, plane_id, line_c, line_id, name_c, display_c = [], [], [], [], [], []
     start, duration, occurrences, stats_c = [], [], [], []
+    timestamps, offsets = [], []
     typed = {c: [] for c, _, _ in TYPED}
     Decimal = decimal.Decimal
     for plane in space.planes:
@@ -106,6 +115,7 @@ def peer_frame(path, with_stats=True):
                     slots[i] = (c, wanted.index(n), kind)
         for line in plane.lines:
             base = line.timestamp_ns * 1000
+            ts = line.timestamp_ns
             for event in line.events:
                 md = emd.get(event.metadata_id)
                 plane_c.append(plane.name)
@@ -116,7 +126,14 @@ def peer_frame(path, with_stats=True):
                 name_c.append(n)
                 display_c.append((md.display_name or n) if md is not None else "")
                 data = event.WhichOneof("data")
-                if data == "num_occurrences":
+                if frame_layout:
+                    timestamps.append(ts)
+                    offsets.append(event.offset_ps)
+                    if data == "num_occurrences":
+                        occurrences.append(float(event.num_occurrences))
+                    else:
+                        occurrences.append(np.nan)
+                elif data == "num_occurrences":
                     start.append(None)
                     occurrences.append(float(event.num_occurrences))
                 else:
@@ -154,7 +171,8 @@ def peer_frame(path, with_stats=True):
                         v = None
                     if v is not None:
                         best[c] = (rank, v)
-                stats_c.append(pairs)
+                if with_stats:
+                    stats_c.append(json_text(pairs) if frame_layout else pairs)
                 for c, _, kind in TYPED:
                     v = best.get(c)
                     typed[c].append(v[1] if v is not None else (np.nan if kind == "int" else None))
@@ -170,14 +188,18 @@ def peer_frame(path, with_stats=True):
         "line_id": np.array(line_id, dtype=np.int64),
         "name": cat(name_c),
         "display_name": cat(display_c),
-        "start_ps": pd.Series(start, dtype=object),
-        "duration_ps": np.array(duration, dtype=np.int64),
-        "num_occurrences": np.array(occurrences, dtype=np.float64),
     }
+    if frame_layout:
+        frame["timestamp_ns"] = np.array(timestamps, dtype=np.int64)
+        frame["offset_ps"] = np.array(offsets, dtype=np.int64)
+    else:
+        frame["start_ps"] = pd.Series(start, dtype=object)
+    frame["duration_ps"] = np.array(duration, dtype=np.int64)
+    frame["num_occurrences"] = np.array(occurrences, dtype=np.float64)
     for c, _, kind in TYPED:
         frame[c] = np.array(typed[c], dtype=np.float64) if kind == "int" else cat(typed[c])
     if with_stats:
-        frame["stats"] = pd.Series(stats_c, dtype=object)
+        frame["stats"] = pd.Series(stats_c, dtype="str" if frame_layout else object)
     return pd.DataFrame(frame)
 """
 
@@ -192,6 +214,10 @@ elif mode == "profkit-nostats":
     df = profkit.events(path).drop_columns(["stats"]).to_pandas()
 elif mode == "protobuf-nostats":
     df = peer_frame(path, with_stats=False)
+elif mode == "profkit-parquet":
+    df = profkit.events(path, layout="parquet").to_pandas()
+elif mode == "protobuf-parquet":
+    df = peer_frame(path, layout="parquet")
 elif mode == "profkit-arrowdtype":
     df = profkit.events(path).to_pandas(types_mapper=pd.ArrowDtype)
 elif mode == "profkit-arrow":
@@ -218,27 +244,36 @@ def same_text(x, y):
     except (TypeError, ValueError):
         return False
 
-ours = profkit.events(path).to_pandas()
-theirs = peer_frame(path)
+def same_pairs(x, y):
+    return len(x) == len(y) and all(k1 == k2 and same_text(v1, v2) for (k1, v1), (k2, v2) in zip(x, y))
+
 problems = []
-if list(ours.columns) != list(theirs.columns):
-    problems.append(f"columns {list(ours.columns)} != {list(theirs.columns)}")
-for c in theirs.columns:
+for layout in ("frame", "parquet"):
+  ours = profkit.events(path, layout=layout).to_pandas()
+  theirs = peer_frame(path, layout=layout)
+  if list(ours.columns) != list(theirs.columns):
+    problems.append(f"{layout}: columns {list(ours.columns)} != {list(theirs.columns)}")
+  for c in theirs.columns:
     a, b = ours[c], theirs[c]
-    if c == "stats":
-        same = all(
-            len(x) == len(y) and all(k1 == k2 and same_text(v1, v2) for (k1, v1), (k2, v2) in zip(x, y))
-            for x, y in zip(a, b)
-        )
+    if not isinstance(b.dtype, pd.CategoricalDtype) and a.dtype != b.dtype:
+        problems.append(f"{layout}: column {c}: dtype {a.dtype} != {b.dtype}")
+    if c == "stats" and layout == "frame":
+        load = lambda t: json.loads(t, object_pairs_hook=list)
+        same = all(same_pairs(load(x), load(y)) for x, y in zip(a, b))
+    elif c == "stats":
+        same = all(same_pairs(x, y) for x, y in zip(a, b))
     elif c == "start_ps":
         same = all((x is None and y is None) or x == y for x, y in zip(a, b))
     elif isinstance(b.dtype, pd.CategoricalDtype):
         same = a.astype(object).where(a.notna(), None).tolist() == b.astype(object).where(b.notna(), None).tolist()
+    elif c in ("timestamp_ns", "offset_ps", "plane_id", "line_id", "duration_ps"):
+        same = np.array_equal(a.to_numpy(), b.to_numpy())
     else:
         same = np.array_equal(a.to_numpy(dtype=np.float64), b.to_numpy(dtype=np.float64), equal_nan=True)
     if not same:
-        problems.append(f"column {c} differs")
-print(json.dumps({"rows": len(ours), "problems": problems}))
+        problems.append(f"{layout}: column {c} differs")
+  del ours, theirs
+print(json.dumps({"rows": int(profkit.events(path).num_rows), "problems": problems}))
 """
 
 
@@ -285,8 +320,8 @@ def main():
         sys.exit(f"protobuf runs on {base['upb']}, not upb")
     modes = ["profkit", "protobuf"]
     if args.breakdown:
-        modes += ["profkit-arrowdtype", "profkit-nostats", "protobuf-nostats", "profkit-arrow",
-                  "protobuf-parse"]
+        modes += ["profkit-parquet", "protobuf-parquet", "profkit-arrowdtype", "profkit-nostats",
+                  "protobuf-nostats", "profkit-arrow", "protobuf-parse"]
     runs = {m: [] for m in modes}
     for i in range(args.runs):
         for mode in modes:
@@ -303,7 +338,8 @@ def main():
             "rows": rs[0]["rows"],
         }
     ratios = {}
-    for ours, theirs in (("profkit", "protobuf"), ("profkit-arrowdtype", "protobuf"),
+    for ours, theirs in (("profkit", "protobuf"), ("profkit-parquet", "protobuf-parquet"),
+                         ("profkit-arrowdtype", "protobuf"),
                          ("profkit-nostats", "protobuf-nostats"),
                          ("profkit-arrow", "protobuf-parse")):
         if ours in summary:

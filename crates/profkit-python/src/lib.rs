@@ -85,7 +85,8 @@ fn table(py: Python<'_>, schema: SchemaRef, batches: Vec<RecordBatch>) -> PyResu
 /// (`events` left out when `events` is false: the batches are then dropped as they come), with
 /// `"format"` and `"warnings"`.
 #[pyfunction]
-#[pyo3(signature = (path, format=None, host=None, batch_rows=65536, events=true, progress=None))]
+#[pyo3(signature = (path, format=None, host=None, batch_rows=65536, events=true, progress=None, layout="frame"))]
+#[allow(clippy::too_many_arguments)]
 fn read_tables(
     py: Python<'_>,
     path: PathBuf,
@@ -94,6 +95,7 @@ fn read_tables(
     batch_rows: usize,
     events: bool,
     progress: Option<Py<PyAny>>,
+    layout: &str,
 ) -> PyResult<Py<PyDict>> {
     let meter = progress_for(&path);
     let read = py.detach(|| -> Result<_, Stop> {
@@ -102,6 +104,7 @@ fn read_tables(
             format.as_deref(),
             host.as_deref(),
             batch_rows,
+            layout,
             &meter,
         )
         .map_err(Stop::Input)?;
@@ -149,7 +152,7 @@ struct EventStream {
 #[pymethods]
 impl EventStream {
     #[new]
-    #[pyo3(signature = (path, format=None, host=None, batch_rows=65536, progress=None))]
+    #[pyo3(signature = (path, format=None, host=None, batch_rows=65536, progress=None, layout="frame"))]
     fn new(
         py: Python<'_>,
         path: PathBuf,
@@ -157,6 +160,7 @@ impl EventStream {
         host: Option<String>,
         batch_rows: usize,
         progress: Option<Py<PyAny>>,
+        layout: &str,
     ) -> PyResult<EventStream> {
         let meter = progress_for(&path);
         let opened = py
@@ -166,6 +170,7 @@ impl EventStream {
                     format.as_deref(),
                     host.as_deref(),
                     batch_rows,
+                    layout,
                     &meter,
                 )
             })

@@ -11,7 +11,7 @@ use arrow_array::RecordBatch;
 use arrow_schema::SchemaRef;
 use profkit_arrow::events::SpaceItems;
 use profkit_arrow::sources::{self, Prepared};
-use profkit_arrow::{EventBatches, HostInfo, Options, SideTables};
+use profkit_arrow::{EventBatches, HostInfo, Layout, Options, SideTables};
 use profkit_poplar::ProfileFile;
 use profkit_xplane::{ReadOptions, XSpaceReader};
 
@@ -189,16 +189,38 @@ fn host_of(path: &Path) -> String {
     profkit_arrow::host_name(stem)
 }
 
+/// The events table's layouts, as the Python side names them.
+pub const LAYOUTS: &[&str] = &["frame", "parquet"];
+
+/// The layout named `name` (`frame`: exact int64 times and stats as JSON text, for data frames;
+/// `parquet`: the Parquet dataset's columns).
+fn layout_of(name: &str, file: &str) -> Result<Layout, Failure> {
+    match name {
+        "frame" => Ok(Layout::Frame),
+        "parquet" => Ok(Layout::Dataset),
+        _ => Err(Failure::new(
+            file,
+            "usage",
+            format!(
+                "unknown layout {name:?}: the events table is laid out as {}",
+                LAYOUTS.join(" or ")
+            ),
+        )),
+    }
+}
+
 /// Opens `path` (a file, or an XDL dataset directory or prefix) as an events stream of
-/// `batch_rows`-row batches. `format` overrides detection.
+/// `batch_rows`-row batches laid out as `layout` names. `format` overrides detection.
 pub fn open(
     path: &Path,
     format: Option<&str>,
     host: Option<&str>,
     batch_rows: usize,
+    layout: &str,
     progress: &Progress,
 ) -> Result<Opened, Failure> {
     let name = path.display().to_string();
+    let layout = layout_of(layout, &name)?;
     let format = match format {
         Some(f) => Some(canonical_format(f).ok_or_else(|| {
             Failure::new(
@@ -212,7 +234,7 @@ pub fn open(
         })?),
         None => None,
     };
-    let options = Options::with_batch_rows(batch_rows);
+    let options = Options::with_batch_rows(batch_rows).layout(layout);
     let host = host.map_or_else(|| host_of(path), str::to_owned);
     if !path.is_file() && format.is_none_or(|f| f == "xdl") {
         if let Ok(datasets) = profkit_xdl::discover(path) {

@@ -183,14 +183,8 @@ fn an_xspace_on_standard_input_converts() {
 const HOSTILE_SIZE: usize = 6 << 20;
 
 /// Commands that still pass the bound on a case, as (case, the end of an argument of the
-/// command): what is left of issue 13. Parquet output of a plane of empty lines holds the decoded
-/// plane and a row per line of the `lines` table at once, about 116 times the input; of empty
-/// host names, the decoded space and the metadata rows, about 81 times. They are still run, and
-/// must still end cleanly.
-const KNOWN_OVER: &[(&str, &str)] = &[
-    ("xspace-empty-lines", "parquet"),
-    ("xspace-empty-hostnames", "parquet"),
-];
+/// command): none are left. They would still be run, and must still end cleanly.
+const KNOWN_OVER: &[(&str, &str)] = &[];
 
 /// Every command on every hostile input of `conformance::limits`: each ends with success or a
 /// clean error (exit 0 or 1, never killed), and its peak resident set stays under 64 times the

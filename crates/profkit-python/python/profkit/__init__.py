@@ -77,6 +77,7 @@ __all__ = [
     "UsageError",
     "ConversionError",
     "SCHEMA_VERSION",
+    "DEFAULT_LAYOUT",
     "__version__",
 ]
 
@@ -93,6 +94,11 @@ DEFAULT_BATCH_ROWS = 65536
 #: memory anyway, and fewer chunks make ``to_pandas()`` faster (one dictionary per column to
 #: turn into a categorical instead of one per chunk).
 TABLE_BATCH_ROWS = 1 << 20
+#: How the events table is laid out unless ``layout=`` says otherwise: ``"frame"`` (exact
+#: ``int64`` times and ``stats`` as JSON text, which ``to_pandas()`` turns into NumPy and Arrow
+#: string columns without a Python object per row) or ``"parquet"`` (the Parquet dataset's
+#: columns: ``start_ps`` as ``decimal128(38, 0)``, ``stats`` as a map). See docs/python.md.
+DEFAULT_LAYOUT = "frame"
 
 
 # ---------------------------------------------------------------------------------------------
@@ -391,6 +397,7 @@ def tables(
     batch_rows: int = TABLE_BATCH_ROWS,
     events: bool = True,
     progress: Progress = None,
+    layout: str = DEFAULT_LAYOUT,
 ) -> Tables:
     """Every table of an input, read in one pass.
 
@@ -401,6 +408,10 @@ def tables(
         batch_rows: rows per record batch of the events table.
         events: ``False`` leaves the events table out (the pass still reads every event).
         progress: a callable ``(bytes_read, file_size)``, or ``True`` for a tqdm bar.
+        layout: the events table's columns: ``"frame"`` (the default: ``timestamp_ns`` and
+            ``offset_ps`` as ``int64``, ``stats`` as the text of a JSON object) or ``"parquet"``
+            (exactly the Parquet dataset's columns: ``start_ps`` as ``decimal128(38, 0)``,
+            ``stats`` as a map). Both hold the same values exactly; see docs/python.md.
 
     Raises:
         ProfkitError: the input cannot be read (subclass and attributes say why and where).
@@ -409,7 +420,7 @@ def tables(
 
     callback, close = _progress_callback(progress, _file_size(path))
     try:
-        read = _native.read_tables(os.fspath(path), format, host, batch_rows, events, callback)
+        read = _native.read_tables(os.fspath(path), format, host, batch_rows, events, callback, layout)
     finally:
         close()
     return Tables(
@@ -429,16 +440,26 @@ def events(
     host: Optional[str] = None,
     batch_rows: int = TABLE_BATCH_ROWS,
     progress: Progress = None,
+    layout: str = DEFAULT_LAYOUT,
 ) -> "pyarrow.Table":
     """The events of a profile as a ``pyarrow.Table``: one row per event with its host, plane,
-    line, name, start (``start_ps``, exact picoseconds as ``decimal128(38, 0)``), duration
-    (``duration_ps``), the common stats as typed columns and every stat in ``stats``.
+    line, name, start, duration (``duration_ps``), the common stats as typed columns and every
+    stat in ``stats``.
+
+    The start is exact: by default (``layout="frame"``) as the XSpace's own pair, the line's
+    ``timestamp_ns`` and the event's ``offset_ps`` (both ``int64``; the start in picoseconds is
+    ``timestamp_ns * 1000 + offset_ps``, none for an aggregated event, whose ``num_occurrences``
+    is set), and ``stats`` is the text of a JSON object of stat names and value texts, so that
+    ``to_pandas()`` makes no Python object per row. ``layout="parquet"`` gives the Parquet
+    dataset's columns instead (``start_ps`` as ``decimal128(38, 0)``, ``stats`` as a map).
 
     Every format profkit reads works: XSpaces are read plane by plane, the others through their
     conversion to an XSpace. See :func:`tables` for the arguments; :func:`stream_events` for
     files larger than memory.
     """
-    return tables(path, format=format, host=host, batch_rows=batch_rows, progress=progress).events
+    return tables(
+        path, format=format, host=host, batch_rows=batch_rows, progress=progress, layout=layout
+    ).events
 
 
 def planes(path: PathLike, *, format: Optional[str] = None, host: Optional[str] = None, progress: Progress = None) -> "pyarrow.Table":
@@ -481,11 +502,14 @@ class EventStream:
         host: Optional[str] = None,
         batch_rows: int = DEFAULT_BATCH_ROWS,
         progress: Progress = None,
+        layout: str = DEFAULT_LAYOUT,
     ) -> None:
         import pyarrow  # noqa: F401
 
         self._callback, self._close_progress = _progress_callback(progress, _file_size(path))
-        self._inner = _native.EventStream(os.fspath(path), format, host, batch_rows, self._callback)
+        self._inner = _native.EventStream(
+            os.fspath(path), format, host, batch_rows, self._callback, layout
+        )
 
     @property
     def schema(self) -> "pyarrow.Schema":
@@ -541,11 +565,14 @@ def stream_events(
     host: Optional[str] = None,
     batch_rows: int = DEFAULT_BATCH_ROWS,
     progress: Progress = None,
+    layout: str = DEFAULT_LAYOUT,
 ) -> EventStream:
     """The events of a profile as a stream of ``pyarrow.RecordBatch`` (see :class:`EventStream`)
-    for files larger than memory::
+    for files larger than memory (``layout`` as :func:`events` says)::
 
         for batch in profkit.stream_events("big.xplane.pb", batch_rows=1_000_000):
             df = batch.to_pandas()
     """
-    return EventStream(path, format=format, host=host, batch_rows=batch_rows, progress=progress)
+    return EventStream(
+        path, format=format, host=host, batch_rows=batch_rows, progress=progress, layout=layout
+    )

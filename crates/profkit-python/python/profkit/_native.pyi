@@ -1,6 +1,6 @@
 """Type stubs of ``profkit._native``, the Rust extension module (use the ``profkit`` API)."""
 
-from typing import Any, Callable, Dict, List, Optional
+from typing import Any, Callable, Dict, List, Literal, Optional
 
 import pyarrow
 
@@ -16,9 +16,12 @@ def read_tables(
     batch_rows: int = 65536,
     events: bool = True,
     progress: _Progress = None,
+    layout: Literal["frame", "parquet"] = "frame",
 ) -> Dict[str, Any]:
     """``{"events"?, "planes", "lines", "metadata": pyarrow.Table, "format": str,
-    "warnings": list[str]}``; the GIL is released while reading."""
+    "warnings": list[str]}``; the GIL is released while reading. ``layout="frame"``: the events'
+    ``timestamp_ns`` and ``offset_ps`` as int64 and ``stats`` as JSON text; ``"parquet"``: the
+    Parquet dataset's columns (``start_ps`` decimal128, ``stats`` map)."""
 
 def xdl_records(
     path: str, host: Optional[str] = None, batch_rows: int = 65536
@@ -42,6 +45,7 @@ class EventStream:
         host: Optional[str] = None,
         batch_rows: int = 65536,
         progress: _Progress = None,
+        layout: Literal["frame", "parquet"] = "frame",
     ) -> None: ...
     def __iter__(self) -> "EventStream": ...
     def __next__(self) -> pyarrow.RecordBatch: ...
