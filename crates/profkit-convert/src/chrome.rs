@@ -137,6 +137,126 @@ pub struct ChromeImport {
     pub paddle: bool,
 }
 
+/// What `validate` finds in an imported trace: errors and warnings, each as (kind, message).
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct ChromeCheck {
+    /// What no producer writes: an XSpace problem that is not excused below, or an import
+    /// warning of a kind [`WarningKind::is_error`] calls an error.
+    pub errors: Vec<(String, String)>,
+    /// Partial overlaps on async, GPU stream and counter lines, and overlaps no longer than the
+    /// input's time precision (microseconds rounded against nanosecond durations).
+    pub warnings: Vec<(String, String)>,
+}
+
+impl ChromeImport {
+    /// Checks the XSpace the trace reads as, judged as real producers write: partial overlaps on
+    /// async, GPU stream and counter lines, and overlaps no longer than the input's time
+    /// precision, are warnings; so are the import's warnings, but for the kinds no producer
+    /// writes, which are errors. Every problem is listed (callers cap what they print).
+    pub fn check(&self) -> ChromeCheck {
+        let space = &self.space;
+        let mut check = ChromeCheck::default();
+        for (kind, count) in &self.warning_counts {
+            if kind.is_error() {
+                check
+                    .errors
+                    .push((format!("{kind:?}"), format!("{count} events: {kind:?}")));
+            }
+        }
+        for p in profkit_xplane::validate(space) {
+            let kind = format!("{:?}", p.kind);
+            if p.kind == profkit_xplane::validate::ProblemKind::PartialOverlap {
+                let (plane, line_id) = line_of(space, &p.path);
+                if self.overlapping_lines.contains(&(plane, line_id)) {
+                    check.warnings.push((
+                        kind,
+                        format!("{p} (on an async, GPU stream or counter line)"),
+                    ));
+                    continue;
+                }
+                if python_tracer_overlap(space, &p.path, &p.message) {
+                    check.warnings.push((
+                        kind,
+                        format!("{p} (a Python tracer event: JAX and TensorFlow write these across their annotations)"),
+                    ));
+                    continue;
+                }
+                if overlap_ps(&p.message).is_some_and(|o| o <= i128::from(self.precision_ps)) {
+                    check.warnings.push((
+                        kind,
+                        format!(
+                            "{p} (within the input's time precision of {} ps)",
+                            self.precision_ps
+                        ),
+                    ));
+                    continue;
+                }
+            }
+            check.errors.push((kind, p.to_string()));
+        }
+        check
+    }
+}
+
+/// The plane index and line id a validator path (`planes[p].lines[l]...`) points at.
+fn line_of(space: &XSpace, path: &str) -> (usize, i64) {
+    let number = |key: &str| -> Option<usize> {
+        let rest = path.split(key).nth(1)?;
+        rest.split(']').next()?.parse().ok()
+    };
+    let plane = number("planes[").unwrap_or(usize::MAX);
+    let line = number("lines[")
+        .and_then(|l| space.planes.get(plane)?.lines.get(l))
+        .map_or(i64::MIN, |l| l.id);
+    (plane, line)
+}
+
+/// Whether a partial overlap (the validator's path `planes[p].lines[l].events[e]` and message
+/// `... partially overlaps events[k] ...`) involves a Python tracer event: the profiler's Python
+/// tracer names its events `$<file>:<line> <function>`, and JAX and TensorFlow write them on the
+/// thread of the annotations (`TraceMe`) they call, so that a function that opens an annotation
+/// and returns before it ends (as `StepTraceAnnotation.__init__` does) partly overlaps it.
+fn python_tracer_overlap(space: &XSpace, path: &str, message: &str) -> bool {
+    let index = |text: &str, key: &str| -> Option<usize> {
+        let rest = text.split(key).nth(1)?;
+        rest.split(']').next()?.parse().ok()
+    };
+    let (Some(plane), Some(line), Some(first), Some(second)) = (
+        index(path, "planes["),
+        index(path, "lines["),
+        index(path, "events["),
+        index(message, "overlaps events["),
+    ) else {
+        return false;
+    };
+    let Some(plane) = space.planes.get(plane) else {
+        return false;
+    };
+    let Some(line) = plane.lines.get(line) else {
+        return false;
+    };
+    [first, second].iter().any(|&e| {
+        line.events
+            .get(e)
+            .and_then(|e| plane.event_metadata.get(&e.metadata_id))
+            .is_some_and(|m| m.name.starts_with('$'))
+    })
+}
+
+/// How far two events overlap, from the validator's message (`event a..b ps partially overlaps
+/// events[k] c..d ps`): `d - a`.
+fn overlap_ps(message: &str) -> Option<i128> {
+    let (first, second) = message.split_once(" partially overlaps ")?;
+    let start: i128 = first
+        .strip_prefix("event ")?
+        .split("..")
+        .next()?
+        .parse()
+        .ok()?;
+    let other_end: i128 = second.split(' ').nth(1)?.split("..").nth(1)?.parse().ok()?;
+    Some(other_end - start)
+}
+
 /// Whether `prefix` (the first bytes of a file) looks like Chrome trace JSON: an object whose
 /// first bytes name `traceEvents` or a key Kineto writes first, or an array whose first element
 /// is an object with a `ph`. [`sniff_json`] decides on the whole structure.
