@@ -723,12 +723,57 @@ impl RawEvent {
     }
 }
 
-/// One event on a line, in picoseconds.
+/// One event on a line, in picoseconds. Its args are `len` of its thread's [`Args`] from `at`
+/// (the counters have theirs): one growing buffer per thread instead of an allocation per event.
 struct Item {
     name: u32,
+    len: u32,
+    at: usize,
     start: i128,
     end: i128,
-    stats: Vec<KeyArg>,
+}
+
+/// The args of the events of one thread, one after the other.
+#[derive(Default)]
+struct Args(Vec<KeyArg>);
+
+impl Args {
+    /// Appends an event's args; returns where they are.
+    fn push(&mut self, args: &[KeyArg]) -> (usize, u32) {
+        let at = self.0.len();
+        self.0.extend_from_slice(args);
+        (at, u32::try_from(args.len()).unwrap_or(u32::MAX))
+    }
+
+    fn get(&self, item: &Item) -> &[KeyArg] {
+        self.0
+            .get(item.at..item.at.saturating_add(item.len as usize))
+            .unwrap_or_default()
+    }
+
+    fn get_mut(&mut self, item: &Item) -> &mut [KeyArg] {
+        self.0
+            .get_mut(item.at..item.at.saturating_add(item.len as usize))
+            .unwrap_or_default()
+    }
+
+    /// Adds args to an item's: in place when its args end the buffer, else after a copy of them
+    /// at the end (an `E` or async end with args, a legacy async step: rare).
+    fn extend(&mut self, item: &mut Item, more: &[KeyArg]) {
+        if more.is_empty() {
+            return;
+        }
+        let end = item.at.saturating_add(item.len as usize);
+        if end != self.0.len() {
+            let at = self.0.len();
+            if end <= at {
+                self.0.extend_from_within(item.at..end);
+            }
+            item.at = at;
+        }
+        self.0.extend_from_slice(more);
+        item.len = u32::try_from(self.0.len() - item.at).unwrap_or(u32::MAX);
+    }
 }
 
 /// Where an event goes within its process.
@@ -746,8 +791,34 @@ struct Thread {
     sort_index: Option<i64>,
     items: Vec<Item>,
     open: Vec<Item>,
+    /// The args of `items` and `open`.
+    args: Args,
+    /// Args flows add to items, by index in the sorted `items`, until [`Thread::pack`].
+    flow_args: Vec<(usize, KeyArg)>,
     /// The GPU this thread is a stream of.
     gpu: Option<i64>,
+}
+
+impl Thread {
+    /// Rewrites the args in the order of the (sorted) items, each item's flow args after its own,
+    /// so that converting the items from the last drops their args from the end.
+    fn pack(&mut self) {
+        let mut flow_args = std::mem::take(&mut self.flow_args);
+        flow_args.sort_by_key(|(i, _)| *i);
+        let own: usize = self.items.iter().map(|i| i.len as usize).sum();
+        let mut packed = Vec::with_capacity(own + flow_args.len());
+        let mut extra = flow_args.iter().peekable();
+        for (index, item) in self.items.iter_mut().enumerate() {
+            let at = packed.len();
+            packed.extend_from_slice(self.args.get(item));
+            while let Some((_, arg)) = extra.next_if(|(i, _)| *i == index) {
+                packed.push(*arg);
+            }
+            item.at = at;
+            item.len = u32::try_from(packed.len() - at).unwrap_or(u32::MAX);
+        }
+        self.args = Args(packed);
+    }
 }
 
 #[derive(Default)]
@@ -824,6 +895,8 @@ struct Trace {
     threads: Vec<Thread>,
     thread_index: FxHashMap<(Id, Track), usize>,
     counters: Vec<(Id, Item)>,
+    /// The args of `counters`.
+    counter_args: Args,
     async_open: HashMap<AsyncKey, Vec<(usize, Item)>>,
     flows: Vec<FlowPoint>,
     events: u64,
@@ -872,6 +945,7 @@ impl Trace {
             threads: Vec::new(),
             thread_index: FxHashMap::default(),
             counters: Vec::new(),
+            counter_args: Args::default(),
             async_open: HashMap::new(),
             flows: Vec::new(),
             events: 0,
@@ -912,11 +986,35 @@ impl Trace {
             sort_index: None,
             items: Vec::new(),
             open: Vec::new(),
+            args: Args::default(),
+            flow_args: Vec::new(),
             gpu: None,
         });
         let index = self.threads.len() - 1;
         self.thread_index.insert(key, index);
         index
+    }
+
+    /// An item of `thread` with these args (kept in the thread's [`Args`]).
+    fn new_item(
+        &mut self,
+        thread: usize,
+        name: u32,
+        start: i128,
+        end: i128,
+        args: &[KeyArg],
+    ) -> Item {
+        let (at, len) = match self.threads.get_mut(thread) {
+            Some(t) => t.args.push(args),
+            None => (0, 0),
+        };
+        Item {
+            name,
+            len,
+            at,
+            start,
+            end,
+        }
     }
 
     fn push_item(&mut self, thread: usize, item: Item) {
@@ -1002,7 +1100,20 @@ impl Trace {
                 tid = Id::Int(os);
             }
         }
-        let cat_text = raw.cat.map(|c| self.strings.get(c).to_owned());
+        let cat_text = raw.cat.map(|c| self.strings.get(c));
+        let gpu = cat_text.is_some_and(is_gpu_category);
+        // Kineto's `correlation` of a launch and its GPU activity is xprof's `correlation_id`.
+        let is_launch = cat_text.is_some_and(|c| {
+            gpu || c.eq_ignore_ascii_case("cuda_runtime")
+                || c.eq_ignore_ascii_case("cuda_driver")
+                || c.eq_ignore_ascii_case("runtime")
+        });
+        // Paddle's `[memory]` instants say allocation or free in their category.
+        let memory_kind = match cat_text {
+            Some("Allocate") => Some(self.keys.memory_allocation),
+            Some("Free") => Some(self.keys.memory_deallocation),
+            _ => None,
+        };
         let mut name = raw.name.take().unwrap_or(self.keys.empty);
         if self.paddle && ph != "M" {
             let text = self.strings.get(name);
@@ -1016,18 +1127,43 @@ impl Trace {
         if let Some(cat) = raw.cat {
             raw.args.push(KeyArg::new(self.keys.cat, Arg::Str(cat)));
         }
-        // The args buffer is reused from event to event; the event keeps an exact-size copy.
-        let mut stats = raw.args.clone();
+        // The args buffer is reused from event to event; the event's args are copied to its
+        // thread's buffer.
+        let mut stats = std::mem::take(&mut raw.args);
+        let result = self.place(
+            raw,
+            &mut stats,
+            phase,
+            pid,
+            tid,
+            name,
+            gpu,
+            is_launch,
+            memory_kind,
+        );
+        stats.clear();
+        raw.args = stats;
+        result
+    }
+
+    /// Puts an event (its members in `raw`, its args in `stats`) on its line.
+    #[allow(clippy::too_many_arguments)]
+    fn place<E: de::Error>(
+        &mut self,
+        raw: &mut RawEvent,
+        stats: &mut Vec<KeyArg>,
+        phase: Phase,
+        pid: Id,
+        tid: Id,
+        mut name: u32,
+        gpu: bool,
+        is_launch: bool,
+        memory_kind: Option<u32>,
+    ) -> std::result::Result<(), E> {
+        let ph = phase.as_str();
         let need_ts = |ts: Option<i128>| -> std::result::Result<i128, E> {
             ts.ok_or_else(|| E::custom(format!("the {ph:?} event has no \"ts\"")))
         };
-        let gpu = cat_text.as_deref().is_some_and(is_gpu_category);
-        // Kineto's `correlation` of a launch and its GPU activity is xprof's `correlation_id`.
-        let is_launch = cat_text.as_deref().is_some_and(|c| {
-            gpu || c.eq_ignore_ascii_case("cuda_runtime")
-                || c.eq_ignore_ascii_case("cuda_driver")
-                || c.eq_ignore_ascii_case("runtime")
-        });
         if is_launch {
             for stat in stats.iter_mut() {
                 if stat.key == self.keys.correlation {
@@ -1053,7 +1189,7 @@ impl Trace {
                 // Paddle rounds `ts` down to whole microseconds; its `start_time` is exact. `dur`
                 // is exact too (end minus start in ns, written with three decimals), where
                 // `end_time` can be a nanosecond off it: Paddle's summary agrees with `dur`.
-                if let Some((s, _)) = self.paddle_times(&stats, start) {
+                if let Some((s, _)) = self.paddle_times(stats, start) {
                     start = s;
                 }
                 let thread = self.thread(&pid, Track::Thread(tid.clone()));
@@ -1068,28 +1204,17 @@ impl Trace {
                         t.gpu = Some(device);
                     }
                 }
-                self.flow_stats(raw, &mut stats);
-                self.push_item(
-                    thread,
-                    Item {
-                        name,
-                        start,
-                        end: start + dur,
-                        stats,
-                    },
-                );
+                self.flow_stats(raw, stats);
+                let item = self.new_item(thread, name, start, start + dur, stats);
+                self.push_item(thread, item);
             }
             "B" => {
                 let start = need_ts(raw.ts)?;
                 let thread = self.thread(&pid, Track::Thread(tid));
-                self.flow_stats(raw, &mut stats);
+                self.flow_stats(raw, stats);
+                let item = self.new_item(thread, name, start, start, stats);
                 if let Some(t) = self.threads.get_mut(thread) {
-                    t.open.push(Item {
-                        name,
-                        start,
-                        end: start,
-                        stats,
-                    });
+                    t.open.push(item);
                 }
             }
             "E" => {
@@ -1099,7 +1224,9 @@ impl Trace {
                 match open {
                     Some(mut item) => {
                         item.end = end.max(item.start);
-                        item.stats.extend(stats);
+                        if let Some(t) = self.threads.get_mut(thread) {
+                            t.args.extend(&mut item, stats);
+                        }
                         self.push_item(thread, item);
                     }
                     None => {
@@ -1118,22 +1245,13 @@ impl Trace {
             "i" | "I" | "R" => {
                 let start = need_ts(raw.ts)?;
                 if self.paddle && self.strings.get(name) == "[memory]" {
-                    match cat_text.as_deref() {
-                        Some("Allocate") => name = self.keys.memory_allocation,
-                        Some("Free") => name = self.keys.memory_deallocation,
-                        _ => {}
+                    if let Some(kind) = memory_kind {
+                        name = kind;
                     }
                 }
                 let thread = self.thread(&pid, Track::Thread(tid));
-                self.push_item(
-                    thread,
-                    Item {
-                        name,
-                        start,
-                        end: start,
-                        stats,
-                    },
-                );
+                let item = self.new_item(thread, name, start, start, stats);
+                self.push_item(thread, item);
             }
             "C" => {
                 let start = need_ts(raw.ts)?;
@@ -1153,33 +1271,28 @@ impl Trace {
                     name = self.strings.id(&series);
                 }
                 self.events += 1;
+                let (at, len) = self.counter_args.push(stats);
                 self.counters.push((
                     pid,
                     Item {
                         name,
+                        len,
+                        at,
                         start,
                         end: start,
-                        stats,
                     },
                 ));
             }
             "M" => {
                 let kind = self.strings.get(name).to_owned();
-                self.metadata(kind, &pid, &tid, &stats);
+                self.metadata(kind, &pid, &tid, stats);
             }
             "b" | "S" => {
                 let start = need_ts(raw.ts)?;
                 let key = self.async_key(&pid, raw);
                 let thread = self.thread(&pid, Track::Async(name));
-                self.async_open.entry(key).or_default().push((
-                    thread,
-                    Item {
-                        name,
-                        start,
-                        end: start,
-                        stats,
-                    },
-                ));
+                let item = self.new_item(thread, name, start, start, stats);
+                self.async_open.entry(key).or_default().push((thread, item));
             }
             "e" | "F" => {
                 let end = need_ts(raw.ts)?;
@@ -1188,7 +1301,9 @@ impl Trace {
                 match open {
                     Some((thread, mut item)) => {
                         item.end = end.max(item.start);
-                        item.stats.extend(stats);
+                        if let Some(t) = self.threads.get_mut(thread) {
+                            t.args.extend(&mut item, stats);
+                        }
                         self.push_item(thread, item);
                     }
                     None => {
@@ -1206,28 +1321,26 @@ impl Trace {
             "n" => {
                 let start = need_ts(raw.ts)?;
                 let thread = self.thread(&pid, Track::Async(name));
-                self.push_item(
-                    thread,
-                    Item {
-                        name,
-                        start,
-                        end: start,
-                        stats,
-                    },
-                );
+                let item = self.new_item(thread, name, start, start, stats);
+                self.push_item(thread, item);
             }
             "T" | "p" => {
                 // A step of a legacy async event: counted on the open event.
                 let key = self.async_key(&pid, raw);
                 let steps = self.keys.steps;
-                if let Some((_, item)) = self.async_open.get_mut(&key).and_then(|v| v.last_mut()) {
-                    match item.stats.iter_mut().find(|a| a.key == steps) {
-                        Some(stat) => {
-                            if let Arg::Int(n) = stat.arg() {
-                                *stat = KeyArg::new(steps, Arg::Int(n + 1));
+                if let Some((thread, item)) =
+                    self.async_open.get_mut(&key).and_then(|v| v.last_mut())
+                {
+                    if let Some(t) = self.threads.get_mut(*thread) {
+                        let counted = t.args.get_mut(item).iter_mut().find(|a| a.key == steps);
+                        match counted {
+                            Some(stat) => {
+                                if let Arg::Int(n) = stat.arg() {
+                                    *stat = KeyArg::new(steps, Arg::Int(n + 1));
+                                }
                             }
+                            None => t.args.extend(item, &[KeyArg::new(steps, Arg::Int(1))]),
                         }
-                        None => item.stats.push(KeyArg::new(steps, Arg::Int(1))),
                     }
                 }
             }
@@ -1352,11 +1465,13 @@ impl Trace {
     fn bind_flows(&mut self) -> u64 {
         let mut bound = 0;
         let flows = std::mem::take(&mut self.flows);
+        // The items that have a flow category among their flow args.
+        let mut with_cat: FxHashSet<(usize, usize)> = FxHashSet::default();
         for flow in flows {
             let Some(thread) = self.threads.get_mut(flow.thread) else {
                 continue;
             };
-            let items = &mut thread.items;
+            let items = &thread.items;
             // Items are sorted by start, longer first: the innermost slice enclosing `ts` is the
             // last one starting at or before it that ends at or after it.
             let after = items.partition_point(|i| i.start <= flow.ts);
@@ -1369,7 +1484,7 @@ impl Trace {
                 let at = items.partition_point(|i| i.start < flow.ts);
                 (at < items.len()).then_some(at)
             };
-            let Some(item) = target.and_then(|i| items.get_mut(i)) else {
+            let Some((index, item)) = target.and_then(|i| Some((i, items.get(i)?))) else {
                 let id = match flow.id {
                     Arg::Str(s) => self.strings.get(s).to_owned(),
                     Arg::Int(i) => i.to_string(),
@@ -1390,18 +1505,21 @@ impl Trace {
                 },
                 (flow.phase == b't').then_some(self.keys.flow_out),
             ];
-            // An item's args are an exact-size copy: grow it by what this flow adds, no more (a
-            // doubling push would leave half of a kernel's 13 args unused, 100 MB per GB of
-            // Kineto trace).
-            let has_cat = item.stats.iter().any(|a| a.key == self.keys.flow_cat);
-            let adding = keys.iter().flatten().count() + usize::from(!has_cat);
-            item.stats.reserve_exact(adding);
+            // Flow args wait beside the items until the thread's args are packed.
+            let has_cat = thread
+                .args
+                .get(item)
+                .iter()
+                .any(|a| a.key == self.keys.flow_cat)
+                || with_cat.contains(&(flow.thread, index));
             for key in keys.into_iter().flatten() {
-                item.stats.push(KeyArg::new(key, flow.id));
+                thread.flow_args.push((index, KeyArg::new(key, flow.id)));
             }
             if !has_cat {
-                item.stats
-                    .push(KeyArg::new(self.keys.flow_cat, Arg::Str(flow.cat)));
+                thread
+                    .flow_args
+                    .push((index, KeyArg::new(self.keys.flow_cat, Arg::Str(flow.cat))));
+                with_cat.insert((flow.thread, index));
             }
             bound += 1;
         }
@@ -1472,6 +1590,9 @@ impl Trace {
                 .sort_by(|a, b| a.start.cmp(&b.start).then(b.end.cmp(&a.end)));
         }
         let flows = self.bind_flows();
+        for thread in &mut self.threads {
+            thread.pack();
+        }
         let start = self
             .threads
             .iter()
@@ -1603,14 +1724,15 @@ impl Trace {
                     }
                 })
                 .collect();
+            let counter_args = &self.counter_args;
             let all_items = lines
                 .iter()
-                .flat_map(|(_, t)| t.items.iter().map(|i| (i.name, i)))
+                .flat_map(|(_, t)| t.items.iter().map(|i| (i.name, t.args.get(i))))
                 .chain(
                     counters
                         .iter()
                         .zip(&counter_names)
-                        .map(|((_, i), &n)| (n, i)),
+                        .map(|((_, i), &n)| (n, counter_args.get(i))),
                 );
             let mut meta = Metadata::new(all_items, &self.strings);
             meta.declare(&mut builder, &self.strings, |a| self.stat(a));
@@ -1647,7 +1769,9 @@ impl Trace {
                 // Converted from the last item back, the items' buffer shrinking as it empties,
                 // so that the line's events take the place of its items rather than adding to
                 // them (the peak of memory is here).
+                // The args are packed in item order: each item's are the buffer's tail.
                 let mut items = thread.items;
+                let mut args = thread.args.0;
                 let mut events = Vec::with_capacity(items.len());
                 let mut shrink_at = items.len() / 2;
                 while let Some(item) = items.pop() {
@@ -1655,15 +1779,18 @@ impl Trace {
                         item.name,
                         i64::try_from(item.start - line_ps).unwrap_or(i64::MAX),
                         i64::try_from(item.end - item.start).unwrap_or(i64::MAX),
-                        item.stats,
+                        args.get(item.at..).unwrap_or_default(),
                         &|a| self.stat_ref(a),
                     ));
+                    args.truncate(item.at);
                     if items.len() <= shrink_at && items.len() >= SHRINK_MIN_ITEMS {
                         items.shrink_to_fit();
+                        args.shrink_to_fit();
                         shrink_at = items.len() / 2;
                     }
                 }
                 drop(items);
+                drop(args);
                 events.reverse();
                 plane.lines.push(XLine {
                     id,
@@ -1679,9 +1806,13 @@ impl Trace {
                 overlapping_lines.push((plane_index, COUNTERS_LINE_ID));
                 let mut events = Vec::with_capacity(counters.len());
                 for ((_, item), name) in counters.into_iter().zip(counter_names) {
-                    events.push(
-                        meta.event(name, rel(item.start), 0, item.stats, &|a| self.stat_ref(a)),
-                    );
+                    events.push(meta.event(
+                        name,
+                        rel(item.start),
+                        0,
+                        self.counter_args.get(&item),
+                        &|a| self.stat_ref(a),
+                    ));
                 }
                 plane.lines.push(XLine {
                     id: COUNTERS_LINE_ID,
@@ -1825,13 +1956,13 @@ struct Metadata {
 }
 
 impl Metadata {
-    fn new<'i>(items: impl Iterator<Item = (u32, &'i Item)>, strings: &Interner) -> Metadata {
+    fn new<'i>(items: impl Iterator<Item = (u32, &'i [KeyArg])>, strings: &Interner) -> Metadata {
         let mut events_per_name: FxHashMap<u32, u64> = FxHashMap::default();
         let mut shared: FxHashMap<(u32, u32), Shared> = FxHashMap::default();
         let mut refs: FxHashSet<u32> = FxHashSet::default();
-        for (name, item) in items {
+        for (name, args) in items {
             *events_per_name.entry(name).or_default() += 1;
-            for (key, value) in item.stats.iter().map(|a| (a.key, a.arg())) {
+            for (key, value) in args.iter().map(|a| (a.key, a.arg())) {
                 if let Arg::Str(s) = value {
                     if strings.is_repeated(s) {
                         refs.insert(s);
@@ -1932,14 +2063,14 @@ impl Metadata {
         name: u32,
         offset_ps: i64,
         duration_ps: i64,
-        stats: Vec<KeyArg>,
+        stats: &[KeyArg],
         value: &dyn Fn(Arg) -> StatRef,
     ) -> XEvent {
         let hoisted = self.hoisted.get(&name).map_or(&[][..], Vec::as_slice);
         let mut own = Vec::with_capacity(stats.len().saturating_sub(hoisted.len()));
         own.extend(
             stats
-                .into_iter()
+                .iter()
                 .filter(|a| !hoisted.contains(&a.key))
                 .map(|a| (a.key, a.arg()))
                 .map(|(key, arg)| XStat {
