@@ -486,7 +486,8 @@ fn chrome_error(e: profkit_json::Error) -> Error {
 /// Strings kept once each (names, categories, arg keys and string values).
 #[derive(Default)]
 struct Interner {
-    ids: FxHashMap<Box<str>, u32>,
+    /// By their bytes, so that a string read as bytes is looked up before its UTF-8 is checked.
+    ids: FxHashMap<Box<[u8]>, u32>,
     strings: Vec<Box<str>>,
     /// Whether each string was asked for more than once.
     repeated: Vec<bool>,
@@ -496,16 +497,34 @@ struct Interner {
 
 impl Interner {
     fn id(&mut self, s: &str) -> u32 {
-        if let Some(&id) = self.ids.get(s) {
-            if let Some(r) = self.repeated.get_mut(id as usize) {
-                *r = true;
-            }
-            return id;
+        match self.known(s.as_bytes()) {
+            Some(id) => id,
+            None => self.insert(s),
         }
+    }
+
+    /// The id of a string given as bytes; `None` when they are not UTF-8. Only a string not seen
+    /// before is checked.
+    fn id_bytes(&mut self, bytes: &[u8]) -> Option<u32> {
+        match self.known(bytes) {
+            Some(id) => Some(id),
+            None => std::str::from_utf8(bytes).ok().map(|s| self.insert(s)),
+        }
+    }
+
+    fn known(&mut self, bytes: &[u8]) -> Option<u32> {
+        let id = *self.ids.get(bytes)?;
+        if let Some(r) = self.repeated.get_mut(id as usize) {
+            *r = true;
+        }
+        Some(id)
+    }
+
+    fn insert(&mut self, s: &str) -> u32 {
         let id = u32::try_from(self.strings.len()).unwrap_or(u32::MAX);
         self.strings.push(s.into());
         self.repeated.push(false);
-        self.ids.insert(s.into(), id);
+        self.ids.insert(s.as_bytes().into(), id);
         id
     }
 
@@ -2846,7 +2865,9 @@ struct ArgSeed<'s> {
 impl<'de> DeserializeSeed<'de> for ArgSeed<'_> {
     type Value = Arg;
     fn deserialize<D: de::Deserializer<'de>>(self, d: D) -> std::result::Result<Arg, D::Error> {
-        d.deserialize_any(self)
+        // Strings come as bytes, looked up before they are checked for UTF-8 (profkit-json's
+        // reader hands any other value over as `deserialize_any` does).
+        d.deserialize_bytes(self)
     }
 }
 
@@ -2869,6 +2890,12 @@ impl<'de> Visitor<'de> for ArgSeed<'_> {
     }
     fn visit_str<E>(self, v: &str) -> std::result::Result<Arg, E> {
         Ok(Arg::Str(self.strings.id(v)))
+    }
+    fn visit_bytes<E: de::Error>(self, v: &[u8]) -> std::result::Result<Arg, E> {
+        match self.strings.id_bytes(v) {
+            Some(id) => Ok(Arg::Str(id)),
+            None => Err(E::custom("invalid UTF-8 in a string")),
+        }
     }
     fn visit_unit<E>(self) -> std::result::Result<Arg, E> {
         Ok(Arg::Str(self.strings.id("null")))

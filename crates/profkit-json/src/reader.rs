@@ -1107,9 +1107,27 @@ impl<'de, R: Read> de::Deserializer<'de> for &mut Reader<R> {
         result.map_err(|e| self.locate(e, start))
     }
 
+    /// A string is handed over as its bytes (escapes undone), not checked for UTF-8, as
+    /// serde_json does: a visitor that keeps strings it has seen can look them up by their bytes
+    /// and check only the new ones. Any other value is read as by `deserialize_any`.
+    fn deserialize_bytes<V: Visitor<'de>>(self, visitor: V) -> Result<V::Value, DeError> {
+        if self.skip_ws()? != Some(b'"') {
+            return de::Deserializer::deserialize_any(self, visitor);
+        }
+        let start = self.mark();
+        self.pos += 1;
+        let span = self.string()?;
+        let result = visitor.visit_bytes(self.span_bytes(span));
+        result.map_err(|e| self.locate(e, start))
+    }
+
+    fn deserialize_byte_buf<V: Visitor<'de>>(self, visitor: V) -> Result<V::Value, DeError> {
+        self.deserialize_bytes(visitor)
+    }
+
     serde::forward_to_deserialize_any! {
         bool i8 i16 i32 i64 i128 u8 u16 u32 u64 u128 f32 f64 char str string
-        bytes byte_buf unit unit_struct seq tuple tuple_struct map struct enum identifier ignored_any
+        unit unit_struct seq tuple tuple_struct map struct enum identifier ignored_any
     }
 }
 
