@@ -139,7 +139,7 @@ pub struct ChromeImport {
 
 /// Below this many items a line's item buffer is not shrunk while it is converted (the copy would
 /// cost more than the memory is worth).
-const SHRINK_MIN_ITEMS: usize = 1 << 16;
+const SHRINK_MIN_ITEMS: usize = 1 << 12;
 
 /// What `validate` finds in an imported trace: errors and warnings, each as (kind, message).
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
