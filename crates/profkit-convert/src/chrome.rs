@@ -602,10 +602,53 @@ impl KeyArg {
     }
 }
 
+/// [`micros_to_ps`] for the form nearly every time is written in: up to 18 digits, and up to six
+/// decimals after a point; `None` for any other form (which the general path then reads).
+fn plain_micros_to_ps(text: &[u8]) -> Option<(i128, u32)> {
+    let (negative, body) = match text.split_first() {
+        Some((b'-', rest)) => (true, rest),
+        _ => (false, text),
+    };
+    let mut int: u64 = 0;
+    let mut i = 0;
+    while let Some(&b) = body.get(i).filter(|b| b.is_ascii_digit()) {
+        if i >= 18 {
+            return None;
+        }
+        int = int * 10 + u64::from(b - b'0');
+        i += 1;
+    }
+    if i == 0 {
+        return None;
+    }
+    let (mut frac, mut decimals) = (0u64, 0u32);
+    match body.get(i) {
+        None => {}
+        Some(b'.') => {
+            for &b in body.get(i + 1..)? {
+                if !b.is_ascii_digit() || decimals >= 6 {
+                    return None;
+                }
+                frac = frac * 10 + u64::from(b - b'0');
+                decimals += 1;
+            }
+            if decimals == 0 {
+                return None;
+            }
+        }
+        Some(_) => return None,
+    }
+    let value = i128::from(int) * 1_000_000 + i128::from(frac) * 10i128.pow(6 - decimals);
+    Some((if negative { -value } else { value }, decimals))
+}
+
 /// Microseconds written as decimal text to picoseconds, exactly (rounded to the nearest
 /// picosecond), or through a double when the text has too many digits. Also gives the number of
 /// decimals written.
 fn micros_to_ps(text: &str) -> Option<(i128, u32)> {
+    if let Some(found) = plain_micros_to_ps(text.as_bytes()) {
+        return Some(found);
+    }
     let (negative, body) = match text.strip_prefix('-') {
         Some(rest) => (true, rest),
         None => (false, text),
@@ -2733,6 +2776,9 @@ impl<'de> Visitor<'de> for TimeSeed {
         f.write_str("a number of microseconds")
     }
     fn visit_bytes<E: de::Error>(self, v: &[u8]) -> std::result::Result<Self::Value, E> {
+        if let Some(found) = plain_micros_to_ps(v) {
+            return Ok(Some(found));
+        }
         let text = std::str::from_utf8(v).map_err(|_| E::custom("invalid number"))?;
         micros_to_ps(text)
             .map(Some)
@@ -3033,6 +3079,45 @@ mod tests {
         assert_eq!(ps("0.0000006"), Some(1));
         assert_eq!(micros_to_ps("12.345").map(|(_, d)| d), Some(3));
         assert_eq!(ps("1x"), None);
+        // The plain form's fast path gives what the general path gives, or leaves it to it.
+        let general = |t: &str| {
+            let bytes = t.as_bytes();
+            let mut text = String::from(t);
+            // An exponent of zero sends the same number down the general path.
+            if !bytes.contains(&b'e') {
+                text.push_str("e0");
+            }
+            micros_to_ps(&text)
+        };
+        for t in [
+            "0",
+            "7",
+            "-7",
+            "-0",
+            "007",
+            "12.5",
+            "1712345678000.123",
+            "1712345678000.123456",
+            "999999999999999999",
+            "999999999999999999.999999",
+            "-0.000001",
+            "3.100",
+        ] {
+            assert_eq!(plain_micros_to_ps(t.as_bytes()), general(t), "{t}");
+        }
+        for t in [
+            "1.",
+            ".5",
+            "1.2345678",
+            "1e3",
+            "1234567890123456789",
+            "--1",
+            "1.2.3",
+            "",
+            "-",
+        ] {
+            assert_eq!(plain_micros_to_ps(t.as_bytes()), None, "{t}");
+        }
     }
 
     #[test]
