@@ -1,10 +1,12 @@
 //! The `chrome` format: Chrome trace JSON (the Trace Event Format) read with
 //! `profkit_convert::chrome` into an XSpace.
 //!
-//! A case holds `input.json`. The outputs are `xspace.json` (the canonical JSON view of the
+//! A case holds `input.json` (or `input.json.gz`, gzipped as its producer wrote it). The outputs
+//! are `xspace.json` (the canonical JSON view of the
 //! XSpace the trace reads as), `notes.txt` (events left out, with why, and the phases skipped),
 //! `report.txt` (Paddle's legacy report of it, as `profkit report` prints it) and `chrome.json`
-//! (the XSpace written back as Chrome trace JSON, counters as counter events); `error.txt`
+//! (the XSpace written back as Chrome trace JSON, counters as counter events) and `validate.txt`
+//! (what `profkit validate` finds: warnings, errors, and whether the trace is valid); `error.txt`
 //! instead when the input does not read, the error with its JSON path, line and column.
 //!
 //! Asserted rather than recorded: `chrome.json` reads back to a space that writes the same
@@ -21,6 +23,9 @@ use crate::{Format, Outputs};
 
 /// The input of every chrome case.
 pub const INPUT: &str = "input.json";
+
+/// The input of a case whose trace is kept gzipped.
+pub const INPUT_GZ: &str = "input.json.gz";
 
 /// The folder of real traces (`corpus/<source>/<file>`, gzipped or not), each of which must
 /// read; `corpus.txt` records what each reads as.
@@ -40,6 +45,7 @@ impl Format for ChromeFormat {
             "notes.txt",
             "report.txt",
             "chrome.json",
+            "validate.txt",
             "error.txt",
             "corpus.txt",
         ]
@@ -49,10 +55,13 @@ impl Format for ChromeFormat {
         if case_dir.file_name().is_some_and(|n| n == CORPUS) {
             return run_corpus(case_dir);
         }
-        let path = case_dir.join(INPUT);
-        let bytes =
-            std::fs::read(&path).map_err(|e| format!("cannot read {}: {e}", path.display()))?;
-        run_bytes(&bytes)
+        let plain = case_dir.join(INPUT);
+        let path = if plain.exists() {
+            plain
+        } else {
+            case_dir.join(INPUT_GZ)
+        };
+        run_bytes(&read_maybe_gzip(&path)?)
     }
 }
 
@@ -109,7 +118,26 @@ pub fn run_bytes(bytes: &[u8]) -> Result<Outputs, String> {
     outputs.insert("notes.txt".into(), notes.into_bytes());
     outputs.insert("report.txt".into(), report.text().into_bytes());
     outputs.insert("chrome.json".into(), chrome);
+    outputs.insert("validate.txt".into(), validate_text(&import).into_bytes());
     Ok(outputs)
+}
+
+/// What `profkit validate` prints for the trace (every problem, uncapped).
+fn validate_text(import: &profkit_convert::chrome::ChromeImport) -> String {
+    let check = import.check();
+    let mut text = String::new();
+    for (_, w) in &check.warnings {
+        text += &format!("warning: {w}\n");
+    }
+    for (_, e) in &check.errors {
+        text += &format!("{e}\n");
+    }
+    if check.errors.is_empty() {
+        text += &format!("valid Chrome trace ({} warnings)\n", check.warnings.len());
+    } else {
+        text += &format!("not valid: {} errors\n", check.errors.len());
+    }
+    text
 }
 
 /// Reads a file, undoing gzip when it starts with gzip's magic.

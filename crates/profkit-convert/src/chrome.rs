@@ -137,6 +137,130 @@ pub struct ChromeImport {
     pub paddle: bool,
 }
 
+/// Below this many items a line's item buffer is not shrunk while it is converted (the copy would
+/// cost more than the memory is worth).
+const SHRINK_MIN_ITEMS: usize = 1 << 12;
+
+/// What `validate` finds in an imported trace: errors and warnings, each as (kind, message).
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct ChromeCheck {
+    /// What no producer writes: an XSpace problem that is not excused below, or an import
+    /// warning of a kind [`WarningKind::is_error`] calls an error.
+    pub errors: Vec<(String, String)>,
+    /// Partial overlaps on async, GPU stream and counter lines, and overlaps no longer than the
+    /// input's time precision (microseconds rounded against nanosecond durations).
+    pub warnings: Vec<(String, String)>,
+}
+
+impl ChromeImport {
+    /// Checks the XSpace the trace reads as, judged as real producers write: partial overlaps on
+    /// async, GPU stream and counter lines, and overlaps no longer than the input's time
+    /// precision, are warnings; so are the import's warnings, but for the kinds no producer
+    /// writes, which are errors. Every problem is listed (callers cap what they print).
+    pub fn check(&self) -> ChromeCheck {
+        let space = &self.space;
+        let mut check = ChromeCheck::default();
+        for (kind, count) in &self.warning_counts {
+            if kind.is_error() {
+                check
+                    .errors
+                    .push((format!("{kind:?}"), format!("{count} events: {kind:?}")));
+            }
+        }
+        for p in profkit_xplane::validate(space) {
+            let kind = format!("{:?}", p.kind);
+            if p.kind == profkit_xplane::validate::ProblemKind::PartialOverlap {
+                let (plane, line_id) = line_of(space, &p.path);
+                if self.overlapping_lines.contains(&(plane, line_id)) {
+                    check.warnings.push((
+                        kind,
+                        format!("{p} (on an async, GPU stream or counter line)"),
+                    ));
+                    continue;
+                }
+                if python_tracer_overlap(space, &p.path, &p.message) {
+                    check.warnings.push((
+                        kind,
+                        format!("{p} (a Python tracer event: JAX and TensorFlow write these across their annotations)"),
+                    ));
+                    continue;
+                }
+                if overlap_ps(&p.message).is_some_and(|o| o <= i128::from(self.precision_ps)) {
+                    check.warnings.push((
+                        kind,
+                        format!(
+                            "{p} (within the input's time precision of {} ps)",
+                            self.precision_ps
+                        ),
+                    ));
+                    continue;
+                }
+            }
+            check.errors.push((kind, p.to_string()));
+        }
+        check
+    }
+}
+
+/// The plane index and line id a validator path (`planes[p].lines[l]...`) points at.
+fn line_of(space: &XSpace, path: &str) -> (usize, i64) {
+    let number = |key: &str| -> Option<usize> {
+        let rest = path.split(key).nth(1)?;
+        rest.split(']').next()?.parse().ok()
+    };
+    let plane = number("planes[").unwrap_or(usize::MAX);
+    let line = number("lines[")
+        .and_then(|l| space.planes.get(plane)?.lines.get(l))
+        .map_or(i64::MIN, |l| l.id);
+    (plane, line)
+}
+
+/// Whether a partial overlap (the validator's path `planes[p].lines[l].events[e]` and message
+/// `... partially overlaps events[k] ...`) involves a Python tracer event: the profiler's Python
+/// tracer names its events `$<file>:<line> <function>`, and JAX and TensorFlow write them on the
+/// thread of the annotations (`TraceMe`) they call, so that a function that opens an annotation
+/// and returns before it ends (as `StepTraceAnnotation.__init__` does) partly overlaps it.
+fn python_tracer_overlap(space: &XSpace, path: &str, message: &str) -> bool {
+    let index = |text: &str, key: &str| -> Option<usize> {
+        let rest = text.split(key).nth(1)?;
+        rest.split(']').next()?.parse().ok()
+    };
+    let (Some(plane), Some(line), Some(first), Some(second)) = (
+        index(path, "planes["),
+        index(path, "lines["),
+        index(path, "events["),
+        index(message, "overlaps events["),
+    ) else {
+        return false;
+    };
+    let Some(plane) = space.planes.get(plane) else {
+        return false;
+    };
+    let Some(line) = plane.lines.get(line) else {
+        return false;
+    };
+    [first, second].iter().any(|&e| {
+        line.events
+            .get(e)
+            .and_then(|e| plane.event_metadata.get(&e.metadata_id))
+            .is_some_and(|m| m.name.starts_with('$'))
+    })
+}
+
+/// How far two events overlap, from the validator's message (`event a..b ps partially overlaps
+/// events[k] c..d ps`): `d - a`.
+fn overlap_ps(message: &str) -> Option<i128> {
+    let (first, second) = message.split_once(" partially overlaps ")?;
+    let start: i128 = first
+        .strip_prefix("event ")?
+        .split("..")
+        .next()?
+        .parse()
+        .ok()?;
+    let other_end: i128 = second.split(' ').nth(1)?.split("..").nth(1)?.parse().ok()?;
+    Some(other_end - start)
+}
+
 /// Whether `prefix` (the first bytes of a file) looks like Chrome trace JSON: an object whose
 /// first bytes name `traceEvents` or a key Kineto writes first, or an array whose first element
 /// is an object with a `ph`. [`sniff_json`] decides on the whole structure.
@@ -362,7 +486,8 @@ fn chrome_error(e: profkit_json::Error) -> Error {
 /// Strings kept once each (names, categories, arg keys and string values).
 #[derive(Default)]
 struct Interner {
-    ids: FxHashMap<Box<str>, u32>,
+    /// By their bytes, so that a string read as bytes is looked up before its UTF-8 is checked.
+    ids: FxHashMap<Box<[u8]>, u32>,
     strings: Vec<Box<str>>,
     /// Whether each string was asked for more than once.
     repeated: Vec<bool>,
@@ -372,16 +497,34 @@ struct Interner {
 
 impl Interner {
     fn id(&mut self, s: &str) -> u32 {
-        if let Some(&id) = self.ids.get(s) {
-            if let Some(r) = self.repeated.get_mut(id as usize) {
-                *r = true;
-            }
-            return id;
+        match self.known(s.as_bytes()) {
+            Some(id) => id,
+            None => self.insert(s),
         }
+    }
+
+    /// The id of a string given as bytes; `None` when they are not UTF-8. Only a string not seen
+    /// before is checked.
+    fn id_bytes(&mut self, bytes: &[u8]) -> Option<u32> {
+        match self.known(bytes) {
+            Some(id) => Some(id),
+            None => std::str::from_utf8(bytes).ok().map(|s| self.insert(s)),
+        }
+    }
+
+    fn known(&mut self, bytes: &[u8]) -> Option<u32> {
+        let id = *self.ids.get(bytes)?;
+        if let Some(r) = self.repeated.get_mut(id as usize) {
+            *r = true;
+        }
+        Some(id)
+    }
+
+    fn insert(&mut self, s: &str) -> u32 {
         let id = u32::try_from(self.strings.len()).unwrap_or(u32::MAX);
         self.strings.push(s.into());
         self.repeated.push(false);
-        self.ids.insert(s.into(), id);
+        self.ids.insert(s.as_bytes().into(), id);
         id
     }
 
@@ -459,10 +602,53 @@ impl KeyArg {
     }
 }
 
+/// [`micros_to_ps`] for the form nearly every time is written in: up to 18 digits, and up to six
+/// decimals after a point; `None` for any other form (which the general path then reads).
+fn plain_micros_to_ps(text: &[u8]) -> Option<(i128, u32)> {
+    let (negative, body) = match text.split_first() {
+        Some((b'-', rest)) => (true, rest),
+        _ => (false, text),
+    };
+    let mut int: u64 = 0;
+    let mut i = 0;
+    while let Some(&b) = body.get(i).filter(|b| b.is_ascii_digit()) {
+        if i >= 18 {
+            return None;
+        }
+        int = int * 10 + u64::from(b - b'0');
+        i += 1;
+    }
+    if i == 0 {
+        return None;
+    }
+    let (mut frac, mut decimals) = (0u64, 0u32);
+    match body.get(i) {
+        None => {}
+        Some(b'.') => {
+            for &b in body.get(i + 1..)? {
+                if !b.is_ascii_digit() || decimals >= 6 {
+                    return None;
+                }
+                frac = frac * 10 + u64::from(b - b'0');
+                decimals += 1;
+            }
+            if decimals == 0 {
+                return None;
+            }
+        }
+        Some(_) => return None,
+    }
+    let value = i128::from(int) * 1_000_000 + i128::from(frac) * 10i128.pow(6 - decimals);
+    Some((if negative { -value } else { value }, decimals))
+}
+
 /// Microseconds written as decimal text to picoseconds, exactly (rounded to the nearest
 /// picosecond), or through a double when the text has too many digits. Also gives the number of
 /// decimals written.
 fn micros_to_ps(text: &str) -> Option<(i128, u32)> {
+    if let Some(found) = plain_micros_to_ps(text.as_bytes()) {
+        return Some(found);
+    }
     let (negative, body) = match text.strip_prefix('-') {
         Some(rest) => (true, rest),
         None => (false, text),
@@ -599,12 +785,57 @@ impl RawEvent {
     }
 }
 
-/// One event on a line, in picoseconds.
+/// One event on a line, in picoseconds. Its args are `len` of its thread's [`Args`] from `at`
+/// (the counters have theirs): one growing buffer per thread instead of an allocation per event.
 struct Item {
     name: u32,
+    len: u32,
+    at: usize,
     start: i128,
     end: i128,
-    stats: Vec<KeyArg>,
+}
+
+/// The args of the events of one thread, one after the other.
+#[derive(Default)]
+struct Args(Vec<KeyArg>);
+
+impl Args {
+    /// Appends an event's args; returns where they are.
+    fn push(&mut self, args: &[KeyArg]) -> (usize, u32) {
+        let at = self.0.len();
+        self.0.extend_from_slice(args);
+        (at, u32::try_from(args.len()).unwrap_or(u32::MAX))
+    }
+
+    fn get(&self, item: &Item) -> &[KeyArg] {
+        self.0
+            .get(item.at..item.at.saturating_add(item.len as usize))
+            .unwrap_or_default()
+    }
+
+    fn get_mut(&mut self, item: &Item) -> &mut [KeyArg] {
+        self.0
+            .get_mut(item.at..item.at.saturating_add(item.len as usize))
+            .unwrap_or_default()
+    }
+
+    /// Adds args to an item's: in place when its args end the buffer, else after a copy of them
+    /// at the end (an `E` or async end with args, a legacy async step: rare).
+    fn extend(&mut self, item: &mut Item, more: &[KeyArg]) {
+        if more.is_empty() {
+            return;
+        }
+        let end = item.at.saturating_add(item.len as usize);
+        if end != self.0.len() {
+            let at = self.0.len();
+            if end <= at {
+                self.0.extend_from_within(item.at..end);
+            }
+            item.at = at;
+        }
+        self.0.extend_from_slice(more);
+        item.len = u32::try_from(self.0.len() - item.at).unwrap_or(u32::MAX);
+    }
 }
 
 /// Where an event goes within its process.
@@ -622,8 +853,34 @@ struct Thread {
     sort_index: Option<i64>,
     items: Vec<Item>,
     open: Vec<Item>,
+    /// The args of `items` and `open`.
+    args: Args,
+    /// Args flows add to items, by index in the sorted `items`, until [`Thread::pack`].
+    flow_args: Vec<(usize, KeyArg)>,
     /// The GPU this thread is a stream of.
     gpu: Option<i64>,
+}
+
+impl Thread {
+    /// Rewrites the args in the order of the (sorted) items, each item's flow args after its own,
+    /// so that converting the items from the last drops their args from the end.
+    fn pack(&mut self) {
+        let mut flow_args = std::mem::take(&mut self.flow_args);
+        flow_args.sort_by_key(|(i, _)| *i);
+        let own: usize = self.items.iter().map(|i| i.len as usize).sum();
+        let mut packed = Vec::with_capacity(own + flow_args.len());
+        let mut extra = flow_args.iter().peekable();
+        for (index, item) in self.items.iter_mut().enumerate() {
+            let at = packed.len();
+            packed.extend_from_slice(self.args.get(item));
+            while let Some((_, arg)) = extra.next_if(|(i, _)| *i == index) {
+                packed.push(*arg);
+            }
+            item.at = at;
+            item.len = u32::try_from(packed.len() - at).unwrap_or(u32::MAX);
+        }
+        self.args = Args(packed);
+    }
 }
 
 #[derive(Default)]
@@ -700,6 +957,8 @@ struct Trace {
     threads: Vec<Thread>,
     thread_index: FxHashMap<(Id, Track), usize>,
     counters: Vec<(Id, Item)>,
+    /// The args of `counters`.
+    counter_args: Args,
     async_open: HashMap<AsyncKey, Vec<(usize, Item)>>,
     flows: Vec<FlowPoint>,
     events: u64,
@@ -748,6 +1007,7 @@ impl Trace {
             threads: Vec::new(),
             thread_index: FxHashMap::default(),
             counters: Vec::new(),
+            counter_args: Args::default(),
             async_open: HashMap::new(),
             flows: Vec::new(),
             events: 0,
@@ -788,11 +1048,35 @@ impl Trace {
             sort_index: None,
             items: Vec::new(),
             open: Vec::new(),
+            args: Args::default(),
+            flow_args: Vec::new(),
             gpu: None,
         });
         let index = self.threads.len() - 1;
         self.thread_index.insert(key, index);
         index
+    }
+
+    /// An item of `thread` with these args (kept in the thread's [`Args`]).
+    fn new_item(
+        &mut self,
+        thread: usize,
+        name: u32,
+        start: i128,
+        end: i128,
+        args: &[KeyArg],
+    ) -> Item {
+        let (at, len) = match self.threads.get_mut(thread) {
+            Some(t) => t.args.push(args),
+            None => (0, 0),
+        };
+        Item {
+            name,
+            len,
+            at,
+            start,
+            end,
+        }
     }
 
     fn push_item(&mut self, thread: usize, item: Item) {
@@ -878,7 +1162,20 @@ impl Trace {
                 tid = Id::Int(os);
             }
         }
-        let cat_text = raw.cat.map(|c| self.strings.get(c).to_owned());
+        let cat_text = raw.cat.map(|c| self.strings.get(c));
+        let gpu = cat_text.is_some_and(is_gpu_category);
+        // Kineto's `correlation` of a launch and its GPU activity is xprof's `correlation_id`.
+        let is_launch = cat_text.is_some_and(|c| {
+            gpu || c.eq_ignore_ascii_case("cuda_runtime")
+                || c.eq_ignore_ascii_case("cuda_driver")
+                || c.eq_ignore_ascii_case("runtime")
+        });
+        // Paddle's `[memory]` instants say allocation or free in their category.
+        let memory_kind = match cat_text {
+            Some("Allocate") => Some(self.keys.memory_allocation),
+            Some("Free") => Some(self.keys.memory_deallocation),
+            _ => None,
+        };
         let mut name = raw.name.take().unwrap_or(self.keys.empty);
         if self.paddle && ph != "M" {
             let text = self.strings.get(name);
@@ -892,18 +1189,43 @@ impl Trace {
         if let Some(cat) = raw.cat {
             raw.args.push(KeyArg::new(self.keys.cat, Arg::Str(cat)));
         }
-        // The args buffer is reused from event to event; the event keeps an exact-size copy.
-        let mut stats = raw.args.clone();
+        // The args buffer is reused from event to event; the event's args are copied to its
+        // thread's buffer.
+        let mut stats = std::mem::take(&mut raw.args);
+        let result = self.place(
+            raw,
+            &mut stats,
+            phase,
+            pid,
+            tid,
+            name,
+            gpu,
+            is_launch,
+            memory_kind,
+        );
+        stats.clear();
+        raw.args = stats;
+        result
+    }
+
+    /// Puts an event (its members in `raw`, its args in `stats`) on its line.
+    #[allow(clippy::too_many_arguments)]
+    fn place<E: de::Error>(
+        &mut self,
+        raw: &mut RawEvent,
+        stats: &mut Vec<KeyArg>,
+        phase: Phase,
+        pid: Id,
+        tid: Id,
+        mut name: u32,
+        gpu: bool,
+        is_launch: bool,
+        memory_kind: Option<u32>,
+    ) -> std::result::Result<(), E> {
+        let ph = phase.as_str();
         let need_ts = |ts: Option<i128>| -> std::result::Result<i128, E> {
             ts.ok_or_else(|| E::custom(format!("the {ph:?} event has no \"ts\"")))
         };
-        let gpu = cat_text.as_deref().is_some_and(is_gpu_category);
-        // Kineto's `correlation` of a launch and its GPU activity is xprof's `correlation_id`.
-        let is_launch = cat_text.as_deref().is_some_and(|c| {
-            gpu || c.eq_ignore_ascii_case("cuda_runtime")
-                || c.eq_ignore_ascii_case("cuda_driver")
-                || c.eq_ignore_ascii_case("runtime")
-        });
         if is_launch {
             for stat in stats.iter_mut() {
                 if stat.key == self.keys.correlation {
@@ -929,7 +1251,7 @@ impl Trace {
                 // Paddle rounds `ts` down to whole microseconds; its `start_time` is exact. `dur`
                 // is exact too (end minus start in ns, written with three decimals), where
                 // `end_time` can be a nanosecond off it: Paddle's summary agrees with `dur`.
-                if let Some((s, _)) = self.paddle_times(&stats, start) {
+                if let Some((s, _)) = self.paddle_times(stats, start) {
                     start = s;
                 }
                 let thread = self.thread(&pid, Track::Thread(tid.clone()));
@@ -944,28 +1266,17 @@ impl Trace {
                         t.gpu = Some(device);
                     }
                 }
-                self.flow_stats(raw, &mut stats);
-                self.push_item(
-                    thread,
-                    Item {
-                        name,
-                        start,
-                        end: start + dur,
-                        stats,
-                    },
-                );
+                self.flow_stats(raw, stats);
+                let item = self.new_item(thread, name, start, start + dur, stats);
+                self.push_item(thread, item);
             }
             "B" => {
                 let start = need_ts(raw.ts)?;
                 let thread = self.thread(&pid, Track::Thread(tid));
-                self.flow_stats(raw, &mut stats);
+                self.flow_stats(raw, stats);
+                let item = self.new_item(thread, name, start, start, stats);
                 if let Some(t) = self.threads.get_mut(thread) {
-                    t.open.push(Item {
-                        name,
-                        start,
-                        end: start,
-                        stats,
-                    });
+                    t.open.push(item);
                 }
             }
             "E" => {
@@ -975,7 +1286,9 @@ impl Trace {
                 match open {
                     Some(mut item) => {
                         item.end = end.max(item.start);
-                        item.stats.extend(stats);
+                        if let Some(t) = self.threads.get_mut(thread) {
+                            t.args.extend(&mut item, stats);
+                        }
                         self.push_item(thread, item);
                     }
                     None => {
@@ -994,22 +1307,13 @@ impl Trace {
             "i" | "I" | "R" => {
                 let start = need_ts(raw.ts)?;
                 if self.paddle && self.strings.get(name) == "[memory]" {
-                    match cat_text.as_deref() {
-                        Some("Allocate") => name = self.keys.memory_allocation,
-                        Some("Free") => name = self.keys.memory_deallocation,
-                        _ => {}
+                    if let Some(kind) = memory_kind {
+                        name = kind;
                     }
                 }
                 let thread = self.thread(&pid, Track::Thread(tid));
-                self.push_item(
-                    thread,
-                    Item {
-                        name,
-                        start,
-                        end: start,
-                        stats,
-                    },
-                );
+                let item = self.new_item(thread, name, start, start, stats);
+                self.push_item(thread, item);
             }
             "C" => {
                 let start = need_ts(raw.ts)?;
@@ -1029,33 +1333,28 @@ impl Trace {
                     name = self.strings.id(&series);
                 }
                 self.events += 1;
+                let (at, len) = self.counter_args.push(stats);
                 self.counters.push((
                     pid,
                     Item {
                         name,
+                        len,
+                        at,
                         start,
                         end: start,
-                        stats,
                     },
                 ));
             }
             "M" => {
                 let kind = self.strings.get(name).to_owned();
-                self.metadata(kind, &pid, &tid, &stats);
+                self.metadata(kind, &pid, &tid, stats);
             }
             "b" | "S" => {
                 let start = need_ts(raw.ts)?;
                 let key = self.async_key(&pid, raw);
                 let thread = self.thread(&pid, Track::Async(name));
-                self.async_open.entry(key).or_default().push((
-                    thread,
-                    Item {
-                        name,
-                        start,
-                        end: start,
-                        stats,
-                    },
-                ));
+                let item = self.new_item(thread, name, start, start, stats);
+                self.async_open.entry(key).or_default().push((thread, item));
             }
             "e" | "F" => {
                 let end = need_ts(raw.ts)?;
@@ -1064,7 +1363,9 @@ impl Trace {
                 match open {
                     Some((thread, mut item)) => {
                         item.end = end.max(item.start);
-                        item.stats.extend(stats);
+                        if let Some(t) = self.threads.get_mut(thread) {
+                            t.args.extend(&mut item, stats);
+                        }
                         self.push_item(thread, item);
                     }
                     None => {
@@ -1082,28 +1383,26 @@ impl Trace {
             "n" => {
                 let start = need_ts(raw.ts)?;
                 let thread = self.thread(&pid, Track::Async(name));
-                self.push_item(
-                    thread,
-                    Item {
-                        name,
-                        start,
-                        end: start,
-                        stats,
-                    },
-                );
+                let item = self.new_item(thread, name, start, start, stats);
+                self.push_item(thread, item);
             }
             "T" | "p" => {
                 // A step of a legacy async event: counted on the open event.
                 let key = self.async_key(&pid, raw);
                 let steps = self.keys.steps;
-                if let Some((_, item)) = self.async_open.get_mut(&key).and_then(|v| v.last_mut()) {
-                    match item.stats.iter_mut().find(|a| a.key == steps) {
-                        Some(stat) => {
-                            if let Arg::Int(n) = stat.arg() {
-                                *stat = KeyArg::new(steps, Arg::Int(n + 1));
+                if let Some((thread, item)) =
+                    self.async_open.get_mut(&key).and_then(|v| v.last_mut())
+                {
+                    if let Some(t) = self.threads.get_mut(*thread) {
+                        let counted = t.args.get_mut(item).iter_mut().find(|a| a.key == steps);
+                        match counted {
+                            Some(stat) => {
+                                if let Arg::Int(n) = stat.arg() {
+                                    *stat = KeyArg::new(steps, Arg::Int(n + 1));
+                                }
                             }
+                            None => t.args.extend(item, &[KeyArg::new(steps, Arg::Int(1))]),
                         }
-                        None => item.stats.push(KeyArg::new(steps, Arg::Int(1))),
                     }
                 }
             }
@@ -1228,11 +1527,13 @@ impl Trace {
     fn bind_flows(&mut self) -> u64 {
         let mut bound = 0;
         let flows = std::mem::take(&mut self.flows);
+        // The items that have a flow category among their flow args.
+        let mut with_cat: FxHashSet<(usize, usize)> = FxHashSet::default();
         for flow in flows {
             let Some(thread) = self.threads.get_mut(flow.thread) else {
                 continue;
             };
-            let items = &mut thread.items;
+            let items = &thread.items;
             // Items are sorted by start, longer first: the innermost slice enclosing `ts` is the
             // last one starting at or before it that ends at or after it.
             let after = items.partition_point(|i| i.start <= flow.ts);
@@ -1245,7 +1546,7 @@ impl Trace {
                 let at = items.partition_point(|i| i.start < flow.ts);
                 (at < items.len()).then_some(at)
             };
-            let Some(item) = target.and_then(|i| items.get_mut(i)) else {
+            let Some((index, item)) = target.and_then(|i| Some((i, items.get(i)?))) else {
                 let id = match flow.id {
                     Arg::Str(s) => self.strings.get(s).to_owned(),
                     Arg::Int(i) => i.to_string(),
@@ -1266,12 +1567,21 @@ impl Trace {
                 },
                 (flow.phase == b't').then_some(self.keys.flow_out),
             ];
+            // Flow args wait beside the items until the thread's args are packed.
+            let has_cat = thread
+                .args
+                .get(item)
+                .iter()
+                .any(|a| a.key == self.keys.flow_cat)
+                || with_cat.contains(&(flow.thread, index));
             for key in keys.into_iter().flatten() {
-                item.stats.push(KeyArg::new(key, flow.id));
+                thread.flow_args.push((index, KeyArg::new(key, flow.id)));
             }
-            if !item.stats.iter().any(|a| a.key == self.keys.flow_cat) {
-                item.stats
-                    .push(KeyArg::new(self.keys.flow_cat, Arg::Str(flow.cat)));
+            if !has_cat {
+                thread
+                    .flow_args
+                    .push((index, KeyArg::new(self.keys.flow_cat, Arg::Str(flow.cat))));
+                with_cat.insert((flow.thread, index));
             }
             bound += 1;
         }
@@ -1342,6 +1652,9 @@ impl Trace {
                 .sort_by(|a, b| a.start.cmp(&b.start).then(b.end.cmp(&a.end)));
         }
         let flows = self.bind_flows();
+        for thread in &mut self.threads {
+            thread.pack();
+        }
         let start = self
             .threads
             .iter()
@@ -1473,14 +1786,15 @@ impl Trace {
                     }
                 })
                 .collect();
+            let counter_args = &self.counter_args;
             let all_items = lines
                 .iter()
-                .flat_map(|(_, t)| t.items.iter().map(|i| (i.name, i)))
+                .flat_map(|(_, t)| t.items.iter().map(|i| (i.name, t.args.get(i))))
                 .chain(
                     counters
                         .iter()
                         .zip(&counter_names)
-                        .map(|((_, i), &n)| (n, i)),
+                        .map(|((_, i), &n)| (n, counter_args.get(i))),
                 );
             let mut meta = Metadata::new(all_items, &self.strings);
             meta.declare(&mut builder, &self.strings, |a| self.stat(a));
@@ -1514,16 +1828,32 @@ impl Trace {
                 } else {
                     String::new()
                 };
-                let mut events = Vec::with_capacity(thread.items.len());
-                for item in thread.items {
+                // Converted from the last item back, the items' buffer shrinking as it empties,
+                // so that the line's events take the place of its items rather than adding to
+                // them (the peak of memory is here).
+                // The args are packed in item order: each item's are the buffer's tail.
+                let mut items = thread.items;
+                let mut args = thread.args.0;
+                let mut events = Vec::with_capacity(items.len());
+                let mut shrink_at = items.len() / 2;
+                while let Some(item) = items.pop() {
                     events.push(meta.event(
                         item.name,
                         i64::try_from(item.start - line_ps).unwrap_or(i64::MAX),
                         i64::try_from(item.end - item.start).unwrap_or(i64::MAX),
-                        item.stats,
+                        args.get(item.at..).unwrap_or_default(),
                         &|a| self.stat_ref(a),
                     ));
+                    args.truncate(item.at);
+                    if items.len() <= shrink_at && items.len() >= SHRINK_MIN_ITEMS {
+                        items.shrink_to_fit();
+                        args.shrink_to_fit();
+                        shrink_at = items.len() / 2;
+                    }
                 }
+                drop(items);
+                drop(args);
+                events.reverse();
                 plane.lines.push(XLine {
                     id,
                     display_id: 0,
@@ -1538,9 +1868,13 @@ impl Trace {
                 overlapping_lines.push((plane_index, COUNTERS_LINE_ID));
                 let mut events = Vec::with_capacity(counters.len());
                 for ((_, item), name) in counters.into_iter().zip(counter_names) {
-                    events.push(
-                        meta.event(name, rel(item.start), 0, item.stats, &|a| self.stat_ref(a)),
-                    );
+                    events.push(meta.event(
+                        name,
+                        rel(item.start),
+                        0,
+                        self.counter_args.get(&item),
+                        &|a| self.stat_ref(a),
+                    ));
                 }
                 plane.lines.push(XLine {
                     id: COUNTERS_LINE_ID,
@@ -1684,13 +2018,13 @@ struct Metadata {
 }
 
 impl Metadata {
-    fn new<'i>(items: impl Iterator<Item = (u32, &'i Item)>, strings: &Interner) -> Metadata {
+    fn new<'i>(items: impl Iterator<Item = (u32, &'i [KeyArg])>, strings: &Interner) -> Metadata {
         let mut events_per_name: FxHashMap<u32, u64> = FxHashMap::default();
         let mut shared: FxHashMap<(u32, u32), Shared> = FxHashMap::default();
         let mut refs: FxHashSet<u32> = FxHashSet::default();
-        for (name, item) in items {
+        for (name, args) in items {
             *events_per_name.entry(name).or_default() += 1;
-            for (key, value) in item.stats.iter().map(|a| (a.key, a.arg())) {
+            for (key, value) in args.iter().map(|a| (a.key, a.arg())) {
                 if let Arg::Str(s) = value {
                     if strings.is_repeated(s) {
                         refs.insert(s);
@@ -1791,14 +2125,14 @@ impl Metadata {
         name: u32,
         offset_ps: i64,
         duration_ps: i64,
-        stats: Vec<KeyArg>,
+        stats: &[KeyArg],
         value: &dyn Fn(Arg) -> StatRef,
     ) -> XEvent {
         let hoisted = self.hoisted.get(&name).map_or(&[][..], Vec::as_slice);
         let mut own = Vec::with_capacity(stats.len().saturating_sub(hoisted.len()));
         own.extend(
             stats
-                .into_iter()
+                .iter()
                 .filter(|a| !hoisted.contains(&a.key))
                 .map(|a| (a.key, a.arg()))
                 .map(|(key, arg)| XStat {
@@ -2442,6 +2776,9 @@ impl<'de> Visitor<'de> for TimeSeed {
         f.write_str("a number of microseconds")
     }
     fn visit_bytes<E: de::Error>(self, v: &[u8]) -> std::result::Result<Self::Value, E> {
+        if let Some(found) = plain_micros_to_ps(v) {
+            return Ok(Some(found));
+        }
         let text = std::str::from_utf8(v).map_err(|_| E::custom("invalid number"))?;
         micros_to_ps(text)
             .map(Some)
@@ -2574,7 +2911,9 @@ struct ArgSeed<'s> {
 impl<'de> DeserializeSeed<'de> for ArgSeed<'_> {
     type Value = Arg;
     fn deserialize<D: de::Deserializer<'de>>(self, d: D) -> std::result::Result<Arg, D::Error> {
-        d.deserialize_any(self)
+        // Strings come as bytes, looked up before they are checked for UTF-8 (profkit-json's
+        // reader hands any other value over as `deserialize_any` does).
+        d.deserialize_bytes(self)
     }
 }
 
@@ -2597,6 +2936,12 @@ impl<'de> Visitor<'de> for ArgSeed<'_> {
     }
     fn visit_str<E>(self, v: &str) -> std::result::Result<Arg, E> {
         Ok(Arg::Str(self.strings.id(v)))
+    }
+    fn visit_bytes<E: de::Error>(self, v: &[u8]) -> std::result::Result<Arg, E> {
+        match self.strings.id_bytes(v) {
+            Some(id) => Ok(Arg::Str(id)),
+            None => Err(E::custom("invalid UTF-8 in a string")),
+        }
     }
     fn visit_unit<E>(self) -> std::result::Result<Arg, E> {
         Ok(Arg::Str(self.strings.id("null")))
@@ -2734,6 +3079,45 @@ mod tests {
         assert_eq!(ps("0.0000006"), Some(1));
         assert_eq!(micros_to_ps("12.345").map(|(_, d)| d), Some(3));
         assert_eq!(ps("1x"), None);
+        // The plain form's fast path gives what the general path gives, or leaves it to it.
+        let general = |t: &str| {
+            let bytes = t.as_bytes();
+            let mut text = String::from(t);
+            // An exponent of zero sends the same number down the general path.
+            if !bytes.contains(&b'e') {
+                text.push_str("e0");
+            }
+            micros_to_ps(&text)
+        };
+        for t in [
+            "0",
+            "7",
+            "-7",
+            "-0",
+            "007",
+            "12.5",
+            "1712345678000.123",
+            "1712345678000.123456",
+            "999999999999999999",
+            "999999999999999999.999999",
+            "-0.000001",
+            "3.100",
+        ] {
+            assert_eq!(plain_micros_to_ps(t.as_bytes()), general(t), "{t}");
+        }
+        for t in [
+            "1.",
+            ".5",
+            "1.2345678",
+            "1e3",
+            "1234567890123456789",
+            "--1",
+            "1.2.3",
+            "",
+            "-",
+        ] {
+            assert_eq!(plain_micros_to_ps(t.as_bytes()), None, "{t}");
+        }
     }
 
     #[test]

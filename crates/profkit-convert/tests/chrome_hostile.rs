@@ -129,3 +129,25 @@ fn streaming_reads_what_the_whole_text_reads() {
     assert_eq!(whole, streamed);
     assert_eq!(whole.space.planes.len(), 3);
 }
+
+#[test]
+fn invalid_utf8_in_a_string_is_an_error_where_it_is() {
+    // Names, categories and arg values are looked up by their bytes before their UTF-8 is
+    // checked: a string seen before reads, a new one that is not UTF-8 is an error at its path.
+    for (text, at) in [
+        (&b"{\"traceEvents\": [{\"ph\": \"X\", \"name\": \"a\xff\", \"ts\": 1}]}"[..], "traceEvents[0].name"),
+        (&b"{\"traceEvents\": [{\"ph\": \"X\", \"cat\": \"\xc3\", \"ts\": 1}]}"[..], "traceEvents[0].cat"),
+        (
+            &b"{\"traceEvents\": [{\"ph\": \"X\", \"name\": \"k\", \"ts\": 1, \"args\": {\"v\": \"ok\"}},\n{\"ph\": \"X\", \"name\": \"k\", \"ts\": 2, \"args\": {\"v\": \"\xe2\x82\"}}]}"[..],
+            "traceEvents[1].args.v",
+        ),
+    ] {
+        let (path, _, _, reason) = error(text);
+        assert_eq!(path, at, "{reason}");
+        assert!(reason.contains("UTF-8"), "{reason}");
+    }
+    // Valid multi-byte strings, new and seen again, read.
+    let text = "{\"traceEvents\": [{\"ph\": \"X\", \"name\": \"µs ✓\", \"ts\": 1, \"args\": {\"v\": \"é\"}}, {\"ph\": \"X\", \"name\": \"µs ✓\", \"ts\": 2, \"args\": {\"v\": \"é\"}}]}";
+    let import = chrome_to_xspace(text.as_bytes()).unwrap();
+    assert_eq!(import.events, 2);
+}

@@ -273,6 +273,67 @@ pub struct Reader<R> {
     open_top_array: bool,
 }
 
+/// How many bytes at the start of `bytes` a number takes, by the rule [`Reader::scan_number`]
+/// gathers by: digits, `.`, `e`/`E`, a sign at the start or after the exponent's `e`.
+fn number_run(bytes: &[u8]) -> usize {
+    let mut i = 0;
+    while let Some(&b) = bytes.get(i) {
+        let sign_here = match i.checked_sub(1).and_then(|j| bytes.get(j)) {
+            None => b == b'-',
+            Some(b'e' | b'E') => true,
+            Some(_) => false,
+        };
+        if !(matches!(b, b'0'..=b'9' | b'.' | b'e' | b'E')
+            || (matches!(b, b'-' | b'+') && sign_here))
+        {
+            break;
+        }
+        i += 1;
+    }
+    i
+}
+
+/// Checks a number against the grammar: whether it is negative, where its integer part ends,
+/// and whether it has a fraction or an exponent; `None` when it is not a number.
+fn check_number(s: &[u8]) -> Option<(bool, usize, bool)> {
+    let digits_from = |mut i: usize| {
+        while s.get(i).copied().is_some_and(is_digit) {
+            i += 1;
+        }
+        i
+    };
+    let negative = s.first() == Some(&b'-');
+    let mut i = usize::from(negative);
+    match s.get(i) {
+        Some(b'0') => i += 1,
+        Some(b'1'..=b'9') => i = digits_from(i + 1),
+        _ => return None,
+    }
+    let int_end = i;
+    let mut is_float = false;
+    if s.get(i) == Some(&b'.') {
+        is_float = true;
+        let after = digits_from(i + 1);
+        if after == i + 1 {
+            return None;
+        }
+        i = after;
+    }
+    if matches!(s.get(i), Some(b'e' | b'E')) {
+        is_float = true;
+        i += 1;
+        if matches!(s.get(i), Some(b'+' | b'-')) {
+            i += 1;
+        }
+        let after = digits_from(i);
+        if after == i {
+            return None;
+        }
+        i = after;
+    }
+    (i == s.len()).then_some((negative, int_end, is_float))
+}
+
 fn is_digit(b: u8) -> bool {
     b.is_ascii_digit()
 }
@@ -701,10 +762,28 @@ impl<R: Read> Reader<R> {
         self.number_slow(visitor)
     }
 
-    #[cold]
     fn number_slow<'de, V: Visitor<'de>>(&mut self, visitor: V) -> Result<V::Value, DeError> {
-        let (negative, int_end, is_float) = self.scan_number()?;
-        let s = &self.scratch;
+        // A number that ends inside the buffer is checked where it lies; one that reaches the
+        // buffer's end is gathered into the scratch space.
+        let at = self.pos;
+        let rest = self.buf.get(at..self.end).unwrap_or_default();
+        let len = number_run(rest);
+        let in_place = if len < rest.len() && len < self.max_string {
+            rest.get(..len).and_then(check_number)
+        } else {
+            None
+        };
+        let (negative, int_end, is_float) = match in_place {
+            Some(found) => {
+                self.pos += len;
+                found
+            }
+            None => self.scan_number()?,
+        };
+        let s = match in_place {
+            Some(_) => self.buf.get(at..at + len).unwrap_or_default(),
+            None => self.scratch.as_slice(),
+        };
         if !is_float {
             let mut magnitude = Some(0u64);
             for &b in s.get(usize::from(negative)..int_end).unwrap_or_default() {
@@ -735,6 +814,17 @@ impl<R: Read> Reader<R> {
         match self.skip_ws()? {
             Some(b'0'..=b'9' | b'-') => {
                 let start = self.mark();
+                // A number that ends inside the buffer (nearly all) is checked and handed over
+                // where it lies, without gathering it byte by byte.
+                let rest = self.buf.get(self.pos..self.end).unwrap_or_default();
+                let len = number_run(rest);
+                if len < rest.len() && len < self.max_string {
+                    if let Some(text) = rest.get(..len).filter(|s| check_number(s).is_some()) {
+                        let result = visitor.visit_bytes(text);
+                        self.pos += len;
+                        return result.map_err(|e| self.locate(e, start));
+                    }
+                }
                 self.scan_number()?;
                 visitor
                     .visit_bytes(&self.scratch)
@@ -777,46 +867,7 @@ impl<R: Read> Reader<R> {
                 de.syntax("invalid number")
             }
         };
-        let s = &self.scratch;
-        let digits_from = |mut i: usize| {
-            while s.get(i).copied().is_some_and(is_digit) {
-                i += 1;
-            }
-            i
-        };
-        let negative = s.first() == Some(&b'-');
-        let mut i = usize::from(negative);
-        match s.get(i) {
-            Some(b'0') => i += 1,
-            Some(b'1'..=b'9') => i = digits_from(i + 1),
-            _ => return Err(invalid(self)),
-        }
-        let int_end = i;
-        let mut is_float = false;
-        if s.get(i) == Some(&b'.') {
-            is_float = true;
-            let after = digits_from(i + 1);
-            if after == i + 1 {
-                return Err(invalid(self));
-            }
-            i = after;
-        }
-        if matches!(s.get(i), Some(b'e' | b'E')) {
-            is_float = true;
-            i += 1;
-            if matches!(s.get(i), Some(b'+' | b'-')) {
-                i += 1;
-            }
-            let after = digits_from(i);
-            if after == i {
-                return Err(invalid(self));
-            }
-            i = after;
-        }
-        if i != s.len() {
-            return Err(invalid(self));
-        }
-        Ok((negative, int_end, is_float))
+        check_number(&self.scratch).ok_or_else(|| invalid(self))
     }
 
     /// Reads an array of integers up to `max` (the opening bracket is next) into `self.nums`.
@@ -1056,9 +1107,27 @@ impl<'de, R: Read> de::Deserializer<'de> for &mut Reader<R> {
         result.map_err(|e| self.locate(e, start))
     }
 
+    /// A string is handed over as its bytes (escapes undone), not checked for UTF-8, as
+    /// serde_json does: a visitor that keeps strings it has seen can look them up by their bytes
+    /// and check only the new ones. Any other value is read as by `deserialize_any`.
+    fn deserialize_bytes<V: Visitor<'de>>(self, visitor: V) -> Result<V::Value, DeError> {
+        if self.skip_ws()? != Some(b'"') {
+            return de::Deserializer::deserialize_any(self, visitor);
+        }
+        let start = self.mark();
+        self.pos += 1;
+        let span = self.string()?;
+        let result = visitor.visit_bytes(self.span_bytes(span));
+        result.map_err(|e| self.locate(e, start))
+    }
+
+    fn deserialize_byte_buf<V: Visitor<'de>>(self, visitor: V) -> Result<V::Value, DeError> {
+        self.deserialize_bytes(visitor)
+    }
+
     serde::forward_to_deserialize_any! {
         bool i8 i16 i32 i64 i128 u8 u16 u32 u64 u128 f32 f64 char str string
-        bytes byte_buf unit unit_struct seq tuple tuple_struct map struct enum identifier ignored_any
+        unit unit_struct seq tuple tuple_struct map struct enum identifier ignored_any
     }
 }
 
@@ -1343,6 +1412,63 @@ mod tests {
         assert_eq!(read("\"12.5\"").unwrap(), "s:12.5");
         assert!(read("01").is_err());
         assert!(read("1.").unwrap_err().is_truncation());
+        // Whether a number lies whole in the buffer (checked in place) or across its end
+        // (gathered), the bytes handed over and the errors are the same.
+        struct Numbers;
+        impl<'de> Visitor<'de> for Numbers {
+            type Value = Vec<String>;
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("numbers")
+            }
+            fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Vec<String>, A::Error> {
+                let mut out = Vec::new();
+                while let Some(n) = seq.next_element_seed(Seed)? {
+                    out.push(n);
+                }
+                Ok(out)
+            }
+        }
+        struct All;
+        impl<'de> DeserializeSeed<'de> for All {
+            type Value = Vec<String>;
+            fn deserialize<D: de::Deserializer<'de>>(self, d: D) -> Result<Vec<String>, D::Error> {
+                d.deserialize_any(Numbers)
+            }
+        }
+        let cases = [
+            "[1712345678000.123, -0.25e+3, 12, 0, -7, 3E-2, \"x\"]",
+            "[1, 01]",
+            "[1, 1.e5]",
+            "[2, --1]",
+            "[1e, 2]",
+            "[1-2]",
+            "[0.5, -]",
+        ];
+        for text in cases {
+            let whole = Reader::new(text.as_bytes(), ReadOptions::default())
+                .read_document_seed(All)
+                .map_err(|e| e.to_string());
+            for size in 1..text.len() + 2 {
+                let cut = Reader::with_buffer(text.as_bytes(), ReadOptions::default(), size)
+                    .read_document_seed(All)
+                    .map_err(|e| e.to_string());
+                assert_eq!(cut, whole, "{text} with a buffer of {size}");
+            }
+        }
+        assert_eq!(
+            Reader::new(cases[0].as_bytes(), ReadOptions::default())
+                .read_document_seed(All)
+                .unwrap(),
+            [
+                "n:1712345678000.123",
+                "n:-0.25e+3",
+                "n:12",
+                "n:0",
+                "n:-7",
+                "n:3E-2",
+                "s:x"
+            ]
+        );
     }
 
     #[test]

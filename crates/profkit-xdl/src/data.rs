@@ -1,6 +1,5 @@
 //! Data files: a Header frame, then one Record frame per traced step.
 
-use std::fs::File;
 use std::io::Read;
 use std::path::Path;
 
@@ -9,6 +8,7 @@ use bytes::Bytes;
 use crate::error::{Error, Result};
 use crate::frame::{Frame, FrameReader, ReadOptions};
 use crate::proto::{Column, Header, Record};
+use crate::source::FileSource;
 use crate::wire::{self, Msg};
 
 /// Decodes a Header message (the body of a data file's first frame).
@@ -138,12 +138,12 @@ pub struct DataReader<R> {
     failed: bool,
 }
 
-impl DataReader<File> {
-    /// Opens a data file. Errors, including those of later records, do not name the file: wrap
-    /// them with [`Error::in_file`].
-    pub fn open(path: impl AsRef<Path>, options: ReadOptions) -> Result<DataReader<File>> {
+impl DataReader<FileSource> {
+    /// Opens a data file, gzipped or not (see [`FileSource`]). Errors, including those of later
+    /// records, do not name the file: wrap them with [`Error::in_file`].
+    pub fn open(path: impl AsRef<Path>, options: ReadOptions) -> Result<DataReader<FileSource>> {
         let path = path.as_ref();
-        let file = File::open(path).map_err(|e| Error::from(e).in_file(path))?;
+        let file = FileSource::open(path).map_err(|e| Error::from(e).in_file(path))?;
         DataReader::new(file, options).map_err(|e| e.in_file(path))
     }
 }

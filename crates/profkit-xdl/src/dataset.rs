@@ -7,13 +7,13 @@
 
 use std::collections::{BTreeMap, VecDeque};
 use std::fmt;
-use std::fs::File;
 use std::path::{Path, PathBuf};
 
 use crate::data::DataReader;
 use crate::error::{Error, Result};
 use crate::frame::{Frame, ReadOptions};
 use crate::proto::Record;
+use crate::source::{FileSource, strip_gz};
 
 /// The first part of a file name: whether the writer traced training or testing.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
@@ -96,6 +96,8 @@ pub struct FileName {
     pub index: u64,
     /// Whether it is a meta file.
     pub is_meta: bool,
+    /// Whether the name ends in `.gz` (a gzipped file; the content decides, whatever the name).
+    pub gzip: bool,
 }
 
 /// A canonical decimal number: no sign, no leading zero (so that the name written back is the same).
@@ -107,8 +109,10 @@ fn number(s: &str) -> Option<u64> {
     s.parse().ok()
 }
 
-/// Parses a data or meta file name (`train.trace.0.5`, `test.my.trace.3.1.meta`).
+/// Parses a data or meta file name (`train.trace.0.5`, `test.my.trace.3.1.meta`), plain or with
+/// `.gz` after it (`train.trace.0.5.gz`, `train.trace.0.5.meta.gz`).
 pub fn parse_file_name(name: &str) -> Option<FileName> {
+    let (name, gzip) = strip_gz(name);
     let (stem, is_meta) = match name.strip_suffix(".meta") {
         Some(stem) => (stem, true),
         None => (name, false),
@@ -124,6 +128,7 @@ pub fn parse_file_name(name: &str) -> Option<FileName> {
         id: DatasetId::new(Phase::from_prefix(phase)?, trace_name, number(rank)?),
         index,
         is_meta,
+        gzip,
     })
 }
 
@@ -175,11 +180,15 @@ type NameFilter = Box<dyn Fn(&str) -> bool>;
 
 /// Finds the datasets at `path`, sorted by phase, name and rank:
 /// - a directory: every dataset in it;
-/// - a data or meta file: that file's index of its dataset (with its partner file if present);
+/// - a data or meta file: that file's index of its dataset (with its partner file if present,
+///   gzipped or not);
 /// - otherwise a path prefix `dir/start`: the datasets in `dir` whose file names start with
 ///   `start.` (so `out/train` selects every training dataset and `out/train.trace.3` rank 3's).
 ///
 /// Files whose names do not follow the naming scheme are ignored; finding no dataset is an error.
+/// Data and meta files may be gzipped (named with `.gz` after the plain name, or not: the content
+/// decides when they are read); where a file is there both plain and gzipped, the plain one is
+/// used.
 pub fn discover(path: impl AsRef<Path>) -> Result<Vec<Dataset>> {
     let path = path.as_ref();
     let io = |e: std::io::Error| Error::Dataset {
@@ -204,6 +213,7 @@ pub fn discover(path: impl AsRef<Path>) -> Result<Vec<Dataset>> {
             (
                 parent(path),
                 Box::new(move |n: &str| {
+                    let n = strip_gz(n).0;
                     n == stem || n.strip_suffix(".meta") == Some(stem.as_str())
                 }),
             )
@@ -240,10 +250,18 @@ pub fn discover(path: impl AsRef<Path>) -> Result<Vec<Dataset>> {
                 data: None,
                 meta: None,
             });
-        if parsed.is_meta {
-            slot.meta = Some(entry.path());
+        let file = if parsed.is_meta {
+            &mut slot.meta
         } else {
-            slot.data = Some(entry.path());
+            &mut slot.data
+        };
+        // A file kept both plain and gzipped: the plain one is read (the same content, cheaper).
+        let plain_there = file
+            .as_deref()
+            .and_then(file_name)
+            .is_some_and(|n| !n.ends_with(crate::source::GZ_SUFFIX));
+        if !(parsed.gzip && plain_there) {
+            *file = Some(entry.path());
         }
     }
     if found.is_empty() {
@@ -282,7 +300,7 @@ fn parent(path: &Path) -> PathBuf {
 /// file. Empty data files (what the original writer left when nothing was traced) are skipped.
 pub struct DatasetReader {
     pending: VecDeque<(u64, PathBuf)>,
-    current: Option<(u64, PathBuf, DataReader<File>)>,
+    current: Option<(u64, PathBuf, DataReader<FileSource>)>,
     keys: Option<Vec<String>>,
     options: ReadOptions,
 }

@@ -550,7 +550,7 @@ impl Serialize for Dump {
                     }
                 },
                 DumpSource::DataFile(path) => {
-                    let opened = std::fs::File::open(&path)
+                    let opened = crate::FileSource::open(&path)
                         .map_err(Error::from)
                         .map(|f| Box::new(f) as Box<dyn std::io::Read>);
                     map.serialize_entry(&name, &DataDump::new(opened, Some(path), self))?;

@@ -51,6 +51,7 @@ mod error;
 pub mod frame;
 pub mod json;
 pub mod meta;
+mod source;
 pub mod validate;
 mod wire;
 pub mod writer;
@@ -70,4 +71,5 @@ pub use meta::{
     write_meta_file,
 };
 pub use proto::{Column, Header, Meta, Record};
+pub use source::FileSource;
 pub use writer::{DatasetWriter, WriteReport, WriterOptions, local_output_dir};

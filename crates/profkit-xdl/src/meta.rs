@@ -143,12 +143,13 @@ pub fn encode_meta(meta: &Meta) -> Vec<u8> {
     prost::Message::encode_to_vec(meta)
 }
 
-/// Reads and decodes a meta file. Errors name the file.
+/// Reads and decodes a meta file, gzipped or not (see [`crate::FileSource`]). Errors name the
+/// file.
 pub fn read_meta_file(path: impl AsRef<Path>) -> Result<Meta> {
     let path = path.as_ref();
     let inner = || -> Result<Meta> {
         let mut buf = Vec::new();
-        std::fs::File::open(path)?
+        crate::FileSource::open(path)?
             .take(MAX_META_SIZE + 1)
             .read_to_end(&mut buf)?;
         if buf.len() as u64 > MAX_META_SIZE {

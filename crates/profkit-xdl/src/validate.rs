@@ -8,7 +8,6 @@
 
 use std::collections::BTreeSet;
 use std::fmt;
-use std::fs::File;
 use std::io::Read;
 use std::path::{Path, PathBuf};
 
@@ -21,6 +20,7 @@ use crate::error::Error;
 use crate::frame::{FrameReader, ReadOptions};
 use crate::meta::{MetaCheck, MetaTracker, check_meta, read_meta_file};
 use crate::proto::{Meta, Record};
+use crate::source::FileSource;
 
 /// How many distinct shapes a key summary lists before it only counts.
 const MAX_SHAPES: usize = 8;
@@ -351,14 +351,29 @@ fn check_record(
     }
 }
 
-/// Checks a data file at `path`, and the meta file beside it (`<path>.meta`) if there is one.
+/// Checks a data file at `path`, gzipped or not, and the meta file beside it (`<path>.meta`, or
+/// gzipped) if there is one.
 /// The meta may show the original writer's quirk, as if the file were its dataset's last.
 pub fn check_file(path: &Path, options: ReadOptions) -> (FileReport, Vec<Problem>) {
-    let mut meta_name = path.as_os_str().to_owned();
-    meta_name.push(".meta");
-    let meta_path = PathBuf::from(meta_name);
-    let meta = meta_path.is_file().then_some(meta_path);
+    let meta = meta_partner(path);
     check_pair(None, path, meta.as_deref(), true, options)
+}
+
+/// The meta file beside a data file: `<data>.meta`, or for a gzipped `<stem>.gz` also
+/// `<stem>.meta.gz` and `<stem>.meta`; `None` when there is none.
+fn meta_partner(data: &Path) -> Option<PathBuf> {
+    let name = data.as_os_str().to_string_lossy();
+    let mut candidates = vec![format!("{name}.meta")];
+    if let Some(stem) = name.strip_suffix(".gz") {
+        candidates.push(format!("{stem}.meta"));
+        candidates.push(format!("{stem}.meta.gz"));
+    } else {
+        candidates.push(format!("{name}.meta.gz"));
+    }
+    candidates
+        .into_iter()
+        .map(PathBuf::from)
+        .find(|p| p.is_file())
 }
 
 fn check_pair(
@@ -368,7 +383,7 @@ fn check_pair(
     may_be_last: bool,
     options: ReadOptions,
 ) -> (FileReport, Vec<Problem>) {
-    let (mut report, mut problems) = match File::open(data) {
+    let (mut report, mut problems) = match FileSource::open(data) {
         Ok(file) => check_data(file, Some(data), options),
         Err(e) => {
             let problem = Problem::new(ProblemKind::Io, Some(data), format!("cannot open: {e}"));

@@ -208,11 +208,9 @@ fn probe(
         Format::PaddleNodeTrees => nodetree::read_node_trees(reader, PaddleOptions::default())
             .map(|_| ())
             .map_err(|e| e.to_string()),
-        Format::Xdl if path.to_string_lossy().ends_with(".meta") => {
-            profkit_xdl::read_meta_file(path)
-                .map(|_| ())
-                .map_err(|e| e.to_string())
-        }
+        Format::Xdl if crate::xdl::is_meta_name(path) => profkit_xdl::read_meta_file(path)
+            .map(|_| ())
+            .map_err(|e| e.to_string()),
         Format::Xdl => profkit_xdl::DataReader::new(reader, profkit_xdl::ReadOptions::default())
             .and_then(|mut records| records.try_for_each(|r| r.map(|_| ())))
             .map_err(|e| e.to_string()),

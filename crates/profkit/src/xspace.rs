@@ -300,39 +300,7 @@ pub(crate) fn validate_chrome(
     cap: crate::cap::Cap,
 ) -> Result<(), Failure> {
     let (name, import) = crate::convert::chrome_import(input)?;
-    let space = &import.space;
-    let mut errors: Vec<(String, String)> = Vec::new();
-    let mut warnings: Vec<(String, String)> = Vec::new();
-    for (kind, count) in &import.warning_counts {
-        if kind.is_error() {
-            errors.push((format!("{kind:?}"), format!("{count} events: {kind:?}")));
-        }
-    }
-    for p in profkit_xplane::validate(space) {
-        let kind = format!("{:?}", p.kind);
-        if p.kind == profkit_xplane::validate::ProblemKind::PartialOverlap {
-            let (plane, line_id) = line_of(space, &p.path);
-            let overlap = overlap_ps(&p.message);
-            if import.overlapping_lines.contains(&(plane, line_id)) {
-                warnings.push((
-                    kind,
-                    format!("{p} (on an async, GPU stream or counter line)"),
-                ));
-                continue;
-            }
-            if overlap.is_some_and(|o| o <= i128::from(import.precision_ps)) {
-                warnings.push((
-                    kind,
-                    format!(
-                        "{p} (within the input's time precision of {} ps)",
-                        import.precision_ps
-                    ),
-                ));
-                continue;
-            }
-        }
-        errors.push((kind, p.to_string()));
-    }
+    let profkit_convert::chrome::ChromeCheck { errors, warnings } = import.check();
     let mut out = std::io::stdout().lock();
     let all = cap.is_all();
     let capped = |list: &[(String, String)]| -> Vec<String> {
@@ -379,31 +347,4 @@ pub(crate) fn validate_chrome(
     } else {
         Err(Failure::Invalid)
     }
-}
-
-/// The plane index and line id of a problem's path (`planes[0].lines[2].events[5]`).
-fn line_of(space: &XSpace, path: &str) -> (usize, i64) {
-    let number = |key: &str| -> Option<usize> {
-        let rest = path.split(key).nth(1)?;
-        rest.split(']').next()?.parse().ok()
-    };
-    let plane = number("planes[").unwrap_or(usize::MAX);
-    let line = number("lines[")
-        .and_then(|l| space.planes.get(plane)?.lines.get(l))
-        .map_or(i64::MIN, |l| l.id);
-    (plane, line)
-}
-
-/// How far two events overlap, from the validator's message (`event a..b ps partially overlaps
-/// events[k] c..d ps`): `d - a`.
-fn overlap_ps(message: &str) -> Option<i128> {
-    let (first, second) = message.split_once(" partially overlaps ")?;
-    let start: i128 = first
-        .strip_prefix("event ")?
-        .split("..")
-        .next()?
-        .parse()
-        .ok()?;
-    let other_end: i128 = second.split(' ').nth(1)?.split("..").nth(1)?.parse().ok()?;
-    Some(other_end - start)
 }

@@ -332,3 +332,41 @@ fn convert_to_hdfs_says_not_yet() {
         text(&out.stderr)
     );
 }
+
+/// The sample with every file gzipped (`<name>.gz`): inspect, validate and convert see what they
+/// see in the plain dataset, and a gzipped data or meta file given alone reads too.
+#[test]
+fn a_gzipped_dataset_reads_like_the_plain_one() {
+    use std::io::Write;
+    let dir = scratch("gzip");
+    for entry in std::fs::read_dir(sample().join("input")).unwrap() {
+        let entry = entry.unwrap();
+        let mut encoder = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::default());
+        encoder
+            .write_all(&std::fs::read(entry.path()).unwrap())
+            .unwrap();
+        let name = format!("{}.gz", entry.file_name().to_str().unwrap());
+        std::fs::write(dir.join(name), encoder.finish().unwrap()).unwrap();
+    }
+    let gz = dir.display().to_string();
+    for command in [["inspect"], ["validate"]] {
+        let plain = profkit(&[command[0], &input()], None);
+        let zipped = profkit(&[command[0], &gz], None);
+        assert_eq!(zipped.status.code(), Some(0), "{}", text(&zipped.stderr));
+        assert_eq!(
+            // The files are listed by their names, `.gz` and all.
+            text(&zipped.stdout).replace(&gz, "DIR").replace(".gz", ""),
+            text(&plain.stdout).replace(&input(), "DIR"),
+            "{command:?}"
+        );
+    }
+    let plain = profkit(&["convert", &input(), "-", "--to", "chrome"], None);
+    let zipped = profkit(&["convert", &gz, "-", "--to", "chrome"], None);
+    assert_eq!(zipped.status.code(), Some(0), "{}", text(&zipped.stderr));
+    assert_eq!(text(&zipped.stdout), text(&plain.stdout));
+    for name in ["train.trace.0.2.gz", "train.trace.0.2.meta.gz"] {
+        let out = profkit(&["inspect", &dir.join(name).display().to_string()], None);
+        assert_eq!(out.status.code(), Some(0), "{name}: {}", text(&out.stderr));
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+}
