@@ -899,6 +899,11 @@ struct FlowPoint {
     cat: u32,
 }
 
+/// Where the first of some open async begins is: its thread and start.
+fn first_begin(items: &[(usize, Item)]) -> Option<(usize, i128)> {
+    items.first().map(|(thread, item)| (*thread, item.start))
+}
+
 /// Async events waiting for their end: by (pid, category, id, scope).
 type AsyncKey = (Id, u32, String, String);
 
@@ -1634,7 +1639,14 @@ impl Trace {
             }
         }
         let mut open_async: Vec<_> = self.async_open.drain().collect();
-        open_async.sort_by(|a, b| a.0.2.cmp(&b.0.2));
+        // By id, then scope, category and process: the map's order is not the same from run to
+        // run, and these warnings must be.
+        open_async.sort_by(|a, b| {
+            (&a.0.2, &a.0.3, a.0.1)
+                .cmp(&(&b.0.2, &b.0.3, b.0.1))
+                .then_with(|| a.0.0.text().cmp(&b.0.0.text()))
+                .then_with(|| first_begin(&a.1).cmp(&first_begin(&b.1)))
+        });
         for (key, items) in open_async {
             for (_, item) in items {
                 let name = self.strings.get(item.name).to_owned();

@@ -77,12 +77,22 @@ pub fn run(data: &[u8]) {
                 view.to_owned_space().is_err(),
                 "materialising accepts what the walk refuses"
             );
-            let summary = xspace_forest(std::io::Cursor::new(data), ReadOptions::default());
-            assert_eq!(
-                summary.map(|_| ()).map_err(|e| e.to_string()),
-                Err(decode_error.to_string()),
-                "the summary's walk through views and decode report different errors"
-            );
+            // The summary streams the planes, and the stream refuses a declared plane length over
+            // its limit before it finds the input shorter (as the `xplane_decode` target allows).
+            let summary = xspace_forest(std::io::Cursor::new(data), ReadOptions::default())
+                .map(|_| ())
+                .map_err(|e| e.to_string());
+            let refused_first = matches!(decode_error, profkit_xplane::Error::Truncated(_))
+                && summary
+                    .as_ref()
+                    .is_err_and(|e| e.contains("bytes, over the limit of"));
+            if !refused_first {
+                assert_eq!(
+                    summary,
+                    Err(decode_error.to_string()),
+                    "the summary's walk through views and decode report different errors"
+                );
+            }
         }
         (Ok(_), Err(e)) => panic!("the view walk accepts what decode refuses: {e}"),
         (Err(e), Ok(_)) => panic!("the view walk refuses what decode accepts: {e}"),
