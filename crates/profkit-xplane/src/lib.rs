@@ -64,5 +64,8 @@ pub use proto::{
 };
 pub use stream::{PlaneBytes, RawSpaceItem, SpaceItem, XSpaceReader};
 pub use validate::{Problem, ProblemKind, validate};
-pub use visitor::{EventVisitor, LineVisitor, PlaneVisitor, StatValueRef, StatVisitor};
+pub use visitor::{
+    EventViewVisitor, EventVisitor, LineViewVisitor, LineVisitor, PlaneViewVisitor, PlaneVisitor,
+    StatValueRef, StatViewVisitor, StatVisitor,
+};
 pub use xview::{XPlaneView, XSpaceView};
