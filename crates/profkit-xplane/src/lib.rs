@@ -51,12 +51,13 @@ pub mod validate;
 pub mod view;
 pub mod visitor;
 mod wire;
+pub mod writer;
 pub mod xview;
 
 pub use builder::{EventBuilder, EventMetadataBuilder, LineBuilder, PlaneBuilder, StatValue};
 pub use codec::{
-    DEFAULT_MAX_SIZE, ReadOptions, decode, decode_plane, decode_with, encode, looks_like_xspace,
-    read, read_bytes, read_file, write, write_file,
+    DEFAULT_MAX_SIZE, ReadOptions, decode, decode_plane, decode_with, encode, encode_plane,
+    looks_like_xspace, read, read_bytes, read_file, write, write_file,
 };
 pub use error::{Error, Result};
 pub use proto::{
@@ -68,4 +69,5 @@ pub use visitor::{
     EventViewVisitor, EventVisitor, LineViewVisitor, LineVisitor, PlaneViewVisitor, PlaneVisitor,
     StatValueRef, StatViewVisitor, StatVisitor,
 };
+pub use writer::XSpaceWriter;
 pub use xview::{XPlaneView, XSpaceView};
