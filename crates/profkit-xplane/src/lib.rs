@@ -6,7 +6,9 @@
 //! `line.timestamp_ns * 1000 + offset_ps`. The types in [`proto`] are generated from `proto/` with
 //! prost; the modules around them follow TSL's profiler utilities. To only read a profile, walk
 //! it through a zero-copy [`XSpaceView`] ([`xview`]) rather than decoding it: nothing is built,
-//! and the walk is several times faster than a decode.
+//! and the walk is several times faster than a decode; [`PlaneViewVisitor`] gives a viewed plane
+//! the visitor's resolved API. To write a space without holding it, hand its planes one at a
+//! time to an [`XSpaceWriter`].
 //!
 //! ```
 //! use profkit_xplane::{PlaneBuilder, PlaneVisitor, XSpace, decode, encode};

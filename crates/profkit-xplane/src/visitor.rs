@@ -1,5 +1,9 @@
 //! Read-only views of a plane with metadata resolved, in the spirit of TSL's `XPlaneVisitor`.
 //!
+//! [`PlaneVisitor`] visits an owned [`XPlane`]; [`PlaneViewVisitor`] gives the same answers for a
+//! zero-copy [`XPlaneView`](crate::XPlaneView) of its bytes, through the same resolution rules
+//! (its walks are fallible, as a view decodes as it goes).
+//!
 //! Times are returned as `i128` picoseconds: `timestamp_ns * 1000 + offset_ps` does not fit in
 //! `i64` for epoch timestamps, and a wide type makes the arithmetic exact for every input
 //! ([`mod@crate::validate`] reports the files whose times overflow TSL's `i64`).
