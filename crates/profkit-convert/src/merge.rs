@@ -67,7 +67,7 @@ impl<W: Write> SpaceWriter<W> {
 
     /// Writes a plane (an element of `XSpace.planes`).
     pub fn plane(&mut self, plane: &XPlane) -> Result<()> {
-        self.field(1, &plane.encode_to_vec())
+        self.field(1, &profkit_xplane::encode_plane(plane))
     }
 
     /// Writes an encoded plane as it is.
@@ -265,7 +265,7 @@ fn device_plane(bytes: &[u8], edit: &DeviceEdit, copy: bool) -> Result<(Vec<u8>,
         for line in &mut plane.lines {
             clamped += u64::from(shift_line(line, edit));
         }
-        return Ok((plane.encode_to_vec(), clamped));
+        return Ok((profkit_xplane::encode_plane(&plane), clamped));
     };
     let mut rest = Vec::new();
     let mut lines: Vec<&[u8]> = Vec::new();
@@ -315,7 +315,7 @@ fn device_plane(bytes: &[u8], edit: &DeviceEdit, copy: bool) -> Result<(Vec<u8>,
         moved = out;
         moved.iter().map(Vec::as_slice).collect()
     };
-    let body = splice(&plane.encode_to_vec(), 3, &lines).ok_or_else(corrupt)?;
+    let body = splice(&profkit_xplane::encode_plane(&plane), 3, &lines).ok_or_else(corrupt)?;
     Ok((body, clamped))
 }
 

@@ -77,17 +77,43 @@ pub fn encode(space: &XSpace) -> Vec<u8> {
     crate::encoder::encode_space(space)
 }
 
-/// Encodes an XSpace to `writer`.
-pub fn write(space: &XSpace, mut writer: impl Write) -> Result<()> {
-    writer.write_all(&encode(space))?;
-    writer.flush()?;
-    Ok(())
+/// Encodes one XPlane on its own (as [`decode_plane`] reads it back), as prost would write it.
+pub fn encode_plane(plane: &XPlane) -> Vec<u8> {
+    crate::encoder::encode_plane(plane)
+}
+
+/// Encodes an XSpace to `writer`, plane by plane (the whole encoding is never held).
+pub fn write(space: &XSpace, writer: impl Write) -> Result<()> {
+    write_space(space, writer).map(drop)
 }
 
 /// Encodes an XSpace into a file, replacing it.
 pub fn write_file(space: &XSpace, path: impl AsRef<Path>) -> Result<()> {
     let path = path.as_ref();
-    std::fs::write(path, encode(space)).map_err(|e| Error::from(e).in_file(path))
+    let inner = || -> Result<()> {
+        let file = std::fs::File::create(path)?;
+        // `finish` flushes the buffer, so an error writing its tail is seen here.
+        write_space(space, std::io::BufWriter::new(file))?;
+        Ok(())
+    };
+    inner().map_err(|e| e.in_file(path))
+}
+
+fn write_space<W: Write>(space: &XSpace, writer: W) -> Result<W> {
+    let mut out = crate::writer::XSpaceWriter::new(writer);
+    for plane in &space.planes {
+        out.write_plane(plane)?;
+    }
+    space.errors.iter().for_each(|s| out.add_error(s.as_str()));
+    space
+        .warnings
+        .iter()
+        .for_each(|s| out.add_warning(s.as_str()));
+    space
+        .hostnames
+        .iter()
+        .for_each(|s| out.add_hostname(s.as_str()));
+    out.finish()
 }
 
 pub(crate) fn check_size(what: &str, offset: u64, size: u64, limit: u64) -> Result<()> {

@@ -220,6 +220,10 @@ impl Writer<'_> {
     fn plane(&mut self, plane: &XPlane) {
         let len = self.next_size();
         self.header(1, len);
+        self.plane_body(plane);
+    }
+
+    fn plane_body(&mut self, plane: &XPlane) {
         self.int(1, plane.id as u64);
         self.bytes(2, plane.name.as_bytes());
         for line in &plane.lines {
@@ -328,4 +332,42 @@ pub(crate) fn encode_space(space: &XSpace) -> Vec<u8> {
         w.len_field(4, s.as_bytes());
     }
     w.out
+}
+
+/// Appends `plane` to `out` as one element of `XSpace.planes` (its key, length and body), as
+/// [`encode_space`] writes it. `sizes` is scratch space, kept by the caller to be reused.
+pub(crate) fn encode_plane_entry(plane: &XPlane, out: &mut Vec<u8>, sizes: &mut Vec<usize>) {
+    sizes.clear();
+    let len = measure_plane(plane, sizes);
+    out.reserve(field_len(len));
+    let mut w = Writer {
+        out: std::mem::take(out),
+        sizes: sizes.iter(),
+    };
+    w.plane(plane);
+    *out = w.out;
+}
+
+/// `plane` encoded on its own (an `XPlane` message), as prost would write it.
+pub(crate) fn encode_plane(plane: &XPlane) -> Vec<u8> {
+    let mut sizes = Vec::new();
+    let len = measure_plane(plane, &mut sizes);
+    let mut w = Writer {
+        out: Vec::with_capacity(len),
+        sizes: sizes.iter(),
+    };
+    // The plane's own length is the table's first entry; its body starts with its lines'.
+    w.next_size();
+    w.plane_body(plane);
+    w.out
+}
+
+/// Appends one string element of `XSpace` field `number` (errors 2, warnings 3, hostnames 4).
+pub(crate) fn encode_string_entry(number: u8, s: &str, out: &mut Vec<u8>) {
+    let mut w = Writer {
+        out: std::mem::take(out),
+        sizes: [].iter(),
+    };
+    w.len_field(number, s.as_bytes());
+    *out = w.out;
 }

@@ -6,7 +6,9 @@
 //! `line.timestamp_ns * 1000 + offset_ps`. The types in [`proto`] are generated from `proto/` with
 //! prost; the modules around them follow TSL's profiler utilities. To only read a profile, walk
 //! it through a zero-copy [`XSpaceView`] ([`xview`]) rather than decoding it: nothing is built,
-//! and the walk is several times faster than a decode.
+//! and the walk is several times faster than a decode; [`PlaneViewVisitor`] gives a viewed plane
+//! the visitor's resolved API. To write a space without holding it, hand its planes one at a
+//! time to an [`XSpaceWriter`].
 //!
 //! ```
 //! use profkit_xplane::{PlaneBuilder, PlaneVisitor, XSpace, decode, encode};
@@ -51,12 +53,13 @@ pub mod validate;
 pub mod view;
 pub mod visitor;
 mod wire;
+pub mod writer;
 pub mod xview;
 
 pub use builder::{EventBuilder, EventMetadataBuilder, LineBuilder, PlaneBuilder, StatValue};
 pub use codec::{
-    DEFAULT_MAX_SIZE, ReadOptions, decode, decode_plane, decode_with, encode, looks_like_xspace,
-    read, read_bytes, read_file, write, write_file,
+    DEFAULT_MAX_SIZE, ReadOptions, decode, decode_plane, decode_with, encode, encode_plane,
+    looks_like_xspace, read, read_bytes, read_file, write, write_file,
 };
 pub use error::{Error, Result};
 pub use proto::{
@@ -64,5 +67,9 @@ pub use proto::{
 };
 pub use stream::{PlaneBytes, RawSpaceItem, SpaceItem, XSpaceReader};
 pub use validate::{Problem, ProblemKind, validate};
-pub use visitor::{EventVisitor, LineVisitor, PlaneVisitor, StatValueRef, StatVisitor};
+pub use visitor::{
+    EventViewVisitor, EventVisitor, LineViewVisitor, LineVisitor, PlaneViewVisitor, PlaneVisitor,
+    StatValueRef, StatViewVisitor, StatVisitor,
+};
+pub use writer::XSpaceWriter;
 pub use xview::{XPlaneView, XSpaceView};

@@ -5,7 +5,7 @@ use std::collections::HashMap;
 use serde::Serialize;
 
 use crate::proto::{XPlane, XSpace};
-use crate::visitor::PlaneVisitor;
+use crate::visitor::{PlaneViewVisitor, PlaneVisitor};
 use crate::xview::{SpaceItemView, XPlaneView, XSpaceView};
 
 /// How many event names [`Summary`] lists per plane.
@@ -127,82 +127,114 @@ impl PlaneSummary {
     /// Summarises one plane.
     pub fn of(plane: &XPlane) -> PlaneSummary {
         let visitor = PlaneVisitor::new(plane);
-        let mut by_name: HashMap<&str, (u64, i128)> = HashMap::new();
-        let mut events = 0;
-        let mut span: Option<(i128, i128)> = None;
+        let mut tally = Tally::default();
         for line in visitor.lines() {
             for event in line.events() {
-                events += 1;
-                let count = match event.num_occurrences() {
-                    Some(n) => u64::try_from(n).unwrap_or(0),
-                    None => {
-                        let (start, end) = (event.timestamp_ps(), event.end_timestamp_ps());
-                        span = Some(span.map_or((start, end), |(s, e)| (s.min(start), e.max(end))));
-                        1
-                    }
-                };
-                let entry = by_name.entry(event.display_name()).or_default();
-                // Counts come from the file: three of `i64::MAX` already overflow.
-                entry.0 = entry.0.saturating_add(count);
-                entry.1 += i128::from(event.duration_ps());
+                tally.add(
+                    event.display_name(),
+                    event.num_occurrences(),
+                    (event.timestamp_ps(), event.end_timestamp_ps()),
+                    event.duration_ps(),
+                );
             }
         }
         PlaneSummary {
             id: plane.id,
             name: plane.name.clone(),
             lines: plane.lines.len(),
-            events,
+            events: tally.events,
             event_metadata: plane.event_metadata.len(),
             stat_metadata: plane.stat_metadata.len(),
             stats: plane.stats.len(),
-            start_ps: span.map(|s| s.0),
-            end_ps: span.map(|s| s.1),
-            top_events: top_events(by_name),
+            start_ps: tally.span.map(|s| s.0),
+            end_ps: tally.span.map(|s| s.1),
+            top_events: top_events(tally.totals),
         }
     }
 
     /// Summarises one plane through its view, without building it.
     pub fn of_view(plane: &XPlaneView<'_>) -> crate::Result<PlaneSummary> {
-        let metadata = plane.metadata()?;
-        // Totals by metadata id first (one lookup per id, not per event), then by display name.
-        let mut by_id: HashMap<i64, (u64, i128)> = HashMap::new();
-        let mut events = 0;
-        let mut span: Option<(i128, i128)> = None;
-        for line in plane.lines() {
+        let visitor = PlaneViewVisitor::new(plane)?;
+        // Totals by metadata id first (one name lookup per id, not per event), then by name.
+        let mut tally = Tally::default();
+        for line in visitor.lines() {
             for event in line?.events() {
                 let event = event?;
-                events += 1;
-                let count = match event.num_occurrences() {
-                    Some(n) => u64::try_from(n).unwrap_or(0),
-                    None => {
-                        let (start, end) = (event.timestamp_ps(), event.end_timestamp_ps());
-                        span = Some(span.map_or((start, end), |(s, e)| (s.min(start), e.max(end))));
-                        1
-                    }
-                };
-                let entry = by_id.entry(event.metadata_id()).or_default();
-                entry.0 = entry.0.saturating_add(count);
-                entry.1 += i128::from(event.duration_ps());
+                tally.add(
+                    event.metadata_id(),
+                    event.num_occurrences(),
+                    (event.timestamp_ps(), event.end_timestamp_ps()),
+                    event.duration_ps(),
+                );
             }
         }
         let mut by_name: HashMap<&str, (u64, i128)> = HashMap::new();
-        for (id, (count, total)) in by_id {
-            let entry = by_name.entry(metadata.event_display_name(id)).or_default();
+        for (id, (count, total)) in tally.totals {
+            let name = visitor
+                .event_metadata(id)
+                .map_or("", |md| md.display_name());
+            let entry = by_name.entry(name).or_default();
             entry.0 = entry.0.saturating_add(count);
             entry.1 += total;
         }
+        let metadata = visitor.plane_metadata();
         Ok(PlaneSummary {
             id: plane.id(),
             name: plane.name().to_owned(),
             lines: plane.line_count(),
-            events,
+            events: tally.events,
             event_metadata: metadata.events().len(),
             stat_metadata: metadata.stats().len(),
             stats: plane.stat_count(),
-            start_ps: span.map(|s| s.0),
-            end_ps: span.map(|s| s.1),
+            start_ps: tally.span.map(|s| s.0),
+            end_ps: tally.span.map(|s| s.1),
             top_events: top_events(by_name),
         })
+    }
+}
+
+/// Events counted, their span, and occurrences and total time by `K` (a name or a metadata id).
+struct Tally<K> {
+    totals: HashMap<K, (u64, i128)>,
+    events: usize,
+    span: Option<(i128, i128)>,
+}
+
+impl<K> Default for Tally<K> {
+    fn default() -> Self {
+        Tally {
+            totals: HashMap::new(),
+            events: 0,
+            span: None,
+        }
+    }
+}
+
+impl<K: std::hash::Hash + Eq> Tally<K> {
+    /// Counts one event: an aggregated one (`num_occurrences` set) counts its occurrences and
+    /// has no place in time; a timed one counts once and widens the span.
+    fn add(
+        &mut self,
+        key: K,
+        num_occurrences: Option<i64>,
+        (start, end): (i128, i128),
+        duration_ps: i64,
+    ) {
+        self.events += 1;
+        let count = match num_occurrences {
+            Some(n) => u64::try_from(n).unwrap_or(0),
+            None => {
+                self.span = Some(
+                    self.span
+                        .map_or((start, end), |(s, e)| (s.min(start), e.max(end))),
+                );
+                1
+            }
+        };
+        let entry = self.totals.entry(key).or_default();
+        // Counts come from the file: three of `i64::MAX` already overflow.
+        entry.0 = entry.0.saturating_add(count);
+        entry.1 += i128::from(duration_ps);
     }
 }
 

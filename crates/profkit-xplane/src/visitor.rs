@@ -1,5 +1,9 @@
 //! Read-only views of a plane with metadata resolved, in the spirit of TSL's `XPlaneVisitor`.
 //!
+//! [`PlaneVisitor`] visits an owned [`XPlane`]; [`PlaneViewVisitor`] gives the same answers for a
+//! zero-copy [`XPlaneView`](crate::XPlaneView) of its bytes, through the same resolution rules
+//! (its walks are fallible, as a view decodes as it goes).
+//!
 //! Times are returned as `i128` picoseconds: `timestamp_ns * 1000 + offset_ps` does not fit in
 //! `i64` for epoch timestamps, and a wide type makes the arithmetic exact for every input
 //! ([`mod@crate::validate`] reports the files whose times overflow TSL's `i64`).
@@ -8,6 +12,63 @@ use std::collections::HashMap;
 use std::fmt;
 
 use crate::proto::{XEvent, XEventMetadata, XLine, XPlane, XStat, XStatMetadata, x_stat};
+
+mod view;
+
+pub use view::{
+    EventMetadataViewVisitor, EventViewVisitor, LineViewVisitor, PlaneViewVisitor, StatViewVisitor,
+};
+
+// The resolution rules, shared by the visitors of owned planes and of views (and by the views'
+// own accessors), so that both read a profile the same way.
+
+/// `display` when set, else `name` (lines, event metadata).
+#[inline]
+pub(crate) fn display_or<'s>(display: &'s str, name: &'s str) -> &'s str {
+    if display.is_empty() { name } else { display }
+}
+
+/// `display_id` when non-zero, else `id`.
+#[inline]
+pub(crate) fn display_id_or(display_id: i64, id: i64) -> i64 {
+    if display_id != 0 { display_id } else { id }
+}
+
+/// An event's absolute start in picoseconds: `line_timestamp_ns * 1000 + offset_ps`, exact.
+#[inline]
+pub(crate) fn start_ps(line_timestamp_ns: i64, offset_ps: i64) -> i128 {
+    i128::from(line_timestamp_ns) * 1000 + i128::from(offset_ps)
+}
+
+/// An event's absolute end in picoseconds: its start plus its duration, exact.
+#[inline]
+pub(crate) fn end_ps(line_timestamp_ns: i64, offset_ps: i64, duration_ps: i64) -> i128 {
+    start_ps(line_timestamp_ns, offset_ps) + i128::from(duration_ps)
+}
+
+/// The name a `ref_value` resolves to: the name of the stat metadata with that id, empty when the
+/// id is not an `i64` or resolves to nothing.
+#[inline]
+pub(crate) fn ref_name<'s>(id: u64, stat_name: impl FnOnce(i64) -> Option<&'s str>) -> &'s str {
+    i64::try_from(id).ok().and_then(stat_name).unwrap_or("")
+}
+
+/// The first of an event's own stats, then of its metadata's, whose metadata id is `id`.
+#[inline]
+pub(crate) fn first_stat<S, E>(
+    own: impl Iterator<Item = std::result::Result<S, E>>,
+    metadata: impl Iterator<Item = S>,
+    id: i64,
+    metadata_id: impl Fn(&S) -> i64,
+) -> std::result::Result<Option<S>, E> {
+    for stat in own {
+        let stat = stat?;
+        if metadata_id(&stat) == id {
+            return Ok(Some(stat));
+        }
+    }
+    Ok(metadata.into_iter().find(|s| metadata_id(s) == id))
+}
 
 /// A plane with name indexes for its stat metadata.
 pub struct PlaneVisitor<'a> {
@@ -127,11 +188,7 @@ impl<'v> LineVisitor<'v> {
 
     /// `display_id` when non-zero, else `id`.
     pub fn display_id(&self) -> i64 {
-        if self.line.display_id != 0 {
-            self.line.display_id
-        } else {
-            self.line.id
-        }
+        display_id_or(self.line.display_id, self.line.id)
     }
 
     /// The line's name.
@@ -141,11 +198,7 @@ impl<'v> LineVisitor<'v> {
 
     /// `display_name` when set, else `name`.
     pub fn display_name(&self) -> &'v str {
-        if self.line.display_name.is_empty() {
-            &self.line.name
-        } else {
-            &self.line.display_name
-        }
+        display_or(&self.line.display_name, &self.line.name)
     }
 
     /// The line's start in nanoseconds.
@@ -206,10 +259,8 @@ impl<'v> EventVisitor<'v> {
 
     /// The metadata's display name when set, else its name.
     pub fn display_name(&self) -> &'v str {
-        match self.metadata {
-            Some(m) if !m.display_name.is_empty() => &m.display_name,
-            _ => self.name(),
-        }
+        self.metadata
+            .map_or("", |m| display_or(&m.display_name, &m.name))
     }
 
     /// Whether this is an aggregated event (`num_occurrences` set, no offset).
@@ -234,12 +285,16 @@ impl<'v> EventVisitor<'v> {
 
     /// Absolute start in picoseconds: `line.timestamp_ns * 1000 + offset_ps`.
     pub fn timestamp_ps(&self) -> i128 {
-        i128::from(self.line.timestamp_ns) * 1000 + i128::from(self.offset_ps())
+        start_ps(self.line.timestamp_ns, self.offset_ps())
     }
 
     /// Absolute end in picoseconds: start plus duration.
     pub fn end_timestamp_ps(&self) -> i128 {
-        self.timestamp_ps() + i128::from(self.event.duration_ps)
+        end_ps(
+            self.line.timestamp_ns,
+            self.offset_ps(),
+            self.event.duration_ps,
+        )
     }
 
     /// The event's own stats, in file order.
@@ -269,12 +324,19 @@ impl<'v> EventVisitor<'v> {
     pub fn stat(&self, name: &str) -> Option<StatVisitor<'v>> {
         let id = self.plane.stat_metadata_id(name)?;
         let plane = self.plane;
-        self.event
-            .stats
-            .iter()
-            .chain(self.metadata.into_iter().flat_map(|m| m.stats.iter()))
-            .find(|s| s.metadata_id == id)
-            .map(|s| plane.stat_visitor(s))
+        let found = first_stat(
+            self.event
+                .stats
+                .iter()
+                .map(Ok::<_, std::convert::Infallible>),
+            self.metadata.into_iter().flat_map(|m| m.stats.iter()),
+            id,
+            |s| s.metadata_id,
+        );
+        match found {
+            Ok(stat) => stat.map(|s| plane.stat_visitor(s)),
+            Err(never) => match never {},
+        }
     }
 }
 
@@ -303,11 +365,7 @@ impl<'v> EventMetadataVisitor<'v> {
 
     /// Its display name when set, else its name.
     pub fn display_name(&self) -> &'v str {
-        if self.metadata.display_name.is_empty() {
-            &self.metadata.name
-        } else {
-            &self.metadata.display_name
-        }
+        display_or(&self.metadata.display_name, &self.metadata.name)
     }
 
     /// Its stats.
@@ -368,12 +426,9 @@ impl<'v> StatVisitor<'v> {
             x_stat::Value::Int64Value(v) => StatValueRef::Int64(*v),
             x_stat::Value::StrValue(v) => StatValueRef::Str(v),
             x_stat::Value::BytesValue(v) => StatValueRef::Bytes(v),
-            x_stat::Value::RefValue(id) => StatValueRef::Ref(
-                i64::try_from(*id)
-                    .ok()
-                    .and_then(|id| self.plane.stat_metadata(id))
-                    .map_or("", |m| m.name.as_str()),
-            ),
+            x_stat::Value::RefValue(id) => StatValueRef::Ref(ref_name(*id, |id| {
+                self.plane.stat_metadata(id).map(|m| m.name.as_str())
+            })),
         })
     }
 }

@@ -60,7 +60,7 @@ use crate::error::{Error, Result};
 use crate::proto::{
     XEvent, XEventMetadata, XLine, XPlane, XSpace, XStat, XStatMetadata, x_event, x_stat,
 };
-use crate::visitor::StatValueRef;
+use crate::visitor::{self, StatValueRef};
 use crate::wire::{self, MAX_GROUP_DEPTH, Msg};
 
 /// The lazy walk found a fault; the error itself is made by locating the first fault of the root.
@@ -577,6 +577,11 @@ impl<'a> XPlaneView<'a> {
         Ok(self.metadata.get_or_init(|| index))
     }
 
+    /// The plane with its metadata resolved: the API of [`crate::PlaneVisitor`] over this view.
+    pub fn visitor(&self) -> Result<crate::PlaneViewVisitor<'_, 'a>> {
+        crate::PlaneViewVisitor::new(self)
+    }
+
     /// Walks every field of the plane.
     pub fn check(&self) -> Result<()> {
         self.metadata()?;
@@ -774,11 +779,7 @@ impl<'a> XLineView<'a> {
 
     /// `display_id` when non-zero, else `id`.
     pub fn display_id(&self) -> i64 {
-        if self.display_id != 0 {
-            self.display_id
-        } else {
-            self.id
-        }
+        visitor::display_id_or(self.display_id, self.id)
     }
 
     /// `display_id` as stored.
@@ -793,11 +794,7 @@ impl<'a> XLineView<'a> {
 
     /// `display_name` when set, else `name`.
     pub fn display_name(&self) -> &'a str {
-        if self.display_name.is_empty() {
-            self.name
-        } else {
-            self.display_name
-        }
+        visitor::display_or(self.display_name, self.name)
     }
 
     /// `display_name` as stored.
@@ -1018,12 +1015,12 @@ impl<'a> XEventView<'a> {
 
     /// Absolute start in picoseconds: the line's `timestamp_ns * 1000 + offset_ps`.
     pub fn timestamp_ps(&self) -> i128 {
-        i128::from(self.line_timestamp_ns) * 1000 + i128::from(self.offset_ps())
+        visitor::start_ps(self.line_timestamp_ns, self.offset_ps())
     }
 
     /// Absolute end in picoseconds: start plus duration.
     pub fn end_timestamp_ps(&self) -> i128 {
-        self.timestamp_ps() + i128::from(self.duration_ps)
+        visitor::end_ps(self.line_timestamp_ns, self.offset_ps(), self.duration_ps)
     }
 
     /// Whether the event has stats.
@@ -1234,11 +1231,7 @@ impl<'a> XEventMetadataView<'a> {
 
     /// `display_name` when set, else `name`.
     pub fn display_name(&self) -> &'a str {
-        if self.display_name.is_empty() {
-            self.name
-        } else {
-            self.display_name
-        }
+        visitor::display_or(self.display_name, self.name)
     }
 
     /// `display_name` as stored.
@@ -1481,7 +1474,7 @@ impl<'a> PlaneMetadata<'a> {
             StatValueView::Str(v) => StatValueRef::Str(v),
             StatValueView::Bytes(v) => StatValueRef::Bytes(v),
             StatValueView::Ref(id) => {
-                StatValueRef::Ref(i64::try_from(id).map_or("", |id| self.stat_name(id)))
+                StatValueRef::Ref(visitor::ref_name(id, |id| self.stat(id).map(|md| md.name)))
             }
         }
     }

@@ -114,3 +114,30 @@ fn hostile_counts_saturate() {
     assert_eq!(s.top_events[0].count, u64::MAX);
     assert_eq!(s.top_events[0].total_duration_ps, 3 * i128::from(i64::MAX));
 }
+
+/// The summary through views (what `inspect` prints) equals the summary of the decoded space on
+/// every XSpace input of the conformance suite.
+#[test]
+fn view_summary_equals_owned_summary_on_every_conformance_input() {
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../conformance/xplane");
+    let mut cases = 0;
+    for entry in std::fs::read_dir(&root).unwrap() {
+        let input = entry.unwrap().path().join("input.xplane.pb");
+        if !input.is_file() {
+            continue;
+        }
+        let bytes = std::fs::read(&input).unwrap();
+        let Ok(space) = profkit_xplane::decode(bytes.clone()) else {
+            continue;
+        };
+        cases += 1;
+        let view = profkit_xplane::XSpaceView::new(&bytes).unwrap();
+        assert_eq!(
+            Summary::of_view(&view).unwrap(),
+            Summary::of(&space),
+            "{}",
+            input.display()
+        );
+    }
+    assert!(cases >= 30, "only {cases} conformance inputs decoded");
+}

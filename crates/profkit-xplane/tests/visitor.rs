@@ -348,3 +348,403 @@ fn first_stat_metadata_wins_when_names_repeat() {
     assert_eq!(s.value(), Some(StatValueRef::Int64(2)));
     assert_eq!(s.description(), "#2");
 }
+
+// ---------------------------------------------------------------------------------------------
+// The visitor over a view gives the same answers as over the owned plane.
+
+use profkit_xplane::{PlaneViewVisitor, StatViewVisitor, StatVisitor, XPlaneView, XSpaceView};
+use std::fmt::Write as _;
+
+fn stat_line(name: &str, description: &str, id: i64, value: Option<StatValueRef<'_>>) -> String {
+    format!("{name:?} {description:?} #{id} {value:?}")
+}
+
+fn owned_stat(s: StatVisitor<'_>) -> String {
+    stat_line(s.name(), s.description(), s.metadata_id(), s.value())
+}
+
+fn view_stat(s: StatViewVisitor<'_, '_>) -> String {
+    stat_line(s.name(), s.description(), s.metadata_id(), s.value())
+}
+
+/// Every answer the owned visitor gives about `plane`, as text.
+fn owned_transcript(plane: &XPlane) -> String {
+    let v = PlaneVisitor::new(plane);
+    let names: Vec<&str> = plane
+        .stat_metadata
+        .values()
+        .map(|m| m.name.as_str())
+        .chain(["", "no such stat"])
+        .collect();
+    let mut out = String::new();
+    let o = &mut out;
+    writeln!(o, "plane {} {:?}", v.id(), v.name()).unwrap();
+    for s in v.stats() {
+        writeln!(o, "  stat {}", owned_stat(s)).unwrap();
+    }
+    for name in &names {
+        writeln!(o, "  stat({name:?}) {:?}", v.stat(name).map(owned_stat)).unwrap();
+        writeln!(
+            o,
+            "  stat_metadata_id({name:?}) {:?}",
+            v.stat_metadata_id(name)
+        )
+        .unwrap();
+    }
+    for id in plane.stat_metadata.keys().copied().chain([0, -1, i64::MAX]) {
+        let md = v
+            .stat_metadata(id)
+            .map(|m| (m.id, &*m.name, &*m.description));
+        writeln!(o, "  stat_metadata({id}) {md:?}").unwrap();
+    }
+    for md in v.event_metadata_iter() {
+        let children: Vec<_> = md.children().map(|c| (c.id(), c.name())).collect();
+        writeln!(
+            o,
+            "  event_metadata {} {:?} {:?} {children:?}",
+            md.id(),
+            md.name(),
+            md.display_name()
+        )
+        .unwrap();
+        for s in md.stats() {
+            writeln!(o, "    stat {}", owned_stat(s)).unwrap();
+        }
+    }
+    for id in plane
+        .event_metadata
+        .keys()
+        .copied()
+        .chain([0, -1, i64::MAX])
+    {
+        let md = v
+            .event_metadata(id)
+            .map(|m| (m.id(), m.name(), m.display_name()));
+        writeln!(o, "  event_metadata({id}) {md:?}").unwrap();
+    }
+    for line in v.lines() {
+        writeln!(
+            o,
+            "  line {} {} {:?} {:?} {} {}",
+            line.id(),
+            line.display_id(),
+            line.name(),
+            line.display_name(),
+            line.timestamp_ns(),
+            line.duration_ps()
+        )
+        .unwrap();
+        for e in line.events() {
+            writeln!(
+                o,
+                "    event #{} {:?} {:?} {:?} {} {:?} {} {} {} {} {}",
+                e.metadata_id(),
+                e.name(),
+                e.display_name(),
+                e.metadata().map(|m| (m.id(), m.name(), m.display_name())),
+                e.is_aggregated(),
+                e.num_occurrences(),
+                e.offset_ps(),
+                e.duration_ps(),
+                e.timestamp_ps(),
+                e.end_timestamp_ps(),
+                e.stats().len()
+            )
+            .unwrap();
+            for s in e.stats() {
+                writeln!(o, "      stat {}", owned_stat(s)).unwrap();
+            }
+            for s in e.metadata_stats() {
+                writeln!(o, "      metadata stat {}", owned_stat(s)).unwrap();
+            }
+            for s in e.all_stats() {
+                writeln!(o, "      all {}", owned_stat(s)).unwrap();
+            }
+            for name in &names {
+                writeln!(o, "      stat({name:?}) {:?}", e.stat(name).map(owned_stat)).unwrap();
+            }
+        }
+    }
+    out
+}
+
+/// The same answers from the visitor over `plane`, a view.
+fn view_transcript(plane: &XPlaneView<'_>) -> profkit_xplane::Result<String> {
+    let v = PlaneViewVisitor::new(plane)?;
+    let md = v.plane_metadata();
+    let names: Vec<&str> = md
+        .stats()
+        .iter()
+        .map(|m| m.name())
+        .chain(["", "no such stat"])
+        .collect();
+    let mut out = String::new();
+    let o = &mut out;
+    writeln!(o, "plane {} {:?}", v.id(), v.name()).unwrap();
+    for s in v.stats() {
+        writeln!(o, "  stat {}", view_stat(s?)).unwrap();
+    }
+    for name in &names {
+        writeln!(o, "  stat({name:?}) {:?}", v.stat(name)?.map(view_stat)).unwrap();
+        writeln!(
+            o,
+            "  stat_metadata_id({name:?}) {:?}",
+            v.stat_metadata_id(name)
+        )
+        .unwrap();
+    }
+    for id in md.stats().iter().map(|m| m.key()).chain([0, -1, i64::MAX]) {
+        let md = v
+            .stat_metadata(id)
+            .map(|m| (m.id(), m.name(), m.description()));
+        writeln!(o, "  stat_metadata({id}) {md:?}").unwrap();
+    }
+    for md in v.event_metadata_iter() {
+        let children: Vec<_> = md.children().map(|c| (c.id(), c.name())).collect();
+        writeln!(
+            o,
+            "  event_metadata {} {:?} {:?} {children:?}",
+            md.id(),
+            md.name(),
+            md.display_name()
+        )
+        .unwrap();
+        for s in md.stats() {
+            writeln!(o, "    stat {}", view_stat(s)).unwrap();
+        }
+    }
+    for id in md.events().iter().map(|m| m.key()).chain([0, -1, i64::MAX]) {
+        let md = v
+            .event_metadata(id)
+            .map(|m| (m.id(), m.name(), m.display_name()));
+        writeln!(o, "  event_metadata({id}) {md:?}").unwrap();
+    }
+    for line in v.lines() {
+        let line = line?;
+        writeln!(
+            o,
+            "  line {} {} {:?} {:?} {} {}",
+            line.id(),
+            line.display_id(),
+            line.name(),
+            line.display_name(),
+            line.timestamp_ns(),
+            line.duration_ps()
+        )
+        .unwrap();
+        for e in line.events() {
+            let e = e?;
+            writeln!(
+                o,
+                "    event #{} {:?} {:?} {:?} {} {:?} {} {} {} {} {}",
+                e.metadata_id(),
+                e.name(),
+                e.display_name(),
+                e.metadata().map(|m| (m.id(), m.name(), m.display_name())),
+                e.is_aggregated(),
+                e.num_occurrences(),
+                e.offset_ps(),
+                e.duration_ps(),
+                e.timestamp_ps(),
+                e.end_timestamp_ps(),
+                e.raw().stat_count()
+            )
+            .unwrap();
+            for s in e.stats() {
+                writeln!(o, "      stat {}", view_stat(s?)).unwrap();
+            }
+            for s in e.metadata_stats() {
+                writeln!(o, "      metadata stat {}", view_stat(s)).unwrap();
+            }
+            for s in e.all_stats() {
+                writeln!(o, "      all {}", view_stat(s?)).unwrap();
+            }
+            for name in &names {
+                writeln!(o, "      stat({name:?}) {:?}", e.stat(name)?.map(view_stat)).unwrap();
+            }
+        }
+    }
+    Ok(out)
+}
+
+/// Encodes `plane`, and checks the view visitor answers as the owned one does.
+fn same_over_view(plane: &XPlane) {
+    let bytes = prost::Message::encode_to_vec(plane);
+    let view = XPlaneView::new(&bytes).unwrap();
+    assert_eq!(view_transcript(&view).unwrap(), owned_transcript(plane));
+}
+
+#[test]
+fn view_visitor_answers_as_the_owned_one_on_these_cases() {
+    let mut named = plane();
+    named.lines.push(XLine {
+        id: 5,
+        display_id: 50,
+        name: "raw name".into(),
+        display_name: "Shown".into(),
+        ..Default::default()
+    });
+    same_over_view(&named);
+
+    let mut dangling = plane();
+    dangling.lines[0].events.push(XEvent {
+        metadata_id: 77,
+        stats: vec![XStat {
+            metadata_id: 88,
+            value: Some(x_stat::Value::RefValue(99)),
+        }],
+        ..Default::default()
+    });
+    dangling.lines[0].events.push(XEvent {
+        stats: vec![XStat {
+            metadata_id: 1,
+            value: Some(x_stat::Value::RefValue(u64::MAX)),
+        }],
+        ..Default::default()
+    });
+    same_over_view(&dangling);
+
+    for (ts, offset) in [(i64::MAX, i64::MAX), (i64::MIN, i64::MIN), (3, 0)] {
+        same_over_view(&XPlane {
+            lines: vec![XLine {
+                timestamp_ns: ts,
+                events: vec![
+                    XEvent {
+                        data: Some(x_event::Data::OffsetPs(offset)),
+                        duration_ps: offset,
+                        ..Default::default()
+                    },
+                    XEvent::default(),
+                ],
+                ..Default::default()
+            }],
+            ..Default::default()
+        });
+    }
+
+    same_over_view(&XPlane {
+        stats: vec![XStat {
+            metadata_id: 0,
+            value: None,
+        }],
+        ..Default::default()
+    });
+
+    let mut dup = XPlane::default();
+    for id in [4, 2] {
+        dup.stat_metadata.insert(
+            id,
+            profkit_xplane::XStatMetadata {
+                id,
+                name: "dup".into(),
+                description: format!("#{id}"),
+            },
+        );
+    }
+    dup.stats.push(XStat {
+        metadata_id: 4,
+        value: Some(x_stat::Value::BytesValue(Bytes::from_static(b"4"))),
+    });
+    dup.stats.push(XStat {
+        metadata_id: 2,
+        value: Some(x_stat::Value::Int64Value(2)),
+    });
+    same_over_view(&dup);
+}
+
+#[test]
+fn view_visitor_spot_checks() {
+    let plane = plane();
+    let bytes = prost::Message::encode_to_vec(&plane);
+    let view = XPlaneView::new(&bytes).unwrap();
+    let v = view.visitor().unwrap();
+    let line = v.lines().next().unwrap().unwrap();
+    assert_eq!(line.event_count(), 3);
+    let event = line.events().next().unwrap().unwrap();
+    assert_eq!((event.name(), event.display_name()), ("fusion.1", "Fusion"));
+    assert_eq!(
+        event.stat("flops").unwrap().and_then(|s| s.value()),
+        Some(StatValueRef::Uint64(7)),
+        "the event's own stat wins"
+    );
+    assert_eq!(
+        event.stat("hlo_module").unwrap().and_then(|s| s.value()),
+        Some(StatValueRef::Ref("jit_step")),
+        "falls back to the metadata"
+    );
+    assert_eq!(event.end_timestamp_ps(), 2_000_000 + 1_500);
+    assert_eq!(
+        v.stat("clock_rate").unwrap().and_then(|s| s.value()),
+        Some(StatValueRef::Uint64(1_500))
+    );
+    let children: Vec<&str> = event
+        .metadata()
+        .unwrap()
+        .children()
+        .map(|c| c.name())
+        .collect();
+    assert_eq!(children, vec!["add"]);
+}
+
+#[test]
+fn view_visitor_reports_located_errors() {
+    let mut plane = plane();
+    plane.lines[0].events[1].stats.push(XStat {
+        metadata_id: 1,
+        value: Some(x_stat::Value::BytesValue(Bytes::from_static(b"\xff"))),
+    });
+    let mut bytes = prost::Message::encode_to_vec(&plane);
+    // Make those bytes a `str_value` (field 5 instead of 6): invalid UTF-8 deep in an event,
+    // which the plane's view does not reach until the event's stats are walked.
+    let at = bytes
+        .windows(3)
+        .position(|w| w == [0x32, 0x01, 0xff])
+        .unwrap();
+    bytes[at] = 0x2a;
+    let view = XPlaneView::new(&bytes).unwrap();
+    let expected = profkit_xplane::decode_plane(bytes.clone())
+        .unwrap_err()
+        .to_string();
+    let got = view_transcript(&view).unwrap_err().to_string();
+    assert_eq!(got, expected);
+    assert!(got.contains("events[1].stats[0].str_value"), "{got}");
+}
+
+/// Every XSpace input of the conformance suite: the visitor over each plane's view answers as the
+/// visitor over the decoded plane, and a damaged input fails with decode's error.
+#[test]
+fn view_visitor_answers_as_the_owned_one_on_every_conformance_input() {
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../conformance/xplane");
+    let mut cases = 0;
+    let mut entries: Vec<_> = std::fs::read_dir(&root)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .collect();
+    entries.sort();
+    for dir in entries {
+        let input = dir.join("input.xplane.pb");
+        if !input.is_file() {
+            continue;
+        }
+        cases += 1;
+        let bytes = std::fs::read(&input).unwrap();
+        let name = dir.display();
+        let view = XSpaceView::new(&bytes).unwrap();
+        let transcripts: profkit_xplane::Result<Vec<String>> = view
+            .planes()
+            .map(|p| p.and_then(|p| view_transcript(&p)))
+            .collect();
+        match profkit_xplane::decode(bytes.clone()) {
+            Ok(space) => {
+                let owned: Vec<String> = space.planes.iter().map(owned_transcript).collect();
+                assert_eq!(transcripts.unwrap(), owned, "{name}");
+            }
+            Err(e) => assert_eq!(
+                transcripts.err().map(|e| e.to_string()),
+                Some(e.to_string()),
+                "{name}: the views must fail as decode does"
+            ),
+        }
+    }
+    assert!(cases >= 40, "only {cases} conformance inputs found");
+}

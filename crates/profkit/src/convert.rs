@@ -443,10 +443,11 @@ pub(crate) fn convert(
     let (output, mut writer) = Output::create(&out)?;
     let result = match to {
         Format::Xspace => {
-            let written = writer
-                .write_all(&encode(&space))
-                .and_then(|()| writer.flush())
-                .map_err(Failure::Output);
+            // Plane by plane: the space is held, its encoding is not.
+            let written = profkit_xplane::write(&space, &mut writer).map_err(|e| match e {
+                profkit_xplane::Error::Io(io) => Failure::Output(io),
+                other => Failure::Output(std::io::Error::other(other.to_string())),
+            });
             // Dropping the writer finishes it (gzip's trailer); `finish` sees any error then.
             drop(writer);
             written

@@ -5,7 +5,9 @@
 //! (that is what `profkit_xplane::decode` accepts), give the same content, and, when it refuses,
 //! the same located error as `decode`. The streaming reader's plane views must agree with its
 //! decoded planes, and the view's materialisation with both. `profkit report`'s summary through
-//! views must equal the one of the decoded space's event model, or fail with decode's error.
+//! views must equal the one of the decoded space's event model, or fail with decode's error. The
+//! visitor over each plane's view must answer as the visitor over the decoded plane (or fail with
+//! decode's error), and the plane-by-plane writer must write `encode`'s bytes.
 
 use std::collections::BTreeMap;
 
@@ -15,7 +17,8 @@ use profkit_xplane::summary::Summary;
 use profkit_xplane::validate;
 use profkit_xplane::xview::{PlaneMetadata, SpaceItemView, StatValueView, XSpaceView, XStatView};
 use profkit_xplane::{
-    RawSpaceItem, ReadOptions, XEvent, XEventMetadata, XLine, XPlane, XSpace, XSpaceReader, XStat,
+    PlaneViewVisitor, PlaneVisitor, RawSpaceItem, ReadOptions, StatViewVisitor, StatVisitor,
+    XEvent, XEventMetadata, XLine, XPlane, XPlaneView, XSpace, XSpaceReader, XSpaceWriter, XStat,
     XStatMetadata, decode, encode, x_stat,
 };
 use prost::Message;
@@ -77,6 +80,15 @@ pub fn run(data: &[u8]) {
                 view.to_owned_space().is_err(),
                 "materialising accepts what the walk refuses"
             );
+            let visited: Result<Vec<String>, _> = view
+                .planes()
+                .map(|p| p.and_then(|p| view_visits(&p)))
+                .collect();
+            assert_eq!(
+                visited.map(drop).map_err(|e| format!("{e:?}")),
+                Err(format!("{decode_error:?}")),
+                "the view visitor and decode report different errors"
+            );
             // The summary streams the planes, and the stream refuses a declared plane length over
             // its limit before it finds the input shorter (as the `xplane_decode` target allows).
             let summary = xspace_forest(std::io::Cursor::new(data), ReadOptions::default())
@@ -126,6 +138,173 @@ fn readers_agree(view: &XSpaceView<'_>, decoded: &XSpace) {
         "the view's validation differs"
     );
     report_summary_agrees(view.bytes(), decoded);
+    for (plane, owned) in view.planes().zip(&decoded.planes) {
+        let plane = plane.unwrap_or_else(|e| panic!("plane of a valid view: {e}"));
+        let visited =
+            view_visits(&plane).unwrap_or_else(|e| panic!("the view visitor refuses: {e}"));
+        assert!(
+            visited == owned_visits(owned),
+            "the visitor over a view answers differently from the one over the decoded plane"
+        );
+    }
+    writers_agree(view, decoded);
+}
+
+/// The plane-by-plane writer writes `encode`'s bytes, and copies viewed planes faithfully.
+fn writers_agree(view: &XSpaceView<'_>, decoded: &XSpace) {
+    let mut writer = XSpaceWriter::new(Vec::new());
+    for plane in &decoded.planes {
+        writer
+            .write_plane(plane)
+            .unwrap_or_else(|e| panic!("writing to a Vec: {e}"));
+    }
+    let mut copier = XSpaceWriter::new(Vec::new());
+    for plane in view.planes().flatten() {
+        copier
+            .write_plane_view(&plane)
+            .unwrap_or_else(|e| panic!("writing to a Vec: {e}"));
+    }
+    for w in [&mut writer, &mut copier] {
+        decoded.errors.iter().for_each(|s| w.add_error(s.as_str()));
+        decoded
+            .warnings
+            .iter()
+            .for_each(|s| w.add_warning(s.as_str()));
+        decoded
+            .hostnames
+            .iter()
+            .for_each(|s| w.add_hostname(s.as_str()));
+    }
+    let expected = encode(decoded);
+    let written = writer.finish().unwrap_or_else(|e| panic!("finishing: {e}"));
+    assert!(
+        written == expected,
+        "the plane-by-plane writer differs from encode"
+    );
+    let copied = copier.finish().unwrap_or_else(|e| panic!("finishing: {e}"));
+    let copied = decode(copied).unwrap_or_else(|e| panic!("copied planes do not decode: {e}"));
+    assert!(
+        encode(&copied) == expected,
+        "copied planes read differently"
+    );
+}
+
+/// Everything the visitor over a view answers about a plane, as text (the same layout as
+/// [`owned_visits`]).
+fn view_visits(plane: &XPlaneView<'_>) -> Result<String, profkit_xplane::Error> {
+    let v = PlaneViewVisitor::new(plane)?;
+    let names: Vec<&str> = v
+        .plane_metadata()
+        .stats()
+        .iter()
+        .map(|m| m.name())
+        .collect();
+    let stat = |s: StatViewVisitor<'_, '_>| {
+        format!("{:?} {:?} {:?}", s.name(), s.description(), s.value())
+    };
+    let mut out = format!("{} {:?}\n", v.id(), v.name());
+    for s in v.stats() {
+        out += &stat(s?);
+    }
+    for name in &names {
+        out += &format!("{name:?}={:?}\n", v.stat(name)?.map(stat));
+    }
+    for md in v.event_metadata_iter() {
+        let children: Vec<_> = md.children().map(|c| c.name()).collect();
+        out += &format!(
+            "{} {:?} {:?} {children:?}\n",
+            md.id(),
+            md.name(),
+            md.display_name()
+        );
+        md.stats().for_each(|s| out += &stat(s));
+    }
+    for line in v.lines() {
+        let line = line?;
+        out += &format!(
+            "{} {} {:?} {:?} {}\n",
+            line.id(),
+            line.display_id(),
+            line.name(),
+            line.display_name(),
+            line.timestamp_ns()
+        );
+        for e in line.events() {
+            let e = e?;
+            out += &format!(
+                "{:?} {:?} {:?} {} {} {}\n",
+                e.name(),
+                e.display_name(),
+                e.num_occurrences(),
+                e.timestamp_ps(),
+                e.end_timestamp_ps(),
+                e.metadata().map_or(0, |m| m.stats().len()),
+            );
+            for s in e.all_stats() {
+                out += &stat(s?);
+            }
+            for name in &names {
+                out += &format!("{name:?}={:?}\n", e.stat(name)?.map(stat));
+            }
+        }
+    }
+    Ok(out)
+}
+
+/// Everything the visitor over an owned plane answers, laid out as [`view_visits`] lays it out.
+fn owned_visits(plane: &XPlane) -> String {
+    let v = PlaneVisitor::new(plane);
+    let names: Vec<&str> = plane
+        .stat_metadata
+        .values()
+        .map(|m| m.name.as_str())
+        .collect();
+    let stat = |s: StatVisitor<'_>| format!("{:?} {:?} {:?}", s.name(), s.description(), s.value());
+    let mut out = format!("{} {:?}\n", v.id(), v.name());
+    for s in v.stats() {
+        out += &stat(s);
+    }
+    for name in &names {
+        out += &format!("{name:?}={:?}\n", v.stat(name).map(stat));
+    }
+    for md in v.event_metadata_iter() {
+        let children: Vec<_> = md.children().map(|c| c.name()).collect();
+        out += &format!(
+            "{} {:?} {:?} {children:?}\n",
+            md.id(),
+            md.name(),
+            md.display_name()
+        );
+        md.stats().for_each(|s| out += &stat(s));
+    }
+    for line in v.lines() {
+        out += &format!(
+            "{} {} {:?} {:?} {}\n",
+            line.id(),
+            line.display_id(),
+            line.name(),
+            line.display_name(),
+            line.timestamp_ns()
+        );
+        for e in line.events() {
+            out += &format!(
+                "{:?} {:?} {:?} {} {} {}\n",
+                e.name(),
+                e.display_name(),
+                e.num_occurrences(),
+                e.timestamp_ps(),
+                e.end_timestamp_ps(),
+                e.metadata().map_or(0, |m| m.stats().len()),
+            );
+            for s in e.all_stats() {
+                out += &stat(s);
+            }
+            for name in &names {
+                out += &format!("{name:?}={:?}\n", e.stat(name).map(stat));
+            }
+        }
+    }
+    out
 }
 
 /// `profkit report`'s summary, built plane by plane through views, equals the summary of the
