@@ -500,15 +500,7 @@ pub fn xspace_to_recording(space: &XSpace) -> Recording {
                 }
                 continue;
             }
-            // The line id is the thread's index when it is one (and free), else its position.
-            let mut thread = u32::try_from(line.id())
-                .ok()
-                .filter(|t| !used.contains(t))
-                .unwrap_or_else(|| u32::try_from(index).unwrap_or(u32::MAX));
-            while used.contains(&thread) {
-                thread = thread.wrapping_add(1);
-            }
-            used.insert(thread);
+            let thread = thread_index(line.id(), index, &mut used);
             let mut ranges: Vec<TypedRange> = Vec::new();
             let mut marks: Vec<Event> = Vec::new();
             for event in line.events() {
@@ -801,15 +793,7 @@ fn host_plane_forest(
             }
             continue;
         }
-        // The line id is the thread's index when it is one (and free), else its position.
-        let mut thread = u32::try_from(line.id())
-            .ok()
-            .filter(|t| !used.contains(t))
-            .unwrap_or_else(|| u32::try_from(index).unwrap_or(u32::MAX));
-        while used.contains(&thread) {
-            thread = thread.wrapping_add(1);
-        }
-        used.insert(thread);
+        let thread = thread_index(line.id(), index, &mut used);
         let tid = u64::try_from(line.id()).unwrap_or(u64::from(thread));
         ranges.clear();
         types.clear();
@@ -900,4 +884,18 @@ fn device_plane_forest(
         }
     }
     Ok(())
+}
+
+/// The thread index of a line: its id when that is one and free, else its position, else the next
+/// free index after it; taken from `used`.
+fn thread_index(line_id: i64, position: usize, used: &mut HashSet<u32>) -> u32 {
+    let mut thread = u32::try_from(line_id)
+        .ok()
+        .filter(|t| !used.contains(t))
+        .unwrap_or_else(|| u32::try_from(position).unwrap_or(u32::MAX));
+    while used.contains(&thread) {
+        thread = thread.wrapping_add(1);
+    }
+    used.insert(thread);
+    thread
 }
