@@ -315,14 +315,21 @@ pub(crate) fn validate_chrome(
     };
     let (error_lines, warning_lines) = (capped(&errors), capped(&warnings));
     if json {
+        // Every problem, as an object with its kind and severity (as for the other formats);
+        // JSON is not capped.
+        let object = |severity: &str, (kind, message): &(String, String)| serde_json::json!({"kind": kind, "message": message, "severity": severity});
+        let problems: Vec<serde_json::Value> = errors
+            .iter()
+            .map(|e| object("error", e))
+            .chain(warnings.iter().map(|w| object("warning", w)))
+            .collect();
         let doc = serde_json::json!({
             "file": name,
             "format": "chrome",
             "valid": errors.is_empty(),
             "errors": errors.len(),
             "warnings": warnings.len(),
-            "problems": error_lines,
-            "warning_messages": warning_lines,
+            "problems": problems,
         });
         serde_json::to_writer_pretty(&mut out, &doc).map_err(|e| Failure::Output(e.into()))?;
         writeln!(out).map_err(Failure::Output)?;
