@@ -25,6 +25,9 @@ pub const MAX_DEPTH: usize = 127;
 /// short; the limit stops a hostile file from making one allocation of its whole size.
 pub const DEFAULT_MAX_STRING_BYTES: usize = 64 << 20;
 
+/// How many bytes of a string are scanned one at a time before the vector search takes over.
+const SHORT_STRING: usize = 16;
+
 /// The size of the read buffer.
 const BUFFER_BYTES: usize = 128 << 10;
 
@@ -639,9 +642,24 @@ impl<R: Read> Reader<R> {
     /// Reads a string whose opening quote was consumed.
     fn string(&mut self) -> Result<Span, DeError> {
         let start = self.pos;
-        // Most strings end in the buffer without an escape: find the quote (or a backslash) with
-        // memchr, then check the run for control characters in one branch-free pass.
         let rest = self.buf.get(start..self.end).unwrap_or_default();
+        // Keys and most values are short: a byte loop over the first bytes finds their end
+        // sooner than setting up a vector search.
+        for (k, &b) in rest.iter().take(SHORT_STRING).enumerate() {
+            if b == b'"' {
+                if k > self.max_string {
+                    return Err(self.limit("a string", self.max_string));
+                }
+                self.pos = start + k + 1;
+                return Ok(Span::Buffer(start, start + k));
+            }
+            if b == b'\\' || b < 0x20 {
+                break;
+            }
+        }
+        // Longer strings that end in the buffer without an escape: find the quote (or a
+        // backslash) with memchr, then check the run for control characters in one branch-free
+        // pass.
         if let Some(stop) = memchr::memchr2(b'"', b'\\', rest) {
             let run = rest.get(..stop).unwrap_or_default();
             let control = run.iter().fold(false, |acc, &b| acc | (b < 0x20));
