@@ -2335,7 +2335,7 @@ impl<'de> de::Deserialize<'de> for TopKey {
             fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
                 f.write_str("a key")
             }
-            fn visit_str<E>(self, v: &str) -> std::result::Result<TopKey, E> {
+            fn visit_str<E: de::Error>(self, v: &str) -> std::result::Result<TopKey, E> {
                 Ok(match v {
                     "traceEvents" => TopKey::TraceEvents,
                     "span_index" => TopKey::SpanIndex,
@@ -2347,6 +2347,9 @@ impl<'de> de::Deserialize<'de> for TopKey {
                     "samples" => TopKey::Samples,
                     _ => TopKey::Other,
                 })
+            }
+            fn visit_bytes<E: de::Error>(self, v: &[u8]) -> std::result::Result<TopKey, E> {
+                self.visit_str(std::str::from_utf8(v).unwrap_or_default())
             }
         }
         d.deserialize_identifier(V)
@@ -2449,23 +2452,27 @@ impl<'de> de::Deserialize<'de> for Field {
             fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
                 f.write_str("a key")
             }
-            fn visit_str<E>(self, v: &str) -> std::result::Result<Field, E> {
+            fn visit_str<E: de::Error>(self, v: &str) -> std::result::Result<Field, E> {
+                self.visit_bytes(v.as_bytes())
+            }
+            // profkit-json's reader hands identifiers over as bytes (already checked for UTF-8).
+            fn visit_bytes<E: de::Error>(self, v: &[u8]) -> std::result::Result<Field, E> {
                 Ok(match v {
-                    "ph" => Field::Ph,
-                    "name" => Field::Name,
-                    "cat" => Field::Cat,
-                    "pid" => Field::Pid,
-                    "tid" => Field::Tid,
-                    "ts" => Field::Ts,
-                    "dur" => Field::Dur,
-                    "id" => Field::Id,
-                    "id2" => Field::Id2,
-                    "scope" => Field::Scope,
-                    "bp" => Field::Bp,
-                    "bind_id" => Field::BindId,
-                    "flow_in" => Field::FlowIn,
-                    "flow_out" => Field::FlowOut,
-                    "args" => Field::Args,
+                    b"ph" => Field::Ph,
+                    b"name" => Field::Name,
+                    b"cat" => Field::Cat,
+                    b"pid" => Field::Pid,
+                    b"tid" => Field::Tid,
+                    b"ts" => Field::Ts,
+                    b"dur" => Field::Dur,
+                    b"id" => Field::Id,
+                    b"id2" => Field::Id2,
+                    b"scope" => Field::Scope,
+                    b"bp" => Field::Bp,
+                    b"bind_id" => Field::BindId,
+                    b"flow_in" => Field::FlowIn,
+                    b"flow_out" => Field::FlowOut,
+                    b"args" => Field::Args,
                     _ => Field::Other,
                 })
             }
@@ -2895,7 +2902,8 @@ struct KeySeed<'s> {
 impl<'de> DeserializeSeed<'de> for KeySeed<'_> {
     type Value = u32;
     fn deserialize<D: de::Deserializer<'de>>(self, d: D) -> std::result::Result<u32, D::Error> {
-        d.deserialize_str(self)
+        // As bytes: profkit-json's reader checked the key for UTF-8 once already.
+        d.deserialize_bytes(self)
     }
 }
 
@@ -2904,15 +2912,23 @@ impl Visitor<'_> for KeySeed<'_> {
     fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str("a key")
     }
-    fn visit_str<E>(self, v: &str) -> std::result::Result<u32, E> {
-        if let Some(id) = self.likely.filter(|&id| self.strings.get(id) == v) {
+    fn visit_str<E: de::Error>(self, v: &str) -> std::result::Result<u32, E> {
+        self.visit_bytes(v.as_bytes())
+    }
+    fn visit_bytes<E: de::Error>(self, v: &[u8]) -> std::result::Result<u32, E> {
+        if let Some(id) = self
+            .likely
+            .filter(|&id| self.strings.get(id).as_bytes() == v)
+        {
             // As `id` would: the string is asked for again.
             if let Some(r) = self.strings.repeated.get_mut(id as usize) {
                 *r = true;
             }
             return Ok(id);
         }
-        Ok(self.strings.id(v))
+        self.strings
+            .id_bytes(v)
+            .ok_or_else(|| E::custom("invalid UTF-8 in a key"))
     }
 }
 

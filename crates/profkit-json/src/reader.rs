@@ -25,6 +25,9 @@ pub const MAX_DEPTH: usize = 127;
 /// short; the limit stops a hostile file from making one allocation of its whole size.
 pub const DEFAULT_MAX_STRING_BYTES: usize = 64 << 20;
 
+/// How many bytes of a string are scanned one at a time before the vector search takes over.
+const SHORT_STRING: usize = 16;
+
 /// The size of the read buffer.
 const BUFFER_BYTES: usize = 128 << 10;
 
@@ -197,10 +200,24 @@ struct Frame {
     is_array: bool,
     /// Whether a key or index is current (false before the first and after the last).
     active: bool,
-    key: String,
+    /// Where the current key's bytes are (checked for UTF-8 when read): a key is only ever
+    /// needed for the path of an error, so it stays in the read buffer and is copied out (into
+    /// `key`) only when the buffer is about to be refilled.
+    key_at: KeyAt,
+    key: Vec<u8>,
     index: usize,
     /// Where the current key or element starts.
     item: Mark,
+}
+
+/// Where the key of a [`Frame`] is.
+#[derive(Clone, Copy, Debug, Default)]
+enum KeyAt {
+    /// `buf[.0...1]`.
+    Buffer(usize, usize),
+    /// The frame's own `key`.
+    #[default]
+    Owned,
 }
 
 /// Where a value starts.
@@ -428,10 +445,19 @@ impl<R: Read> Reader<R> {
             if frame.is_array {
                 crate::path::push_index(&mut path, frame.index);
             } else {
-                crate::path::push_key(&mut path, &frame.key);
+                let bytes = self.key_bytes(frame);
+                crate::path::push_key(&mut path, &String::from_utf8_lossy(bytes));
             }
         }
         path
+    }
+
+    /// The bytes of a frame's current key.
+    fn key_bytes<'a>(&'a self, frame: &'a Frame) -> &'a [u8] {
+        match frame.key_at {
+            KeyAt::Buffer(a, z) => self.buf.get(a..z).unwrap_or_default(),
+            KeyAt::Owned => &frame.key,
+        }
     }
 
     fn location_at(&self, mark: Mark) -> Location {
@@ -495,6 +521,19 @@ impl<R: Read> Reader<R> {
         }
         if self.eof {
             return Ok(false);
+        }
+        // The keys of the path still in the buffer are copied out before it is overwritten.
+        let Reader {
+            buf, frames, depth, ..
+        } = self;
+        for frame in frames.iter_mut().take(*depth) {
+            if let KeyAt::Buffer(a, z) = frame.key_at {
+                frame.key.clear();
+                frame
+                    .key
+                    .extend_from_slice(buf.get(a..z).unwrap_or_default());
+                frame.key_at = KeyAt::Owned;
+            }
         }
         self.base += self.end as u64;
         self.pos = 0;
@@ -561,6 +600,7 @@ impl<R: Read> Reader<R> {
             frame.is_array = is_array;
             frame.active = false;
             frame.index = 0;
+            frame.key_at = KeyAt::Owned;
         }
         self.depth += 1;
         Ok(())
@@ -602,6 +642,35 @@ impl<R: Read> Reader<R> {
     /// Reads a string whose opening quote was consumed.
     fn string(&mut self) -> Result<Span, DeError> {
         let start = self.pos;
+        let rest = self.buf.get(start..self.end).unwrap_or_default();
+        // Keys and most values are short: a byte loop over the first bytes finds their end
+        // sooner than setting up a vector search.
+        for (k, &b) in rest.iter().take(SHORT_STRING).enumerate() {
+            if b == b'"' {
+                if k > self.max_string {
+                    return Err(self.limit("a string", self.max_string));
+                }
+                self.pos = start + k + 1;
+                return Ok(Span::Buffer(start, start + k));
+            }
+            if b == b'\\' || b < 0x20 {
+                break;
+            }
+        }
+        // Longer strings that end in the buffer without an escape: find the quote (or a
+        // backslash) with memchr, then check the run for control characters in one branch-free
+        // pass.
+        if let Some(stop) = memchr::memchr2(b'"', b'\\', rest) {
+            let run = rest.get(..stop).unwrap_or_default();
+            let control = run.iter().fold(false, |acc, &b| acc | (b < 0x20));
+            if !control && rest.get(stop) == Some(&b'"') {
+                if stop > self.max_string {
+                    return Err(self.limit("a string", self.max_string));
+                }
+                self.pos = start + stop + 1;
+                return Ok(Span::Buffer(start, start + stop));
+            }
+        }
         let mut i = start;
         while let Some(&b) = self.buf.get(i).filter(|_| i < self.end) {
             if b == b'"' {
@@ -1222,23 +1291,27 @@ impl<'de, R: Read> MapAccess<'de> for Map<'_, R> {
         let start = de.mark();
         de.pos += 1;
         let span = de.string()?;
+        // The key stays where it is (in the buffer, or copied from the scratch space, which the
+        // value will reuse); keys are nearly always ASCII, checked a word at a time.
+        let bytes = de.span_bytes(span);
+        if !bytes.is_ascii() && std::str::from_utf8(bytes).is_err() {
+            return Err(de.syntax("invalid UTF-8 in a key"));
+        }
         let Reader {
-            buf,
             scratch,
             frames,
             depth,
             ..
         } = &mut *de;
-        let bytes = match span {
-            Span::Buffer(a, z) => buf.get(a..z).unwrap_or_default(),
-            Span::Scratch => scratch.as_slice(),
-        };
-        let Ok(key) = std::str::from_utf8(bytes) else {
-            return Err(de.syntax("invalid UTF-8 in a key"));
-        };
         if let Some(frame) = depth.checked_sub(1).and_then(|i| frames.get_mut(i)) {
-            frame.key.clear();
-            frame.key.push_str(key);
+            frame.key_at = match span {
+                Span::Buffer(a, z) => KeyAt::Buffer(a, z),
+                Span::Scratch => {
+                    frame.key.clear();
+                    frame.key.extend_from_slice(scratch);
+                    KeyAt::Owned
+                }
+            };
             frame.active = true;
             frame.item = start;
         }
@@ -1251,7 +1324,7 @@ impl<'de, R: Read> MapAccess<'de> for Map<'_, R> {
             .depth
             .checked_sub(1)
             .and_then(|i| de.frames.get(i))
-            .map(|f| f.key.as_str())
+            .map(|f| de.key_bytes(f))
             .unwrap_or_default();
         let result = seed.deserialize(Key(key)).map(Some);
         result.map_err(|e| de.locate(e, start))
@@ -1265,20 +1338,37 @@ impl<'de, R: Read> MapAccess<'de> for Map<'_, R> {
     }
 }
 
-/// A key, handed to the key's seed as a string.
-struct Key<'a>(&'a str);
+/// A key (valid UTF-8), handed to the key's seed as a string, or as its bytes to a seed that
+/// asks for an identifier or bytes (serde's derived field visitors match bytes as they match
+/// strings), which spares the visitor a second UTF-8 check.
+struct Key<'a>(&'a [u8]);
 
 impl<'de> de::Deserializer<'de> for Key<'_> {
     type Error = DeError;
 
     fn deserialize_any<V: Visitor<'de>>(self, visitor: V) -> Result<V::Value, DeError> {
-        visitor.visit_str(self.0)
+        match std::str::from_utf8(self.0) {
+            Ok(key) => visitor.visit_str(key),
+            Err(_) => Err(de::Error::custom("invalid UTF-8 in a key")),
+        }
+    }
+
+    fn deserialize_identifier<V: Visitor<'de>>(self, visitor: V) -> Result<V::Value, DeError> {
+        visitor.visit_bytes(self.0)
+    }
+
+    fn deserialize_bytes<V: Visitor<'de>>(self, visitor: V) -> Result<V::Value, DeError> {
+        visitor.visit_bytes(self.0)
+    }
+
+    fn deserialize_ignored_any<V: Visitor<'de>>(self, visitor: V) -> Result<V::Value, DeError> {
+        visitor.visit_unit()
     }
 
     serde::forward_to_deserialize_any! {
         bool i8 i16 i32 i64 i128 u8 u16 u32 u64 u128 f32 f64 char str string
-        bytes byte_buf option unit unit_struct newtype_struct seq tuple tuple_struct map struct
-        enum identifier ignored_any
+        byte_buf option unit unit_struct newtype_struct seq tuple tuple_struct map struct
+        enum
     }
 }
 
@@ -1362,6 +1452,59 @@ mod tests {
         let e = from_str::<Value>("{\"a\": [1, 2").unwrap_err();
         assert!(e.is_truncation(), "{e}");
         assert_eq!(e.path(), Some("a[1]"));
+    }
+
+    #[test]
+    fn paths_survive_refills() {
+        // Keys stay in the read buffer until it is refilled: whatever the buffer's size, an
+        // error names the same path at the same place.
+        for text in [
+            r#"{"alpha": {"b c": [1, {"delta": tru}]}}"#,
+            r#"{"alpha": {"b\"c": [1, {"delta": 1, "e\u00e9": [2, 3,, 4]}]}}"#,
+            r#"{"k": {"long key of some length": {"x": [1, 2, "a\u0001"], "y": "\q"}}}"#,
+        ] {
+            let whole = from_str::<Value>(text).unwrap_err().to_string();
+            for size in 1..text.len() + 2 {
+                let cut = Reader::with_buffer(text.as_bytes(), ReadOptions::default(), size)
+                    .read_document::<Value>()
+                    .unwrap_err()
+                    .to_string();
+                assert_eq!(cut, whole, "{text} with a buffer of {size}");
+            }
+        }
+        let e = from_str::<Value>(r#"{"alpha": {"b c": [1, {"delta": tru}]}}"#).unwrap_err();
+        assert_eq!(e.path(), Some(r#"alpha["b c"][1].delta"#));
+    }
+
+    #[test]
+    fn keys_as_identifiers() {
+        #[derive(serde::Deserialize, Debug, PartialEq)]
+        #[serde(deny_unknown_fields)]
+        struct S {
+            #[serde(rename = "é")]
+            e: u32,
+            plain: Vec<u32>,
+        }
+        let ok: S = from_str(r#"{"\u00e9": 1, "plain": [2]}"#).unwrap();
+        assert_eq!(
+            ok,
+            S {
+                e: 1,
+                plain: vec![2]
+            }
+        );
+        let e = from_str::<S>(r#"{"é": 1, "other": 2}"#).unwrap_err();
+        let theirs = serde_json::from_str::<S>(r#"{"é": 1, "other": 2}"#).unwrap_err();
+        assert!(
+            e.to_string()
+                .contains("unknown field `other`, expected `é` or `plain`"),
+            "{e} / {theirs}"
+        );
+        assert_eq!(e.path(), Some("other"));
+        let bad = b"{\"a\xff\": 1}";
+        let e = from_slice::<Value>(bad).unwrap_err();
+        assert!(e.to_string().contains("invalid UTF-8 in a key"), "{e}");
+        assert!(serde_json::from_slice::<Value>(bad).is_err());
     }
 
     #[test]
