@@ -321,8 +321,8 @@ fn stat_value_conversions_and_display() {
     assert_eq!(Int64(1).to_owned_value(), StatValue::Int64(1));
 }
 
-#[test]
-fn first_stat_metadata_wins_when_names_repeat() {
+/// A plane whose two stat metadata (ids 4 and 2) share the name `dup`, with a plane stat of each.
+fn duplicate_stat_names() -> XPlane {
     let mut plane = XPlane::default();
     for id in [4, 2] {
         plane.stat_metadata.insert(
@@ -342,6 +342,12 @@ fn first_stat_metadata_wins_when_names_repeat() {
         metadata_id: 2,
         value: Some(x_stat::Value::Int64Value(2)),
     });
+    plane
+}
+
+#[test]
+fn first_stat_metadata_wins_when_names_repeat() {
+    let plane = duplicate_stat_names();
     let v = PlaneVisitor::new(&plane);
     assert_eq!(v.stat_metadata_id("dup"), Some(2));
     let s = v.stat("dup").unwrap();
@@ -630,25 +636,7 @@ fn view_visitor_answers_as_the_owned_one_on_these_cases() {
         ..Default::default()
     });
 
-    let mut dup = XPlane::default();
-    for id in [4, 2] {
-        dup.stat_metadata.insert(
-            id,
-            profkit_xplane::XStatMetadata {
-                id,
-                name: "dup".into(),
-                description: format!("#{id}"),
-            },
-        );
-    }
-    dup.stats.push(XStat {
-        metadata_id: 4,
-        value: Some(x_stat::Value::BytesValue(Bytes::from_static(b"4"))),
-    });
-    dup.stats.push(XStat {
-        metadata_id: 2,
-        value: Some(x_stat::Value::Int64Value(2)),
-    });
+    let dup = duplicate_stat_names();
     same_over_view(&dup);
 }
 
