@@ -1,8 +1,8 @@
 //! The `xplane` format: XSpace files read with `profkit-xplane`.
 //!
 //! A case holds `input.xplane.pb`. When it decodes, the outputs are `dump.json` (the canonical JSON
-//! view), `validate.txt` (one line per validation problem, empty when valid) and `summary.json`
-//! (what `profkit inspect` summarises). When it does not, the only output is `error.txt`, the
+//! view), `validate.txt` (one line per validation problem, warnings marked `warning: `, empty
+//! when valid) and `summary.json` (what `profkit inspect` summarises). When it does not, the only output is `error.txt`, the
 //! decode error as displayed (byte offset and field path included).
 //!
 //! Asserted rather than recorded: re-encoding keeps every field (`decode(encode(x)) == x`), the
@@ -142,7 +142,13 @@ pub fn run_bytes(bytes: &[u8]) -> Result<Outputs, String> {
     check_summary_forest(bytes, &space)?;
 
     let dump = view::to_json(&space);
-    let problems: String = validate(&space).iter().map(|p| format!("{p}\n")).collect();
+    let problems: String = validate(&space)
+        .iter()
+        .map(|p| match p.severity {
+            profkit_xplane::Severity::Error => format!("{p}\n"),
+            _ => format!("warning: {p}\n"),
+        })
+        .collect();
     let summary = serde_json::to_string_pretty(&Summary::of(&space))
         .map_err(|e| format!("cannot serialise the summary: {e}"))?;
     outputs.insert("dump.json".into(), dump.into_bytes());

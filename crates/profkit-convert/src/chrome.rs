@@ -178,11 +178,9 @@ impl ChromeImport {
                     ));
                     continue;
                 }
-                if python_tracer_overlap(space, &p.path, &p.message) {
-                    check.warnings.push((
-                        kind,
-                        format!("{p} (a Python tracer event: JAX and TensorFlow write these across their annotations)"),
-                    ));
+                if p.severity == profkit_xplane::Severity::Warning {
+                    // A Python tracer event's: the message says so.
+                    check.warnings.push((kind, p.to_string()));
                     continue;
                 }
                 if overlap_ps(&p.message).is_some_and(|o| o <= i128::from(self.precision_ps)) {
@@ -213,38 +211,6 @@ fn line_of(space: &XSpace, path: &str) -> (usize, i64) {
         .and_then(|l| space.planes.get(plane)?.lines.get(l))
         .map_or(i64::MIN, |l| l.id);
     (plane, line)
-}
-
-/// Whether a partial overlap (the validator's path `planes[p].lines[l].events[e]` and message
-/// `... partially overlaps events[k] ...`) involves a Python tracer event: the profiler's Python
-/// tracer names its events `$<file>:<line> <function>`, and JAX and TensorFlow write them on the
-/// thread of the annotations (`TraceMe`) they call, so that a function that opens an annotation
-/// and returns before it ends (as `StepTraceAnnotation.__init__` does) partly overlaps it.
-fn python_tracer_overlap(space: &XSpace, path: &str, message: &str) -> bool {
-    let index = |text: &str, key: &str| -> Option<usize> {
-        let rest = text.split(key).nth(1)?;
-        rest.split(']').next()?.parse().ok()
-    };
-    let (Some(plane), Some(line), Some(first), Some(second)) = (
-        index(path, "planes["),
-        index(path, "lines["),
-        index(path, "events["),
-        index(message, "overlaps events["),
-    ) else {
-        return false;
-    };
-    let Some(plane) = space.planes.get(plane) else {
-        return false;
-    };
-    let Some(line) = plane.lines.get(line) else {
-        return false;
-    };
-    [first, second].iter().any(|&e| {
-        line.events
-            .get(e)
-            .and_then(|e| plane.event_metadata.get(&e.metadata_id))
-            .is_some_and(|m| m.name.starts_with('$'))
-    })
 }
 
 /// How far two events overlap, from the validator's message (`event a..b ps partially overlaps

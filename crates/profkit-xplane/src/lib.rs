@@ -66,7 +66,7 @@ pub use proto::{
     XEvent, XEventMetadata, XLine, XPlane, XSpace, XStat, XStatMetadata, x_event, x_stat,
 };
 pub use stream::{PlaneBytes, RawSpaceItem, SpaceItem, XSpaceReader};
-pub use validate::{Problem, ProblemKind, validate};
+pub use validate::{Problem, ProblemKind, Severity, validate};
 pub use visitor::{
     EventViewVisitor, EventVisitor, LineViewVisitor, LineVisitor, PlaneViewVisitor, PlaneVisitor,
     StatValueRef, StatViewVisitor, StatVisitor,

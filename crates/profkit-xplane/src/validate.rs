@@ -3,7 +3,8 @@
 //! Decoding already guarantees a well-formed encoding; validation checks what the schema cannot
 //! say and what the real tools rely on: ids that resolve, map keys equal to their value's id,
 //! events that nest without partial overlap, times that fit TSL's `i64` picoseconds, and stats
-//! that hold a value.
+//! that hold a value. A problem real producers write (a partial overlap with a Python tracer
+//! event) is a [`Severity::Warning`], not an error.
 
 use std::fmt;
 
@@ -40,6 +41,22 @@ pub enum ProblemKind {
     UnsetStatValue,
 }
 
+/// How serious a problem is.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, serde::Serialize)]
+#[serde(rename_all = "snake_case")]
+#[non_exhaustive]
+pub enum Severity {
+    /// What no producer writes: the space is invalid.
+    #[default]
+    Error,
+    /// What real producers write and the tools show anyway: the space stays valid. Today: a
+    /// partial overlap with a Python tracer event (named `$<file>:<line> <function>`), which
+    /// JAX and TensorFlow write on the thread of the annotations the traced functions open, so
+    /// that a function that opens an annotation and returns before it ends (as
+    /// `StepTraceAnnotation.__init__` does) partly overlaps it.
+    Warning,
+}
+
 /// One problem and where it is.
 #[derive(Clone, Debug, PartialEq, Eq, serde::Serialize)]
 pub struct Problem {
@@ -47,6 +64,8 @@ pub struct Problem {
     pub path: String,
     /// What kind of problem it is.
     pub kind: ProblemKind,
+    /// Whether it makes the space invalid.
+    pub severity: Severity,
     /// A sentence for people.
     pub message: String,
 }
@@ -107,6 +126,7 @@ impl Checker<'_> {
         self.problems.push(Problem {
             path,
             kind,
+            severity: Severity::Error,
             message,
         });
     }
@@ -183,7 +203,14 @@ impl Checker<'_> {
                 spans.push((start, end, index));
             }
         }
-        self.overlaps(&mut spans, path);
+        let plane = self.plane;
+        let is_tracer = |index: usize| {
+            line.events
+                .get(index)
+                .and_then(|e| plane.event_metadata.get(&e.metadata_id))
+                .is_some_and(|m| is_python_tracer(&m.name))
+        };
+        overlaps(&mut spans, path, self.problems, &is_tracer);
     }
 
     fn event(&mut self, event: &XEvent, path: &str) {
@@ -214,10 +241,6 @@ impl Checker<'_> {
             }
         }
         self.stats(&event.stats, path);
-    }
-
-    fn overlaps(&mut self, spans: &mut [(i128, i128, usize)], path: &str) {
-        overlaps(spans, path, self.problems);
     }
 }
 
@@ -264,12 +287,20 @@ fn validate_plane_into(plane: &XPlane, path: &str, problems: &mut Vec<Problem>) 
 /// such event is found (not only those overlapping an event that is itself well nested) in
 /// `O(n log n)`. Each offending event is reported once, naming the earlier event that ends
 /// first inside it, in file order.
-fn overlaps(spans: &mut [(i128, i128, usize)], path: &str, problems: &mut Vec<Problem>) {
+///
+/// An overlap with a Python tracer event (`is_tracer` of either event's index) is a
+/// [`Severity::Warning`]: JAX and TensorFlow write them (see [`Severity::Warning`]).
+fn overlaps(
+    spans: &mut [(i128, i128, usize)],
+    path: &str,
+    problems: &mut Vec<Problem>,
+    is_tracer: &dyn Fn(usize) -> bool,
+) {
     spans.sort_by_key(|&(start, end, index)| (start, std::cmp::Reverse(end), index));
     // (end, index, start) of earlier events that may still end inside a later one.
     let mut ends: std::collections::BTreeSet<(i128, usize, i128)> =
         std::collections::BTreeSet::new();
-    let mut found: Vec<(usize, String)> = Vec::new();
+    let mut found: Vec<(usize, bool, String)> = Vec::new();
     for &(start, end, index) in spans.iter() {
         // Events ending at or before this start cannot end inside this or any later event.
         while ends.first().is_some_and(|&(e, _, _)| e <= start) {
@@ -284,23 +315,40 @@ fn overlaps(spans: &mut [(i128, i128, usize)], path: &str, problems: &mut Vec<Pr
             None
         };
         if let Some(&(other_end, other, other_start)) = crossing {
+            let tracer = is_tracer(index) || is_tracer(other);
+            let why = if tracer { TRACER_OVERLAP } else { "" };
             found.push((
                 index,
+                tracer,
                 format!(
-                    "event {start}..{end} ps partially overlaps events[{other}] {other_start}..{other_end} ps"
+                    "event {start}..{end} ps partially overlaps events[{other}] {other_start}..{other_end} ps{why}"
                 ),
             ));
         }
         ends.insert((end, index, start));
     }
-    found.sort_by_key(|(index, _)| *index);
-    for (index, message) in found {
+    found.sort_by_key(|(index, _, _)| *index);
+    for (index, tracer, message) in found {
         problems.push(Problem {
             path: format!("{path}.events[{index}]"),
             kind: ProblemKind::PartialOverlap,
+            severity: if tracer {
+                Severity::Warning
+            } else {
+                Severity::Error
+            },
             message,
         });
     }
+}
+
+/// What a partial overlap with a Python tracer event adds to its message.
+const TRACER_OVERLAP: &str =
+    " (a Python tracer event: JAX and TensorFlow write these across their annotations)";
+
+/// Whether an event name is the Python tracer's (`$<file>:<line> <function>`).
+fn is_python_tracer(name: &str) -> bool {
+    name.starts_with('$')
 }
 
 /// Checks one plane through its view, without building it: the problems [`validate_plane`] finds
@@ -374,6 +422,7 @@ impl ViewChecker<'_, '_> {
         (self.found)(Problem {
             path,
             kind,
+            severity: Severity::Error,
             message,
         });
     }
@@ -421,9 +470,16 @@ impl ViewChecker<'_, '_> {
         let mut epoch = epoch_line(line.timestamp_ns());
         let is_epoch = epoch.is_some();
         let mut spans: Vec<(i128, i128, usize)> = Vec::new();
+        // Whether each event (by index) is a Python tracer event, for the overlap check.
+        let mut tracer: Vec<bool> = Vec::new();
         for (index, event) in line.events().enumerate() {
             let event = event?;
             self.event(&event, path, index)?;
+            tracer.push(
+                self.metadata
+                    .event(event.metadata_id())
+                    .is_some_and(|m| is_python_tracer(m.name())),
+            );
             let offset = match event.data() {
                 Some(x_event::Data::NumOccurrences(_)) => continue,
                 Some(x_event::Data::OffsetPs(v)) => v,
@@ -450,7 +506,8 @@ impl ViewChecker<'_, '_> {
             }
         }
         let mut overlapping = Vec::new();
-        overlaps(&mut spans, path, &mut overlapping);
+        let is_tracer = |index: usize| tracer.get(index).copied().unwrap_or(false);
+        overlaps(&mut spans, path, &mut overlapping, &is_tracer);
         overlapping.into_iter().for_each(&mut *self.found);
         Ok(())
     }

@@ -2,8 +2,8 @@
 
 use profkit_xplane::validate::validate_plane;
 use profkit_xplane::{
-    PlaneBuilder, Problem, ProblemKind, XEvent, XEventMetadata, XLine, XPlane, XSpace, XStat,
-    XStatMetadata, validate, x_event, x_stat,
+    PlaneBuilder, Problem, ProblemKind, Severity, XEvent, XEventMetadata, XLine, XPlane, XSpace,
+    XStat, XStatMetadata, validate, x_event, x_stat,
 };
 
 fn space_of(plane: XPlane) -> XSpace {
@@ -267,6 +267,62 @@ fn overlap_messages_name_both_events() {
         problems[0].message,
         "event 6000..16000 ps partially overlaps events[0] 1000..11000 ps"
     );
+}
+
+#[test]
+fn overlaps_with_python_tracer_events_are_warnings_others_errors() {
+    // What JAX writes: a `$file:line function` event that opens an annotation and returns
+    // before the annotation ends, then an ordinary pair that overlaps.
+    let mut plane = XPlane::default();
+    let mut b = PlaneBuilder::new(&mut plane);
+    let mut line = b.line(1);
+    line.add_event("$profiler.py:120 __init__")
+        .set_offset_ps(0)
+        .set_duration_ps(10_000);
+    line.add_event("train")
+        .set_offset_ps(9_000)
+        .set_duration_ps(50_000);
+    line.add_event("a")
+        .set_offset_ps(100_000)
+        .set_duration_ps(10_000);
+    line.add_event("b")
+        .set_offset_ps(105_000)
+        .set_duration_ps(10_000);
+    let problems = validate_plane(&plane, "planes[0]");
+    let seen: Vec<(&str, Severity)> = problems
+        .iter()
+        .map(|p| (p.path.as_str(), p.severity))
+        .collect();
+    assert_eq!(
+        seen,
+        [
+            ("planes[0].lines[0].events[1]", Severity::Warning),
+            ("planes[0].lines[0].events[3]", Severity::Error),
+        ]
+    );
+    assert!(problems[0].message.ends_with(
+        "partially overlaps events[0] 0..10000 ps (a Python tracer event: JAX and TensorFlow \
+         write these across their annotations)"
+    ));
+    assert!(problems[1].message.ends_with("events[2] 100000..110000 ps"));
+    // Either side may be the tracer's: here the tracer event is the one reported.
+    let mut plane = XPlane::default();
+    let mut b = PlaneBuilder::new(&mut plane);
+    let mut line = b.line(1);
+    line.add_event("step")
+        .set_offset_ps(0)
+        .set_duration_ps(10_000);
+    line.add_event("$a.py:1 f")
+        .set_offset_ps(5_000)
+        .set_duration_ps(10_000);
+    let problems = validate_plane(&plane, "p");
+    assert_eq!(problems.len(), 1);
+    assert_eq!(problems[0].severity, Severity::Warning);
+    // The view-based check agrees.
+    let bytes = prost::Message::encode_to_vec(&plane);
+    let view = profkit_xplane::XPlaneView::new(&bytes).unwrap();
+    let found = profkit_xplane::validate::validate_plane_view(&view, "p").unwrap();
+    assert_eq!(found, problems);
 }
 
 #[test]

@@ -148,6 +148,8 @@ pub(crate) fn validate(input: Input, json: bool, mut cap: crate::cap::Cap) -> Re
     // Problems are written as they are found, never collected: a file can have one per event.
     let mut out = std::io::BufWriter::new(std::io::stdout().lock());
     let mut written = 0usize;
+    // Problems of `Severity::Error`: the others (what real producers write) are warnings.
+    let mut errors = 0usize;
     let mut failed_write: Option<std::io::Error> = None;
     let name = input.name.clone();
     if json {
@@ -162,14 +164,18 @@ pub(crate) fn validate(input: Input, json: bool, mut cap: crate::cap::Cap) -> Re
         if failed_write.is_some() {
             return;
         }
+        let error = problem.severity == profkit_xplane::Severity::Error;
         let result = if json {
             write_json_problem(&mut out, &problem, written == 0)
-        } else if cap.admit(&format!("{:?}", problem.kind)) {
+        } else if error && cap.admit(&format!("{:?}", problem.kind)) {
             writeln!(out, "{name}: {problem}")
+        } else if !error && cap.admit(&format!("{:?} warning", problem.kind)) {
+            writeln!(out, "{name}: warning: {problem}")
         } else {
             Ok(())
         };
         written += 1;
+        errors += usize::from(error);
         if let Err(e) = result {
             failed_write = Some(e);
         }
@@ -219,12 +225,22 @@ pub(crate) fn validate(input: Input, json: bool, mut cap: crate::cap::Cap) -> Re
     }
     if json {
         let close = if written > 0 { "\n  ]" } else { "]" };
-        writeln!(out, "{close},\n  \"valid\": {}\n}}", written == 0).map_err(Failure::Output)?;
-    } else if written == 0 {
-        writeln!(out, "{}: valid XSpace ({index} planes)", input.name).map_err(Failure::Output)?;
+        writeln!(out, "{close},\n  \"valid\": {}\n}}", errors == 0).map_err(Failure::Output)?;
+    } else if errors == 0 {
+        let warnings = match written {
+            0 => String::new(),
+            1 => ", 1 warning".to_owned(),
+            n => format!(", {n} warnings"),
+        };
+        writeln!(
+            out,
+            "{}: valid XSpace ({index} planes{warnings})",
+            input.name
+        )
+        .map_err(Failure::Output)?;
     }
     out.flush().map_err(Failure::Output)?;
-    if written == 0 {
+    if errors == 0 {
         Ok(())
     } else {
         Err(Failure::Invalid)

@@ -60,6 +60,7 @@ impl Parsed {
             events: count_events(&space),
             problems: profkit_xplane::validate(&space)
                 .iter()
+                .filter(|p| p.severity == profkit_xplane::Severity::Error)
                 .map(ToString::to_string)
                 .collect(),
         }
