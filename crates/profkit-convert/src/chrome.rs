@@ -1509,10 +1509,20 @@ impl Trace {
             // last one starting at or before it that ends at or after it.
             let after = items.partition_point(|i| i.start <= flow.ts);
             let target = if flow.enclosing {
+                // Of slices with the same span, the first (in file order, which the stable sort
+                // keeps): what the "next slice" of an `f` binds to, so that a flow written back
+                // (right after its slice, with `"bp": "e"`) binds to the same slice when read.
                 (0..after)
                     .rev()
                     .take(256)
                     .find(|&i| items.get(i).is_some_and(|it| it.end >= flow.ts))
+                    .and_then(|i| items.get(i))
+                    .map(|found| {
+                        items.partition_point(|it| {
+                            (it.start, std::cmp::Reverse(it.end))
+                                < (found.start, std::cmp::Reverse(found.end))
+                        })
+                    })
             } else {
                 let at = items.partition_point(|i| i.start < flow.ts);
                 (at < items.len()).then_some(at)
@@ -1970,7 +1980,8 @@ enum StatRef {
 /// event metadata, stored once, as xprof stores kernel details), or not.
 #[derive(Clone, Copy)]
 enum Shared {
-    Same(Arg, u64),
+    /// The value, how many events have it, and the last of them (by its place in the items).
+    Same(Arg, u64, usize),
     Differs,
 }
 
@@ -2000,7 +2011,7 @@ impl Metadata {
         let mut events_per_name: FxHashMap<u32, u64> = FxHashMap::default();
         let mut shared: FxHashMap<(u32, u32), Shared> = FxHashMap::default();
         let mut refs: FxHashSet<u32> = FxHashSet::default();
-        for (name, args) in items {
+        for (event, (name, args)) in items.enumerate() {
             *events_per_name.entry(name).or_default() += 1;
             for (key, value) in args.iter().map(|a| (a.key, a.arg())) {
                 if let Arg::Str(s) = value {
@@ -2012,18 +2023,21 @@ impl Metadata {
                     .entry((name, key))
                     .and_modify(|s| {
                         *s = match *s {
-                            Shared::Same(v, n) if same_arg(v, value) => Shared::Same(v, n + 1),
+                            // An arg an event has twice (two flows ending on it) is its own: once
+                            // hoisted, it would be one stat, and the other events would get it.
+                            Shared::Same(v, n, last) if last != event && same_arg(v, value) => {
+                                Shared::Same(v, n + 1, event)
+                            }
                             _ => Shared::Differs,
                         }
                     })
-                    .or_insert(Shared::Same(value, 1));
+                    .or_insert(Shared::Same(value, 1, event));
             }
         }
-        // Shared only when every event of the name (two at least) has the arg with that value.
-        // An arg an event has twice counts twice, so it is shared only if another event lacks
-        // it, which the count then rules out.
+        // Shared only when every event of the name (two at least) has the arg with that value,
+        // once each.
         for ((name, _), s) in shared.iter_mut() {
-            if let Shared::Same(_, n) = *s {
+            if let Shared::Same(_, n, _) = *s {
                 if events_per_name.get(name).copied() != Some(n) || n < 2 {
                     *s = Shared::Differs;
                 }
@@ -2065,7 +2079,7 @@ impl Metadata {
             self.set_stat_id(key, id);
         }
         for ((name, key), s) in shared {
-            let Shared::Same(value, _) = s else { continue };
+            let Shared::Same(value, _, _) = s else { continue };
             self.hoisted.entry(name).or_default().push(key);
             let Some(&id) = self.event_ids.get(&name) else {
                 continue;
