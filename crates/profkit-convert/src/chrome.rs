@@ -2079,7 +2079,9 @@ impl Metadata {
             self.set_stat_id(key, id);
         }
         for ((name, key), s) in shared {
-            let Shared::Same(value, _, _) = s else { continue };
+            let Shared::Same(value, _, _) = s else {
+                continue;
+            };
             self.hoisted.entry(name).or_default().push(key);
             let Some(&id) = self.event_ids.get(&name) else {
                 continue;
