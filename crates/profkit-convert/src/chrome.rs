@@ -45,11 +45,13 @@
 //! and `[memory]` instants become `MemoryAllocation`/`MemoryDeallocation` events. Times are made
 //! relative to the earliest, which the `Task Environment` plane keeps as `profile_start_time`.
 
+use std::cell::RefCell;
 use std::collections::{BTreeMap, HashMap};
 use std::fmt;
 use std::io::Read;
+use std::rc::Rc;
 
-use profkit_json::{RAW_NUMBER_TOKEN, ReadOptions, Reader};
+use profkit_json::{RAW_HOOK_TOKEN, RAW_NUMBER_TOKEN, ReadOptions, Reader};
 use profkit_xplane::constants::{
     COUNTERS_LINE_ID, COUNTERS_LINE_NAME, GPU_PLANE_PREFIX, HOST_PLANE_NAME, TASK_ENV_PLANE_NAME,
     stats,
@@ -60,6 +62,8 @@ use rustc_hash::{FxHashMap, FxHashSet};
 use serde::de::{self, DeserializeSeed, IgnoredAny, MapAccess, SeqAccess, Visitor};
 
 use crate::error::{Error, Result};
+
+mod fast;
 
 /// The deepest nesting of arrays and objects the reader accepts.
 pub const MAX_DEPTH: usize = profkit_json::MAX_DEPTH;
@@ -447,10 +451,48 @@ pub fn chrome_to_xspace(text: &[u8]) -> Result<ChromeImport> {
 
 /// Reads Chrome trace JSON from any reader, streaming (see the module documentation).
 pub fn read_chrome<R: Read>(reader: R) -> Result<ChromeImport> {
-    let mut trace = Trace::new();
-    let options = ReadOptions::default().open_top_array(true);
-    let result =
-        Reader::new(skip_bom(reader), options).read_document_seed(Document { trace: &mut trace });
+    read_chrome_with(reader, ChromeReadOptions::default())
+}
+
+/// How [`read_chrome_with`] reads.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct ChromeReadOptions {
+    /// Whether the events are read by the importer's own scanner where they can be (the default),
+    /// rather than all through serde's visitors. Both give the same import and the same errors
+    /// (every event the scanner does not take whole, malformed ones included, goes to the
+    /// visitors, which report it); the switch is there to compare them.
+    pub fast_events: bool,
+}
+
+impl Default for ChromeReadOptions {
+    fn default() -> Self {
+        ChromeReadOptions { fast_events: true }
+    }
+}
+
+impl ChromeReadOptions {
+    /// The options with `fast_events`.
+    pub fn fast_events(mut self, on: bool) -> Self {
+        self.fast_events = on;
+        self
+    }
+}
+
+/// The read buffer: large reads, and room for the events the fast path takes whole.
+const READ_BUFFER: usize = 1 << 20;
+
+/// [`read_chrome`] with explicit settings.
+pub fn read_chrome_with<R: Read>(reader: R, options: ChromeReadOptions) -> Result<ChromeImport> {
+    let trace = Rc::new(RefCell::new(Trace::new()));
+    let json_options = ReadOptions::default().open_top_array(true);
+    let mut json = Reader::with_buffer(skip_bom(reader), json_options, READ_BUFFER);
+    if options.fast_events {
+        json.set_raw_hook(Box::new(fast::FastEvents::new(Rc::clone(&trace))));
+    }
+    let result = json.read_document_seed(Document { trace: &trace });
+    drop(json);
+    let trace = std::mem::replace(&mut *trace.borrow_mut(), Trace::new());
     match result {
         Ok(()) => trace.into_import(),
         Err(e) => Err(chrome_error(e)),
@@ -776,6 +818,18 @@ impl RawEvent {
         self.args.clear();
     }
 
+    /// Counts a member, and notes a known one that came before.
+    fn member(&mut self, field: Field) {
+        self.members += 1;
+        if let Some(key) = field.key() {
+            let bit = 1u32 << (field as u32);
+            if self.seen & bit != 0 && self.duplicate.is_none() {
+                self.duplicate = Some(key);
+            }
+            self.seen |= bit;
+        }
+    }
+
     fn arg(&self, key: u32) -> Option<Arg> {
         self.args
             .iter()
@@ -783,6 +837,32 @@ impl RawEvent {
             .find(|a| a.key == key)
             .map(|a| a.arg())
     }
+}
+
+/// Why an event read whole cannot be taken (checked before anything of it is kept, so that the
+/// fast path can leave it to the visitors, which report it at its place).
+fn event_error(raw: &RawEvent) -> Option<String> {
+    if raw.members == 0 {
+        return None;
+    }
+    if raw.ph_not_string {
+        return Some("the phase (\"ph\") must be a string".to_owned());
+    }
+    let Some(phase) = &raw.ph else {
+        return Some("the event has no \"ph\" (phase)".to_owned());
+    };
+    let ph = phase.as_str();
+    let timed = matches!(
+        ph,
+        "X" | "B" | "E" | "i" | "I" | "R" | "C" | "b" | "S" | "e" | "F" | "n" | "s" | "t" | "f"
+    );
+    if timed && raw.ts.is_none() {
+        return Some(format!("the {ph:?} event has no \"ts\""));
+    }
+    if matches!(ph, "s" | "t" | "f") && raw.id.is_none() {
+        return Some(format!("the flow event {ph:?} has no \"id\""));
+    }
+    None
 }
 
 /// One event on a line, in picoseconds. Its args are `len` of its thread's [`Args`] from `at`
@@ -1153,8 +1233,8 @@ impl Trace {
             // The empty event xprof and Paddle end their arrays with.
             return Ok(());
         }
-        if raw.ph_not_string {
-            return Err(E::custom("the phase (\"ph\") must be a string"));
+        if let Some(reason) = event_error(raw) {
+            return Err(E::custom(reason));
         }
         let Some(phase) = raw.ph.take() else {
             return Err(E::custom("the event has no \"ph\" (phase)"));
@@ -2185,7 +2265,7 @@ fn json_stat(value: &serde_json::Value) -> StatValue {
 
 /// The whole document: an object with `traceEvents`, or a bare array of events.
 struct Document<'t> {
-    trace: &'t mut Trace,
+    trace: &'t RefCell<Trace>,
 }
 
 impl<'de> DeserializeSeed<'de> for Document<'_> {
@@ -2214,26 +2294,26 @@ impl<'de> Visitor<'de> for Document<'_> {
                 TopKey::TraceEvents => {
                     if seen_events {
                         // Readers that keep the last value of a key would see only these.
-                        trace.warnings.push(WarningKind::DuplicateKey, || {
+                        trace.borrow_mut().warnings.push(WarningKind::DuplicateKey, || {
                             "the trace has the key \"traceEvents\" more than once; the events of every one are read".to_owned()
                         });
                     }
                     seen_events = true;
-                    map.next_value_seed(Events { trace: &mut *trace })?;
+                    map.next_value_seed(Events { trace })?;
                 }
                 TopKey::SpanIndex => {
-                    trace.paddle = true;
+                    trace.borrow_mut().paddle = true;
                     map.next_value::<IgnoredAny>()?;
                 }
                 TopKey::SchemaVersion => {
                     let value = map.next_value::<serde_json::Value>()?;
-                    trace.paddle |= value.is_string();
+                    trace.borrow_mut().paddle |= value.is_string();
                 }
                 TopKey::DeviceProperties => {
-                    trace.kineto = true;
+                    trace.borrow_mut().kineto = true;
                     let value = map.next_value::<serde_json::Value>()?;
                     if let serde_json::Value::Array(items) = value {
-                        trace.device_properties = items
+                        trace.borrow_mut().device_properties = items
                             .into_iter()
                             .filter_map(|v| match v {
                                 serde_json::Value::Object(m) => Some(m),
@@ -2244,12 +2324,12 @@ impl<'de> Visitor<'de> for Document<'_> {
                 }
                 TopKey::DistributedInfo => {
                     if let serde_json::Value::Object(m) = map.next_value::<serde_json::Value>()? {
-                        trace.distributed = m.into_iter().collect();
+                        trace.borrow_mut().distributed = m.into_iter().collect();
                     }
                 }
                 TopKey::DisplayTimeUnit => {
                     if let serde_json::Value::String(s) = map.next_value::<serde_json::Value>()? {
-                        trace.display_time_unit = Some(s);
+                        trace.borrow_mut().display_time_unit = Some(s);
                     }
                 }
                 TopKey::StackFrames | TopKey::Samples => {
@@ -2259,7 +2339,10 @@ impl<'de> Visitor<'de> for Document<'_> {
                             TopKey::Samples => "samples",
                             _ => "stackFrames",
                         };
-                        *trace.skipped.entry(what.to_owned()).or_default() += skipped;
+                        *trace
+                            .borrow_mut()
+                            .skipped
+                            .entry(what.to_owned()).or_default() += skipped;
                     }
                 }
                 TopKey::Other => {
@@ -2358,7 +2441,7 @@ impl<'de> de::Deserialize<'de> for TopKey {
 
 /// The event array, taken one event at a time.
 struct Events<'t> {
-    trace: &'t mut Trace,
+    trace: &'t RefCell<Trace>,
 }
 
 impl<'de> DeserializeSeed<'de> for Events<'_> {
@@ -2376,28 +2459,53 @@ impl<'de> Visitor<'de> for Events<'_> {
     }
 
     fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> std::result::Result<(), A::Error> {
-        self.trace.index = 0;
+        self.trace.borrow_mut().index = 0;
         while seq
-            .next_element_seed(EventSeed {
-                trace: &mut *self.trace,
-            })?
+            .next_element_seed(EventSeed { trace: self.trace })?
             .is_some()
         {
-            self.trace.index += 1;
+            self.trace.borrow_mut().index += 1;
         }
         Ok(())
     }
 }
 
+/// One event: offered to the fast path first (see [`fast`]), read by [`EventMembers`] when it
+/// declines.
 struct EventSeed<'t> {
-    trace: &'t mut Trace,
+    trace: &'t RefCell<Trace>,
 }
 
 impl<'de> DeserializeSeed<'de> for EventSeed<'_> {
     type Value = ();
     fn deserialize<D: de::Deserializer<'de>>(self, d: D) -> std::result::Result<(), D::Error> {
-        d.deserialize_map(self)
+        d.deserialize_newtype_struct(RAW_HOOK_TOKEN, self)
     }
+}
+
+impl<'de> Visitor<'de> for EventSeed<'_> {
+    type Value = ();
+
+    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("an event (an object)")
+    }
+
+    /// The fast path read the event.
+    fn visit_unit<E: de::Error>(self) -> std::result::Result<(), E> {
+        Ok(())
+    }
+
+    fn visit_newtype_struct<D: de::Deserializer<'de>>(
+        self,
+        d: D,
+    ) -> std::result::Result<(), D::Error> {
+        d.deserialize_map(EventMembers { trace: self.trace })
+    }
+}
+
+/// The members of one event, through serde's visitors.
+struct EventMembers<'t> {
+    trace: &'t RefCell<Trace>,
 }
 
 #[derive(Clone, Copy)]
@@ -2481,7 +2589,7 @@ impl<'de> de::Deserialize<'de> for Field {
     }
 }
 
-impl<'de> Visitor<'de> for EventSeed<'_> {
+impl<'de> Visitor<'de> for EventMembers<'_> {
     type Value = ();
 
     fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
@@ -2489,17 +2597,11 @@ impl<'de> Visitor<'de> for EventSeed<'_> {
     }
 
     fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> std::result::Result<(), A::Error> {
-        let trace = self.trace;
+        let mut guard = self.trace.borrow_mut();
+        let trace = &mut *guard;
         trace.raw.clear();
         while let Some(field) = map.next_key::<Field>()? {
-            trace.raw.members += 1;
-            if let Some(key) = field.key() {
-                let bit = 1u32 << (field as u32);
-                if trace.raw.seen & bit != 0 && trace.raw.duplicate.is_none() {
-                    trace.raw.duplicate = Some(key);
-                }
-                trace.raw.seen |= bit;
-            }
+            trace.raw.member(field);
             match field {
                 Field::Ph => match map.next_value_seed(PhaseSeed)? {
                     Some(ph) => trace.raw.ph = Some(ph),

@@ -49,6 +49,36 @@ pub const U32_ARRAY_TOKEN: &str = "$profkit_json::private::U32Array";
 /// microsecond timestamps with fractions exact, which a double cannot.
 pub const RAW_NUMBER_TOKEN: &str = "$profkit_json::private::RawNumber";
 
+/// The newtype name under which a type offers an object to the reader's [`RawHook`] (set with
+/// [`Reader::set_raw_hook`]) before it is read as usual: when the value is an object and a hook
+/// is set, the hook gets the buffered text from the `{` on, and if it reads the object there
+/// ([`RawRead::Read`]) the reader moves past it and calls the visitor's `visit_unit`; otherwise
+/// (no hook, another value, the hook declines) the visitor's `visit_newtype_struct` gets the
+/// reader, as with any other newtype. Other deserializers ignore the name.
+pub const RAW_HOOK_TOKEN: &str = "$profkit_json::private::RawHook";
+
+/// What a [`RawHook`] did with the text it was given.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum RawRead {
+    /// It read the value, which took this many bytes (the reader checks nothing in them: the
+    /// hook vouches that they are valid JSON that the usual path would have read without error).
+    Read(usize),
+    /// The value goes on past the end of the text: the reader buffers more and calls again.
+    More,
+    /// It leaves the value to the usual path (which then reports any error, with its location).
+    Declined,
+}
+
+/// A reader of whole values straight from the read buffer, for a caller with a faster path for
+/// the values of one array than serde's visitors (see [`RAW_HOOK_TOKEN`]).
+pub trait RawHook {
+    /// Reads the value at the start of `text` (an object: `text` starts with `{`), which holds
+    /// everything buffered; `complete` says that no more can be buffered (the input ends, or the
+    /// buffer is full), so that [`RawRead::More`] is taken as [`RawRead::Declined`].
+    fn read(&mut self, text: &[u8], complete: bool) -> RawRead;
+}
+
 /// Settings of the reader.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 #[non_exhaustive]
@@ -288,6 +318,7 @@ pub struct Reader<R> {
     max_depth: usize,
     max_string: usize,
     open_top_array: bool,
+    hook: Option<Box<dyn RawHook>>,
 }
 
 /// How many bytes at the start of `bytes` a number takes, by the rule [`Reader::scan_number`]
@@ -351,6 +382,69 @@ fn check_number(s: &[u8]) -> Option<(bool, usize, bool)> {
     (i == s.len()).then_some((negative, int_end, is_float))
 }
 
+/// A JSON number's value as the reader gives it to a visitor.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum Number {
+    /// A non-negative integer up to `u64::MAX`.
+    U64(u64),
+    /// A negative integer down to `i64::MIN`.
+    I64(i64),
+    /// Any other number (fractions, exponents, `-0`, integers out of range), correctly rounded.
+    F64(f64),
+}
+
+/// The value of a number checked by [`check_number`].
+fn number_value(s: &[u8], negative: bool, int_end: usize, is_float: bool) -> Option<Number> {
+    if !is_float {
+        let mut magnitude = Some(0u64);
+        for &b in s.get(usize::from(negative)..int_end).unwrap_or_default() {
+            magnitude = magnitude
+                .and_then(|m| m.checked_mul(10))
+                .and_then(|m| m.checked_add(u64::from(b - b'0')));
+        }
+        if let Some(m) = magnitude {
+            if !negative {
+                return Some(Number::U64(m));
+            }
+            // As serde_json: -0 is the double -0.0, and what fits in i64 is an i64.
+            let neg = (m as i64).wrapping_neg();
+            if neg < 0 {
+                return Some(Number::I64(neg));
+            }
+        }
+    }
+    let text = std::str::from_utf8(s).ok()?;
+    match text.parse::<f64>() {
+        Ok(v) if v.is_finite() => Some(Number::F64(v)),
+        _ => None,
+    }
+}
+
+/// The number at the start of `bytes`, as this reader reads it: how many bytes it takes and its
+/// value. `None` when `bytes` does not start with a number this reader accepts (by the grammar,
+/// and finite), or when the number reaches the end of `bytes` (it may go on past them). For
+/// callers with a path of their own over the text (see [`RawHook`]) that must accept exactly what
+/// this reader accepts.
+pub fn number_at(bytes: &[u8]) -> Option<(usize, Number)> {
+    let len = number_run(bytes);
+    if len >= bytes.len() {
+        return None;
+    }
+    let s = bytes.get(..len)?;
+    let (negative, int_end, is_float) = check_number(s)?;
+    Some((len, number_value(s, negative, int_end, is_float)?))
+}
+
+/// How many bytes the number at the start of `bytes` takes when it is one by the grammar and
+/// ends before the end of `bytes` (the text [`RAW_NUMBER_TOKEN`] hands over, not converted).
+pub fn number_text_len(bytes: &[u8]) -> Option<usize> {
+    let len = number_run(bytes);
+    if len >= bytes.len() {
+        return None;
+    }
+    check_number(bytes.get(..len)?).map(|_| len)
+}
+
 fn is_digit(b: u8) -> bool {
     b.is_ascii_digit()
 }
@@ -379,7 +473,13 @@ impl<R: Read> Reader<R> {
             max_depth: options.max_depth.min(MAX_DEPTH),
             max_string: options.max_string_bytes,
             open_top_array: options.open_top_array,
+            hook: None,
         }
+    }
+
+    /// Sets the hook that values asked for under [`RAW_HOOK_TOKEN`] are offered to.
+    pub fn set_raw_hook(&mut self, hook: Box<dyn RawHook>) {
+        self.hook = Some(hook);
     }
 
     /// Reads the one value of the input, then checks that only whitespace follows.
@@ -522,19 +622,7 @@ impl<R: Read> Reader<R> {
         if self.eof {
             return Ok(false);
         }
-        // The keys of the path still in the buffer are copied out before it is overwritten.
-        let Reader {
-            buf, frames, depth, ..
-        } = self;
-        for frame in frames.iter_mut().take(*depth) {
-            if let KeyAt::Buffer(a, z) = frame.key_at {
-                frame.key.clear();
-                frame
-                    .key
-                    .extend_from_slice(buf.get(a..z).unwrap_or_default());
-                frame.key_at = KeyAt::Owned;
-            }
-        }
+        self.own_keys();
         self.base += self.end as u64;
         self.pos = 0;
         self.end = 0;
@@ -554,6 +642,84 @@ impl<R: Read> Reader<R> {
                     let reason = e.to_string();
                     return Err(DeError::new(Kind::Io(e), reason, Some(location)));
                 }
+            }
+        }
+    }
+
+    /// Copies the keys of the path still in the buffer out of it, before it is overwritten.
+    fn own_keys(&mut self) {
+        let Reader {
+            buf, frames, depth, ..
+        } = self;
+        for frame in frames.iter_mut().take(*depth) {
+            if let KeyAt::Buffer(a, z) = frame.key_at {
+                frame.key.clear();
+                frame
+                    .key
+                    .extend_from_slice(buf.get(a..z).unwrap_or_default());
+                frame.key_at = KeyAt::Owned;
+            }
+        }
+    }
+
+    /// Moves the unread bytes to the start of the buffer and reads until it is full or the input
+    /// ends.
+    #[cold]
+    fn compact_and_fill(&mut self) -> Result<(), DeError> {
+        self.own_keys();
+        self.buf.copy_within(self.pos..self.end, 0);
+        self.base += self.pos as u64;
+        self.end -= self.pos;
+        self.pos = 0;
+        while !self.eof && self.end < self.buf.len() {
+            let Some(room) = self.buf.get_mut(self.end..) else {
+                break;
+            };
+            match self.src.read(room) {
+                Ok(0) => self.eof = true,
+                Ok(n) => self.end = (self.end + n).min(self.buf.len()),
+                Err(e) if e.kind() == ErrorKind::Interrupted => {}
+                Err(e) => {
+                    let location = self.here();
+                    let reason = e.to_string();
+                    return Err(DeError::new(Kind::Io(e), reason, Some(location)));
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// Offers the object at the current position to the hook; returns whether it read it (and
+    /// the reader moved past it).
+    fn offer_to_hook(&mut self) -> Result<bool, DeError> {
+        let Some(mut hook) = self.hook.take() else {
+            return Ok(false);
+        };
+        let result = self.offer(hook.as_mut());
+        self.hook = Some(hook);
+        result
+    }
+
+    fn offer(&mut self, hook: &mut dyn RawHook) -> Result<bool, DeError> {
+        if self.skip_ws()? != Some(b'{') {
+            return Ok(false);
+        }
+        loop {
+            let text = self.buf.get(self.pos..self.end).unwrap_or_default();
+            let complete = self.eof || (self.pos == 0 && self.end == self.buf.len());
+            match hook.read(text, complete) {
+                RawRead::Read(n) => {
+                    let n = n.min(text.len());
+                    let read = text.get(..n).unwrap_or_default();
+                    if let Some(last) = memchr::memrchr(b'\n', read) {
+                        self.line += memchr::memchr_iter(b'\n', read).count() as u64;
+                        self.line_start = self.offset() + last as u64 + 1;
+                    }
+                    self.pos += n;
+                    return Ok(true);
+                }
+                RawRead::More if !complete => self.compact_and_fill()?,
+                RawRead::More | RawRead::Declined => return Ok(false),
             }
         }
     }
@@ -853,28 +1019,11 @@ impl<R: Read> Reader<R> {
             Some(_) => self.buf.get(at..at + len).unwrap_or_default(),
             None => self.scratch.as_slice(),
         };
-        if !is_float {
-            let mut magnitude = Some(0u64);
-            for &b in s.get(usize::from(negative)..int_end).unwrap_or_default() {
-                magnitude = magnitude
-                    .and_then(|m| m.checked_mul(10))
-                    .and_then(|m| m.checked_add(u64::from(b - b'0')));
-            }
-            if let Some(m) = magnitude {
-                if !negative {
-                    return visitor.visit_u64(m);
-                }
-                // As serde_json: -0 is the double -0.0, and what fits in i64 is an i64.
-                let neg = (m as i64).wrapping_neg();
-                if neg < 0 {
-                    return visitor.visit_i64(neg);
-                }
-            }
-        }
-        let text = std::str::from_utf8(s).unwrap_or_default();
-        match text.parse::<f64>() {
-            Ok(v) if v.is_finite() => visitor.visit_f64(v),
-            _ => Err(self.syntax("number out of range")),
+        match number_value(s, negative, int_end, is_float) {
+            Some(Number::U64(v)) => visitor.visit_u64(v),
+            Some(Number::I64(v)) => visitor.visit_i64(v),
+            Some(Number::F64(v)) => visitor.visit_f64(v),
+            None => Err(self.syntax("number out of range")),
         }
     }
 
@@ -1162,6 +1311,13 @@ impl<'de, R: Read> de::Deserializer<'de> for &mut Reader<R> {
             U64_ARRAY_TOKEN => (u64::MAX, INT),
             U32_ARRAY_TOKEN => (u64::from(u32::MAX), INDEX),
             RAW_NUMBER_TOKEN => return self.raw_number(visitor),
+            RAW_HOOK_TOKEN => {
+                return if self.offer_to_hook()? {
+                    visitor.visit_unit()
+                } else {
+                    visitor.visit_newtype_struct(self)
+                };
+            }
             _ => return visitor.visit_newtype_struct(self),
         };
         if self.skip_ws()? != Some(b'[') {
