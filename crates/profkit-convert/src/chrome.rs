@@ -3286,6 +3286,76 @@ mod tests {
         assert_eq!(sniff_json(&b"[{\"ph\": \"X\""[..]), JsonShape::Chrome);
     }
 
+    /// The fast path reads what serde's visitors read, whatever the events look like and
+    /// wherever the read buffer cuts them, and leaves every malformed event to them, so that
+    /// errors are the same too.
+    #[test]
+    fn the_fast_path_reads_as_the_visitors() {
+        let shapes = [
+            r#"{"ph": "X", "cat": "cpu_op", "name": "aten::mm", "pid": 7, "tid": 8, "ts": 1712345678000.125, "dur": 3.5, "args": {"External id": 4, "Sequence number": -2, "grid": [64, 1, 1], "block": [ 128 , 1,1 ], "ratio": 0.25, "big": 18446744073709551615, "neg0": -0, "nested": {"a": [true, false, null, "x", 1e3, {}], "b": []}, "s": "text", "n": null, "t": true}}"#,
+            r#"{"ph": "s", "id": 17, "pid": 7, "tid": 8, "ts": 1712345678000.130, "cat": "ac2g", "name": "ac2g"}"#,
+            r#"{"ph": "f", "id": 17, "pid": 0, "tid": 7, "ts": 1712345678000.140, "cat": "ac2g", "name": "ac2g", "bp": "e"}"#,
+            r#"{"ph": "X", "cat": "kernel", "name": "k\"quoted\"", "pid": 0, "tid": 7, "ts": 1712345678000.140, "dur": 1, "args": {"correlation": 17, "device": 0}}"#,
+            r#"{"ph": "i", "s": "g", "name": "mark", "pid": "", "tid": "", "ts": 1712345678000}"#,
+            r#"{"ph": "B", "name": 12, "pid": 1.5, "tid": 9223372036854775808, "ts": "1712345678001", "args": {"é": "ü"}}"#,
+            r#"{"ph": "E", "pid": 1.5, "tid": 9223372036854775808, "ts": 1712345678002, "args": {"x": 1}}"#,
+            r#"{"ph": "b", "cat": "async", "name": "req", "id": "0x1", "pid": 1, "tid": 1, "ts": 1712345678003, "scope": "s"}"#,
+            r#"{"ph": "e", "cat": "async", "name": "req", "id2": {"local": "0x1"}, "pid": 1, "tid": 1, "ts": 1712345678004}"#,
+            r#"{"ph": "C", "name": "mem", "pid": 1, "ts": 1712345678005, "args": {"a": 1, "b": 2.5}, "id": 3}"#,
+            r#"{"ph": "X", "name": "bound", "pid": 1, "tid": 2, "ts": 1712345678006, "dur": 1, "bind_id": "0x9", "flow_out": true, "flow_in": false, "cat": null}"#,
+            r#"{"ph": "X", "name": "dup", "name": "dup2", "pid": 1, "tid": 2, "ts": 1712345678008, "dur": 0.001, "args": {"k": 1, "k": 2}, "args": {"m": [1,2]}, "other": {"deep": [[[[1]]]], "u": "\u0041"}}"#,
+            r#"{"ph": "M", "name": "thread_name", "pid": 1, "tid": 2, "args": {"name": "worker"}}"#,
+            r#"{"ph": "X", "name": "nulls", "pid": null, "tid": true, "ts": 1712345678009, "dur": null}"#,
+            r#"{}"#,
+            r#"{"ph": "P", "ts": 1, "pid": 1}"#,
+        ];
+        let mut text = String::from("{\"traceEvents\": [\n");
+        let mut k = 0usize;
+        while text.len() < 3 << 20 {
+            let shape = shapes[k % shapes.len()];
+            text.push_str(&" ".repeat(k % 7));
+            text.push_str(shape);
+            text.push_str(",\n");
+            k += 1;
+        }
+        text.push_str("{}]}\n");
+        let read = |t: &[u8], fast: bool| {
+            read_chrome_with(t, ChromeReadOptions::default().fast_events(fast))
+                .map_err(|e| e.to_string())
+        };
+        let fast = read(text.as_bytes(), true);
+        assert!(fast.is_ok(), "{:?}", fast.as_ref().err());
+        assert!(fast == read(text.as_bytes(), false));
+        // Malformed events past the first buffer: the same error, at the same place.
+        let at = text[(1 << 20) + 100..].find("{\"ph\": \"X\", \"cat\": \"cpu_op\"").unwrap() + (1 << 20) + 100;
+        for (from, to) in [
+            ("\"dur\": 3.5", "\"dur\": 3.5.1"),
+            ("\"dur\": 3.5", "\"dur\": true"),
+            ("\"dur\": 3.5", "\"dur\": 1e999999"),
+            ("\"ratio\": 0.25", "\"ratio\": 1e400"),
+            ("\"ratio\": 0.25", "\"ratio\": 01"),
+            ("\"s\": \"text\"", "\"s\": \"te\u{1}xt\""),
+            ("\"s\": \"text\"", "\"s\": \"te\\qxt\""),
+            ("\"ph\": \"X\"", "\"ph\": 1"),
+            ("\"ph\": \"X\"", "\"pf\": \"X\""),
+            ("\"ts\": 1712345678000.125", "\"ts\": null"),
+            ("\"t\": true", "\"t\": tru"),
+            ("\"block\": [ 128 , 1,1 ]", "\"block\": [ 128 , 1,1, ]"),
+            ("\"External id\": 4,", "\"External id\": 4"),
+            ("\"nested\": {", "\"nested\": {,"),
+        ] {
+            let mut bad = text.clone();
+            let i = at + bad[at..].find(from).unwrap();
+            bad.replace_range(i..i + from.len(), to);
+            let (fast, slow) = (read(bad.as_bytes(), true), read(bad.as_bytes(), false));
+            assert!(fast == slow, "{to}: {:?} / {:?}", fast.err(), slow.err());
+        }
+        let mut bad = text.clone().into_bytes();
+        bad[at + 40] = 0xff;
+        assert_eq!(read(&bad, true).err(), read(&bad, false).err());
+        assert!(read(&bad, true).is_err());
+    }
+
     /// xprof's output names every device plane, also one whose lines are all empty and so not
     /// written: such a process is the plane again (found by the `chrome_json` fuzz target).
     #[test]

@@ -61,9 +61,18 @@ pub const RAW_HOOK_TOKEN: &str = "$profkit_json::private::RawHook";
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 #[non_exhaustive]
 pub enum RawRead {
-    /// It read the value, which took this many bytes (the reader checks nothing in them: the
-    /// hook vouches that they are valid JSON that the usual path would have read without error).
-    Read(usize),
+    /// It read the value, which took `len` bytes, `newlines` of them line feeds, the last at
+    /// `last_newline` (the reader checks nothing in them: the hook vouches that they are valid
+    /// JSON that the usual path would have read without error).
+    Read {
+        /// How many bytes the value took.
+        len: usize,
+        /// How many of them are line feeds.
+        newlines: u64,
+        /// Where the last line feed is (from the start of the value; anything when `newlines`
+        /// is 0).
+        last_newline: usize,
+    },
     /// The value goes on past the end of the text: the reader buffers more and calls again.
     More,
     /// It leaves the value to the usual path (which then reports any error, with its location).
@@ -708,14 +717,16 @@ impl<R: Read> Reader<R> {
             let text = self.buf.get(self.pos..self.end).unwrap_or_default();
             let complete = self.eof || (self.pos == 0 && self.end == self.buf.len());
             match hook.read(text, complete) {
-                RawRead::Read(n) => {
-                    let n = n.min(text.len());
-                    let read = text.get(..n).unwrap_or_default();
-                    if let Some(last) = memchr::memrchr(b'\n', read) {
-                        self.line += memchr::memchr_iter(b'\n', read).count() as u64;
-                        self.line_start = self.offset() + last as u64 + 1;
+                RawRead::Read {
+                    len,
+                    newlines,
+                    last_newline,
+                } => {
+                    if newlines > 0 {
+                        self.line += newlines;
+                        self.line_start = self.offset() + last_newline as u64 + 1;
                     }
-                    self.pos += n;
+                    self.pos += len.min(text.len());
                     return Ok(true);
                 }
                 RawRead::More if !complete => self.compact_and_fill()?,

@@ -60,6 +60,9 @@ pub(super) struct FastEvents {
     /// The args of the event: key `text[a..z]` and value.
     args: Vec<(usize, usize, Val)>,
     compact: Vec<u8>,
+    /// The line feeds of the event last scanned, and where the last one is.
+    newlines: u64,
+    last_newline: usize,
 }
 
 impl FastEvents {
@@ -69,6 +72,8 @@ impl FastEvents {
             members: Vec::new(),
             args: Vec::new(),
             compact: Vec::new(),
+            newlines: 0,
+            last_newline: 0,
         }
     }
 }
@@ -79,7 +84,11 @@ impl RawHook for FastEvents {
         match self.scan(text) {
             Ok(len) => {
                 if self.take(text) {
-                    RawRead::Read(len)
+                    RawRead::Read {
+                        len,
+                        newlines: self.newlines,
+                        last_newline: self.last_newline,
+                    }
                 } else {
                     RawRead::Declined
                 }
@@ -94,17 +103,52 @@ impl RawHook for FastEvents {
 struct Cursor<'t> {
     text: &'t [u8],
     at: usize,
+    /// The last time [`Cursor::plain_time`] read.
+    time: (i128, u32),
+    /// Line feeds passed (only whitespace has them: strings cannot), and where the last was.
+    newlines: u64,
+    last_newline: usize,
 }
 
 impl Cursor<'_> {
-    /// The next byte after whitespace.
-    #[inline]
+    /// The next byte after whitespace. The common cases (no whitespace, or one space) are
+    /// inline; longer runs (indentation) take a loop of their own, which kept inside the
+    /// scanner made the compiler carry a score of counters through it.
+    #[inline(always)]
     fn ws(&mut self) -> Scanned<u8> {
+        match self.text.get(self.at) {
+            Some(b' ') => match self.text.get(self.at + 1) {
+                Some(&b) if !matches!(b, b' ' | b'\t' | b'\r' | b'\n') => {
+                    self.at += 1;
+                    Ok(b)
+                }
+                _ => self.ws_run(),
+            },
+            Some(b'\t' | b'\r' | b'\n') | None => self.ws_run(),
+            Some(&b) => Ok(b),
+        }
+    }
+
+    #[inline(never)]
+    fn ws_run(&mut self) -> Scanned<u8> {
+        let text = self.text;
+        let mut at = self.at;
         loop {
-            match self.text.get(self.at) {
-                Some(b' ' | b'\t' | b'\r' | b'\n') => self.at += 1,
-                Some(&b) => return Ok(b),
-                None => return Err(Stop::More),
+            match text.get(at) {
+                Some(b' ' | b'\t' | b'\r') => at += 1,
+                Some(b'\n') => {
+                    self.newlines += 1;
+                    self.last_newline = at;
+                    at += 1;
+                }
+                Some(&b) => {
+                    self.at = at;
+                    return Ok(b);
+                }
+                None => {
+                    self.at = at;
+                    return Err(Stop::More);
+                }
             }
         }
     }
@@ -138,7 +182,15 @@ impl Cursor<'_> {
             None => memchr::memchr2(b'"', b'\\', rest).ok_or(Stop::More)?,
         };
         let run = rest.get(..stop).unwrap_or_default();
-        if rest.get(stop) != Some(&b'"') || run.iter().fold(false, |acc, &b| acc | (b < 0x20)) {
+        // Control characters are refused; any byte over 0x7f sends the string through the UTF-8
+        // check (the visitors check every string).
+        let (control, high) = run
+            .iter()
+            .fold((false, false), |(c, h), &b| (c | (b < 0x20), h | (b >= 0x80)));
+        if rest.get(stop) != Some(&b'"')
+            || control
+            || (high && std::str::from_utf8(run).is_err())
+        {
             return Err(Stop::Decline);
         }
         self.at = start + stop + 1;
@@ -164,6 +216,30 @@ impl Cursor<'_> {
     #[inline]
     fn number(&mut self) -> Scanned<Number> {
         let rest = self.text.get(self.at..).unwrap_or_default();
+        // Most numbers are plain integers of a few digits: read in one pass.
+        let (negative, digits) = match rest.split_first() {
+            Some((b'-', digits)) => (true, digits),
+            _ => (false, rest),
+        };
+        let mut value: i64 = 0;
+        let mut n = 0;
+        while let Some(&b) = digits.get(n).filter(|b| n < 18 && b.is_ascii_digit()) {
+            value = value * 10 + i64::from(b - b'0');
+            n += 1;
+        }
+        let plain = (1..=18).contains(&n)
+            && (n == 1 || digits.first() != Some(&b'0'))
+            && digits
+                .get(n)
+                .is_some_and(|b| !matches!(b, b'0'..=b'9' | b'.' | b'e' | b'E'));
+        if plain && !(negative && value == 0) {
+            self.at += n + usize::from(negative);
+            return Ok(if negative {
+                Number::I64(-value)
+            } else {
+                Number::U64(value as u64)
+            });
+        }
         match number_at(rest) {
             Some((len, value)) => {
                 self.at += len;
@@ -171,6 +247,54 @@ impl Cursor<'_> {
             }
             None => Err(self.number_stop(rest)),
         }
+    }
+
+    /// A time in microseconds written as most are (up to 18 digits, up to six decimals, not
+    /// negative), read and checked in one pass into `self.time`; `None` (the cursor where it
+    /// was) for any other form.
+    #[inline]
+    fn plain_time(&mut self) -> Option<()> {
+        let rest = self.text.get(self.at..)?;
+        let mut int: u64 = 0;
+        let mut n = 0;
+        while let Some(&b) = rest.get(n).filter(|b| b.is_ascii_digit()) {
+            int = int * 10 + u64::from(b - b'0');
+            n += 1;
+            if n > 18 {
+                return None;
+            }
+        }
+        if n == 0 || (n > 1 && rest.first() == Some(&b'0')) {
+            return None;
+        }
+        let (mut frac, mut decimals) = (0u64, 0u32);
+        let mut end = n;
+        if rest.get(n) == Some(&b'.') {
+            end += 1;
+            while let Some(&b) = rest.get(end).filter(|b| b.is_ascii_digit()) {
+                frac = frac * 10 + u64::from(b - b'0');
+                decimals += 1;
+                end += 1;
+                if decimals > 6 {
+                    return None;
+                }
+            }
+            if decimals == 0 {
+                return None;
+            }
+        }
+        if !rest
+            .get(end)
+            .is_some_and(|b| !matches!(b, b'0'..=b'9' | b'.' | b'e' | b'E'))
+        {
+            return None;
+        }
+        self.at += end;
+        self.time = (
+            i128::from(int) * 1_000_000 + i128::from(frac) * 10i128.pow(6 - decimals),
+            decimals,
+        );
+        Some(())
     }
 
     /// A number's text, checked against the grammar.
@@ -358,9 +482,17 @@ impl FastEvents {
         self.members.clear();
         self.args.clear();
         self.compact.clear();
-        let mut c = Cursor { text, at: 1 };
+        let mut c = Cursor {
+            text,
+            at: 1,
+            time: (0, 0),
+            newlines: 0,
+            last_newline: 0,
+        };
         if c.ws()? == b'}' {
             c.at += 1;
+            self.newlines = c.newlines;
+            self.last_newline = c.last_newline;
             return Ok(c.at);
         }
         loop {
@@ -386,6 +518,10 @@ impl FastEvents {
                 }
                 Field::Id2 => return Err(Stop::Decline),
                 Field::Ts | Field::Dur => match first {
+                    b'0'..=b'9' if c.plain_time().is_some() => {
+                        let (v, d) = c.time;
+                        Val::Time(v, d)
+                    }
                     b'-' | b'0'..=b'9' => {
                         let (a, z) = c.number_text()?;
                         let digits = text.get(a..z).unwrap_or_default();
@@ -422,12 +558,8 @@ impl FastEvents {
                 _ => return Err(Stop::Decline),
             }
         }
-        // Every string the visitors read is checked for UTF-8: the event is at once (its
-        // structure is ASCII, so its strings are valid when it is).
-        let event = text.get(..c.at).unwrap_or_default();
-        if !event.is_ascii() && std::str::from_utf8(event).is_err() {
-            return Err(Stop::Decline);
-        }
+        self.newlines = c.newlines;
+        self.last_newline = c.last_newline;
         Ok(c.at)
     }
 
@@ -595,10 +727,13 @@ impl FastEvents {
             Val::Num(arg) => arg,
             Val::Bool(b) => Arg::Int(i64::from(b)),
             Val::Null => Arg::Str(trace.strings.id("null")),
-            Val::Compact(a, z) => Arg::Str(trace.strings.id(
-                std::str::from_utf8(self.compact.get(a..z).unwrap_or_default())
-                    .unwrap_or_default(),
-            )),
+            // Made of checked strings: UTF-8.
+            Val::Compact(a, z) => Arg::Str(
+                trace
+                    .strings
+                    .id_bytes(self.compact.get(a..z).unwrap_or_default())
+                    .unwrap_or(trace.keys.empty),
+            ),
             Val::Text(..) | Val::Time(..) | Val::Args(..) | Val::Skipped => {
                 Arg::Str(trace.keys.empty)
             }
