@@ -535,7 +535,31 @@ struct Interner {
     repeated: Vec<bool>,
     /// A buffer for the JSON text of nested args.
     scratch: Vec<u8>,
+    /// The id last found for strings of each [`quick_slot`]: names and categories come back
+    /// over and over, and a check against the string found is cheaper than hashing it.
+    recent: Vec<u32>,
 }
+
+/// The slot of a string in [`Interner::recent`], from its length and its first and last eight
+/// bytes.
+fn quick_slot(bytes: &[u8]) -> usize {
+    let (head, tail) = match (bytes.first_chunk::<8>(), bytes.last_chunk::<8>()) {
+        (Some(head), Some(tail)) => (u64::from_le_bytes(*head), u64::from_le_bytes(*tail)),
+        _ => {
+            let mut w = [0u8; 8];
+            for (d, s) in w.iter_mut().zip(bytes) {
+                *d = *s;
+            }
+            (u64::from_le_bytes(w), 0)
+        }
+    };
+    let mixed =
+        (head ^ tail.rotate_left(29) ^ bytes.len() as u64).wrapping_mul(0x9E37_79B9_7F4A_7C15);
+    (mixed >> 54) as usize
+}
+
+/// How many slots [`Interner::recent`] has (`quick_slot` gives ten bits).
+const RECENT_SLOTS: usize = 1 << 10;
 
 impl Interner {
     fn id(&mut self, s: &str) -> u32 {
@@ -555,7 +579,21 @@ impl Interner {
     }
 
     fn known(&mut self, bytes: &[u8]) -> Option<u32> {
-        let id = *self.ids.get(bytes)?;
+        if self.recent.is_empty() {
+            self.recent = vec![u32::MAX; RECENT_SLOTS];
+        }
+        let slot = quick_slot(bytes);
+        let recent = self.recent.get(slot).copied().unwrap_or(u32::MAX);
+        let id = match self.strings.get(recent as usize) {
+            Some(s) if s.as_bytes() == bytes => recent,
+            _ => {
+                let id = *self.ids.get(bytes)?;
+                if let Some(r) = self.recent.get_mut(slot) {
+                    *r = id;
+                }
+                id
+            }
+        };
         if let Some(r) = self.repeated.get_mut(id as usize) {
             *r = true;
         }
@@ -977,6 +1015,44 @@ struct FlowPoint {
     /// The flow's id: a number, or an interned string.
     id: Arg,
     cat: u32,
+}
+
+/// `items.partition_point(pred)` (for a `pred` true on a prefix of `items`), searched outwards
+/// from `hint`: close to the last answer, it takes a few steps where a binary search over all
+/// items takes a cache miss a step.
+fn partition_from(items: &[Item], hint: usize, pred: impl Fn(&Item) -> bool) -> usize {
+    let hint = hint.min(items.len());
+    let holds = |i: usize| items.get(i).is_some_and(&pred);
+    let (mut lo, mut hi);
+    if hint == items.len() || !holds(hint) {
+        // The answer is at or before `hint`.
+        hi = hint;
+        let mut step = 1;
+        lo = hint.saturating_sub(step);
+        while lo > 0 && !holds(lo) {
+            hi = lo;
+            step *= 2;
+            lo = lo.saturating_sub(step);
+        }
+        if !holds(lo) {
+            return lo;
+        }
+        lo += 1;
+    } else {
+        // After `hint`.
+        lo = hint + 1;
+        let mut step = 1;
+        hi = (hint + step).min(items.len());
+        while hi < items.len() && holds(hi) {
+            lo = hi + 1;
+            step *= 2;
+            hi = (hint + step).min(items.len());
+        }
+    }
+    // `holds` is true before `lo` and false from `hi` on.
+    lo + items
+        .get(lo..hi.max(lo))
+        .map_or(0, |range| range.partition_point(&pred))
 }
 
 /// Where the first of some open async begins is: its thread and start.
@@ -1614,21 +1690,28 @@ impl Trace {
         let flows = std::mem::take(&mut self.flows);
         // The items that have a flow category among their flow args.
         let mut with_cat: FxHashSet<(usize, usize)> = FxHashSet::default();
+        let mut last_at = vec![0usize; self.threads.len()];
         for flow in flows {
             let Some(thread) = self.threads.get_mut(flow.thread) else {
                 continue;
             };
             let items = &thread.items;
+            // Flows come nearly in order of time: each search starts where the thread's last
+            // one ended.
+            let hint = last_at.get(flow.thread).copied().unwrap_or(0);
             // Items are sorted by start, longer first: the innermost slice enclosing `ts` is the
             // last one starting at or before it that ends at or after it.
-            let after = items.partition_point(|i| i.start <= flow.ts);
+            let after = partition_from(items, hint, |i| i.start <= flow.ts);
+            if let Some(slot) = last_at.get_mut(flow.thread) {
+                *slot = after;
+            }
             let target = if flow.enclosing {
                 (0..after)
                     .rev()
                     .take(256)
                     .find(|&i| items.get(i).is_some_and(|it| it.end >= flow.ts))
             } else {
-                let at = items.partition_point(|i| i.start < flow.ts);
+                let at = partition_from(items, after, |i| i.start < flow.ts);
                 (at < items.len()).then_some(at)
             };
             let Some((index, item)) = target.and_then(|i| Some((i, items.get(i)?))) else {
@@ -2111,26 +2194,45 @@ struct Metadata {
 
 impl Metadata {
     fn new<'i>(items: impl Iterator<Item = (u32, &'i [KeyArg])>, strings: &Interner) -> Metadata {
-        let mut events_per_name: FxHashMap<u32, u64> = FxHashMap::default();
-        let mut shared: FxHashMap<(u32, u32), Shared> = FxHashMap::default();
+        // By name first, then the name's keys in a short list (the events of a name write their
+        // args in the same order, so the key is nearly always at its position): one hash lookup
+        // an event rather than one an arg.
+        let mut by_name: FxHashMap<u32, (u64, Vec<(u32, Shared)>)> = FxHashMap::default();
+        let mut is_ref = vec![false; strings.strings.len()];
         let mut refs: FxHashSet<u32> = FxHashSet::default();
         for (name, args) in items {
-            *events_per_name.entry(name).or_default() += 1;
-            for (key, value) in args.iter().map(|a| (a.key, a.arg())) {
+            let (count, keys) = by_name.entry(name).or_default();
+            *count += 1;
+            for (position, (key, value)) in args.iter().map(|a| (a.key, a.arg())).enumerate() {
                 if let Arg::Str(s) = value {
                     if strings.is_repeated(s) {
-                        refs.insert(s);
+                        if let Some(seen @ false) = is_ref.get_mut(s as usize) {
+                            *seen = true;
+                            refs.insert(s);
+                        }
                     }
                 }
-                shared
-                    .entry((name, key))
-                    .and_modify(|s| {
+                let slot = match keys.get(position) {
+                    Some((k, _)) if *k == key => Some(position),
+                    _ => keys.iter().position(|(k, _)| *k == key),
+                };
+                match slot.and_then(|i| keys.get_mut(i)) {
+                    Some((_, s)) => {
                         *s = match *s {
                             Shared::Same(v, n) if same_arg(v, value) => Shared::Same(v, n + 1),
                             _ => Shared::Differs,
                         }
-                    })
-                    .or_insert(Shared::Same(value, 1));
+                    }
+                    None => keys.push((key, Shared::Same(value, 1))),
+                }
+            }
+        }
+        let mut events_per_name: FxHashMap<u32, u64> = FxHashMap::default();
+        let mut shared: FxHashMap<(u32, u32), Shared> = FxHashMap::default();
+        for (name, (count, keys)) in by_name {
+            events_per_name.insert(name, count);
+            for (key, s) in keys {
+                shared.insert((name, key), s);
             }
         }
         // Shared only when every event of the name (two at least) has the arg with that value.
@@ -3284,6 +3386,37 @@ mod tests {
             JsonShape::NotJson(_)
         ));
         assert_eq!(sniff_json(&b"[{\"ph\": \"X\""[..]), JsonShape::Chrome);
+    }
+
+    #[test]
+    fn partition_from_any_hint() {
+        let items: Vec<Item> = [1, 2, 2, 3, 5, 5, 5, 8, 9]
+            .iter()
+            .map(|&t| Item {
+                name: 0,
+                len: 0,
+                at: 0,
+                start: t,
+                end: t,
+            })
+            .collect();
+        for n in 0..=items.len() {
+            let items = &items[..n];
+            for ts in 0..11 {
+                for hint in 0..=n + 2 {
+                    assert_eq!(
+                        partition_from(items, hint, |i| i.start <= ts),
+                        items.partition_point(|i| i.start <= ts),
+                        "{n} {ts} {hint}"
+                    );
+                    assert_eq!(
+                        partition_from(items, hint, |i| i.start < ts),
+                        items.partition_point(|i| i.start < ts),
+                        "{n} {ts} {hint}"
+                    );
+                }
+            }
+        }
     }
 
     /// The fast path reads what serde's visitors read, whatever the events look like and

@@ -184,12 +184,12 @@ impl Cursor<'_> {
         let run = rest.get(..stop).unwrap_or_default();
         // Control characters are refused; any byte over 0x7f sends the string through the UTF-8
         // check (the visitors check every string).
-        let (control, high) = run
+        let flags = run
             .iter()
-            .fold((false, false), |(c, h), &b| (c | (b < 0x20), h | (b >= 0x80)));
+            .fold(0u8, |acc, &b| acc | u8::from(b < 0x20) | (b & 0x80));
         if rest.get(stop) != Some(&b'"')
-            || control
-            || (high && std::str::from_utf8(run).is_err())
+            || flags & 1 != 0
+            || (flags & 0x80 != 0 && std::str::from_utf8(run).is_err())
         {
             return Err(Stop::Decline);
         }
