@@ -14,7 +14,9 @@
 
 use std::path::Path;
 
-use profkit_convert::chrome::{ChromeImport, ChromeReadOptions, chrome_to_xspace, read_chrome_with};
+use profkit_convert::chrome::{
+    ChromeImport, ChromeReadOptions, chrome_to_xspace, read_chrome_with,
+};
 use profkit_convert::events::xspace_to_recording;
 use profkit_convert::trace_viewer::{self, TraceViewerOptions};
 use profkit_events::report::{Report, ReportOptions};

@@ -2444,7 +2444,8 @@ impl<'de> Visitor<'de> for Document<'_> {
                         *trace
                             .borrow_mut()
                             .skipped
-                            .entry(what.to_owned()).or_default() += skipped;
+                            .entry(what.to_owned())
+                            .or_default() += skipped;
                     }
                 }
                 TopKey::Other => {
@@ -3460,7 +3461,11 @@ mod tests {
         assert!(fast.is_ok(), "{:?}", fast.as_ref().err());
         assert!(fast == read(text.as_bytes(), false));
         // Malformed events past the first buffer: the same error, at the same place.
-        let at = text[(1 << 20) + 100..].find("{\"ph\": \"X\", \"cat\": \"cpu_op\"").unwrap() + (1 << 20) + 100;
+        let at = text[(1 << 20) + 100..]
+            .find("{\"ph\": \"X\", \"cat\": \"cpu_op\"")
+            .unwrap()
+            + (1 << 20)
+            + 100;
         for (from, to) in [
             ("\"dur\": 3.5", "\"dur\": 3.5.1"),
             ("\"dur\": 3.5", "\"dur\": true"),

@@ -15,7 +15,9 @@ use std::rc::Rc;
 
 use profkit_json::{Number, RawHook, RawRead, number_at, number_text_len};
 
-use super::{Arg, Field, Id, KeyArg, Phase, Trace, event_error, micros_to_ps, plain_micros_to_ps};
+use super::{
+    Arg, Field, Id, KeyArg, Phase, RawEvent, Trace, event_error, micros_to_ps, plain_micros_to_ps,
+};
 
 /// How deep the scanner follows nested arrays and objects (in args and skipped members) before
 /// it leaves the event to the visitors: far below the reader's limit.
@@ -60,6 +62,9 @@ pub(super) struct FastEvents {
     /// The args of the event: key `text[a..z]` and value.
     args: Vec<(usize, usize, Val)>,
     compact: Vec<u8>,
+    /// The event as the visitors would have read it (its own, not the trace's, so that it is not
+    /// moved in and out of the trace for each event).
+    raw: RawEvent,
     /// The line feeds of the event last scanned, and where the last one is.
     newlines: u64,
     last_newline: usize,
@@ -72,6 +77,7 @@ impl FastEvents {
             members: Vec::new(),
             args: Vec::new(),
             compact: Vec::new(),
+            raw: RawEvent::default(),
             newlines: 0,
             last_newline: 0,
         }
@@ -525,9 +531,8 @@ impl FastEvents {
                     b'-' | b'0'..=b'9' => {
                         let (a, z) = c.number_text()?;
                         let digits = text.get(a..z).unwrap_or_default();
-                        let found = plain_micros_to_ps(digits).or_else(|| {
-                            std::str::from_utf8(digits).ok().and_then(micros_to_ps)
-                        });
+                        let found = plain_micros_to_ps(digits)
+                            .or_else(|| std::str::from_utf8(digits).ok().and_then(micros_to_ps));
                         match found {
                             Some((v, d)) => Val::Time(v, d),
                             None => return Err(Stop::Decline),
@@ -602,23 +607,23 @@ impl FastEvents {
     fn take(&mut self, text: &[u8]) -> bool {
         let mut guard = self.trace.borrow_mut();
         let trace = &mut *guard;
-        trace.raw.clear();
+        self.raw.clear();
         let bytes = |a: usize, z: usize| text.get(a..z).unwrap_or_default();
         let str_of = |a: usize, z: usize| std::str::from_utf8(bytes(a, z)).unwrap_or_default();
         for &(field, value) in &self.members {
-            trace.raw.member(field);
+            self.raw.member(field);
             match (field, value) {
                 (Field::Ph, Val::Str(a, z)) => {
-                    trace.raw.ph = Some(match bytes(a, z) {
+                    self.raw.ph = Some(match bytes(a, z) {
                         [x] => Phase::Short([*x, 0], 1),
                         [x, y] => Phase::Short([*x, *y], 2),
                         _ => Phase::Long(str_of(a, z).to_owned()),
                     });
                 }
-                (Field::Ph, _) => trace.raw.ph_not_string = true,
+                (Field::Ph, _) => self.raw.ph_not_string = true,
                 (Field::Name, v) => {
                     let arg = self.arg(trace, text, v);
-                    trace.raw.name = Some(match arg {
+                    self.raw.name = Some(match arg {
                         Arg::Str(id) => id,
                         Arg::Int(i) => trace.strings.id(&i.to_string()),
                         Arg::Uint(u) => trace.strings.id(&u.to_string()),
@@ -626,7 +631,7 @@ impl FastEvents {
                     });
                 }
                 (Field::Cat, v) => {
-                    trace.raw.cat = match self.arg(trace, text, v) {
+                    self.raw.cat = match self.arg(trace, text, v) {
                         Arg::Str(id) => Some(id),
                         _ => None,
                     };
@@ -642,9 +647,9 @@ impl FastEvents {
                         _ => return false,
                     };
                     if matches!(field, Field::Pid) {
-                        trace.raw.pid = Some(id);
+                        self.raw.pid = Some(id);
                     } else {
-                        trace.raw.tid = Some(id);
+                        self.raw.tid = Some(id);
                     }
                 }
                 (Field::Ts | Field::Dur, v) => {
@@ -656,9 +661,9 @@ impl FastEvents {
                         _ => None,
                     };
                     if matches!(field, Field::Ts) {
-                        trace.raw.ts = time;
+                        self.raw.ts = time;
                     } else {
-                        trace.raw.dur = time;
+                        self.raw.dur = time;
                     }
                 }
                 (Field::Id | Field::Scope | Field::Bp | Field::BindId, v) => {
@@ -669,17 +674,21 @@ impl FastEvents {
                         _ => return false,
                     };
                     match field {
-                        Field::Id => trace.raw.id = Some(text),
-                        Field::Scope => trace.raw.scope = Some(text),
-                        Field::Bp => trace.raw.bp_enclosing = text == "e",
-                        _ => trace.raw.bind_id = Some(text),
+                        Field::Id => self.raw.id = Some(text),
+                        Field::Scope => self.raw.scope = Some(text),
+                        Field::Bp => self.raw.bp_enclosing = text == "e",
+                        _ => self.raw.bind_id = Some(text),
                     }
                 }
-                (Field::FlowIn, v) => trace.raw.flow_in = matches!(v, Val::Bool(true)),
-                (Field::FlowOut, v) => trace.raw.flow_out = matches!(v, Val::Bool(true)),
+                (Field::FlowIn, v) => self.raw.flow_in = matches!(v, Val::Bool(true)),
+                (Field::FlowOut, v) => self.raw.flow_out = matches!(v, Val::Bool(true)),
                 (Field::Args, Val::Args(from, to)) => {
-                    for (position, &(a, z, value)) in
-                        self.args.get(from..to).unwrap_or_default().iter().enumerate()
+                    for (position, &(a, z, value)) in self
+                        .args
+                        .get(from..to)
+                        .unwrap_or_default()
+                        .iter()
+                        .enumerate()
                     {
                         let key_bytes = bytes(a, z);
                         let likely = trace.last_keys.get(position).copied();
@@ -702,17 +711,17 @@ impl FastEvents {
                             None => trace.last_keys.push(key),
                         }
                         let arg = self.arg(trace, text, value);
-                        trace.raw.args.push(KeyArg::new(key, arg));
+                        self.raw.args.push(KeyArg::new(key, arg));
                     }
                 }
                 (Field::Args, _) | (Field::Id2, _) => return false,
                 (Field::Other, _) => {}
             }
         }
-        if event_error(&trace.raw).is_some() {
+        if event_error(&self.raw).is_some() {
             return false;
         }
-        trace.take_event::<profkit_json::DeError>().is_ok()
+        trace.event::<profkit_json::DeError>(&mut self.raw).is_ok()
     }
 
     /// A scanned value as an arg (strings and containers interned).
