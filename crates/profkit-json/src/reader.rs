@@ -1782,6 +1782,114 @@ mod tests {
     }
 
     #[test]
+    fn raw_hook() {
+        // A hook that takes objects written exactly `{"k": <digit>}` and declines the others.
+        struct Digits(std::rc::Rc<std::cell::RefCell<Vec<u8>>>);
+        impl RawHook for Digits {
+            fn read(&mut self, text: &[u8], _complete: bool) -> RawRead {
+                let want = br#"{"k": "#;
+                if text.len() < want.len() + 2 {
+                    return if want.starts_with(&text[..text.len().min(want.len())]) {
+                        RawRead::More
+                    } else {
+                        RawRead::Declined
+                    };
+                }
+                match (&text[..want.len()], text[want.len()], text[want.len() + 1]) {
+                    (w, d @ b'0'..=b'9', b'}') if w == want => {
+                        self.0.borrow_mut().push(d - b'0');
+                        RawRead::Read {
+                            len: want.len() + 2,
+                            newlines: 0,
+                            last_newline: 0,
+                        }
+                    }
+                    _ => RawRead::Declined,
+                }
+            }
+        }
+        struct Element(std::rc::Rc<std::cell::RefCell<Vec<u8>>>);
+        impl<'de> DeserializeSeed<'de> for Element {
+            type Value = ();
+            fn deserialize<D: de::Deserializer<'de>>(self, d: D) -> Result<(), D::Error> {
+                d.deserialize_newtype_struct(RAW_HOOK_TOKEN, self)
+            }
+        }
+        impl<'de> Visitor<'de> for Element {
+            type Value = ();
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("an element")
+            }
+            fn visit_unit<E: de::Error>(self) -> Result<(), E> {
+                Ok(())
+            }
+            fn visit_newtype_struct<D: de::Deserializer<'de>>(self, d: D) -> Result<(), D::Error> {
+                #[derive(serde::Deserialize)]
+                #[serde(deny_unknown_fields)]
+                struct K {
+                    k: u8,
+                }
+                let k = <K as de::Deserialize>::deserialize(d)?;
+                self.0.borrow_mut().push(k.k + 100);
+                Ok(())
+            }
+        }
+        struct All(std::rc::Rc<std::cell::RefCell<Vec<u8>>>);
+        impl<'de> DeserializeSeed<'de> for All {
+            type Value = ();
+            fn deserialize<D: de::Deserializer<'de>>(self, d: D) -> Result<(), D::Error> {
+                d.deserialize_seq(self)
+            }
+        }
+        impl<'de> Visitor<'de> for All {
+            type Value = ();
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("elements")
+            }
+            fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<(), A::Error> {
+                while seq.next_element_seed(Element(self.0.clone()))?.is_some() {}
+                Ok(())
+            }
+        }
+        let read = |text: &str, size: usize, hook: bool| {
+            let seen = std::rc::Rc::new(std::cell::RefCell::new(Vec::new()));
+            let mut reader = Reader::with_buffer(text.as_bytes(), ReadOptions::default(), size);
+            if hook {
+                reader.set_raw_hook(Box::new(Digits(seen.clone())));
+            }
+            let result = reader
+                .read_document_seed(All(seen.clone()))
+                .map_err(|e| e.to_string());
+            (result, seen.take())
+        };
+        let text = "[{\"k\": 1}, {\"k\": 22},\n {\"k\":3}, {\"k\": 4}, {\"k\": 5}]";
+        let (ok, seen) = read(text, 1 << 10, true);
+        assert_eq!(ok, Ok(()));
+        // Taken by the hook, or (not in its form) by the visitor (100 more).
+        assert_eq!(seen, [1, 122, 103, 4, 5]);
+        for size in 1..text.len() + 2 {
+            let (ok, hooked) = read(text, size, true);
+            assert_eq!(ok, Ok(()), "{size}");
+            assert_eq!(
+                hooked.iter().map(|k| k % 100).collect::<Vec<_>>(),
+                [1, 22, 3, 4, 5]
+            );
+        }
+        // An error after objects the hook took is where it is without the hook, whatever the
+        // buffer's size.
+        let bad = "[{\"k\": 1},\n {\"k\": 2}, {\"k\": 3, \"x\": 1}]";
+        let (without, _) = read(bad, 1 << 10, false);
+        assert!(
+            without
+                .as_ref()
+                .is_err_and(|e| e.contains("[2]") && e.contains("line 2"))
+        );
+        for size in 1..bad.len() + 2 {
+            assert_eq!(read(bad, size, true).0, without, "{size}");
+        }
+    }
+
+    #[test]
     fn depth_is_limited() {
         let deep = |n: usize| format!("{}{}", "[".repeat(n), "]".repeat(n));
         assert!(from_str::<Value>(&deep(127)).is_ok());
