@@ -9,9 +9,10 @@
 //! (non-negative integers as `u64`, negative ones as `i64`, others as correctly rounded `f64`,
 //! `-0` as `-0.0`), refuses nesting deeper than serde_json's default limit, and bounds strings.
 //! Every error carries its [`Location`]: the JSON path of the value it is about, byte offset,
-//! line and column. Two private newtype names give callers what serde's data model lacks: whole
-//! integer arrays in one call ([`U64_ARRAY_TOKEN`], [`U32_ARRAY_TOKEN`]) and numbers as written
-//! ([`RAW_NUMBER_TOKEN`]).
+//! line and column. Private newtype names give callers what serde's data model lacks: whole
+//! integer arrays in one call ([`U64_ARRAY_TOKEN`], [`U32_ARRAY_TOKEN`]), numbers as written
+//! ([`RAW_NUMBER_TOKEN`]), and objects offered to a [`RawHook`] of the caller's, which reads them
+//! straight from the read buffer or leaves them to the serde path ([`RAW_HOOK_TOKEN`]).
 //!
 //! ```
 //! use profkit_json::{ReadOptions, Reader};
