@@ -14,7 +14,9 @@
 
 use std::path::Path;
 
-use profkit_convert::chrome::chrome_to_xspace;
+use profkit_convert::chrome::{
+    ChromeImport, ChromeReadOptions, chrome_to_xspace, read_chrome_with,
+};
 use profkit_convert::events::xspace_to_recording;
 use profkit_convert::trace_viewer::{self, TraceViewerOptions};
 use profkit_events::report::{Report, ReportOptions};
@@ -79,7 +81,8 @@ fn write(space: &profkit_xplane::XSpace) -> Result<Vec<u8>, String> {
 /// The outputs for one input (see the module documentation).
 pub fn run_bytes(bytes: &[u8]) -> Result<Outputs, String> {
     let mut outputs = Outputs::new();
-    let import = match chrome_to_xspace(bytes) {
+    let import = same_without_fast_path(bytes, chrome_to_xspace(bytes))?;
+    let import = match import {
         Ok(import) => import,
         Err(e) => {
             outputs.insert("error.txt".into(), format!("{e}\n").into_bytes());
@@ -140,6 +143,28 @@ fn validate_text(import: &profkit_convert::chrome::ChromeImport) -> String {
     text
 }
 
+/// The import, after checking that reading every event through serde's visitors (the importer's
+/// fast path off) gives the same import, or the same error.
+fn same_without_fast_path(
+    bytes: &[u8],
+    fast: profkit_convert::Result<ChromeImport>,
+) -> Result<profkit_convert::Result<ChromeImport>, String> {
+    let slow = read_chrome_with(bytes, ChromeReadOptions::default().fast_events(false));
+    match (&fast, &slow) {
+        (Ok(a), Ok(b)) if a == b => {}
+        (Err(a), Err(b)) if a.to_string() == b.to_string() => {}
+        (Ok(_), Ok(_)) => return Err("the fast path reads another import".into()),
+        (a, b) => {
+            return Err(format!(
+                "the fast path reads {:?}, the visitors {:?}",
+                a.as_ref().err().map(ToString::to_string),
+                b.as_ref().err().map(ToString::to_string)
+            ));
+        }
+    }
+    Ok(fast)
+}
+
 /// Reads a file, undoing gzip when it starts with gzip's magic.
 fn read_maybe_gzip(path: &Path) -> Result<Vec<u8>, String> {
     let bytes = std::fs::read(path).map_err(|e| format!("cannot read {}: {e}", path.display()))?;
@@ -174,7 +199,9 @@ fn run_corpus(dir: &Path) -> Result<Outputs, String> {
             .display()
             .to_string();
         let bytes = read_maybe_gzip(&path)?;
-        let import = chrome_to_xspace(&bytes).map_err(|e| format!("{name} does not read: {e}"))?;
+        let import = same_without_fast_path(&bytes, chrome_to_xspace(&bytes))
+            .map_err(|e| format!("{name}: {e}"))?
+            .map_err(|e| format!("{name} does not read: {e}"))?;
         crate::xplane::check_summary_forest(&profkit_xplane::encode(&import.space), &import.space)
             .map_err(|e| format!("{name}: {e}"))?;
         let planes: Vec<String> = import

@@ -45,11 +45,13 @@
 //! and `[memory]` instants become `MemoryAllocation`/`MemoryDeallocation` events. Times are made
 //! relative to the earliest, which the `Task Environment` plane keeps as `profile_start_time`.
 
+use std::cell::RefCell;
 use std::collections::{BTreeMap, HashMap};
 use std::fmt;
 use std::io::Read;
+use std::rc::Rc;
 
-use profkit_json::{RAW_NUMBER_TOKEN, ReadOptions, Reader};
+use profkit_json::{RAW_HOOK_TOKEN, RAW_NUMBER_TOKEN, ReadOptions, Reader};
 use profkit_xplane::constants::{
     COUNTERS_LINE_ID, COUNTERS_LINE_NAME, GPU_PLANE_PREFIX, HOST_PLANE_NAME, TASK_ENV_PLANE_NAME,
     stats,
@@ -60,6 +62,8 @@ use rustc_hash::{FxHashMap, FxHashSet};
 use serde::de::{self, DeserializeSeed, IgnoredAny, MapAccess, SeqAccess, Visitor};
 
 use crate::error::{Error, Result};
+
+mod fast;
 
 /// The deepest nesting of arrays and objects the reader accepts.
 pub const MAX_DEPTH: usize = profkit_json::MAX_DEPTH;
@@ -413,10 +417,48 @@ pub fn chrome_to_xspace(text: &[u8]) -> Result<ChromeImport> {
 
 /// Reads Chrome trace JSON from any reader, streaming (see the module documentation).
 pub fn read_chrome<R: Read>(reader: R) -> Result<ChromeImport> {
-    let mut trace = Trace::new();
-    let options = ReadOptions::default().open_top_array(true);
-    let result =
-        Reader::new(skip_bom(reader), options).read_document_seed(Document { trace: &mut trace });
+    read_chrome_with(reader, ChromeReadOptions::default())
+}
+
+/// How [`read_chrome_with`] reads.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct ChromeReadOptions {
+    /// Whether the events are read by the importer's own scanner where they can be (the default),
+    /// rather than all through serde's visitors. Both give the same import and the same errors
+    /// (every event the scanner does not take whole, malformed ones included, goes to the
+    /// visitors, which report it); the switch is there to compare them.
+    pub fast_events: bool,
+}
+
+impl Default for ChromeReadOptions {
+    fn default() -> Self {
+        ChromeReadOptions { fast_events: true }
+    }
+}
+
+impl ChromeReadOptions {
+    /// The options with `fast_events`.
+    pub fn fast_events(mut self, on: bool) -> Self {
+        self.fast_events = on;
+        self
+    }
+}
+
+/// The read buffer: large reads, and room for the events the fast path takes whole.
+const READ_BUFFER: usize = 1 << 20;
+
+/// [`read_chrome`] with explicit settings.
+pub fn read_chrome_with<R: Read>(reader: R, options: ChromeReadOptions) -> Result<ChromeImport> {
+    let trace = Rc::new(RefCell::new(Trace::new()));
+    let json_options = ReadOptions::default().open_top_array(true);
+    let mut json = Reader::with_buffer(skip_bom(reader), json_options, READ_BUFFER);
+    if options.fast_events {
+        json.set_raw_hook(Box::new(fast::FastEvents::new(Rc::clone(&trace))));
+    }
+    let result = json.read_document_seed(Document { trace: &trace });
+    drop(json);
+    let trace = std::mem::replace(&mut *trace.borrow_mut(), Trace::new());
     match result {
         Ok(()) => trace.into_import(),
         Err(e) => Err(chrome_error(e)),
@@ -459,7 +501,31 @@ struct Interner {
     repeated: Vec<bool>,
     /// A buffer for the JSON text of nested args.
     scratch: Vec<u8>,
+    /// The id last found for strings of each [`quick_slot`]: names and categories come back
+    /// over and over, and a check against the string found is cheaper than hashing it.
+    recent: Vec<u32>,
 }
+
+/// The slot of a string in [`Interner::recent`], from its length and its first and last eight
+/// bytes.
+fn quick_slot(bytes: &[u8]) -> usize {
+    let (head, tail) = match (bytes.first_chunk::<8>(), bytes.last_chunk::<8>()) {
+        (Some(head), Some(tail)) => (u64::from_le_bytes(*head), u64::from_le_bytes(*tail)),
+        _ => {
+            let mut w = [0u8; 8];
+            for (d, s) in w.iter_mut().zip(bytes) {
+                *d = *s;
+            }
+            (u64::from_le_bytes(w), 0)
+        }
+    };
+    let mixed =
+        (head ^ tail.rotate_left(29) ^ bytes.len() as u64).wrapping_mul(0x9E37_79B9_7F4A_7C15);
+    (mixed >> 54) as usize
+}
+
+/// How many slots [`Interner::recent`] has (`quick_slot` gives ten bits).
+const RECENT_SLOTS: usize = 1 << 10;
 
 impl Interner {
     fn id(&mut self, s: &str) -> u32 {
@@ -479,7 +545,21 @@ impl Interner {
     }
 
     fn known(&mut self, bytes: &[u8]) -> Option<u32> {
-        let id = *self.ids.get(bytes)?;
+        if self.recent.is_empty() {
+            self.recent = vec![u32::MAX; RECENT_SLOTS];
+        }
+        let slot = quick_slot(bytes);
+        let recent = self.recent.get(slot).copied().unwrap_or(u32::MAX);
+        let id = match self.strings.get(recent as usize) {
+            Some(s) if s.as_bytes() == bytes => recent,
+            _ => {
+                let id = *self.ids.get(bytes)?;
+                if let Some(r) = self.recent.get_mut(slot) {
+                    *r = id;
+                }
+                id
+            }
+        };
         if let Some(r) = self.repeated.get_mut(id as usize) {
             *r = true;
         }
@@ -742,6 +822,18 @@ impl RawEvent {
         self.args.clear();
     }
 
+    /// Counts a member, and notes a known one that came before.
+    fn member(&mut self, field: Field) {
+        self.members += 1;
+        if let Some(key) = field.key() {
+            let bit = 1u32 << (field as u32);
+            if self.seen & bit != 0 && self.duplicate.is_none() {
+                self.duplicate = Some(key);
+            }
+            self.seen |= bit;
+        }
+    }
+
     fn arg(&self, key: u32) -> Option<Arg> {
         self.args
             .iter()
@@ -749,6 +841,32 @@ impl RawEvent {
             .find(|a| a.key == key)
             .map(|a| a.arg())
     }
+}
+
+/// Why an event read whole cannot be taken (checked before anything of it is kept, so that the
+/// fast path can leave it to the visitors, which report it at its place).
+fn event_error(raw: &RawEvent) -> Option<String> {
+    if raw.members == 0 {
+        return None;
+    }
+    if raw.ph_not_string {
+        return Some("the phase (\"ph\") must be a string".to_owned());
+    }
+    let Some(phase) = &raw.ph else {
+        return Some("the event has no \"ph\" (phase)".to_owned());
+    };
+    let ph = phase.as_str();
+    let timed = matches!(
+        ph,
+        "X" | "B" | "E" | "i" | "I" | "R" | "C" | "b" | "S" | "e" | "F" | "n" | "s" | "t" | "f"
+    );
+    if timed && raw.ts.is_none() {
+        return Some(format!("the {ph:?} event has no \"ts\""));
+    }
+    if matches!(ph, "s" | "t" | "f") && raw.id.is_none() {
+        return Some(format!("the flow event {ph:?} has no \"id\""));
+    }
+    None
 }
 
 /// One event on a line, in picoseconds. Its args are `len` of its thread's [`Args`] from `at`
@@ -863,6 +981,44 @@ struct FlowPoint {
     /// The flow's id: a number, or an interned string.
     id: Arg,
     cat: u32,
+}
+
+/// `items.partition_point(pred)` (for a `pred` true on a prefix of `items`), searched outwards
+/// from `hint`: close to the last answer, it takes a few steps where a binary search over all
+/// items takes a cache miss a step.
+fn partition_from(items: &[Item], hint: usize, pred: impl Fn(&Item) -> bool) -> usize {
+    let hint = hint.min(items.len());
+    let holds = |i: usize| items.get(i).is_some_and(&pred);
+    let (mut lo, mut hi);
+    if hint == items.len() || !holds(hint) {
+        // The answer is at or before `hint`.
+        hi = hint;
+        let mut step = 1;
+        lo = hint.saturating_sub(step);
+        while lo > 0 && !holds(lo) {
+            hi = lo;
+            step *= 2;
+            lo = lo.saturating_sub(step);
+        }
+        if !holds(lo) {
+            return lo;
+        }
+        lo += 1;
+    } else {
+        // After `hint`.
+        lo = hint + 1;
+        let mut step = 1;
+        hi = (hint + step).min(items.len());
+        while hi < items.len() && holds(hi) {
+            lo = hi + 1;
+            step *= 2;
+            hi = (hint + step).min(items.len());
+        }
+    }
+    // `holds` is true before `lo` and false from `hi` on.
+    lo + items
+        .get(lo..hi.max(lo))
+        .map_or(0, |range| range.partition_point(&pred))
 }
 
 /// Where the first of some open async begins is: its thread and start.
@@ -1119,8 +1275,8 @@ impl Trace {
             // The empty event xprof and Paddle end their arrays with.
             return Ok(());
         }
-        if raw.ph_not_string {
-            return Err(E::custom("the phase (\"ph\") must be a string"));
+        if let Some(reason) = event_error(raw) {
+            return Err(E::custom(reason));
         }
         let Some(phase) = raw.ph.take() else {
             return Err(E::custom("the event has no \"ph\" (phase)"));
@@ -1500,14 +1656,21 @@ impl Trace {
         let flows = std::mem::take(&mut self.flows);
         // The items that have a flow category among their flow args.
         let mut with_cat: FxHashSet<(usize, usize)> = FxHashSet::default();
+        let mut last_at = vec![0usize; self.threads.len()];
         for flow in flows {
             let Some(thread) = self.threads.get_mut(flow.thread) else {
                 continue;
             };
             let items = &thread.items;
+            // Flows come nearly in order of time: each search starts where the thread's last
+            // one ended.
+            let hint = last_at.get(flow.thread).copied().unwrap_or(0);
             // Items are sorted by start, longer first: the innermost slice enclosing `ts` is the
             // last one starting at or before it that ends at or after it.
-            let after = items.partition_point(|i| i.start <= flow.ts);
+            let after = partition_from(items, hint, |i| i.start <= flow.ts);
+            if let Some(slot) = last_at.get_mut(flow.thread) {
+                *slot = after;
+            }
             let target = if flow.enclosing {
                 // Of slices with the same span, the first (in file order, which the stable sort
                 // keeps): what the "next slice" of an `f` binds to, so that a flow written back
@@ -1524,7 +1687,7 @@ impl Trace {
                         })
                     })
             } else {
-                let at = items.partition_point(|i| i.start < flow.ts);
+                let at = partition_from(items, after, |i| i.start < flow.ts);
                 (at < items.len()).then_some(at)
             };
             let Some((index, item)) = target.and_then(|i| Some((i, items.get(i)?))) else {
@@ -2008,20 +2171,30 @@ struct Metadata {
 
 impl Metadata {
     fn new<'i>(items: impl Iterator<Item = (u32, &'i [KeyArg])>, strings: &Interner) -> Metadata {
-        let mut events_per_name: FxHashMap<u32, u64> = FxHashMap::default();
-        let mut shared: FxHashMap<(u32, u32), Shared> = FxHashMap::default();
+        // By name first, then the name's keys in a short list (the events of a name write their
+        // args in the same order, so the key is nearly always at its position): one hash lookup
+        // an event rather than one an arg.
+        let mut by_name: FxHashMap<u32, (u64, Vec<(u32, Shared)>)> = FxHashMap::default();
+        let mut is_ref = vec![false; strings.strings.len()];
         let mut refs: FxHashSet<u32> = FxHashSet::default();
         for (event, (name, args)) in items.enumerate() {
-            *events_per_name.entry(name).or_default() += 1;
-            for (key, value) in args.iter().map(|a| (a.key, a.arg())) {
+            let (count, keys) = by_name.entry(name).or_default();
+            *count += 1;
+            for (position, (key, value)) in args.iter().map(|a| (a.key, a.arg())).enumerate() {
                 if let Arg::Str(s) = value {
                     if strings.is_repeated(s) {
-                        refs.insert(s);
+                        if let Some(seen @ false) = is_ref.get_mut(s as usize) {
+                            *seen = true;
+                            refs.insert(s);
+                        }
                     }
                 }
-                shared
-                    .entry((name, key))
-                    .and_modify(|s| {
+                let slot = match keys.get(position) {
+                    Some((k, _)) if *k == key => Some(position),
+                    _ => keys.iter().position(|(k, _)| *k == key),
+                };
+                match slot.and_then(|i| keys.get_mut(i)) {
+                    Some((_, s)) => {
                         *s = match *s {
                             // An arg an event has twice (two flows ending on it) is its own: once
                             // hoisted, it would be one stat, and the other events would get it.
@@ -2030,8 +2203,17 @@ impl Metadata {
                             }
                             _ => Shared::Differs,
                         }
-                    })
-                    .or_insert(Shared::Same(value, 1, event));
+                    }
+                    None => keys.push((key, Shared::Same(value, 1, event))),
+                }
+            }
+        }
+        let mut events_per_name: FxHashMap<u32, u64> = FxHashMap::default();
+        let mut shared: FxHashMap<(u32, u32), Shared> = FxHashMap::default();
+        for (name, (count, keys)) in by_name {
+            events_per_name.insert(name, count);
+            for (key, s) in keys {
+                shared.insert((name, key), s);
             }
         }
         // Shared only when every event of the name (two at least) has the arg with that value,
@@ -2167,7 +2349,7 @@ fn json_stat(value: &serde_json::Value) -> StatValue {
 
 /// The whole document: an object with `traceEvents`, or a bare array of events.
 struct Document<'t> {
-    trace: &'t mut Trace,
+    trace: &'t RefCell<Trace>,
 }
 
 impl<'de> DeserializeSeed<'de> for Document<'_> {
@@ -2196,26 +2378,26 @@ impl<'de> Visitor<'de> for Document<'_> {
                 TopKey::TraceEvents => {
                     if seen_events {
                         // Readers that keep the last value of a key would see only these.
-                        trace.warnings.push(WarningKind::DuplicateKey, || {
+                        trace.borrow_mut().warnings.push(WarningKind::DuplicateKey, || {
                             "the trace has the key \"traceEvents\" more than once; the events of every one are read".to_owned()
                         });
                     }
                     seen_events = true;
-                    map.next_value_seed(Events { trace: &mut *trace })?;
+                    map.next_value_seed(Events { trace })?;
                 }
                 TopKey::SpanIndex => {
-                    trace.paddle = true;
+                    trace.borrow_mut().paddle = true;
                     map.next_value::<IgnoredAny>()?;
                 }
                 TopKey::SchemaVersion => {
                     let value = map.next_value::<serde_json::Value>()?;
-                    trace.paddle |= value.is_string();
+                    trace.borrow_mut().paddle |= value.is_string();
                 }
                 TopKey::DeviceProperties => {
-                    trace.kineto = true;
+                    trace.borrow_mut().kineto = true;
                     let value = map.next_value::<serde_json::Value>()?;
                     if let serde_json::Value::Array(items) = value {
-                        trace.device_properties = items
+                        trace.borrow_mut().device_properties = items
                             .into_iter()
                             .filter_map(|v| match v {
                                 serde_json::Value::Object(m) => Some(m),
@@ -2226,12 +2408,12 @@ impl<'de> Visitor<'de> for Document<'_> {
                 }
                 TopKey::DistributedInfo => {
                     if let serde_json::Value::Object(m) = map.next_value::<serde_json::Value>()? {
-                        trace.distributed = m.into_iter().collect();
+                        trace.borrow_mut().distributed = m.into_iter().collect();
                     }
                 }
                 TopKey::DisplayTimeUnit => {
                     if let serde_json::Value::String(s) = map.next_value::<serde_json::Value>()? {
-                        trace.display_time_unit = Some(s);
+                        trace.borrow_mut().display_time_unit = Some(s);
                     }
                 }
                 TopKey::StackFrames | TopKey::Samples => {
@@ -2241,7 +2423,11 @@ impl<'de> Visitor<'de> for Document<'_> {
                             TopKey::Samples => "samples",
                             _ => "stackFrames",
                         };
-                        *trace.skipped.entry(what.to_owned()).or_default() += skipped;
+                        *trace
+                            .borrow_mut()
+                            .skipped
+                            .entry(what.to_owned())
+                            .or_default() += skipped;
                     }
                 }
                 TopKey::Other => {
@@ -2340,7 +2526,7 @@ impl<'de> de::Deserialize<'de> for TopKey {
 
 /// The event array, taken one event at a time.
 struct Events<'t> {
-    trace: &'t mut Trace,
+    trace: &'t RefCell<Trace>,
 }
 
 impl<'de> DeserializeSeed<'de> for Events<'_> {
@@ -2358,28 +2544,53 @@ impl<'de> Visitor<'de> for Events<'_> {
     }
 
     fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> std::result::Result<(), A::Error> {
-        self.trace.index = 0;
+        self.trace.borrow_mut().index = 0;
         while seq
-            .next_element_seed(EventSeed {
-                trace: &mut *self.trace,
-            })?
+            .next_element_seed(EventSeed { trace: self.trace })?
             .is_some()
         {
-            self.trace.index += 1;
+            self.trace.borrow_mut().index += 1;
         }
         Ok(())
     }
 }
 
+/// One event: offered to the fast path first (see [`fast`]), read by [`EventMembers`] when it
+/// declines.
 struct EventSeed<'t> {
-    trace: &'t mut Trace,
+    trace: &'t RefCell<Trace>,
 }
 
 impl<'de> DeserializeSeed<'de> for EventSeed<'_> {
     type Value = ();
     fn deserialize<D: de::Deserializer<'de>>(self, d: D) -> std::result::Result<(), D::Error> {
-        d.deserialize_map(self)
+        d.deserialize_newtype_struct(RAW_HOOK_TOKEN, self)
     }
+}
+
+impl<'de> Visitor<'de> for EventSeed<'_> {
+    type Value = ();
+
+    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("an event (an object)")
+    }
+
+    /// The fast path read the event.
+    fn visit_unit<E: de::Error>(self) -> std::result::Result<(), E> {
+        Ok(())
+    }
+
+    fn visit_newtype_struct<D: de::Deserializer<'de>>(
+        self,
+        d: D,
+    ) -> std::result::Result<(), D::Error> {
+        d.deserialize_map(EventMembers { trace: self.trace })
+    }
+}
+
+/// The members of one event, through serde's visitors.
+struct EventMembers<'t> {
+    trace: &'t RefCell<Trace>,
 }
 
 #[derive(Clone, Copy)]
@@ -2463,7 +2674,7 @@ impl<'de> de::Deserialize<'de> for Field {
     }
 }
 
-impl<'de> Visitor<'de> for EventSeed<'_> {
+impl<'de> Visitor<'de> for EventMembers<'_> {
     type Value = ();
 
     fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
@@ -2471,17 +2682,11 @@ impl<'de> Visitor<'de> for EventSeed<'_> {
     }
 
     fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> std::result::Result<(), A::Error> {
-        let trace = self.trace;
+        let mut guard = self.trace.borrow_mut();
+        let trace = &mut *guard;
         trace.raw.clear();
         while let Some(field) = map.next_key::<Field>()? {
-            trace.raw.members += 1;
-            if let Some(key) = field.key() {
-                let bit = 1u32 << (field as u32);
-                if trace.raw.seen & bit != 0 && trace.raw.duplicate.is_none() {
-                    trace.raw.duplicate = Some(key);
-                }
-                trace.raw.seen |= bit;
-            }
+            trace.raw.member(field);
             match field {
                 Field::Ph => match map.next_value_seed(PhaseSeed)? {
                     Some(ph) => trace.raw.ph = Some(ph),
@@ -3164,6 +3369,111 @@ mod tests {
             JsonShape::NotJson(_)
         ));
         assert_eq!(sniff_json(&b"[{\"ph\": \"X\""[..]), JsonShape::Chrome);
+    }
+
+    #[test]
+    fn partition_from_any_hint() {
+        let items: Vec<Item> = [1, 2, 2, 3, 5, 5, 5, 8, 9]
+            .iter()
+            .map(|&t| Item {
+                name: 0,
+                len: 0,
+                at: 0,
+                start: t,
+                end: t,
+            })
+            .collect();
+        for n in 0..=items.len() {
+            let items = &items[..n];
+            for ts in 0..11 {
+                for hint in 0..=n + 2 {
+                    assert_eq!(
+                        partition_from(items, hint, |i| i.start <= ts),
+                        items.partition_point(|i| i.start <= ts),
+                        "{n} {ts} {hint}"
+                    );
+                    assert_eq!(
+                        partition_from(items, hint, |i| i.start < ts),
+                        items.partition_point(|i| i.start < ts),
+                        "{n} {ts} {hint}"
+                    );
+                }
+            }
+        }
+    }
+
+    /// The fast path reads what serde's visitors read, whatever the events look like and
+    /// wherever the read buffer cuts them, and leaves every malformed event to them, so that
+    /// errors are the same too.
+    #[test]
+    fn the_fast_path_reads_as_the_visitors() {
+        let shapes = [
+            r#"{"ph": "X", "cat": "cpu_op", "name": "aten::mm", "pid": 7, "tid": 8, "ts": 1712345678000.125, "dur": 3.5, "args": {"External id": 4, "Sequence number": -2, "grid": [64, 1, 1], "block": [ 128 , 1,1 ], "ratio": 0.25, "big": 18446744073709551615, "neg0": -0, "nested": {"a": [true, false, null, "x", 1e3, {}], "b": []}, "s": "text", "n": null, "t": true}}"#,
+            r#"{"ph": "s", "id": 17, "pid": 7, "tid": 8, "ts": 1712345678000.130, "cat": "ac2g", "name": "ac2g"}"#,
+            r#"{"ph": "f", "id": 17, "pid": 0, "tid": 7, "ts": 1712345678000.140, "cat": "ac2g", "name": "ac2g", "bp": "e"}"#,
+            r#"{"ph": "X", "cat": "kernel", "name": "k\"quoted\"", "pid": 0, "tid": 7, "ts": 1712345678000.140, "dur": 1, "args": {"correlation": 17, "device": 0}}"#,
+            r#"{"ph": "i", "s": "g", "name": "mark", "pid": "", "tid": "", "ts": 1712345678000}"#,
+            r#"{"ph": "B", "name": 12, "pid": 1.5, "tid": 9223372036854775808, "ts": "1712345678001", "args": {"é": "ü"}}"#,
+            r#"{"ph": "E", "pid": 1.5, "tid": 9223372036854775808, "ts": 1712345678002, "args": {"x": 1}}"#,
+            r#"{"ph": "b", "cat": "async", "name": "req", "id": "0x1", "pid": 1, "tid": 1, "ts": 1712345678003, "scope": "s"}"#,
+            r#"{"ph": "e", "cat": "async", "name": "req", "id2": {"local": "0x1"}, "pid": 1, "tid": 1, "ts": 1712345678004}"#,
+            r#"{"ph": "C", "name": "mem", "pid": 1, "ts": 1712345678005, "args": {"a": 1, "b": 2.5}, "id": 3}"#,
+            r#"{"ph": "X", "name": "bound", "pid": 1, "tid": 2, "ts": 1712345678006, "dur": 1, "bind_id": "0x9", "flow_out": true, "flow_in": false, "cat": null}"#,
+            r#"{"ph": "X", "name": "dup", "name": "dup2", "pid": 1, "tid": 2, "ts": 1712345678008, "dur": 0.001, "args": {"k": 1, "k": 2}, "args": {"m": [1,2]}, "other": {"deep": [[[[1]]]], "u": "\u0041"}}"#,
+            r#"{"ph": "M", "name": "thread_name", "pid": 1, "tid": 2, "args": {"name": "worker"}}"#,
+            r#"{"ph": "X", "name": "nulls", "pid": null, "tid": true, "ts": 1712345678009, "dur": null}"#,
+            r#"{}"#,
+            r#"{"ph": "P", "ts": 1, "pid": 1}"#,
+        ];
+        let mut text = String::from("{\"traceEvents\": [\n");
+        let mut k = 0usize;
+        while text.len() < 3 << 20 {
+            let shape = shapes[k % shapes.len()];
+            text.push_str(&" ".repeat(k % 7));
+            text.push_str(shape);
+            text.push_str(",\n");
+            k += 1;
+        }
+        text.push_str("{}]}\n");
+        let read = |t: &[u8], fast: bool| {
+            read_chrome_with(t, ChromeReadOptions::default().fast_events(fast))
+                .map_err(|e| e.to_string())
+        };
+        let fast = read(text.as_bytes(), true);
+        assert!(fast.is_ok(), "{:?}", fast.as_ref().err());
+        assert!(fast == read(text.as_bytes(), false));
+        // Malformed events past the first buffer: the same error, at the same place.
+        let at = text[(1 << 20) + 100..]
+            .find("{\"ph\": \"X\", \"cat\": \"cpu_op\"")
+            .unwrap()
+            + (1 << 20)
+            + 100;
+        for (from, to) in [
+            ("\"dur\": 3.5", "\"dur\": 3.5.1"),
+            ("\"dur\": 3.5", "\"dur\": true"),
+            ("\"dur\": 3.5", "\"dur\": 1e999999"),
+            ("\"ratio\": 0.25", "\"ratio\": 1e400"),
+            ("\"ratio\": 0.25", "\"ratio\": 01"),
+            ("\"s\": \"text\"", "\"s\": \"te\u{1}xt\""),
+            ("\"s\": \"text\"", "\"s\": \"te\\qxt\""),
+            ("\"ph\": \"X\"", "\"ph\": 1"),
+            ("\"ph\": \"X\"", "\"pf\": \"X\""),
+            ("\"ts\": 1712345678000.125", "\"ts\": null"),
+            ("\"t\": true", "\"t\": tru"),
+            ("\"block\": [ 128 , 1,1 ]", "\"block\": [ 128 , 1,1, ]"),
+            ("\"External id\": 4,", "\"External id\": 4"),
+            ("\"nested\": {", "\"nested\": {,"),
+        ] {
+            let mut bad = text.clone();
+            let i = at + bad[at..].find(from).unwrap();
+            bad.replace_range(i..i + from.len(), to);
+            let (fast, slow) = (read(bad.as_bytes(), true), read(bad.as_bytes(), false));
+            assert!(fast == slow, "{to}: {:?} / {:?}", fast.err(), slow.err());
+        }
+        let mut bad = text.clone().into_bytes();
+        bad[at + 40] = 0xff;
+        assert_eq!(read(&bad, true).err(), read(&bad, false).err());
+        assert!(read(&bad, true).is_err());
     }
 
     /// xprof's output names every device plane, also one whose lines are all empty and so not

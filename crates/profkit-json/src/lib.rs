@@ -9,9 +9,10 @@
 //! (non-negative integers as `u64`, negative ones as `i64`, others as correctly rounded `f64`,
 //! `-0` as `-0.0`), refuses nesting deeper than serde_json's default limit, and bounds strings.
 //! Every error carries its [`Location`]: the JSON path of the value it is about, byte offset,
-//! line and column. Two private newtype names give callers what serde's data model lacks: whole
-//! integer arrays in one call ([`U64_ARRAY_TOKEN`], [`U32_ARRAY_TOKEN`]) and numbers as written
-//! ([`RAW_NUMBER_TOKEN`]).
+//! line and column. Private newtype names give callers what serde's data model lacks: whole
+//! integer arrays in one call ([`U64_ARRAY_TOKEN`], [`U32_ARRAY_TOKEN`]), numbers as written
+//! ([`RAW_NUMBER_TOKEN`]), and objects offered to a [`RawHook`] of the caller's, which reads them
+//! straight from the read buffer or leaves them to the serde path ([`RAW_HOOK_TOKEN`]).
 //!
 //! ```
 //! use profkit_json::{ReadOptions, Reader};
@@ -39,6 +40,7 @@ mod reader;
 
 pub use error::{Error, Location, Result};
 pub use reader::{
-    DEFAULT_MAX_STRING_BYTES, DeError, MAX_DEPTH, RAW_NUMBER_TOKEN, ReadOptions, Reader,
-    U32_ARRAY_TOKEN, U64_ARRAY_TOKEN, from_reader, from_reader_with, from_slice, from_str,
+    DEFAULT_MAX_STRING_BYTES, DeError, MAX_DEPTH, Number, RAW_HOOK_TOKEN, RAW_NUMBER_TOKEN,
+    RawHook, RawRead, ReadOptions, Reader, U32_ARRAY_TOKEN, U64_ARRAY_TOKEN, from_reader,
+    from_reader_with, from_slice, from_str, number_at, number_text_len,
 };

@@ -49,6 +49,45 @@ pub const U32_ARRAY_TOKEN: &str = "$profkit_json::private::U32Array";
 /// microsecond timestamps with fractions exact, which a double cannot.
 pub const RAW_NUMBER_TOKEN: &str = "$profkit_json::private::RawNumber";
 
+/// The newtype name under which a type offers an object to the reader's [`RawHook`] (set with
+/// [`Reader::set_raw_hook`]) before it is read as usual: when the value is an object and a hook
+/// is set, the hook gets the buffered text from the `{` on, and if it reads the object there
+/// ([`RawRead::Read`]) the reader moves past it and calls the visitor's `visit_unit`; otherwise
+/// (no hook, another value, the hook declines) the visitor's `visit_newtype_struct` gets the
+/// reader, as with any other newtype. Other deserializers ignore the name.
+pub const RAW_HOOK_TOKEN: &str = "$profkit_json::private::RawHook";
+
+/// What a [`RawHook`] did with the text it was given.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum RawRead {
+    /// It read the value, which took `len` bytes, `newlines` of them line feeds, the last at
+    /// `last_newline` (the reader checks nothing in them: the hook vouches that they are valid
+    /// JSON that the usual path would have read without error).
+    Read {
+        /// How many bytes the value took.
+        len: usize,
+        /// How many of them are line feeds.
+        newlines: u64,
+        /// Where the last line feed is (from the start of the value; anything when `newlines`
+        /// is 0).
+        last_newline: usize,
+    },
+    /// The value goes on past the end of the text: the reader buffers more and calls again.
+    More,
+    /// It leaves the value to the usual path (which then reports any error, with its location).
+    Declined,
+}
+
+/// A reader of whole values straight from the read buffer, for a caller with a faster path for
+/// the values of one array than serde's visitors (see [`RAW_HOOK_TOKEN`]).
+pub trait RawHook {
+    /// Reads the value at the start of `text` (an object: `text` starts with `{`), which holds
+    /// everything buffered; `complete` says that no more can be buffered (the input ends, or the
+    /// buffer is full), so that [`RawRead::More`] is taken as [`RawRead::Declined`].
+    fn read(&mut self, text: &[u8], complete: bool) -> RawRead;
+}
+
 /// Settings of the reader.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 #[non_exhaustive]
@@ -288,6 +327,7 @@ pub struct Reader<R> {
     max_depth: usize,
     max_string: usize,
     open_top_array: bool,
+    hook: Option<Box<dyn RawHook>>,
 }
 
 /// How many bytes at the start of `bytes` a number takes, by the rule [`Reader::scan_number`]
@@ -351,6 +391,69 @@ fn check_number(s: &[u8]) -> Option<(bool, usize, bool)> {
     (i == s.len()).then_some((negative, int_end, is_float))
 }
 
+/// A JSON number's value as the reader gives it to a visitor.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum Number {
+    /// A non-negative integer up to `u64::MAX`.
+    U64(u64),
+    /// A negative integer down to `i64::MIN`.
+    I64(i64),
+    /// Any other number (fractions, exponents, `-0`, integers out of range), correctly rounded.
+    F64(f64),
+}
+
+/// The value of a number checked by [`check_number`].
+fn number_value(s: &[u8], negative: bool, int_end: usize, is_float: bool) -> Option<Number> {
+    if !is_float {
+        let mut magnitude = Some(0u64);
+        for &b in s.get(usize::from(negative)..int_end).unwrap_or_default() {
+            magnitude = magnitude
+                .and_then(|m| m.checked_mul(10))
+                .and_then(|m| m.checked_add(u64::from(b - b'0')));
+        }
+        if let Some(m) = magnitude {
+            if !negative {
+                return Some(Number::U64(m));
+            }
+            // As serde_json: -0 is the double -0.0, and what fits in i64 is an i64.
+            let neg = (m as i64).wrapping_neg();
+            if neg < 0 {
+                return Some(Number::I64(neg));
+            }
+        }
+    }
+    let text = std::str::from_utf8(s).ok()?;
+    match text.parse::<f64>() {
+        Ok(v) if v.is_finite() => Some(Number::F64(v)),
+        _ => None,
+    }
+}
+
+/// The number at the start of `bytes`, as this reader reads it: how many bytes it takes and its
+/// value. `None` when `bytes` does not start with a number this reader accepts (by the grammar,
+/// and finite), or when the number reaches the end of `bytes` (it may go on past them). For
+/// callers with a path of their own over the text (see [`RawHook`]) that must accept exactly what
+/// this reader accepts.
+pub fn number_at(bytes: &[u8]) -> Option<(usize, Number)> {
+    let len = number_run(bytes);
+    if len >= bytes.len() {
+        return None;
+    }
+    let s = bytes.get(..len)?;
+    let (negative, int_end, is_float) = check_number(s)?;
+    Some((len, number_value(s, negative, int_end, is_float)?))
+}
+
+/// How many bytes the number at the start of `bytes` takes when it is one by the grammar and
+/// ends before the end of `bytes` (the text [`RAW_NUMBER_TOKEN`] hands over, not converted).
+pub fn number_text_len(bytes: &[u8]) -> Option<usize> {
+    let len = number_run(bytes);
+    if len >= bytes.len() {
+        return None;
+    }
+    check_number(bytes.get(..len)?).map(|_| len)
+}
+
 fn is_digit(b: u8) -> bool {
     b.is_ascii_digit()
 }
@@ -379,7 +482,13 @@ impl<R: Read> Reader<R> {
             max_depth: options.max_depth.min(MAX_DEPTH),
             max_string: options.max_string_bytes,
             open_top_array: options.open_top_array,
+            hook: None,
         }
+    }
+
+    /// Sets the hook that values asked for under [`RAW_HOOK_TOKEN`] are offered to.
+    pub fn set_raw_hook(&mut self, hook: Box<dyn RawHook>) {
+        self.hook = Some(hook);
     }
 
     /// Reads the one value of the input, then checks that only whitespace follows.
@@ -522,19 +631,7 @@ impl<R: Read> Reader<R> {
         if self.eof {
             return Ok(false);
         }
-        // The keys of the path still in the buffer are copied out before it is overwritten.
-        let Reader {
-            buf, frames, depth, ..
-        } = self;
-        for frame in frames.iter_mut().take(*depth) {
-            if let KeyAt::Buffer(a, z) = frame.key_at {
-                frame.key.clear();
-                frame
-                    .key
-                    .extend_from_slice(buf.get(a..z).unwrap_or_default());
-                frame.key_at = KeyAt::Owned;
-            }
-        }
+        self.own_keys();
         self.base += self.end as u64;
         self.pos = 0;
         self.end = 0;
@@ -554,6 +651,86 @@ impl<R: Read> Reader<R> {
                     let reason = e.to_string();
                     return Err(DeError::new(Kind::Io(e), reason, Some(location)));
                 }
+            }
+        }
+    }
+
+    /// Copies the keys of the path still in the buffer out of it, before it is overwritten.
+    fn own_keys(&mut self) {
+        let Reader {
+            buf, frames, depth, ..
+        } = self;
+        for frame in frames.iter_mut().take(*depth) {
+            if let KeyAt::Buffer(a, z) = frame.key_at {
+                frame.key.clear();
+                frame
+                    .key
+                    .extend_from_slice(buf.get(a..z).unwrap_or_default());
+                frame.key_at = KeyAt::Owned;
+            }
+        }
+    }
+
+    /// Moves the unread bytes to the start of the buffer and reads until it is full or the input
+    /// ends.
+    #[cold]
+    fn compact_and_fill(&mut self) -> Result<(), DeError> {
+        self.own_keys();
+        self.buf.copy_within(self.pos..self.end, 0);
+        self.base += self.pos as u64;
+        self.end -= self.pos;
+        self.pos = 0;
+        while !self.eof && self.end < self.buf.len() {
+            let Some(room) = self.buf.get_mut(self.end..) else {
+                break;
+            };
+            match self.src.read(room) {
+                Ok(0) => self.eof = true,
+                Ok(n) => self.end = (self.end + n).min(self.buf.len()),
+                Err(e) if e.kind() == ErrorKind::Interrupted => {}
+                Err(e) => {
+                    let location = self.here();
+                    let reason = e.to_string();
+                    return Err(DeError::new(Kind::Io(e), reason, Some(location)));
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// Offers the object at the current position to the hook; returns whether it read it (and
+    /// the reader moved past it).
+    fn offer_to_hook(&mut self) -> Result<bool, DeError> {
+        let Some(mut hook) = self.hook.take() else {
+            return Ok(false);
+        };
+        let result = self.offer(hook.as_mut());
+        self.hook = Some(hook);
+        result
+    }
+
+    fn offer(&mut self, hook: &mut dyn RawHook) -> Result<bool, DeError> {
+        if self.skip_ws()? != Some(b'{') {
+            return Ok(false);
+        }
+        loop {
+            let text = self.buf.get(self.pos..self.end).unwrap_or_default();
+            let complete = self.eof || (self.pos == 0 && self.end == self.buf.len());
+            match hook.read(text, complete) {
+                RawRead::Read {
+                    len,
+                    newlines,
+                    last_newline,
+                } => {
+                    if newlines > 0 {
+                        self.line += newlines;
+                        self.line_start = self.offset() + last_newline as u64 + 1;
+                    }
+                    self.pos += len.min(text.len());
+                    return Ok(true);
+                }
+                RawRead::More if !complete => self.compact_and_fill()?,
+                RawRead::More | RawRead::Declined => return Ok(false),
             }
         }
     }
@@ -853,28 +1030,11 @@ impl<R: Read> Reader<R> {
             Some(_) => self.buf.get(at..at + len).unwrap_or_default(),
             None => self.scratch.as_slice(),
         };
-        if !is_float {
-            let mut magnitude = Some(0u64);
-            for &b in s.get(usize::from(negative)..int_end).unwrap_or_default() {
-                magnitude = magnitude
-                    .and_then(|m| m.checked_mul(10))
-                    .and_then(|m| m.checked_add(u64::from(b - b'0')));
-            }
-            if let Some(m) = magnitude {
-                if !negative {
-                    return visitor.visit_u64(m);
-                }
-                // As serde_json: -0 is the double -0.0, and what fits in i64 is an i64.
-                let neg = (m as i64).wrapping_neg();
-                if neg < 0 {
-                    return visitor.visit_i64(neg);
-                }
-            }
-        }
-        let text = std::str::from_utf8(s).unwrap_or_default();
-        match text.parse::<f64>() {
-            Ok(v) if v.is_finite() => visitor.visit_f64(v),
-            _ => Err(self.syntax("number out of range")),
+        match number_value(s, negative, int_end, is_float) {
+            Some(Number::U64(v)) => visitor.visit_u64(v),
+            Some(Number::I64(v)) => visitor.visit_i64(v),
+            Some(Number::F64(v)) => visitor.visit_f64(v),
+            None => Err(self.syntax("number out of range")),
         }
     }
 
@@ -1162,6 +1322,13 @@ impl<'de, R: Read> de::Deserializer<'de> for &mut Reader<R> {
             U64_ARRAY_TOKEN => (u64::MAX, INT),
             U32_ARRAY_TOKEN => (u64::from(u32::MAX), INDEX),
             RAW_NUMBER_TOKEN => return self.raw_number(visitor),
+            RAW_HOOK_TOKEN => {
+                return if self.offer_to_hook()? {
+                    visitor.visit_unit()
+                } else {
+                    visitor.visit_newtype_struct(self)
+                };
+            }
             _ => return visitor.visit_newtype_struct(self),
         };
         if self.skip_ws()? != Some(b'[') {
@@ -1612,6 +1779,114 @@ mod tests {
                 "s:x"
             ]
         );
+    }
+
+    #[test]
+    fn raw_hook() {
+        // A hook that takes objects written exactly `{"k": <digit>}` and declines the others.
+        struct Digits(std::rc::Rc<std::cell::RefCell<Vec<u8>>>);
+        impl RawHook for Digits {
+            fn read(&mut self, text: &[u8], _complete: bool) -> RawRead {
+                let want = br#"{"k": "#;
+                if text.len() < want.len() + 2 {
+                    return if want.starts_with(&text[..text.len().min(want.len())]) {
+                        RawRead::More
+                    } else {
+                        RawRead::Declined
+                    };
+                }
+                match (&text[..want.len()], text[want.len()], text[want.len() + 1]) {
+                    (w, d @ b'0'..=b'9', b'}') if w == want => {
+                        self.0.borrow_mut().push(d - b'0');
+                        RawRead::Read {
+                            len: want.len() + 2,
+                            newlines: 0,
+                            last_newline: 0,
+                        }
+                    }
+                    _ => RawRead::Declined,
+                }
+            }
+        }
+        struct Element(std::rc::Rc<std::cell::RefCell<Vec<u8>>>);
+        impl<'de> DeserializeSeed<'de> for Element {
+            type Value = ();
+            fn deserialize<D: de::Deserializer<'de>>(self, d: D) -> Result<(), D::Error> {
+                d.deserialize_newtype_struct(RAW_HOOK_TOKEN, self)
+            }
+        }
+        impl<'de> Visitor<'de> for Element {
+            type Value = ();
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("an element")
+            }
+            fn visit_unit<E: de::Error>(self) -> Result<(), E> {
+                Ok(())
+            }
+            fn visit_newtype_struct<D: de::Deserializer<'de>>(self, d: D) -> Result<(), D::Error> {
+                #[derive(serde::Deserialize)]
+                #[serde(deny_unknown_fields)]
+                struct K {
+                    k: u8,
+                }
+                let k = <K as de::Deserialize>::deserialize(d)?;
+                self.0.borrow_mut().push(k.k + 100);
+                Ok(())
+            }
+        }
+        struct All(std::rc::Rc<std::cell::RefCell<Vec<u8>>>);
+        impl<'de> DeserializeSeed<'de> for All {
+            type Value = ();
+            fn deserialize<D: de::Deserializer<'de>>(self, d: D) -> Result<(), D::Error> {
+                d.deserialize_seq(self)
+            }
+        }
+        impl<'de> Visitor<'de> for All {
+            type Value = ();
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("elements")
+            }
+            fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<(), A::Error> {
+                while seq.next_element_seed(Element(self.0.clone()))?.is_some() {}
+                Ok(())
+            }
+        }
+        let read = |text: &str, size: usize, hook: bool| {
+            let seen = std::rc::Rc::new(std::cell::RefCell::new(Vec::new()));
+            let mut reader = Reader::with_buffer(text.as_bytes(), ReadOptions::default(), size);
+            if hook {
+                reader.set_raw_hook(Box::new(Digits(seen.clone())));
+            }
+            let result = reader
+                .read_document_seed(All(seen.clone()))
+                .map_err(|e| e.to_string());
+            (result, seen.take())
+        };
+        let text = "[{\"k\": 1}, {\"k\": 22},\n {\"k\":3}, {\"k\": 4}, {\"k\": 5}]";
+        let (ok, seen) = read(text, 1 << 10, true);
+        assert_eq!(ok, Ok(()));
+        // Taken by the hook, or (not in its form) by the visitor (100 more).
+        assert_eq!(seen, [1, 122, 103, 4, 5]);
+        for size in 1..text.len() + 2 {
+            let (ok, hooked) = read(text, size, true);
+            assert_eq!(ok, Ok(()), "{size}");
+            assert_eq!(
+                hooked.iter().map(|k| k % 100).collect::<Vec<_>>(),
+                [1, 22, 3, 4, 5]
+            );
+        }
+        // An error after objects the hook took is where it is without the hook, whatever the
+        // buffer's size.
+        let bad = "[{\"k\": 1},\n {\"k\": 2}, {\"k\": 3, \"x\": 1}]";
+        let (without, _) = read(bad, 1 << 10, false);
+        assert!(
+            without
+                .as_ref()
+                .is_err_and(|e| e.contains("[2]") && e.contains("line 2"))
+        );
+        for size in 1..bad.len() + 2 {
+            assert_eq!(read(bad, size, true).0, without, "{size}");
+        }
     }
 
     #[test]

@@ -3,7 +3,8 @@
 //! The reader streams through profkit-json's parser, so it is checked against serde_json's: a text
 //! serde_json refuses, the reader refuses too (but for the one leniency the Trace Event Format asks
 //! for, a bare event array left open at the end). Refusals name a line within the text and a column
-//! (or 0 and 0 for the whole trace). Reading one byte per `read` gives the same import. What reads
+//! (or 0 and 0 for the whole trace). Reading one byte per `read` gives the same import, and so does
+//! reading every event through serde's visitors (the importer's fast path off), or the same error. What reads
 //! converts to an XSpace that validates without problems of the references kind, writes as Chrome
 //! trace JSON that is valid JSON, and that JSON reads back to a space writing the same lines. The
 //! lines may come in another order: the writer follows the order of the space's lines, which the
@@ -11,7 +12,7 @@
 //! threads by them).
 
 use profkit_convert::Error;
-use profkit_convert::chrome::{chrome_to_xspace, read_chrome};
+use profkit_convert::chrome::{ChromeReadOptions, chrome_to_xspace, read_chrome, read_chrome_with};
 use profkit_convert::trace_viewer::{TraceViewerOptions, write_space};
 use profkit_xplane::ProblemKind;
 
@@ -54,7 +55,19 @@ pub fn run(data: &[u8]) {
     let serde = serde_json::from_slice::<serde_json::Value>(data);
     let serde_ok = serde.is_ok();
     let streamed = read_chrome(OneByte(data));
-    let import = match chrome_to_xspace(data) {
+    let fast = chrome_to_xspace(data);
+    // The importer's fast path reads what serde's visitors read, and fails where they fail, with
+    // the same error.
+    let slow = read_chrome_with(data, ChromeReadOptions::default().fast_events(false));
+    match (&fast, &slow) {
+        (Ok(a), Ok(b)) => assert!(a == b, "the fast path reads another import"),
+        (a, b) => assert_eq!(
+            a.as_ref().err().map(ToString::to_string),
+            b.as_ref().err().map(ToString::to_string),
+            "the fast path and the visitors disagree"
+        ),
+    }
+    let import = match fast {
         Ok(import) => import,
         Err(e @ Error::Chrome { line, column, .. }) => {
             assert_eq!(
