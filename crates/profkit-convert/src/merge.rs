@@ -29,7 +29,7 @@ use std::io::{Read, Seek, SeekFrom, Write};
 use profkit_wire::{read_varint, split_tag};
 use profkit_xplane::constants::{TASK_ENV_PLANE_NAME, stats};
 use profkit_xplane::utils::merge_planes;
-use profkit_xplane::xview::XPlaneView;
+use profkit_xplane::xview::{Normalised, XPlaneView};
 use profkit_xplane::{
     PlaneBuilder, PlaneVisitor, RawSpaceItem, ReadOptions, SpaceItem, XLine, XPlane, XSpaceReader,
 };
@@ -41,6 +41,8 @@ use crate::error::Result;
 pub struct SpaceWriter<W: Write> {
     out: W,
     buf: Vec<u8>,
+    /// A normalised plane, reused from plane to plane.
+    scratch: Vec<u8>,
 }
 
 impl<W: Write> SpaceWriter<W> {
@@ -49,6 +51,7 @@ impl<W: Write> SpaceWriter<W> {
         SpaceWriter {
             out,
             buf: Vec::new(),
+            scratch: Vec::new(),
         }
     }
 
@@ -75,6 +78,22 @@ impl<W: Write> SpaceWriter<W> {
         self.field(1, body)
     }
 
+    /// Writes a viewed plane normalised, as [`plane`](Self::plane) writes what it decodes to: its
+    /// bytes copied when they are already that ([`XPlaneView::normalise`]).
+    pub fn plane_view(&mut self, plane: &XPlaneView<'_>) -> Result<Normalised> {
+        let mut body = std::mem::take(&mut self.scratch);
+        let result = plane.normalise(&mut body).map_err(Into::into);
+        let written = result.and_then(|how| {
+            let bytes = match how {
+                Normalised::Canonical => plane.bytes(),
+                Normalised::Rewritten { .. } => &body,
+            };
+            self.field(1, bytes).map(|()| how)
+        });
+        self.scratch = body;
+        written
+    }
+
     /// Writes a space item.
     pub fn item(&mut self, item: &SpaceItem) -> Result<()> {
         match item {
@@ -92,9 +111,43 @@ impl<W: Write> SpaceWriter<W> {
     }
 }
 
-/// Copies an encoded XSpace item by item, re-encoded (unknown fields are dropped, as decoding
-/// drops them). `progress` is told the bytes read after each item. Returns the number of planes.
+/// Copies an encoded XSpace item by item, normalised: each item as decoding and encoding it again
+/// writes it (unknown fields dropped, as decoding drops them; fields in field-number order;
+/// defaults left out; map entries in key order). A plane, or a line of it, already written that
+/// way is copied as it is rather than decoded ([`XPlaneView::normalise`]); the output is the same.
+/// `progress` is told the bytes read after each item. Returns the number of planes.
 pub fn reencode<R: Read, W: Write>(
+    input: R,
+    output: W,
+    options: ReadOptions,
+    mut progress: Option<&mut dyn FnMut(u64)>,
+) -> Result<usize> {
+    let mut reader = XSpaceReader::new(input, options);
+    let mut writer = SpaceWriter::new(output);
+    let mut planes = 0;
+    loop {
+        let before = reader.offset();
+        let Some(item) = reader.next_raw() else { break };
+        match item? {
+            RawSpaceItem::Plane(plane) => {
+                planes += 1;
+                writer.plane_view(&plane.view()?)?;
+            }
+            RawSpaceItem::Error(s) => writer.item(&SpaceItem::Error(s))?,
+            RawSpaceItem::Warning(s) => writer.item(&SpaceItem::Warning(s))?,
+            RawSpaceItem::Hostname(s) => writer.item(&SpaceItem::Hostname(s))?,
+        }
+        if let Some(report) = progress.as_mut() {
+            report(reader.offset() - before);
+        }
+    }
+    writer.finish()?;
+    Ok(planes)
+}
+
+/// [`reencode`] by decoding every plane and encoding it again: the same output, slower and with
+/// a decoded plane in memory. Kept as the reference that `reencode`'s copying is tested against.
+pub fn reencode_decoded<R: Read, W: Write>(
     input: R,
     output: W,
     options: ReadOptions,
