@@ -637,6 +637,98 @@ mod tests {
         }
     }
 
+    /// The normalising rewrite keeps items in file order, copies what is canonical, and writes
+    /// what decoding and encoding writes for the rest (here: an unknown field in the space, and
+    /// the plane's maps in reverse key order, as TensorFlow's C++ may write them).
+    #[test]
+    fn reencode_copies_canonical_planes_and_normalises_the_rest() {
+        let canonical = plane().encode_to_vec();
+        let mut reversed = Vec::new();
+        {
+            use prost::encoding::{WireType, encode_key, encode_varint};
+            let entry = |key: i64, value: Vec<u8>, out: &mut Vec<u8>| {
+                let mut body = Vec::new();
+                encode_key(1, WireType::Varint, &mut body);
+                encode_varint(key as u64, &mut body);
+                encode_key(2, WireType::LengthDelimited, &mut body);
+                encode_varint(value.len() as u64, &mut body);
+                body.extend(value);
+                encode_varint(body.len() as u64, out);
+                out.extend(body);
+            };
+            let p = plane();
+            reversed.extend([0x08, 7, 0x12, 13]);
+            reversed.extend(b"/device:GPU:3");
+            for line in &p.lines {
+                encode_key(3, WireType::LengthDelimited, &mut reversed);
+                encode_varint(line.encoded_len() as u64, &mut reversed);
+                line.encode(&mut reversed).unwrap();
+            }
+            let md = |key: i64, name: &str| XStatMetadata {
+                id: key,
+                name: name.into(),
+                ..XStatMetadata::default()
+            };
+            for (key, name) in [(9, "b"), (2, "a")] {
+                reversed.push(0x2a);
+                entry(key, md(key, name).encode_to_vec(), &mut reversed);
+            }
+        }
+        let mut input = Vec::new();
+        let mut item = |number: u32, body: &[u8]| {
+            prost::encoding::encode_key(
+                number,
+                prost::encoding::WireType::LengthDelimited,
+                &mut input,
+            );
+            prost::encoding::encode_varint(body.len() as u64, &mut input);
+            input.extend_from_slice(body);
+        };
+        item(4, b"host");
+        item(1, &canonical);
+        item(15, b"unknown");
+        item(1, &reversed);
+        item(2, b"error");
+        let (mut fast, mut slow) = (Vec::new(), Vec::new());
+        let mut read = 0;
+        let mut progress = |n: u64| read += n;
+        let planes = reencode(
+            &input[..],
+            &mut fast,
+            ReadOptions::default(),
+            Some(&mut progress),
+        )
+        .unwrap();
+        assert_eq!(planes, 2);
+        assert_eq!(read, input.len() as u64);
+        reencode_decoded(&input[..], &mut slow, ReadOptions::default(), None).unwrap();
+        assert_eq!(fast, slow);
+        // The host name first, then the first plane as it was.
+        assert_eq!(fast.get(..6), Some(&b"\x22\x04host"[..]));
+        assert!(fast.windows(canonical.len()).any(|w| w == canonical));
+        let space = profkit_xplane::decode(fast).unwrap();
+        assert_eq!(
+            space.planes[1].stat_metadata.keys().collect::<Vec<_>>(),
+            [&2, &9]
+        );
+        // A damaged plane fails alike, after the same items.
+        // (the second plane's stat metadata named "b" gets an invalid UTF-8 name)
+        let mut damaged = input.clone();
+        let at = damaged.windows(3).position(|w| w == b"\x12\x01b").unwrap();
+        damaged[at + 2] = 0xff;
+        let (mut fast, mut slow) = (Vec::new(), Vec::new());
+        let fast_error = reencode(&damaged[..], &mut fast, ReadOptions::default(), None)
+            .map_err(|e| e.to_string());
+        let slow_error = reencode_decoded(&damaged[..], &mut slow, ReadOptions::default(), None)
+            .map_err(|e| e.to_string());
+        assert!(
+            fast_error.as_ref().is_err_and(|e| e.contains("UTF-8")),
+            "{fast_error:?}"
+        );
+        assert_eq!(fast_error, slow_error);
+        assert_eq!(fast, slow);
+    }
+
     #[test]
     fn fields_refuse_groups_and_truncation() {
         assert_eq!(fields(&[0x08, 0x01]).map(|f| f.len()), Some(1));
