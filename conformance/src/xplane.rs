@@ -9,11 +9,14 @@
 //! JSON view reads back to the same space, the streaming reader agrees with the whole-file
 //! decoder, the summary `profkit report` builds through views equals the one of the event model,
 //! and an input the decoder rejects is rejected by the streaming reader (and by the trace viewer
-//! conversion and the summary's walk through views) with the same error.
+//! conversion and the summary's walk through views) with the same error. `convert --to xspace`,
+//! which copies planes and lines already in canonical encoding, writes exactly the bytes of
+//! decoding and encoding every plane, or fails with the same error.
 
 use std::path::Path;
 
 use profkit_convert::events::{xspace_forest, xspace_to_recording};
+use profkit_convert::merge::{reencode, reencode_decoded};
 use profkit_convert::trace_viewer::{self, TraceViewerOptions};
 use profkit_events::report::summary::{
     Forest, SortedKey, Summary as ReportSummary, SummaryOptions,
@@ -81,6 +84,7 @@ impl Format for XPlaneFormat {
 /// The outputs for one encoded XSpace (see the module documentation).
 pub fn run_bytes(bytes: &[u8]) -> Result<Outputs, String> {
     let mut outputs = Outputs::new();
+    check_reencode(bytes)?;
     let space = match decode(bytes.to_vec()) {
         Ok(space) => space,
         Err(error) => {
@@ -156,6 +160,37 @@ pub fn run_bytes(bytes: &[u8]) -> Result<Outputs, String> {
     outputs.insert("summary.json".into(), format!("{summary}\n").into_bytes());
     outputs.insert("chrome.json".into(), chrome(bytes, &space)?);
     Ok(outputs)
+}
+
+/// `convert --to xspace` (`reencode`, which copies what is already canonical) writes the bytes of
+/// decoding and encoding every plane (`reencode_decoded`), or fails with the same error.
+pub fn check_reencode(bytes: &[u8]) -> Result<(), String> {
+    let run = |fast: bool| {
+        let mut out = Vec::new();
+        let input = std::io::Cursor::new(bytes);
+        let options = ReadOptions::default();
+        let planes = if fast {
+            reencode(input, &mut out, options, None)
+        } else {
+            reencode_decoded(input, &mut out, options, None)
+        };
+        (planes.map_err(|e| e.to_string()), out)
+    };
+    let (fast, fast_out) = run(true);
+    let (slow, slow_out) = run(false);
+    if fast != slow {
+        return Err(format!(
+            "reencode and decoding every plane disagree:\n  reencode: {fast:?}\n  decoded: {slow:?}"
+        ));
+    }
+    if fast_out != slow_out {
+        return Err(format!(
+            "reencode writes other bytes than decoding every plane ({} against {} bytes)",
+            fast_out.len(),
+            slow_out.len()
+        ));
+    }
+    Ok(())
 }
 
 /// The summary of the space's trees built through views (what `profkit report` prints) must be

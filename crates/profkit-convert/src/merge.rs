@@ -29,7 +29,7 @@ use std::io::{Read, Seek, SeekFrom, Write};
 use profkit_wire::{read_varint, split_tag};
 use profkit_xplane::constants::{TASK_ENV_PLANE_NAME, stats};
 use profkit_xplane::utils::merge_planes;
-use profkit_xplane::xview::XPlaneView;
+use profkit_xplane::xview::{Normalised, XPlaneView};
 use profkit_xplane::{
     PlaneBuilder, PlaneVisitor, RawSpaceItem, ReadOptions, SpaceItem, XLine, XPlane, XSpaceReader,
 };
@@ -41,6 +41,8 @@ use crate::error::Result;
 pub struct SpaceWriter<W: Write> {
     out: W,
     buf: Vec<u8>,
+    /// A normalised plane, reused from plane to plane.
+    scratch: Vec<u8>,
 }
 
 impl<W: Write> SpaceWriter<W> {
@@ -49,6 +51,7 @@ impl<W: Write> SpaceWriter<W> {
         SpaceWriter {
             out,
             buf: Vec::new(),
+            scratch: Vec::new(),
         }
     }
 
@@ -75,6 +78,22 @@ impl<W: Write> SpaceWriter<W> {
         self.field(1, body)
     }
 
+    /// Writes a viewed plane normalised, as [`plane`](Self::plane) writes what it decodes to: its
+    /// bytes copied when they are already that ([`XPlaneView::normalise`]).
+    pub fn plane_view(&mut self, plane: &XPlaneView<'_>) -> Result<Normalised> {
+        let mut body = std::mem::take(&mut self.scratch);
+        let result = plane.normalise(&mut body).map_err(Into::into);
+        let written = result.and_then(|how| {
+            let bytes = match how {
+                Normalised::Canonical => plane.bytes(),
+                Normalised::Rewritten { .. } => &body,
+            };
+            self.field(1, bytes).map(|()| how)
+        });
+        self.scratch = body;
+        written
+    }
+
     /// Writes a space item.
     pub fn item(&mut self, item: &SpaceItem) -> Result<()> {
         match item {
@@ -92,9 +111,43 @@ impl<W: Write> SpaceWriter<W> {
     }
 }
 
-/// Copies an encoded XSpace item by item, re-encoded (unknown fields are dropped, as decoding
-/// drops them). `progress` is told the bytes read after each item. Returns the number of planes.
+/// Copies an encoded XSpace item by item, normalised: each item as decoding and encoding it again
+/// writes it (unknown fields dropped, as decoding drops them; fields in field-number order;
+/// defaults left out; map entries in key order). A plane, or a line of it, already written that
+/// way is copied as it is rather than decoded ([`XPlaneView::normalise`]); the output is the same.
+/// `progress` is told the bytes read after each item. Returns the number of planes.
 pub fn reencode<R: Read, W: Write>(
+    input: R,
+    output: W,
+    options: ReadOptions,
+    mut progress: Option<&mut dyn FnMut(u64)>,
+) -> Result<usize> {
+    let mut reader = XSpaceReader::new(input, options);
+    let mut writer = SpaceWriter::new(output);
+    let mut planes = 0;
+    loop {
+        let before = reader.offset();
+        let Some(item) = reader.next_raw() else { break };
+        match item? {
+            RawSpaceItem::Plane(plane) => {
+                planes += 1;
+                writer.plane_view(&plane.view()?)?;
+            }
+            RawSpaceItem::Error(s) => writer.item(&SpaceItem::Error(s))?,
+            RawSpaceItem::Warning(s) => writer.item(&SpaceItem::Warning(s))?,
+            RawSpaceItem::Hostname(s) => writer.item(&SpaceItem::Hostname(s))?,
+        }
+        if let Some(report) = progress.as_mut() {
+            report(reader.offset() - before);
+        }
+    }
+    writer.finish()?;
+    Ok(planes)
+}
+
+/// [`reencode`] by decoding every plane and encoding it again: the same output, slower and with
+/// a decoded plane in memory. Kept as the reference that `reencode`'s copying is tested against.
+pub fn reencode_decoded<R: Read, W: Write>(
     input: R,
     output: W,
     options: ReadOptions,
@@ -582,6 +635,98 @@ mod tests {
             let decoded = device_plane(&bytes, &edit, false).unwrap();
             assert_eq!(copied, decoded, "shift {shift_ns}");
         }
+    }
+
+    /// The normalising rewrite keeps items in file order, copies what is canonical, and writes
+    /// what decoding and encoding writes for the rest (here: an unknown field in the space, and
+    /// the plane's maps in reverse key order, as TensorFlow's C++ may write them).
+    #[test]
+    fn reencode_copies_canonical_planes_and_normalises_the_rest() {
+        let canonical = plane().encode_to_vec();
+        let mut reversed = Vec::new();
+        {
+            use prost::encoding::{WireType, encode_key, encode_varint};
+            let entry = |key: i64, value: Vec<u8>, out: &mut Vec<u8>| {
+                let mut body = Vec::new();
+                encode_key(1, WireType::Varint, &mut body);
+                encode_varint(key as u64, &mut body);
+                encode_key(2, WireType::LengthDelimited, &mut body);
+                encode_varint(value.len() as u64, &mut body);
+                body.extend(value);
+                encode_varint(body.len() as u64, out);
+                out.extend(body);
+            };
+            let p = plane();
+            reversed.extend([0x08, 7, 0x12, 13]);
+            reversed.extend(b"/device:GPU:3");
+            for line in &p.lines {
+                encode_key(3, WireType::LengthDelimited, &mut reversed);
+                encode_varint(line.encoded_len() as u64, &mut reversed);
+                line.encode(&mut reversed).unwrap();
+            }
+            let md = |key: i64, name: &str| XStatMetadata {
+                id: key,
+                name: name.into(),
+                ..XStatMetadata::default()
+            };
+            for (key, name) in [(9, "b"), (2, "a")] {
+                reversed.push(0x2a);
+                entry(key, md(key, name).encode_to_vec(), &mut reversed);
+            }
+        }
+        let mut input = Vec::new();
+        let mut item = |number: u32, body: &[u8]| {
+            prost::encoding::encode_key(
+                number,
+                prost::encoding::WireType::LengthDelimited,
+                &mut input,
+            );
+            prost::encoding::encode_varint(body.len() as u64, &mut input);
+            input.extend_from_slice(body);
+        };
+        item(4, b"host");
+        item(1, &canonical);
+        item(15, b"unknown");
+        item(1, &reversed);
+        item(2, b"error");
+        let (mut fast, mut slow) = (Vec::new(), Vec::new());
+        let mut read = 0;
+        let mut progress = |n: u64| read += n;
+        let planes = reencode(
+            &input[..],
+            &mut fast,
+            ReadOptions::default(),
+            Some(&mut progress),
+        )
+        .unwrap();
+        assert_eq!(planes, 2);
+        assert_eq!(read, input.len() as u64);
+        reencode_decoded(&input[..], &mut slow, ReadOptions::default(), None).unwrap();
+        assert_eq!(fast, slow);
+        // The host name first, then the first plane as it was.
+        assert_eq!(fast.get(..6), Some(&b"\x22\x04host"[..]));
+        assert!(fast.windows(canonical.len()).any(|w| w == canonical));
+        let space = profkit_xplane::decode(fast).unwrap();
+        assert_eq!(
+            space.planes[1].stat_metadata.keys().collect::<Vec<_>>(),
+            [&2, &9]
+        );
+        // A damaged plane fails alike, after the same items.
+        // (the second plane's stat metadata named "b" gets an invalid UTF-8 name)
+        let mut damaged = input.clone();
+        let at = damaged.windows(3).position(|w| w == b"\x12\x01b").unwrap();
+        damaged[at + 2] = 0xff;
+        let (mut fast, mut slow) = (Vec::new(), Vec::new());
+        let fast_error = reencode(&damaged[..], &mut fast, ReadOptions::default(), None)
+            .map_err(|e| e.to_string());
+        let slow_error = reencode_decoded(&damaged[..], &mut slow, ReadOptions::default(), None)
+            .map_err(|e| e.to_string());
+        assert!(
+            fast_error.as_ref().is_err_and(|e| e.contains("UTF-8")),
+            "{fast_error:?}"
+        );
+        assert_eq!(fast_error, slow_error);
+        assert_eq!(fast, slow);
     }
 
     #[test]

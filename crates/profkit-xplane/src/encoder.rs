@@ -224,11 +224,21 @@ impl Writer<'_> {
     }
 
     fn plane_body(&mut self, plane: &XPlane) {
-        self.int(1, plane.id as u64);
-        self.bytes(2, plane.name.as_bytes());
+        self.plane_head(plane);
         for line in &plane.lines {
             self.line(line);
         }
+        self.plane_tail(plane);
+    }
+
+    /// The fields of a plane before its lines: id and name.
+    fn plane_head(&mut self, plane: &XPlane) {
+        self.int(1, plane.id as u64);
+        self.bytes(2, plane.name.as_bytes());
+    }
+
+    /// The fields of a plane after its lines: the metadata maps and the plane's stats.
+    fn plane_tail(&mut self, plane: &XPlane) {
         for (key, md) in &plane.event_metadata {
             let value_len = event_metadata_len(md);
             self.header(4, entry_len(*key, value_len));
@@ -369,5 +379,42 @@ pub(crate) fn encode_string_entry(number: u8, s: &str, out: &mut Vec<u8>) {
         sizes: [].iter(),
     };
     w.len_field(number, s.as_bytes());
+    *out = w.out;
+}
+
+/// Appends the part of `plane`'s body that precedes its lines (id, name), as [`encode_plane`]
+/// writes it; with [`encode_line_entry`] and [`encode_plane_tail`] a plane is written around
+/// lines that are copied rather than encoded. `plane.lines` is not read.
+pub(crate) fn encode_plane_head(plane: &XPlane, out: &mut Vec<u8>) {
+    let mut w = Writer {
+        out: std::mem::take(out),
+        sizes: [].iter(),
+    };
+    w.plane_head(plane);
+    *out = w.out;
+}
+
+/// Appends the part of `plane`'s body that follows its lines (metadata maps, plane stats), as
+/// [`encode_plane`] writes it. `plane.lines` is not read.
+pub(crate) fn encode_plane_tail(plane: &XPlane, out: &mut Vec<u8>) {
+    let mut w = Writer {
+        out: std::mem::take(out),
+        sizes: [].iter(),
+    };
+    w.plane_tail(plane);
+    *out = w.out;
+}
+
+/// Appends `line` as one element of `XPlane.lines` (key, length, body), as [`encode_plane`]
+/// writes it. `sizes` is scratch space, kept by the caller to be reused.
+pub(crate) fn encode_line_entry(line: &XLine, out: &mut Vec<u8>, sizes: &mut Vec<usize>) {
+    sizes.clear();
+    let len = measure_line(line, sizes);
+    out.reserve(field_len(len));
+    let mut w = Writer {
+        out: std::mem::take(out),
+        sizes: sizes.iter(),
+    };
+    w.line(line);
     *out = w.out;
 }

@@ -8,7 +8,8 @@
 //! it through a zero-copy [`XSpaceView`] ([`xview`]) rather than decoding it: nothing is built,
 //! and the walk is several times faster than a decode; [`PlaneViewVisitor`] gives a viewed plane
 //! the visitor's resolved API. To write a space without holding it, hand its planes one at a
-//! time to an [`XSpaceWriter`].
+//! time to an [`XSpaceWriter`]; to rewrite a viewed plane as decoding and encoding it would,
+//! without decoding what is already written that way, use [`XPlaneView::normalise`].
 //!
 //! ```
 //! use profkit_xplane::{PlaneBuilder, PlaneVisitor, XSpace, decode, encode};

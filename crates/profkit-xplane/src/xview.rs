@@ -63,6 +63,10 @@ use crate::proto::{
 use crate::visitor::{self, StatValueRef};
 use crate::wire::{self, MAX_GROUP_DEPTH, Msg};
 
+mod normalise;
+
+pub use normalise::Normalised;
+
 /// The lazy walk found a fault; the error itself is made by locating the first fault of the root.
 #[derive(Clone, Copy, Debug)]
 struct Bad;

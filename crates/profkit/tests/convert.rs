@@ -170,6 +170,30 @@ fn every_format_converts_to_chrome_and_xspace() {
     }
 }
 
+/// `convert --to xplane` of an XSpace writes the bytes of decoding and encoding it: what is
+/// already in that encoding is copied (the lines of real profiles, whose maps are in hash order),
+/// the rest normalised (unknown fields dropped).
+#[test]
+fn xspace_to_xspace_is_decode_and_encode() {
+    let dir = scratch("reencode");
+    for case in [
+        "real-tf-fit",
+        "real-jax-nested",
+        "unknown-fields",
+        "all-fields",
+    ] {
+        let input = repo(&format!("conformance/xplane/{case}/input.xplane.pb"));
+        let out = dir.join(format!("{case}.xplane.pb"));
+        let run = profkit(&["convert", arg(&input), arg(&out), "--to", "xplane"], None);
+        assert!(run.status.success(), "{case}: {}", text(&run.stderr));
+        let space = profkit_xplane::read_file(&input, Default::default()).unwrap();
+        assert!(
+            std::fs::read(&out).unwrap() == profkit_xplane::encode(&space),
+            "{case}"
+        );
+    }
+}
+
 #[test]
 fn poplar_execution_takes_its_graph_as_a_second_input() {
     let dir = scratch("poplar");

@@ -1,9 +1,11 @@
 //! Target `xplane_roundtrip`: an XSpace built from fuzzer bytes (see [`super::generate`]) is
 //! encoded, then decoded whole and by the streaming reader, and read back from its canonical
-//! JSON view; every way back must give the same space.
+//! JSON view; every way back must give the same space. What `encode` writes is canonical, so the
+//! normalising rewrite (`reencode`) copies every plane of it and gives back the same bytes.
 
 use arbitrary::Unstructured;
-use profkit_xplane::{ReadOptions, XSpace, XSpaceReader, decode, encode, view, x_stat};
+use profkit_xplane::xview::Normalised;
+use profkit_xplane::{ReadOptions, XSpace, XSpaceReader, XSpaceView, decode, encode, view, x_stat};
 
 use super::generate;
 
@@ -43,6 +45,29 @@ pub fn run(data: &[u8]) {
     );
 
     super::decode::check_space(&decoded);
+
+    // What `encode` writes is canonical: every plane is copied by the normalising rewrite, which
+    // gives back the input.
+    let view =
+        XSpaceView::new(&bytes).unwrap_or_else(|e| panic!("a view of an encoded XSpace: {e}"));
+    for plane in view.planes() {
+        let plane = plane.unwrap_or_else(|e| panic!("a plane of an encoded XSpace: {e}"));
+        let how = plane
+            .normalise(&mut Vec::new())
+            .unwrap_or_else(|e| panic!("normalising a plane of an encoded XSpace: {e}"));
+        assert_eq!(
+            how,
+            Normalised::Canonical,
+            "a plane `encode` wrote is not found canonical"
+        );
+    }
+    let mut rewritten = Vec::new();
+    profkit_convert::merge::reencode(&bytes[..], &mut rewritten, ReadOptions::default(), None)
+        .unwrap_or_else(|e| panic!("reencode of an encoded XSpace: {e}"));
+    assert!(
+        rewritten == bytes,
+        "reencode does not give back an encoded XSpace"
+    );
 }
 
 /// The space `data` builds, for reading a failing input.

@@ -7,11 +7,14 @@
 //! decoded planes, and the view's materialisation with both. `profkit report`'s summary through
 //! views must equal the one of the decoded space's event model, or fail with decode's error. The
 //! visitor over each plane's view must answer as the visitor over the decoded plane (or fail with
-//! decode's error), and the plane-by-plane writer must write `encode`'s bytes.
+//! decode's error), and the plane-by-plane writer must write `encode`'s bytes. `reencode` (which
+//! copies what is already in canonical encoding) must write what decoding and encoding every
+//! plane writes, or fail alike.
 
 use std::collections::BTreeMap;
 
 use profkit_convert::events::{xspace_forest, xspace_to_recording};
+use profkit_convert::merge::{reencode, reencode_decoded};
 use profkit_events::report::summary::{Forest, Summary as ReportSummary, SummaryOptions};
 use profkit_xplane::summary::Summary;
 use profkit_xplane::validate;
@@ -119,6 +122,22 @@ pub fn run(data: &[u8]) {
         _ => {}
     }
     streamed(data);
+    reencode_agrees(data);
+}
+
+/// `reencode` (what `convert --to xspace` runs), which copies planes and lines already in
+/// canonical encoding, writes the bytes of decoding and encoding every plane, or fails with the
+/// same error after writing the same items.
+pub fn reencode_agrees(data: &[u8]) {
+    let options = ReadOptions::default();
+    let (mut fast_out, mut slow_out) = (Vec::new(), Vec::new());
+    let fast = reencode(data, &mut fast_out, options, None).map_err(|e| format!("{e:?}"));
+    let slow = reencode_decoded(data, &mut slow_out, options, None).map_err(|e| format!("{e:?}"));
+    assert_eq!(fast, slow, "reencode and decoding every plane disagree");
+    assert!(
+        fast_out == slow_out,
+        "reencode writes other bytes than decoding every plane"
+    );
 }
 
 /// The summary and validation of the view equal those of the decoded space.
