@@ -160,11 +160,7 @@ impl<'a> Fields<'a> {
     /// The next tag as (field number, wire type); field numbers 0 and past the largest are refused.
     #[inline(always)]
     fn tag(&mut self) -> Walk<(u64, u8)> {
-        let (number, wire_type) = split_tag(self.varint()?);
-        if number == 0 || number > MAX_FIELD_NUMBER {
-            return Err(Bad);
-        }
-        Ok((number, wire_type))
+        checked_tag(self.varint()?)
     }
 
     #[inline(always)]
@@ -251,6 +247,25 @@ impl<'a> Fields<'a> {
             _ => Err(Bad),
         }
     }
+}
+
+/// A key (a tag's varint) as (field number, wire type); field numbers 0 and past the largest are
+/// refused. The loops below match a key against the one-byte tags of the fields they read: a key
+/// written in more bytes than it needs (`0x88 0x00` for `0x08`) is the same key, and is read as
+/// its field, as protobuf parsers read it.
+#[inline(always)]
+fn checked_tag(key: u64) -> Walk<(u64, u8)> {
+    let (number, wire_type) = split_tag(key);
+    if number == 0 || number > MAX_FIELD_NUMBER {
+        return Err(Bad);
+    }
+    Ok((number, wire_type))
+}
+
+/// The one-byte tag a key is, or 0 (no field's) for a key past one byte.
+#[inline(always)]
+fn key_byte(key: u64) -> u8 {
+    u8::try_from(key).ok().filter(|&k| k < 0x80).unwrap_or(0)
 }
 
 /// The tag byte of field `number` with `wire_type`, for fields numbered below 16.
@@ -665,13 +680,13 @@ impl<'a> Scan<'a> {
             return None;
         }
         let step = (|| {
-            while let Some(&first) = self.fields.buf.get(self.fields.pos) {
-                if first == tag {
-                    self.fields.pos += 1;
+            while !self.fields.at_end() {
+                let key = self.fields.varint()?;
+                if key_byte(key) == tag {
                     let body = self.fields.bytes()?;
                     return parse(self.root, body).map(Some);
                 }
-                let (number, wire_type) = self.fields.tag()?;
+                let (number, wire_type) = checked_tag(key)?;
                 self.fields.other(msg, number, wire_type)?;
             }
             Ok(None)
@@ -755,15 +770,15 @@ impl<'a> XLineView<'a> {
             events: 0,
         };
         let mut f = Fields::new(body);
-        while let Some(&first) = f.buf.get(f.pos) {
+        while !f.at_end() {
+            let key = f.varint()?;
             // Events make up almost all of a line: skip them first.
-            if first == T4_LEN {
-                f.pos += 1;
+            if key_byte(key) == T4_LEN {
                 f.bytes()?;
                 line.events += 1;
                 continue;
             }
-            match f.tag()? {
+            match checked_tag(key)? {
                 (1, VARINT) => line.id = f.varint()? as i64,
                 (10, VARINT) => line.display_id = f.varint()? as i64,
                 (2, LEN) => line.name = f.str()?,
@@ -848,14 +863,14 @@ impl<'a> XLineView<'a> {
         // what `decode` spends its time in.
         let mut f = Fields::new(self.body);
         let walked = (|| {
-            while let Some(&first) = f.buf.get(f.pos) {
-                if first == T4_LEN {
-                    f.pos += 1;
+            while !f.at_end() {
+                let key = f.varint()?;
+                if key_byte(key) == T4_LEN {
                     let body = f.bytes()?;
                     line.events.push(owned_event(body, owner)?);
                     continue;
                 }
-                let (number, wire_type) = f.tag()?;
+                let (number, wire_type) = checked_tag(key)?;
                 f.other(Msg::Line, number, wire_type)?;
             }
             Ok(())
@@ -882,13 +897,13 @@ fn owned_event(body: &[u8], owner: Option<&bytes::Bytes>) -> Walk<XEvent> {
     )?;
     let mut stats = Vec::with_capacity(view.stat_count());
     let mut f = Fields::new(view.stats);
-    while let Some(&first) = f.buf.get(f.pos) {
-        if first == T4_LEN {
-            f.pos += 1;
+    while !f.at_end() {
+        let key = f.varint()?;
+        if key_byte(key) == T4_LEN {
             stats.push(XStatView::decode(f.bytes()?)?.owned_with(owner));
             continue;
         }
-        let (number, wire_type) = f.tag()?;
+        let (number, wire_type) = checked_tag(key)?;
         f.other(Msg::Event, number, wire_type)?;
     }
     Ok(XEvent {
@@ -950,9 +965,10 @@ impl<'a> XEventView<'a> {
         };
         let mut f = Fields::new(body);
         let mut first_stat = None;
-        while let Some(&first) = f.buf.get(f.pos) {
-            f.pos += 1;
-            match first {
+        while !f.at_end() {
+            let at = f.pos;
+            let key = f.varint()?;
+            match key_byte(key) {
                 T1_VARINT => event.metadata_id = f.varint()? as i64,
                 T2_VARINT => {
                     event.data = Some(x_event::Data::OffsetPs(f.varint()? as i64));
@@ -963,14 +979,13 @@ impl<'a> XEventView<'a> {
                 }
                 T4_LEN => {
                     if first_stat.is_none() {
-                        first_stat = Some(f.pos - 1);
+                        first_stat = Some(at);
                     }
                     f.bytes()?;
                     event.stat_count = event.stat_count.saturating_add(1);
                 }
                 _ => {
-                    f.pos -= 1;
-                    let (number, wire_type) = f.tag()?;
+                    let (number, wire_type) = checked_tag(key)?;
                     f.other(Msg::Event, number, wire_type)?;
                 }
             }
@@ -1103,9 +1118,9 @@ impl<'a> XStatView<'a> {
             value: None,
         };
         let mut f = Fields::new(body);
-        while let Some(&first) = f.buf.get(f.pos) {
-            f.pos += 1;
-            stat.value = Some(match first {
+        while !f.at_end() {
+            let key = f.varint()?;
+            stat.value = Some(match key_byte(key) {
                 T1_VARINT => {
                     stat.metadata_id = f.varint()? as i64;
                     continue;
@@ -1117,8 +1132,7 @@ impl<'a> XStatView<'a> {
                 T6_LEN => StatValueView::Bytes(f.bytes()?),
                 T7_VARINT => StatValueView::Ref(f.varint()?),
                 _ => {
-                    f.pos -= 1;
-                    let (number, wire_type) = f.tag()?;
+                    let (number, wire_type) = checked_tag(key)?;
                     f.other(Msg::Stat, number, wire_type)?;
                     continue;
                 }
@@ -1394,13 +1408,13 @@ impl<'a> PlaneMetadata<'a> {
         let mut events = Vec::new();
         let mut stats = Vec::new();
         let mut f = Fields::new(plane);
-        while let Some(&first) = f.buf.get(f.pos) {
-            if first == T3_LEN {
-                f.pos += 1;
+        while !f.at_end() {
+            let key = f.varint()?;
+            if key_byte(key) == T3_LEN {
                 f.bytes()?;
                 continue;
             }
-            match f.tag()? {
+            match checked_tag(key)? {
                 (4, LEN) => events.push(XEventMetadataView::decode_entry(f.bytes()?)?),
                 (5, LEN) => stats.push(XStatMetadataView::decode_entry(f.bytes()?)?),
                 (number, wire_type) => f.other(Msg::Plane, number, wire_type)?,

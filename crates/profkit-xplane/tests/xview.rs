@@ -140,3 +140,42 @@ fn streamed_plane_views_locate_errors_in_the_whole_input() {
     assert!(error.to_string().contains(&format!("byte {at}")), "{error}");
     assert!(error.to_string().contains("XSpace.planes[1]"), "{error}");
 }
+
+#[test]
+fn keys_written_in_more_bytes_than_they_need_are_read_as_their_fields() {
+    // Every key below is its one-byte tag written in two bytes (`0x88 0x00` for `0x08`), which
+    // protobuf parsers read as the same field. Views, decode and the stream read them as prost
+    // does, instead of skipping the field.
+    let stat = [0x88, 0x00, 7, 0xa0, 0x00, 5]; // metadata_id 7, int64_value 5
+    let mut event = vec![
+        0x88, 0x00, 5, 0x90, 0x00, 100, 0x98, 0x00, 50, 0xa2, 0x00, 6,
+    ];
+    event.extend(stat);
+    let mut line = vec![0x88, 0x00, 2, 0xa2, 0x00, event.len() as u8];
+    line.extend(&event);
+    let mut plane = vec![0x88, 0x00, 1, 0x9a, 0x00, line.len() as u8];
+    plane.extend(&line);
+    let mut bytes = vec![0x8a, 0x00, plane.len() as u8];
+    bytes.extend(&plane);
+    let prost: XSpace = prost::Message::decode(bytes.as_slice()).unwrap();
+    let event = &prost.planes[0].lines[0].events[0];
+    assert_eq!((event.metadata_id, event.duration_ps), (5, 50));
+    assert_eq!(event.stats.len(), 1);
+    assert_eq!(decode(bytes.clone()).unwrap(), prost);
+    let view = XSpaceView::new(&bytes).unwrap();
+    assert_eq!(view.to_owned_space().unwrap(), prost);
+    let plane = view.planes().next().unwrap().unwrap();
+    assert_eq!(plane.lines().count(), 1);
+    let line = plane.lines().next().unwrap().unwrap();
+    let events: Vec<_> = line.events().map(Result::unwrap).collect();
+    assert_eq!(events.len(), 1);
+    assert_eq!(events[0].stat_count(), 1);
+    let stats: Vec<_> = events[0].stats().map(Result::unwrap).collect();
+    assert_eq!(stats[0].metadata_id(), 7);
+    assert_eq!(stats[0].value(), Some(StatValueView::Int64(5)));
+    let mut reader = XSpaceReader::new(bytes.as_slice(), ReadOptions::default());
+    match reader.next() {
+        Some(Ok(profkit_xplane::SpaceItem::Plane(p))) => assert_eq!(p, prost.planes[0]),
+        other => panic!("{other:?}"),
+    }
+}
