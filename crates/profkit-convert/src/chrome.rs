@@ -2650,24 +2650,7 @@ impl<'de> de::Deserialize<'de> for Field {
             }
             // profkit-json's reader hands identifiers over as bytes (already checked for UTF-8).
             fn visit_bytes<E: de::Error>(self, v: &[u8]) -> std::result::Result<Field, E> {
-                Ok(match v {
-                    b"ph" => Field::Ph,
-                    b"name" => Field::Name,
-                    b"cat" => Field::Cat,
-                    b"pid" => Field::Pid,
-                    b"tid" => Field::Tid,
-                    b"ts" => Field::Ts,
-                    b"dur" => Field::Dur,
-                    b"id" => Field::Id,
-                    b"id2" => Field::Id2,
-                    b"scope" => Field::Scope,
-                    b"bp" => Field::Bp,
-                    b"bind_id" => Field::BindId,
-                    b"flow_in" => Field::FlowIn,
-                    b"flow_out" => Field::FlowOut,
-                    b"args" => Field::Args,
-                    _ => Field::Other,
-                })
+                Ok(fast::field_of(v))
             }
         }
         d.deserialize_identifier(V)

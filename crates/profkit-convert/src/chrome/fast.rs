@@ -461,7 +461,8 @@ fn arg_of_number(n: Number) -> Arg {
     }
 }
 
-fn field_of(key: &[u8]) -> Field {
+/// The event member a key names (the serde path's field visitor asks it too).
+pub(super) fn field_of(key: &[u8]) -> Field {
     match key {
         b"ph" => Field::Ph,
         b"name" => Field::Name,
