@@ -424,19 +424,23 @@ pub fn pair_thread(thread: &ThreadEvents, paths: &mut Paths) -> ThreadSpans {
         });
     }
 
-    // The parent of a span is the nearest enclosing push that was closed.
+    // The parent of a span is the nearest enclosing push that was closed. Pushes are visited in
+    // event order, so the closed push enclosing each one is known once its own parent's is: one
+    // step per push, however long the chains of pushes that were never closed.
+    let mut closed_above: Vec<Option<usize>> = vec![None; events.len()];
+    for push in 0..events.len() {
+        let Some(up) = parent_push[push] else {
+            continue;
+        };
+        closed_above[push] = match span_of[up] {
+            Some(span) => Some(span),
+            None => closed_above[up],
+        };
+    }
     let mut order: Vec<usize> = (0..out.spans.len()).collect();
     order.sort_by_key(|&i| out.spans[i].push_index);
     for i in order {
-        let mut p = parent_push.get(out.spans[i].push_index).copied().flatten();
-        let mut parent = None;
-        while let Some(push) = p {
-            if let Some(span) = span_of.get(push).copied().flatten() {
-                parent = Some(span);
-                break;
-            }
-            p = parent_push.get(push).copied().flatten();
-        }
+        let parent = closed_above.get(out.spans[i].push_index).copied().flatten();
         let depth = parent.map_or(0, |s| out.spans[s].depth + 1);
         out.spans[i].parent = parent;
         out.spans[i].depth = depth;

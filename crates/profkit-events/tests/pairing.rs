@@ -265,3 +265,31 @@ fn ranges_rebuild_events_that_pair_back() {
     assert!(warnings.is_empty());
     assert_eq!(names, ["p/a", "p/b/z", "p/b", "p", "q"]);
 }
+
+/// Spans under a long run of pushes that are never closed take their parent from the closed push
+/// above the run, one step per push: pairing stays linear (this input took seconds before).
+#[test]
+fn spans_under_many_leftover_pushes_find_their_closed_parent() {
+    const LEFT: usize = 20_000;
+    let mut t = ThreadEvents::new(0);
+    t.events.push(Event::push("outer", 0, 0));
+    for i in 0..LEFT {
+        t.events.push(Event::push("left", 0, 1 + i as u64));
+    }
+    for i in 0..LEFT {
+        let ns = 100_000 + 2 * i as u64;
+        t.events.push(Event::push("inner", 0, ns));
+        t.events.push(Event::pop("inner", 0, ns + 1));
+    }
+    t.events.push(Event::pop("outer", 0, 200_000));
+    let mut paths = Paths::new();
+    let spans = pair_thread(&t, &mut paths);
+    assert_eq!(spans.spans.len(), LEFT + 1);
+    assert_eq!(spans.warnings.len(), LEFT);
+    let outer = spans.spans.len() - 1;
+    assert_eq!(paths.text(spans.spans[outer].path), "outer");
+    for span in &spans.spans[..LEFT] {
+        assert_eq!(span.parent, Some(outer));
+        assert_eq!(span.depth, 1);
+    }
+}

@@ -4,7 +4,7 @@
 //! and empty names included, so that same-name nesting, unmatched pops and leftover pushes are
 //! common), the thread (one of four indices) and a time step. Pairing must account for every push
 //! and pop (see [`super::check_recording`]); the ranges it makes, written as a `Profile` and read
-//! back, pair into as many spans again.
+//! back, pair into as many spans again (within [`super::MAX_NAMED_BYTES`] of full-path names).
 
 use profkit_events::paddle::legacy;
 use profkit_events::{Event, EventKind, Recording, ThreadEvents, pair};
@@ -43,7 +43,11 @@ pub fn recording(data: &[u8]) -> Recording {
 /// Runs the target on one input. Panics when a property does not hold.
 pub fn run(data: &[u8]) {
     let recording = recording(data);
-    super::check_recording(&recording);
+    if !super::check_recording(&recording) {
+        // The Profile names every range by its full path: past the budget, its text is what
+        // takes the time (see `MAX_NAMED_BYTES`).
+        return;
+    }
     let spans: usize = pair(&recording.threads)
         .threads
         .iter()
