@@ -153,16 +153,29 @@ impl Temp {
         Err(last.unwrap_or_else(|| std::io::Error::other("no temporary name is free")))
     }
 
-    /// Watches a directory someone else creates and moves into place (the Parquet writer's
-    /// staging directory): removed on drop or on a signal, if it is still there.
-    pub(crate) fn watch(path: PathBuf) -> Temp {
+    /// Runs `create`, which makes directories someone else moves into place (the Parquet
+    /// writer's staging directory), and watches the ones `watched` names: each is removed on drop
+    /// or on a signal, if it is still there. Signals are held off meanwhile, so none can end the
+    /// process between a directory made and watched.
+    pub(crate) fn watching<T, E>(
+        create: impl FnOnce() -> Result<T, E>,
+        watched: impl FnOnce(&T) -> Vec<PathBuf>,
+    ) -> Result<(T, Vec<Temp>), E> {
         catch_signals();
-        pending().push((path.clone(), true));
-        Temp {
-            path,
-            dir: true,
-            done: false,
-        }
+        let mut list = pending();
+        let made = create()?;
+        let temps = watched(&made)
+            .into_iter()
+            .map(|path| {
+                list.push((path.clone(), true));
+                Temp {
+                    path,
+                    dir: true,
+                    done: false,
+                }
+            })
+            .collect();
+        Ok((made, temps))
     }
 
     pub(crate) fn path(&self) -> &Path {

@@ -163,13 +163,15 @@ fn write_host(mut host: Host, out: &Path, overwrite: bool) -> Result<(), Failure
     // The staging directory (and the old host set aside while the new one is moved in) are
     // removed should a signal end the process.
     let create = || {
-        HostWriter::create(out, &host.name, write_options.clone()).map(|writer| {
-            let staging = writer.staging_dir().to_path_buf();
-            let mut aside = staging.clone().into_os_string();
-            aside.push(".old");
-            let watched = [Temp::watch(staging), Temp::watch(PathBuf::from(aside))];
-            (writer, watched)
-        })
+        Temp::watching(
+            || HostWriter::create(out, &host.name, write_options.clone()),
+            |writer| {
+                let staging = writer.staging_dir().to_path_buf();
+                let mut aside = staging.clone().into_os_string();
+                aside.push(".old");
+                vec![staging, PathBuf::from(aside)]
+            },
+        )
     };
     match format {
         Format::Xspace => {
