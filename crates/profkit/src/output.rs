@@ -30,16 +30,29 @@ use std::sync::{Arc, Mutex, MutexGuard};
 
 use crate::Failure;
 
-/// Temporary paths to remove if the process is interrupted: (path, is a directory).
-static PENDING: Mutex<Vec<(PathBuf, bool)>> = Mutex::new(Vec::new());
+/// What a temporary path is, and so how it is removed.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum TempKind {
+    File,
+    /// A directory, removed with everything in it.
+    Dir,
+    /// A directory the run made for OUT (a new dataset), removed only while it is empty: other
+    /// runs may add their hosts to it meanwhile.
+    EmptyDir,
+}
+
+/// Temporary paths to remove if the process is interrupted.
+static PENDING: Mutex<Vec<(PathBuf, TempKind)>> = Mutex::new(Vec::new());
 
 /// The list of temporary paths (a panic elsewhere while it was held does not make it unusable).
-fn pending() -> MutexGuard<'static, Vec<(PathBuf, bool)>> {
+fn pending() -> MutexGuard<'static, Vec<(PathBuf, TempKind)>> {
     PENDING.lock().unwrap_or_else(|e| e.into_inner())
 }
 
-fn remove(path: &Path, dir: bool) {
-    if dir {
+fn remove(path: &Path, kind: TempKind) {
+    if kind == TempKind::EmptyDir {
+        let _ = std::fs::remove_dir(path);
+    } else if kind == TempKind::Dir {
         // The XDL writer's IO thread may create a file while the directory is being removed.
         for _ in 0..3 {
             if std::fs::remove_dir_all(path).is_ok() || !path.exists() {
@@ -66,8 +79,9 @@ fn catch_signals() {
                 if let Some(signal) = signals.forever().next() {
                     // Held until the process ends: nothing new is registered or moved into place.
                     let list = pending();
-                    for (path, dir) in list.iter() {
-                        remove(path, *dir);
+                    // Latest first: what a run made inside a directory it made goes first.
+                    for (path, kind) in list.iter().rev() {
+                        remove(path, *kind);
                     }
                     let _ = signal_hook::low_level::emulate_default_handler(signal);
                     std::process::exit(128 + signal);
@@ -88,7 +102,7 @@ pub(crate) fn holding_signals<T>(f: impl FnOnce() -> T) -> T {
 /// A temporary file or directory beside its final place, removed unless it was moved there.
 pub(crate) struct Temp {
     path: PathBuf,
-    dir: bool,
+    kind: TempKind,
     done: bool,
 }
 
@@ -116,10 +130,10 @@ impl Temp {
         for path in Temp::names(target) {
             match OpenOptions::new().write(true).create_new(true).open(&path) {
                 Ok(file) => {
-                    list.push((path.clone(), false));
+                    list.push((path.clone(), TempKind::File));
                     let temp = Temp {
                         path,
-                        dir: false,
+                        kind: TempKind::File,
                         done: false,
                     };
                     return Ok((temp, file));
@@ -139,10 +153,10 @@ impl Temp {
         for path in Temp::names(target) {
             match std::fs::create_dir(&path) {
                 Ok(()) => {
-                    list.push((path.clone(), true));
+                    list.push((path.clone(), TempKind::Dir));
                     return Ok(Temp {
                         path,
-                        dir: true,
+                        kind: TempKind::Dir,
                         done: false,
                     });
                 }
@@ -167,15 +181,37 @@ impl Temp {
         let temps = watched(&made)
             .into_iter()
             .map(|path| {
-                list.push((path.clone(), true));
+                list.push((path.clone(), TempKind::Dir));
                 Temp {
                     path,
-                    dir: true,
+                    kind: TempKind::Dir,
                     done: false,
                 }
             })
             .collect();
         Ok((made, temps))
+    }
+
+    /// Watches OUT when it does not exist yet and the run makes it as a directory (a new
+    /// dataset): removed on drop or on a signal while it is still empty, kept by
+    /// [`Temp::keep`]. `None` when OUT exists (or is a link, even a dangling one).
+    pub(crate) fn new_directory(path: &Path) -> Option<Temp> {
+        if std::fs::symlink_metadata(path).is_ok() {
+            return None;
+        }
+        catch_signals();
+        pending().push((path.to_path_buf(), TempKind::EmptyDir));
+        Some(Temp {
+            path: path.to_path_buf(),
+            kind: TempKind::EmptyDir,
+            done: false,
+        })
+    }
+
+    /// Keeps the path: it is no longer removed on drop or on a signal.
+    pub(crate) fn keep(mut self) {
+        pending().retain(|(p, _)| *p != self.path);
+        self.done = true;
     }
 
     pub(crate) fn path(&self) -> &Path {
@@ -191,7 +227,7 @@ impl Temp {
         let mut list = pending();
         let result = place(&self.path);
         if self.path.exists() {
-            remove(&self.path, self.dir);
+            remove(&self.path, self.kind);
         }
         list.retain(|(p, _)| *p != self.path);
         self.done = true;
@@ -203,7 +239,7 @@ impl Drop for Temp {
     fn drop(&mut self) {
         if !self.done {
             let mut list = pending();
-            remove(&self.path, self.dir);
+            remove(&self.path, self.kind);
             list.retain(|(p, _)| *p != self.path);
         }
     }

@@ -114,8 +114,14 @@ pub(crate) fn convert(
             )));
         }
     }
+    // A dataset this run creates is removed again if nothing was written into it (a failure or
+    // a signal before the first host was in place).
+    let created = Temp::new_directory(out);
     for host in planned {
         write_host(host, out, overwrite)?;
+    }
+    if let Some(created) = created {
+        created.keep();
     }
     Ok(())
 }

@@ -477,6 +477,22 @@ fn signals_leave_no_temporary_output() {
         ("TERM", 15),
         &parquet,
     );
+    // Into a new dataset: the directory the command made goes too.
+    interrupted(
+        &[
+            "convert",
+            arg(&fifo),
+            arg(&parquet.join("new")),
+            "--to",
+            "parquet",
+            "--from",
+            "xspace",
+        ],
+        &fifo,
+        prefix,
+        ("INT", 2),
+        &parquet,
+    );
     let _ = std::fs::remove_dir_all(dir);
 }
 

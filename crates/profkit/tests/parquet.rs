@@ -202,7 +202,20 @@ fn truncated_input_is_located_and_leaves_nothing() {
     assert_eq!(code, 1);
     assert!(stderr.contains("cut.xplane.pb"), "{stderr}");
     assert!(stderr.contains("byte"), "{stderr}");
-    // No host, not even a hidden one.
+    // No host, not even a hidden one, and not the dataset directory the command made.
+    assert!(!ds.exists(), "{ds:?} left behind");
+    // A dataset that was there before stays, as it was.
+    std::fs::create_dir(&ds).unwrap();
+    let (code, _, _) = run(&[
+        "convert",
+        input.to_str().unwrap(),
+        ds.to_str().unwrap(),
+        "--to",
+        "parquet",
+        "--from",
+        "xspace",
+    ]);
+    assert_eq!(code, 1);
     assert!(names(&ds).is_empty(), "{:?}", names(&ds));
 
     let chrome = work.join("bad.json");
