@@ -50,7 +50,7 @@ pub fn seed_files(file: &str) -> Vec<Vec<u8>> {
 /// whole path, so a recording nested `d` deep names `d` times as much text as it has events: by
 /// design, not a fault of the code under test. Past this budget those checks are left out; the
 /// pairing checks, linear in the events, are always made.
-pub const MAX_NAMED_BYTES: usize = 1 << 20;
+pub const MAX_NAMED_BYTES: usize = 1 << 16;
 
 /// The bytes of path text naming every span of `spans` by its full path takes.
 pub fn named_bytes(spans: &Spans) -> usize {
