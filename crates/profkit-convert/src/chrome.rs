@@ -869,56 +869,181 @@ fn event_error(raw: &RawEvent) -> Option<String> {
     None
 }
 
-/// One event on a line, in picoseconds. Its args are `len` of its thread's [`Args`] from `at`
-/// (the counters have theirs): one growing buffer per thread instead of an allocation per event.
+/// One event on a line. Its args are `len` of its thread's [`Args`] from `at` (the counters
+/// have theirs): a store per thread instead of an allocation per event. Times are picoseconds
+/// from the start of the first event kept ([`Clock`]): 32 bytes an item where exact 128-bit
+/// times took 48, and millions are kept until the XSpace is built.
+#[derive(Clone, Copy)]
 struct Item {
     name: u32,
     len: u32,
-    at: usize,
-    start: i128,
-    end: i128,
+    at: u64,
+    start: i64,
+    end: i64,
 }
 
-/// The args of the events of one thread, one after the other.
+/// A begin waiting for its end (`B`, async `b`/`S`), with its exact start: only these few are
+/// kept with 128-bit times, which the order of the warnings about unended ones needs.
+struct Pending {
+    name: u32,
+    len: u32,
+    at: u64,
+    start: i128,
+}
+
+/// The times of the items kept, relative to the start of the first: every time read is exact
+/// (128 bits), and an item's are stored in 64 bits once it is kept. What does not fit is
+/// saturated, and can only be so when the times kept span more than an XSpace holds, which
+/// [`Trace::into_import`] refuses from the exact first start and last end kept here.
 #[derive(Default)]
-struct Args(Vec<KeyArg>);
+struct Clock {
+    base: Option<i128>,
+    first: i128,
+    last: i128,
+}
+
+impl Clock {
+    /// An item's start and end (`end >= start`), as stored.
+    fn keep(&mut self, start: i128, end: i128) -> (i64, i64) {
+        match self.base {
+            None => {
+                self.base = Some(start);
+                self.first = start;
+                self.last = end;
+            }
+            Some(_) => {
+                self.first = self.first.min(start);
+                self.last = self.last.max(end);
+            }
+        }
+        (self.rel(start), self.rel(end))
+    }
+
+    /// A time relative to the base, saturated.
+    fn rel(&self, t: i128) -> i64 {
+        let d = t.saturating_sub(self.base.unwrap_or(0));
+        i64::try_from(d).unwrap_or(if d < 0 { i64::MIN } else { i64::MAX })
+    }
+}
+
+/// How many args the first chunk of a thread's [`Args`] holds; each next one holds as many as
+/// the thread has so far, up to [`ARGS_CHUNK`].
+const ARGS_FIRST_CHUNK: usize = 16;
+
+/// The args a chunk of [`Args`] holds (unless one event has more).
+const ARGS_CHUNK: usize = 1 << 15;
+
+/// The args of the events of one thread, one after the other, in chunks that are allocated once
+/// (no copy as the store grows) and freed as soon as the items using them are converted, so that
+/// a line's events take the place of its args. An item's args are never split between chunks;
+/// `at` is the chunk's index times 2^32 plus the place in it.
+#[derive(Default)]
+struct Args {
+    chunks: Vec<Vec<KeyArg>>,
+    /// How many args of each chunk items still use.
+    live: Vec<usize>,
+    total: usize,
+}
 
 impl Args {
     /// Appends an event's args; returns where they are.
-    fn push(&mut self, args: &[KeyArg]) -> (usize, u32) {
-        let at = self.0.len();
-        self.0.extend_from_slice(args);
-        (at, u32::try_from(args.len()).unwrap_or(u32::MAX))
+    fn push(&mut self, args: &[KeyArg]) -> (u64, u32) {
+        let len = u32::try_from(args.len()).unwrap_or(u32::MAX);
+        let args = args.get(..len as usize).unwrap_or_default();
+        let fits = self
+            .chunks
+            .last()
+            .is_some_and(|c| c.capacity() - c.len() >= args.len());
+        if !fits && !args.is_empty() {
+            let capacity = self
+                .total
+                .clamp(ARGS_FIRST_CHUNK, ARGS_CHUNK)
+                .max(args.len());
+            self.chunks.push(Vec::with_capacity(capacity));
+            self.live.push(0);
+        }
+        let chunk = self.chunks.len().saturating_sub(1);
+        let at = match self.chunks.last_mut() {
+            Some(c) => {
+                let at = c.len();
+                c.extend_from_slice(args);
+                at
+            }
+            None => 0,
+        };
+        if let Some(live) = self.live.last_mut() {
+            *live += args.len();
+        }
+        self.total += args.len();
+        ((chunk as u64) << 32 | at as u64, len)
     }
 
-    fn get(&self, item: &Item) -> &[KeyArg] {
-        self.0
-            .get(item.at..item.at.saturating_add(item.len as usize))
+    fn place(at: u64, len: u32) -> (usize, std::ops::Range<usize>) {
+        let chunk = (at >> 32) as usize;
+        let from = (at & 0xffff_ffff) as usize;
+        (chunk, from..from + len as usize)
+    }
+
+    fn get(&self, at: u64, len: u32) -> &[KeyArg] {
+        let (chunk, range) = Args::place(at, len);
+        self.chunks
+            .get(chunk)
+            .and_then(|c| c.get(range))
             .unwrap_or_default()
     }
 
-    fn get_mut(&mut self, item: &Item) -> &mut [KeyArg] {
-        self.0
-            .get_mut(item.at..item.at.saturating_add(item.len as usize))
+    fn get_mut(&mut self, at: u64, len: u32) -> &mut [KeyArg] {
+        let (chunk, range) = Args::place(at, len);
+        self.chunks
+            .get_mut(chunk)
+            .and_then(|c| c.get_mut(range))
             .unwrap_or_default()
     }
 
-    /// Adds args to an item's: in place when its args end the buffer, else after a copy of them
-    /// at the end (an `E` or async end with args, a legacy async step: rare).
-    fn extend(&mut self, item: &mut Item, more: &[KeyArg]) {
+    /// Adds args to an item's: in place when its args end the last chunk and there is room,
+    /// else after a copy of them (an `E` or async end with args, a legacy async step: rare).
+    fn extend(&mut self, at: &mut u64, len: &mut u32, more: &[KeyArg]) {
         if more.is_empty() {
             return;
         }
-        let end = item.at.saturating_add(item.len as usize);
-        if end != self.0.len() {
-            let at = self.0.len();
-            if end <= at {
-                self.0.extend_from_within(item.at..end);
+        let (chunk, range) = Args::place(*at, *len);
+        let in_place = chunk + 1 == self.chunks.len()
+            && self
+                .chunks
+                .last()
+                .is_some_and(|c| c.len() == range.end && c.capacity() - c.len() >= more.len())
+            && *len as usize + more.len() <= u32::MAX as usize;
+        if in_place {
+            if let Some(c) = self.chunks.last_mut() {
+                c.extend_from_slice(more);
             }
-            item.at = at;
+            if let Some(live) = self.live.last_mut() {
+                *live += more.len();
+            }
+            self.total += more.len();
+            *len += more.len() as u32;
+            return;
         }
-        self.0.extend_from_slice(more);
-        item.len = u32::try_from(self.0.len() - item.at).unwrap_or(u32::MAX);
+        let mut all = self.get(*at, *len).to_vec();
+        all.extend_from_slice(more);
+        self.release(*at, *len);
+        (*at, *len) = self.push(&all);
+    }
+
+    /// Marks an item's args as no longer used, and frees their chunk when it was the last use.
+    fn release(&mut self, at: u64, len: u32) {
+        if len == 0 {
+            return;
+        }
+        let (chunk, _) = Args::place(at, len);
+        if let Some(live) = self.live.get_mut(chunk) {
+            *live = live.saturating_sub(len as usize);
+            if *live == 0 {
+                if let Some(c) = self.chunks.get_mut(chunk) {
+                    *c = Vec::new();
+                }
+            }
+        }
     }
 }
 
@@ -936,35 +1061,14 @@ struct Thread {
     name: Option<String>,
     sort_index: Option<i64>,
     items: Vec<Item>,
-    open: Vec<Item>,
+    open: Vec<Pending>,
     /// The args of `items` and `open`.
     args: Args,
-    /// Args flows add to items, by index in the sorted `items`, until [`Thread::pack`].
+    /// Args flows add to items, by index in the sorted `items` (in the order they were bound):
+    /// sorted by index before the XSpace is built, an item's come after its own args.
     flow_args: Vec<(usize, KeyArg)>,
     /// The GPU this thread is a stream of.
     gpu: Option<i64>,
-}
-
-impl Thread {
-    /// Rewrites the args in the order of the (sorted) items, each item's flow args after its own,
-    /// so that converting the items from the last drops their args from the end.
-    fn pack(&mut self) {
-        let mut flow_args = std::mem::take(&mut self.flow_args);
-        flow_args.sort_by_key(|(i, _)| *i);
-        let own: usize = self.items.iter().map(|i| i.len as usize).sum();
-        let mut packed = Vec::with_capacity(own + flow_args.len());
-        let mut extra = flow_args.iter().peekable();
-        for (index, item) in self.items.iter_mut().enumerate() {
-            let at = packed.len();
-            packed.extend_from_slice(self.args.get(item));
-            while let Some((_, arg)) = extra.next_if(|(i, _)| *i == index) {
-                packed.push(*arg);
-            }
-            item.at = at;
-            item.len = u32::try_from(packed.len() - at).unwrap_or(u32::MAX);
-        }
-        self.args = Args(packed);
-    }
 }
 
 #[derive(Default)]
@@ -1022,7 +1126,7 @@ fn partition_from(items: &[Item], hint: usize, pred: impl Fn(&Item) -> bool) -> 
 }
 
 /// Where the first of some open async begins is: its thread and start.
-fn first_begin(items: &[(usize, Item)]) -> Option<(usize, i128)> {
+fn first_begin(items: &[(usize, Pending)]) -> Option<(usize, i128)> {
     items.first().map(|(thread, item)| (*thread, item.start))
 }
 
@@ -1086,7 +1190,9 @@ struct Trace {
     counters: Vec<(Id, Item)>,
     /// The args of `counters`.
     counter_args: Args,
-    async_open: HashMap<AsyncKey, Vec<(usize, Item)>>,
+    /// The times of the items kept.
+    clock: Clock,
+    async_open: HashMap<AsyncKey, Vec<(usize, Pending)>>,
     flows: Vec<FlowPoint>,
     events: u64,
     skipped: BTreeMap<String, u64>,
@@ -1135,6 +1241,7 @@ impl Trace {
             thread_index: FxHashMap::default(),
             counters: Vec::new(),
             counter_args: Args::default(),
+            clock: Clock::default(),
             async_open: HashMap::new(),
             flows: Vec::new(),
             events: 0,
@@ -1184,32 +1291,44 @@ impl Trace {
         index
     }
 
-    /// An item of `thread` with these args (kept in the thread's [`Args`]).
-    fn new_item(
+    /// Keeps args of `thread` in its [`Args`]: where they are.
+    fn keep_args(&mut self, thread: usize, args: &[KeyArg]) -> (u64, u32) {
+        match self.threads.get_mut(thread) {
+            Some(t) => t.args.push(args),
+            None => (0, 0),
+        }
+    }
+
+    /// Keeps an item of `thread` (its args kept already).
+    fn push_item(
         &mut self,
         thread: usize,
         name: u32,
+        (at, len): (u64, u32),
         start: i128,
         end: i128,
-        args: &[KeyArg],
-    ) -> Item {
-        let (at, len) = match self.threads.get_mut(thread) {
-            Some(t) => t.args.push(args),
-            None => (0, 0),
-        };
-        Item {
+    ) {
+        self.events += 1;
+        let (start, end) = self.clock.keep(start, end);
+        if let Some(t) = self.threads.get_mut(thread) {
+            t.items.push(Item {
+                name,
+                len,
+                at,
+                start,
+                end,
+            });
+        }
+    }
+
+    /// A begin of `thread` with these args, waiting for its end.
+    fn pending(&mut self, thread: usize, name: u32, start: i128, args: &[KeyArg]) -> Pending {
+        let (at, len) = self.keep_args(thread, args);
+        Pending {
             name,
             len,
             at,
             start,
-            end,
-        }
-    }
-
-    fn push_item(&mut self, thread: usize, item: Item) {
-        self.events += 1;
-        if let Some(t) = self.threads.get_mut(thread) {
-            t.items.push(item);
         }
     }
 
@@ -1394,14 +1513,14 @@ impl Trace {
                     }
                 }
                 self.flow_stats(raw, stats);
-                let item = self.new_item(thread, name, start, start + dur, stats);
-                self.push_item(thread, item);
+                let args = self.keep_args(thread, stats);
+                self.push_item(thread, name, args, start, start + dur);
             }
             "B" => {
                 let start = need_ts(raw.ts)?;
                 let thread = self.thread(&pid, Track::Thread(tid));
                 self.flow_stats(raw, stats);
-                let item = self.new_item(thread, name, start, start, stats);
+                let item = self.pending(thread, name, start, stats);
                 if let Some(t) = self.threads.get_mut(thread) {
                     t.open.push(item);
                 }
@@ -1412,11 +1531,11 @@ impl Trace {
                 let open = self.threads.get_mut(thread).and_then(|t| t.open.pop());
                 match open {
                     Some(mut item) => {
-                        item.end = end.max(item.start);
                         if let Some(t) = self.threads.get_mut(thread) {
-                            t.args.extend(&mut item, stats);
+                            t.args.extend(&mut item.at, &mut item.len, stats);
                         }
-                        self.push_item(thread, item);
+                        let args = (item.at, item.len);
+                        self.push_item(thread, item.name, args, item.start, end.max(item.start));
                     }
                     None => {
                         let index = self.index;
@@ -1439,8 +1558,8 @@ impl Trace {
                     }
                 }
                 let thread = self.thread(&pid, Track::Thread(tid));
-                let item = self.new_item(thread, name, start, start, stats);
-                self.push_item(thread, item);
+                let args = self.keep_args(thread, stats);
+                self.push_item(thread, name, args, start, start);
             }
             "C" => {
                 let start = need_ts(raw.ts)?;
@@ -1461,6 +1580,7 @@ impl Trace {
                 }
                 self.events += 1;
                 let (at, len) = self.counter_args.push(stats);
+                let (start, end) = self.clock.keep(start, start);
                 self.counters.push((
                     pid,
                     Item {
@@ -1468,7 +1588,7 @@ impl Trace {
                         len,
                         at,
                         start,
-                        end: start,
+                        end,
                     },
                 ));
             }
@@ -1480,7 +1600,7 @@ impl Trace {
                 let start = need_ts(raw.ts)?;
                 let key = self.async_key(&pid, raw);
                 let thread = self.thread(&pid, Track::Async(name));
-                let item = self.new_item(thread, name, start, start, stats);
+                let item = self.pending(thread, name, start, stats);
                 self.async_open.entry(key).or_default().push((thread, item));
             }
             "e" | "F" => {
@@ -1489,11 +1609,11 @@ impl Trace {
                 let open = self.async_open.get_mut(&key).and_then(Vec::pop);
                 match open {
                     Some((thread, mut item)) => {
-                        item.end = end.max(item.start);
                         if let Some(t) = self.threads.get_mut(thread) {
-                            t.args.extend(&mut item, stats);
+                            t.args.extend(&mut item.at, &mut item.len, stats);
                         }
-                        self.push_item(thread, item);
+                        let args = (item.at, item.len);
+                        self.push_item(thread, item.name, args, item.start, end.max(item.start));
                     }
                     None => {
                         let index = self.index;
@@ -1510,8 +1630,8 @@ impl Trace {
             "n" => {
                 let start = need_ts(raw.ts)?;
                 let thread = self.thread(&pid, Track::Async(name));
-                let item = self.new_item(thread, name, start, start, stats);
-                self.push_item(thread, item);
+                let args = self.keep_args(thread, stats);
+                self.push_item(thread, name, args, start, start);
             }
             "T" | "p" => {
                 // A step of a legacy async event: counted on the open event.
@@ -1521,14 +1641,22 @@ impl Trace {
                     self.async_open.get_mut(&key).and_then(|v| v.last_mut())
                 {
                     if let Some(t) = self.threads.get_mut(*thread) {
-                        let counted = t.args.get_mut(item).iter_mut().find(|a| a.key == steps);
+                        let counted = t
+                            .args
+                            .get_mut(item.at, item.len)
+                            .iter_mut()
+                            .find(|a| a.key == steps);
                         match counted {
                             Some(stat) => {
                                 if let Arg::Int(n) = stat.arg() {
                                     *stat = KeyArg::new(steps, Arg::Int(n + 1));
                                 }
                             }
-                            None => t.args.extend(item, &[KeyArg::new(steps, Arg::Int(1))]),
+                            None => t.args.extend(
+                                &mut item.at,
+                                &mut item.len,
+                                &[KeyArg::new(steps, Arg::Int(1))],
+                            ),
                         }
                     }
                 }
@@ -1654,20 +1782,23 @@ impl Trace {
     fn bind_flows(&mut self) -> u64 {
         let mut bound = 0;
         let flows = std::mem::take(&mut self.flows);
-        // The items that have a flow category among their flow args.
-        let mut with_cat: FxHashSet<(usize, usize)> = FxHashSet::default();
+        // The items that have a flow category among their flow args: a bit an item, by thread.
+        let mut with_cat: Vec<Vec<u64>> = vec![Vec::new(); self.threads.len()];
         let mut last_at = vec![0usize; self.threads.len()];
         for flow in flows {
             let Some(thread) = self.threads.get_mut(flow.thread) else {
                 continue;
             };
             let items = &thread.items;
+            // Items hold times from the clock's base; one that does not fit is beyond every
+            // item (or the span is refused), so saturating keeps every comparison.
+            let ts = self.clock.rel(flow.ts);
             // Flows come nearly in order of time: each search starts where the thread's last
             // one ended.
             let hint = last_at.get(flow.thread).copied().unwrap_or(0);
             // Items are sorted by start, longer first: the innermost slice enclosing `ts` is the
             // last one starting at or before it that ends at or after it.
-            let after = partition_from(items, hint, |i| i.start <= flow.ts);
+            let after = partition_from(items, hint, |i| i.start <= ts);
             if let Some(slot) = last_at.get_mut(flow.thread) {
                 *slot = after;
             }
@@ -1675,19 +1806,18 @@ impl Trace {
                 // Of slices with the same span, the first (in file order, which the stable sort
                 // keeps): what the "next slice" of an `f` binds to, so that a flow written back
                 // (right after its slice, with `"bp": "e"`) binds to the same slice when read.
+                // Searched back from the slice found (nearly always it), not over all items.
                 (0..after)
                     .rev()
                     .take(256)
-                    .find(|&i| items.get(i).is_some_and(|it| it.end >= flow.ts))
-                    .and_then(|i| items.get(i))
-                    .map(|found| {
-                        items.partition_point(|it| {
-                            (it.start, std::cmp::Reverse(it.end))
-                                < (found.start, std::cmp::Reverse(found.end))
-                        })
+                    .find(|&i| items.get(i).is_some_and(|it| it.end >= ts))
+                    .and_then(|i| Some((i, items.get(i)?)))
+                    .map(|(i, found)| {
+                        let key = (found.start, std::cmp::Reverse(found.end));
+                        partition_from(items, i, |it| (it.start, std::cmp::Reverse(it.end)) < key)
                     })
             } else {
-                let at = partition_from(items, after, |i| i.start < flow.ts);
+                let at = partition_from(items, after, |i| i.start < ts);
                 (at < items.len()).then_some(at)
             };
             let Some((index, item)) = target.and_then(|i| Some((i, items.get(i)?))) else {
@@ -1712,12 +1842,22 @@ impl Trace {
                 (flow.phase == b't').then_some(self.keys.flow_out),
             ];
             // Flow args wait beside the items until the thread's args are packed.
-            let has_cat = thread
-                .args
-                .get(item)
-                .iter()
-                .any(|a| a.key == self.keys.flow_cat)
-                || with_cat.contains(&(flow.thread, index));
+            let bits = match with_cat.get_mut(flow.thread) {
+                Some(bits) => {
+                    if bits.is_empty() {
+                        bits.resize(items.len().div_ceil(64), 0);
+                    }
+                    bits
+                }
+                None => continue,
+            };
+            let (word, bit) = (index / 64, 1u64 << (index % 64));
+            let has_cat = bits.get(word).is_some_and(|w| w & bit != 0)
+                || thread
+                    .args
+                    .get(item.at, item.len)
+                    .iter()
+                    .any(|a| a.key == self.keys.flow_cat);
             for key in keys.into_iter().flatten() {
                 thread.flow_args.push((index, KeyArg::new(key, flow.id)));
             }
@@ -1725,7 +1865,9 @@ impl Trace {
                 thread
                     .flow_args
                     .push((index, KeyArg::new(self.keys.flow_cat, Arg::Str(flow.cat))));
-                with_cat.insert((flow.thread, index));
+                if let Some(w) = bits.get_mut(word) {
+                    *w |= bit;
+                }
             }
             bound += 1;
         }
@@ -1804,22 +1946,14 @@ impl Trace {
         }
         let flows = self.bind_flows();
         for thread in &mut self.threads {
-            thread.pack();
+            // Each item's flow args in the order they were bound (the sort is stable).
+            thread.flow_args.sort_by_key(|(i, _)| *i);
         }
-        let start = self
-            .threads
-            .iter()
-            .flat_map(|t| t.items.first().map(|i| i.start))
-            .chain(self.counters.iter().map(|(_, i)| i.start))
-            .min()
-            .unwrap_or(0);
-        let stop = self
-            .threads
-            .iter()
-            .flat_map(|t| t.items.iter().map(|i| i.end))
-            .chain(self.counters.iter().map(|(_, i)| i.end))
-            .max()
-            .unwrap_or(0);
+        // The first start and the last end of the items kept, exact.
+        let (start, stop) = match self.clock.base {
+            Some(_) => (self.clock.first, self.clock.last),
+            None => (0, 0),
+        };
         if stop - start > i128::from(i64::MAX / 2) {
             return Err(Error::Chrome {
                 path: "traceEvents".into(),
@@ -1860,7 +1994,9 @@ impl Trace {
                 .and_then(|p| p.name.clone())
                 .unwrap_or_else(|| format!("pid {}", pid.text()))
         };
-        let rel = |t: i128| i64::try_from(t - start).unwrap_or(i64::MAX);
+        // Items hold times from the clock's base (in range: the span was checked).
+        let start_rel = self.clock.rel(start);
+        let rel = |t: i64| i64::try_from(i128::from(t) - i128::from(start_rel)).unwrap_or(i64::MAX);
 
         // Threads by plane: the host (None) and each GPU.
         // A process named by a GPU plane is that plane even without a thread: xprof's output names
@@ -1937,17 +2073,29 @@ impl Trace {
                     }
                 })
                 .collect();
-            let counter_args = &self.counter_args;
-            let all_items = lines
-                .iter()
-                .flat_map(|(_, t)| t.items.iter().map(|i| (i.name, t.args.get(i))))
-                .chain(
-                    counters
-                        .iter()
-                        .zip(&counter_names)
-                        .map(|((_, i), &n)| (n, counter_args.get(i))),
+            let mut meta = Metadata::new(&self.strings);
+            for (_, t) in &lines {
+                let mut flow_args = t.flow_args.as_slice();
+                for (index, item) in t.items.iter().enumerate() {
+                    let extra = flow_args.iter().take_while(|(i, _)| *i == index).count();
+                    let (mine, rest) = flow_args.split_at(extra);
+                    flow_args = rest;
+                    let own = t.args.get(item.at, item.len);
+                    meta.count(
+                        item.name,
+                        own.iter().chain(mine.iter().map(|(_, a)| a)),
+                        &self.strings,
+                    );
+                }
+            }
+            for ((_, item), &name) in counters.iter().zip(&counter_names) {
+                meta.count(
+                    name,
+                    self.counter_args.get(item.at, item.len).iter(),
+                    &self.strings,
                 );
-            let mut meta = Metadata::new(all_items, &self.strings);
+            }
+            meta.finish();
             meta.declare(&mut builder, &self.strings, |a| self.stat(a));
             drop(builder);
             for (id, thread) in lines {
@@ -1968,9 +2116,9 @@ impl Trace {
                 if device.is_some() || matches!(thread.track, Track::Async(_)) {
                     overlapping_lines.push((plane_index, id));
                 }
-                let first = thread.items.first().map_or(start, |i| i.start);
+                let first = thread.items.first().map_or(start_rel, |i| i.start);
                 let timestamp_ns = rel(first) / 1000;
-                let line_ps = i128::from(timestamp_ns) * 1000 + start;
+                let line_ps = i128::from(timestamp_ns) * 1000 + i128::from(start_rel);
                 let display_name = if several && device.is_none() {
                     format!(
                         "{} / {thread_name}",
@@ -1979,31 +2127,43 @@ impl Trace {
                 } else {
                     String::new()
                 };
-                // Converted from the last item back, the items' buffer shrinking as it empties,
-                // so that the line's events take the place of its items rather than adding to
-                // them (the peak of memory is here).
-                // The args are packed in item order: each item's are the buffer's tail.
+                // Converted from the last item back, the items' buffer shrinking as it empties
+                // and each chunk of args freed once its items are converted, so that the line's
+                // events take the place of its items rather than adding to them (the peak of
+                // memory is here).
                 let mut items = thread.items;
-                let mut args = thread.args.0;
+                let mut args = thread.args;
+                let mut flow_args = thread.flow_args;
                 let mut events = Vec::with_capacity(items.len());
                 let mut shrink_at = items.len() / 2;
                 while let Some(item) = items.pop() {
-                    events.push(meta.event(
-                        item.name,
-                        i64::try_from(item.start - line_ps).unwrap_or(i64::MAX),
-                        i64::try_from(item.end - item.start).unwrap_or(i64::MAX),
-                        args.get(item.at..).unwrap_or_default(),
-                        &|a| self.stat_ref(a),
-                    ));
-                    args.truncate(item.at);
+                    let index = items.len();
+                    let from = flow_args
+                        .iter()
+                        .rposition(|(i, _)| *i != index)
+                        .map_or(0, |p| p + 1);
+                    events.push(
+                        meta.event(
+                            item.name,
+                            i64::try_from(i128::from(item.start) - line_ps).unwrap_or(i64::MAX),
+                            i64::try_from(i128::from(item.end) - i128::from(item.start))
+                                .unwrap_or(i64::MAX),
+                            args.get(item.at, item.len),
+                            flow_args.get(from..).unwrap_or_default(),
+                            &|a| self.stat_ref(a),
+                        ),
+                    );
+                    args.release(item.at, item.len);
+                    flow_args.truncate(from);
                     if items.len() <= shrink_at && items.len() >= SHRINK_MIN_ITEMS {
                         items.shrink_to_fit();
-                        args.shrink_to_fit();
+                        flow_args.shrink_to_fit();
                         shrink_at = items.len() / 2;
                     }
                 }
                 drop(items);
                 drop(args);
+                drop(flow_args);
                 events.reverse();
                 plane.lines.push(XLine {
                     id,
@@ -2023,7 +2183,8 @@ impl Trace {
                         name,
                         rel(item.start),
                         0,
-                        self.counter_args.get(&item),
+                        self.counter_args.get(item.at, item.len),
+                        &[],
                         &|a| self.stat_ref(a),
                     ));
                 }
@@ -2158,6 +2319,14 @@ fn same_arg(a: Arg, b: Arg) -> bool {
 /// The metadata of one plane: event and stat metadata ids by interned string, and the args the
 /// events of a name all share.
 struct Metadata {
+    /// By name first, then the name's keys in a short list (the events of a name write their
+    /// args in the same order, so the key is nearly always at its position): one hash lookup an
+    /// event rather than one an arg. Emptied by [`Metadata::finish`].
+    by_name: FxHashMap<u32, (u64, Vec<(u32, Shared)>)>,
+    /// Which strings are stored as `ref_value`s, by id.
+    is_ref: Vec<bool>,
+    /// Events counted so far.
+    counted: usize,
     events_per_name: FxHashMap<u32, u64>,
     shared: FxHashMap<(u32, u32), Shared>,
     /// Strings stored as `ref_value`s.
@@ -2170,68 +2339,72 @@ struct Metadata {
 }
 
 impl Metadata {
-    fn new<'i>(items: impl Iterator<Item = (u32, &'i [KeyArg])>, strings: &Interner) -> Metadata {
-        // By name first, then the name's keys in a short list (the events of a name write their
-        // args in the same order, so the key is nearly always at its position): one hash lookup
-        // an event rather than one an arg.
-        let mut by_name: FxHashMap<u32, (u64, Vec<(u32, Shared)>)> = FxHashMap::default();
-        let mut is_ref = vec![false; strings.strings.len()];
-        let mut refs: FxHashSet<u32> = FxHashSet::default();
-        for (event, (name, args)) in items.enumerate() {
-            let (count, keys) = by_name.entry(name).or_default();
-            *count += 1;
-            for (position, (key, value)) in args.iter().map(|a| (a.key, a.arg())).enumerate() {
-                if let Arg::Str(s) = value {
-                    if strings.is_repeated(s) {
-                        if let Some(seen @ false) = is_ref.get_mut(s as usize) {
-                            *seen = true;
-                            refs.insert(s);
-                        }
-                    }
-                }
-                let slot = match keys.get(position) {
-                    Some((k, _)) if *k == key => Some(position),
-                    _ => keys.iter().position(|(k, _)| *k == key),
-                };
-                match slot.and_then(|i| keys.get_mut(i)) {
-                    Some((_, s)) => {
-                        *s = match *s {
-                            // An arg an event has twice (two flows ending on it) is its own: once
-                            // hoisted, it would be one stat, and the other events would get it.
-                            Shared::Same(v, n, last) if last != event && same_arg(v, value) => {
-                                Shared::Same(v, n + 1, event)
-                            }
-                            _ => Shared::Differs,
-                        }
-                    }
-                    None => keys.push((key, Shared::Same(value, 1, event))),
-                }
-            }
-        }
-        let mut events_per_name: FxHashMap<u32, u64> = FxHashMap::default();
-        let mut shared: FxHashMap<(u32, u32), Shared> = FxHashMap::default();
-        for (name, (count, keys)) in by_name {
-            events_per_name.insert(name, count);
-            for (key, s) in keys {
-                shared.insert((name, key), s);
-            }
-        }
-        // Shared only when every event of the name (two at least) has the arg with that value,
-        // once each.
-        for ((name, _), s) in shared.iter_mut() {
-            if let Shared::Same(_, n, _) = *s {
-                if events_per_name.get(name).copied() != Some(n) || n < 2 {
-                    *s = Shared::Differs;
-                }
-            }
-        }
+    fn new(strings: &Interner) -> Metadata {
         Metadata {
-            events_per_name,
-            shared,
-            refs,
+            by_name: FxHashMap::default(),
+            is_ref: vec![false; strings.strings.len()],
+            counted: 0,
+            events_per_name: FxHashMap::default(),
+            shared: FxHashMap::default(),
+            refs: FxHashSet::default(),
             event_ids: FxHashMap::default(),
             stat_ids: Vec::new(),
             hoisted: FxHashMap::default(),
+        }
+    }
+
+    /// Counts one event of the plane with its args (every event, in the order they are written).
+    fn count<'a>(&mut self, name: u32, args: impl Iterator<Item = &'a KeyArg>, strings: &Interner) {
+        let event = self.counted;
+        self.counted += 1;
+        let (count, keys) = self.by_name.entry(name).or_default();
+        *count += 1;
+        for (position, (key, value)) in args.map(|a| (a.key, a.arg())).enumerate() {
+            if let Arg::Str(s) = value {
+                if strings.is_repeated(s) {
+                    if let Some(seen @ false) = self.is_ref.get_mut(s as usize) {
+                        *seen = true;
+                        self.refs.insert(s);
+                    }
+                }
+            }
+            let slot = match keys.get(position) {
+                Some((k, _)) if *k == key => Some(position),
+                _ => keys.iter().position(|(k, _)| *k == key),
+            };
+            match slot.and_then(|i| keys.get_mut(i)) {
+                Some((_, s)) => {
+                    *s = match *s {
+                        // An arg an event has twice (two flows ending on it) is its own: once
+                        // hoisted, it would be one stat, and the other events would get it.
+                        Shared::Same(v, n, last) if last != event && same_arg(v, value) => {
+                            Shared::Same(v, n + 1, event)
+                        }
+                        _ => Shared::Differs,
+                    }
+                }
+                None => keys.push((key, Shared::Same(value, 1, event))),
+            }
+        }
+    }
+
+    /// Decides, once every event is counted, which args the events of a name share.
+    fn finish(&mut self) {
+        for (name, (count, keys)) in std::mem::take(&mut self.by_name) {
+            self.events_per_name.insert(name, count);
+            for (key, s) in keys {
+                self.shared.insert((name, key), s);
+            }
+        }
+        self.is_ref = Vec::new();
+        // Shared only when every event of the name (two at least) has the arg with that value,
+        // once each.
+        for ((name, _), s) in self.shared.iter_mut() {
+            if let Shared::Same(_, n, _) = *s {
+                if self.events_per_name.get(name).copied() != Some(n) || n < 2 {
+                    *s = Shared::Differs;
+                }
+            }
         }
     }
 
@@ -2302,13 +2475,16 @@ impl Metadata {
         offset_ps: i64,
         duration_ps: i64,
         stats: &[KeyArg],
+        flow_stats: &[(usize, KeyArg)],
         value: &dyn Fn(Arg) -> StatRef,
     ) -> XEvent {
         let hoisted = self.hoisted.get(&name).map_or(&[][..], Vec::as_slice);
-        let mut own = Vec::with_capacity(stats.len().saturating_sub(hoisted.len()));
+        let all = stats.len() + flow_stats.len();
+        let mut own = Vec::with_capacity(all.saturating_sub(hoisted.len()));
         own.extend(
             stats
                 .iter()
+                .chain(flow_stats.iter().map(|(_, a)| a))
                 .filter(|a| !hoisted.contains(&a.key))
                 .map(|a| (a.key, a.arg()))
                 .map(|(key, arg)| XStat {
