@@ -495,8 +495,9 @@ fn chrome_error(e: profkit_json::Error) -> Error {
 #[derive(Default)]
 struct Interner {
     /// By their bytes, so that a string read as bytes is looked up before its UTF-8 is checked.
-    ids: FxHashMap<Box<[u8]>, u32>,
-    strings: Vec<Box<str>>,
+    ids: FxHashMap<SharedStr, u32>,
+    /// The same strings as `ids` holds (one allocation each, shared).
+    strings: Vec<SharedStr>,
     /// Whether each string was asked for more than once.
     repeated: Vec<bool>,
     /// A buffer for the JSON text of nested args.
@@ -504,6 +505,23 @@ struct Interner {
     /// The id last found for strings of each [`quick_slot`]: names and categories come back
     /// over and over, and a check against the string found is cheaper than hashing it.
     recent: Vec<u32>,
+}
+
+/// An interned string, kept once for both the map and the list of [`Interner`].
+#[derive(Clone, PartialEq, Eq)]
+struct SharedStr(Rc<str>);
+
+impl std::hash::Hash for SharedStr {
+    /// As its bytes hash, which it is looked up by.
+    fn hash<H: std::hash::Hasher>(&self, state: &mut H) {
+        self.0.as_bytes().hash(state);
+    }
+}
+
+impl std::borrow::Borrow<[u8]> for SharedStr {
+    fn borrow(&self) -> &[u8] {
+        self.0.as_bytes()
+    }
 }
 
 /// The slot of a string in [`Interner::recent`], from its length and its first and last eight
@@ -551,7 +569,7 @@ impl Interner {
         let slot = quick_slot(bytes);
         let recent = self.recent.get(slot).copied().unwrap_or(u32::MAX);
         let id = match self.strings.get(recent as usize) {
-            Some(s) if s.as_bytes() == bytes => recent,
+            Some(s) if s.0.as_bytes() == bytes => recent,
             _ => {
                 let id = *self.ids.get(bytes)?;
                 if let Some(r) = self.recent.get_mut(slot) {
@@ -568,9 +586,10 @@ impl Interner {
 
     fn insert(&mut self, s: &str) -> u32 {
         let id = u32::try_from(self.strings.len()).unwrap_or(u32::MAX);
-        self.strings.push(s.into());
+        let shared = SharedStr(s.into());
+        self.strings.push(shared.clone());
         self.repeated.push(false);
-        self.ids.insert(s.as_bytes().into(), id);
+        self.ids.insert(shared, id);
         id
     }
 
@@ -579,7 +598,7 @@ impl Interner {
     }
 
     fn get(&self, id: u32) -> &str {
-        self.strings.get(id as usize).map_or("", |s| s)
+        self.strings.get(id as usize).map_or("", |s| &s.0)
     }
 }
 
@@ -1187,6 +1206,10 @@ struct Trace {
     process_order: Vec<Id>,
     threads: Vec<Thread>,
     thread_index: FxHashMap<(Id, Track), usize>,
+    /// Arg keys of events found to have no key twice, by their number modulo 8.
+    distinct_keys: [Vec<u32>; 8],
+    /// The threads found last ([`Trace::thread`]).
+    recent_threads: [usize; 2],
     counters: Vec<(Id, Item)>,
     /// The args of `counters`.
     counter_args: Args,
@@ -1239,6 +1262,8 @@ impl Trace {
             process_order: Vec::new(),
             threads: Vec::new(),
             thread_index: FxHashMap::default(),
+            recent_threads: [usize::MAX; 2],
+            distinct_keys: Default::default(),
             counters: Vec::new(),
             counter_args: Args::default(),
             clock: Clock::default(),
@@ -1270,8 +1295,21 @@ impl Trace {
     }
 
     fn thread(&mut self, pid: &Id, track: Track) -> usize {
+        // A trace goes back and forth between a few threads (Kineto's host thread and GPU
+        // stream): those found last are compared before the key is hashed.
+        for &i in &self.recent_threads {
+            if let Some(t) = self.threads.get(i) {
+                if t.track == track && t.pid == *pid {
+                    return i;
+                }
+            }
+        }
         let key = (pid.clone(), track);
         if let Some(&i) = self.thread_index.get(&key) {
+            self.recent_threads.rotate_right(1);
+            if let Some(slot) = self.recent_threads.first_mut() {
+                *slot = i;
+            }
             return i;
         }
         self.process(pid);
@@ -1345,6 +1383,15 @@ impl Trace {
                 )
             });
         }
+        // Events of a kind write the same keys: a list of keys found distinct before (one per
+        // length, in eight slots) is compared rather than every pair.
+        let slot = raw.args.len() % 8;
+        let known = self.distinct_keys.get(slot).is_some_and(|keys| {
+            keys.len() == raw.args.len() && keys.iter().zip(&raw.args).all(|(k, a)| *k == a.key)
+        });
+        if known || raw.args.len() < 2 {
+            return;
+        }
         let repeated = if raw.args.len() <= 32 {
             raw.args
                 .iter()
@@ -1359,6 +1406,10 @@ impl Trace {
                 .and_then(|w| w.first().copied())
         };
         let Some(key) = repeated else {
+            if let Some(keys) = self.distinct_keys.get_mut(slot) {
+                keys.clear();
+                keys.extend(raw.args.iter().map(|a| a.key));
+            }
             return;
         };
         let key_text = self.strings.get(key).to_owned();
@@ -2098,6 +2149,7 @@ impl Trace {
             meta.finish();
             meta.declare(&mut builder, &self.strings, |a| self.stat(a));
             drop(builder);
+            meta.name_events(&mut plane, &self.strings);
             for (id, thread) in lines {
                 let thread_name = match (&thread.name, &thread.track) {
                     // A line always has a name (the writer leaves out empty ones, which would
@@ -2319,23 +2371,28 @@ fn same_arg(a: Arg, b: Arg) -> bool {
 /// The metadata of one plane: event and stat metadata ids by interned string, and the args the
 /// events of a name all share.
 struct Metadata {
-    /// By name first, then the name's keys in a short list (the events of a name write their
-    /// args in the same order, so the key is nearly always at its position): one hash lookup an
-    /// event rather than one an arg. Emptied by [`Metadata::finish`].
-    by_name: FxHashMap<u32, (u64, Vec<(u32, Shared)>)>,
-    /// Which strings are stored as `ref_value`s, by id.
+    /// By name (one hash lookup an event), then the name's keys in a short list (the events of
+    /// a name write their args in the same order, so the key is nearly always at its position).
+    by_name: FxHashMap<u32, NameMetadata>,
+    /// Which strings are stored as `ref_value`s, by id (while counting).
     is_ref: Vec<bool>,
     /// Events counted so far.
     counted: usize,
-    events_per_name: FxHashMap<u32, u64>,
-    shared: FxHashMap<(u32, u32), Shared>,
     /// Strings stored as `ref_value`s.
-    refs: FxHashSet<u32>,
-    event_ids: FxHashMap<u32, i64>,
+    refs: Vec<u32>,
     /// Stat metadata ids by interned string (0: none).
     stat_ids: Vec<i64>,
-    /// The args each name's events share, by name.
-    hoisted: FxHashMap<u32, Vec<u32>>,
+}
+
+/// What the events of one name have.
+#[derive(Default)]
+struct NameMetadata {
+    events: u64,
+    /// Each key an event of the name has, with whether they all share its value.
+    keys: Vec<(u32, Shared)>,
+    event_id: i64,
+    /// The keys of the args the name's events share (stats of their event metadata).
+    hoisted: Vec<u32>,
 }
 
 impl Metadata {
@@ -2344,12 +2401,8 @@ impl Metadata {
             by_name: FxHashMap::default(),
             is_ref: vec![false; strings.strings.len()],
             counted: 0,
-            events_per_name: FxHashMap::default(),
-            shared: FxHashMap::default(),
-            refs: FxHashSet::default(),
-            event_ids: FxHashMap::default(),
+            refs: Vec::new(),
             stat_ids: Vec::new(),
-            hoisted: FxHashMap::default(),
         }
     }
 
@@ -2357,14 +2410,14 @@ impl Metadata {
     fn count<'a>(&mut self, name: u32, args: impl Iterator<Item = &'a KeyArg>, strings: &Interner) {
         let event = self.counted;
         self.counted += 1;
-        let (count, keys) = self.by_name.entry(name).or_default();
-        *count += 1;
+        let NameMetadata { events, keys, .. } = self.by_name.entry(name).or_default();
+        *events += 1;
         for (position, (key, value)) in args.map(|a| (a.key, a.arg())).enumerate() {
             if let Arg::Str(s) = value {
                 if strings.is_repeated(s) {
                     if let Some(seen @ false) = self.is_ref.get_mut(s as usize) {
                         *seen = true;
-                        self.refs.insert(s);
+                        self.refs.push(s);
                     }
                 }
             }
@@ -2388,69 +2441,76 @@ impl Metadata {
         }
     }
 
-    /// Decides, once every event is counted, which args the events of a name share.
+    /// Decides, once every event is counted, which args the events of a name share: those every
+    /// event of the name (two at least) has with that value, once each.
     fn finish(&mut self) {
-        for (name, (count, keys)) in std::mem::take(&mut self.by_name) {
-            self.events_per_name.insert(name, count);
-            for (key, s) in keys {
-                self.shared.insert((name, key), s);
-            }
-        }
         self.is_ref = Vec::new();
-        // Shared only when every event of the name (two at least) has the arg with that value,
-        // once each.
-        for ((name, _), s) in self.shared.iter_mut() {
-            if let Shared::Same(_, n, _) = *s {
-                if self.events_per_name.get(name).copied() != Some(n) || n < 2 {
-                    *s = Shared::Differs;
+        for meta in self.by_name.values_mut() {
+            for (_, s) in meta.keys.iter_mut() {
+                if let Shared::Same(_, n, _) = *s {
+                    if meta.events != n || n < 2 {
+                        *s = Shared::Differs;
+                    }
                 }
             }
+            meta.keys.sort_unstable_by_key(|(k, _)| *k);
         }
     }
 
     /// Declares every event and stat metadata the plane needs, and the shared args as stats of
-    /// their event metadata.
+    /// their event metadata. The event metadata are named by [`Metadata::name_events`].
     fn declare(
         &mut self,
         builder: &mut PlaneBuilder<'_>,
         strings: &Interner,
         stat: impl Fn(Arg) -> StatValue,
     ) {
-        let mut names: Vec<u32> = self.events_per_name.keys().copied().collect();
+        let mut names: Vec<u32> = self.by_name.keys().copied().collect();
         // Metadata ids in order of the strings' first appearance, so that output is stable.
+        // Interned names are distinct strings: each is a new metadata.
         names.sort_unstable();
-        for name in names {
-            let id = builder.event_metadata_id(strings.get(name));
-            self.event_ids.insert(name, id);
+        let mut keys: Vec<u32> = Vec::new();
+        for name in &names {
+            if let Some(meta) = self.by_name.get_mut(name) {
+                meta.event_id = builder.new_event_metadata();
+                keys.extend(meta.keys.iter().map(|(k, _)| *k));
+            }
         }
-        let mut shared: Vec<((u32, u32), Shared)> =
-            self.shared.iter().map(|(k, v)| (*k, *v)).collect();
-        shared.sort_unstable_by_key(|(k, _)| *k);
-        let mut keys: Vec<u32> = shared.iter().map(|((_, key), _)| *key).collect();
         keys.sort_unstable();
         keys.dedup();
         for key in keys {
             let id = builder.stat_metadata_id(strings.get(key));
             self.set_stat_id(key, id);
         }
-        for ((name, key), s) in shared {
-            let Shared::Same(value, _, _) = s else {
+        for name in &names {
+            let Some(meta) = self.by_name.get_mut(name) else {
                 continue;
             };
-            self.hoisted.entry(name).or_default().push(key);
-            let Some(&id) = self.event_ids.get(&name) else {
-                continue;
-            };
-            if let Some(mut metadata) = builder.event_metadata(id) {
-                metadata.add_stat(strings.get(key), stat(value));
+            for &(key, s) in &meta.keys {
+                let Shared::Same(value, _, _) = s else {
+                    continue;
+                };
+                meta.hoisted.push(key);
+                if let Some(mut metadata) = builder.event_metadata(meta.event_id) {
+                    metadata.add_stat(strings.get(key), stat(value));
+                }
             }
         }
         // Strings stored as `ref_value`s are the names of stat metadata.
-        let mut refs: Vec<u32> = self.refs.iter().copied().collect();
+        let mut refs = std::mem::take(&mut self.refs);
         refs.sort_unstable();
         for s in refs {
             let id = builder.stat_metadata_id(strings.get(s));
             self.set_stat_id(s, id);
+        }
+    }
+
+    /// Names the event metadata [`Metadata::declare`] made.
+    fn name_events(&self, plane: &mut XPlane, strings: &Interner) {
+        for (name, meta) in &self.by_name {
+            if let Some(metadata) = plane.event_metadata.get_mut(&meta.event_id) {
+                metadata.name = strings.get(*name).to_owned();
+            }
         }
     }
 
@@ -2478,7 +2538,10 @@ impl Metadata {
         flow_stats: &[(usize, KeyArg)],
         value: &dyn Fn(Arg) -> StatRef,
     ) -> XEvent {
-        let hoisted = self.hoisted.get(&name).map_or(&[][..], Vec::as_slice);
+        let (event_id, hoisted) = self
+            .by_name
+            .get(&name)
+            .map_or((0, &[][..]), |m| (m.event_id, m.hoisted.as_slice()));
         let all = stats.len() + flow_stats.len();
         let mut own = Vec::with_capacity(all.saturating_sub(hoisted.len()));
         own.extend(
@@ -2498,7 +2561,7 @@ impl Metadata {
                 }),
         );
         XEvent {
-            metadata_id: self.event_ids.get(&name).copied().unwrap_or(0),
+            metadata_id: event_id,
             duration_ps,
             stats: own,
             data: Some(x_event::Data::OffsetPs(offset_ps)),
