@@ -1206,8 +1206,8 @@ struct Trace {
     process_order: Vec<Id>,
     threads: Vec<Thread>,
     thread_index: FxHashMap<(Id, Track), usize>,
-    /// Arg keys of events found to have no key twice, by their number modulo 8.
-    distinct_keys: [Vec<u32>; 8],
+    /// Arg keys of events found to have no key twice, by their number modulo 32.
+    distinct_keys: [Vec<u32>; 32],
     /// The threads found last ([`Trace::thread`]).
     recent_threads: [usize; 2],
     counters: Vec<(Id, Item)>,
@@ -1384,8 +1384,8 @@ impl Trace {
             });
         }
         // Events of a kind write the same keys: a list of keys found distinct before (one per
-        // length, in eight slots) is compared rather than every pair.
-        let slot = raw.args.len() % 8;
+        // length, in 32 slots) is compared rather than every pair.
+        let slot = raw.args.len() % 32;
         let known = self.distinct_keys.get(slot).is_some_and(|keys| {
             keys.len() == raw.args.len() && keys.iter().zip(&raw.args).all(|(k, a)| *k == a.key)
         });
