@@ -2371,9 +2371,14 @@ fn same_arg(a: Arg, b: Arg) -> bool {
 /// The metadata of one plane: event and stat metadata ids by interned string, and the args the
 /// events of a name all share.
 struct Metadata {
-    /// By name (one hash lookup an event), then the name's keys in a short list (the events of
-    /// a name write their args in the same order, so the key is nearly always at its position).
-    by_name: FxHashMap<u32, NameMetadata>,
+    /// By name, in the order of their first events, each with the name's keys in a short list
+    /// (the events of a name write their args in the same order, so the key is nearly always at
+    /// its position).
+    by_name: Vec<NameMetadata>,
+    /// Where each name is in `by_name`, by interned string (`u32::MAX`: not a name here): an
+    /// array rather than a map, since a trace can have as many names as events (Kineto's
+    /// `ProfilerStep#<n>`), and the events of such names come in the order of their ids.
+    slot: Vec<u32>,
     /// Which strings are stored as `ref_value`s, by id (while counting).
     is_ref: Vec<bool>,
     /// Events counted so far.
@@ -2387,6 +2392,7 @@ struct Metadata {
 /// What the events of one name have.
 #[derive(Default)]
 struct NameMetadata {
+    name: u32,
     events: u64,
     /// Each key an event of the name has, with whether they all share its value.
     keys: Vec<(u32, Shared)>,
@@ -2398,7 +2404,8 @@ struct NameMetadata {
 impl Metadata {
     fn new(strings: &Interner) -> Metadata {
         Metadata {
-            by_name: FxHashMap::default(),
+            by_name: Vec::new(),
+            slot: vec![u32::MAX; strings.strings.len()],
             is_ref: vec![false; strings.strings.len()],
             counted: 0,
             refs: Vec::new(),
@@ -2410,7 +2417,26 @@ impl Metadata {
     fn count<'a>(&mut self, name: u32, args: impl Iterator<Item = &'a KeyArg>, strings: &Interner) {
         let event = self.counted;
         self.counted += 1;
-        let NameMetadata { events, keys, .. } = self.by_name.entry(name).or_default();
+        let index = match self.slot.get(name as usize) {
+            Some(&i) if i != u32::MAX => i as usize,
+            _ => {
+                let i = self.by_name.len();
+                if self.slot.len() <= name as usize {
+                    self.slot.resize(name as usize + 1, u32::MAX);
+                }
+                if let Some(slot) = self.slot.get_mut(name as usize) {
+                    *slot = u32::try_from(i).unwrap_or(u32::MAX);
+                }
+                self.by_name.push(NameMetadata {
+                    name,
+                    ..NameMetadata::default()
+                });
+                i
+            }
+        };
+        let Some(NameMetadata { events, keys, .. }) = self.by_name.get_mut(index) else {
+            return;
+        };
         *events += 1;
         for (position, (key, value)) in args.map(|a| (a.key, a.arg())).enumerate() {
             if let Arg::Str(s) = value {
@@ -2445,7 +2471,7 @@ impl Metadata {
     /// event of the name (two at least) has with that value, once each.
     fn finish(&mut self) {
         self.is_ref = Vec::new();
-        for meta in self.by_name.values_mut() {
+        for meta in &mut self.by_name {
             for (_, s) in meta.keys.iter_mut() {
                 if let Shared::Same(_, n, _) = *s {
                     if meta.events != n || n < 2 {
@@ -2465,13 +2491,18 @@ impl Metadata {
         strings: &Interner,
         stat: impl Fn(Arg) -> StatValue,
     ) {
-        let mut names: Vec<u32> = self.by_name.keys().copied().collect();
         // Metadata ids in order of the strings' first appearance, so that output is stable.
         // Interned names are distinct strings: each is a new metadata.
+        let mut names: Vec<(u32, usize)> = self
+            .by_name
+            .iter()
+            .enumerate()
+            .map(|(i, m)| (m.name, i))
+            .collect();
         names.sort_unstable();
         let mut keys: Vec<u32> = Vec::new();
-        for name in &names {
-            if let Some(meta) = self.by_name.get_mut(name) {
+        for &(_, i) in &names {
+            if let Some(meta) = self.by_name.get_mut(i) {
                 meta.event_id = builder.new_event_metadata();
                 keys.extend(meta.keys.iter().map(|(k, _)| *k));
             }
@@ -2482,8 +2513,8 @@ impl Metadata {
             let id = builder.stat_metadata_id(strings.get(key));
             self.set_stat_id(key, id);
         }
-        for name in &names {
-            let Some(meta) = self.by_name.get_mut(name) else {
+        for &(_, i) in &names {
+            let Some(meta) = self.by_name.get_mut(i) else {
                 continue;
             };
             for &(key, s) in &meta.keys {
@@ -2507,9 +2538,9 @@ impl Metadata {
 
     /// Names the event metadata [`Metadata::declare`] made.
     fn name_events(&self, plane: &mut XPlane, strings: &Interner) {
-        for (name, meta) in &self.by_name {
+        for meta in &self.by_name {
             if let Some(metadata) = plane.event_metadata.get_mut(&meta.event_id) {
-                metadata.name = strings.get(*name).to_owned();
+                metadata.name = strings.get(meta.name).to_owned();
             }
         }
     }
@@ -2539,8 +2570,9 @@ impl Metadata {
         value: &dyn Fn(Arg) -> StatRef,
     ) -> XEvent {
         let (event_id, hoisted) = self
-            .by_name
-            .get(&name)
+            .slot
+            .get(name as usize)
+            .and_then(|&i| self.by_name.get(i as usize))
             .map_or((0, &[][..]), |m| (m.event_id, m.hoisted.as_slice()));
         let all = stats.len() + flow_stats.len();
         let mut own = Vec::with_capacity(all.saturating_sub(hoisted.len()));
