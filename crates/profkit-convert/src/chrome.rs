@@ -811,6 +811,8 @@ struct RawEvent {
     ts: Option<i128>,
     dur: Option<i128>,
     id: Option<String>,
+    /// The allocation of the last `id`, for the next (set by the fast path).
+    spare_id: String,
     scope: Option<String>,
     bp_enclosing: bool,
     bind_id: Option<String>,
@@ -832,7 +834,9 @@ impl RawEvent {
         self.tid = None;
         self.ts = None;
         self.dur = None;
-        self.id = None;
+        if let Some(id) = self.id.take() {
+            self.spare_id = id;
+        }
         self.scope = None;
         self.bp_enclosing = false;
         self.bind_id = None;
@@ -1714,11 +1718,12 @@ impl Trace {
             }
             "s" | "t" | "f" => {
                 let ts = need_ts(raw.ts)?;
-                let Some(id) = raw.id.take() else {
+                // Borrowed: the event's buffer is used again for the next event's id.
+                let Some(id) = raw.id.as_deref() else {
                     return Err(E::custom(format!("the flow event {ph:?} has no \"id\"")));
                 };
                 let thread = self.thread(&pid, Track::Thread(tid));
-                let id = self.flow_id(&id);
+                let id = self.flow_id(id);
                 let cat = raw.cat.unwrap_or(name);
                 self.flows.push(FlowPoint {
                     thread,
@@ -1755,7 +1760,7 @@ impl Trace {
     /// A flow id as a stat: a number when it is one (Kineto's correlation ids), else its text.
     fn flow_id(&mut self, text: &str) -> Arg {
         match text.parse::<i64>() {
-            Ok(i) if i.to_string() == text => Arg::Int(i),
+            Ok(i) if itoa::Buffer::new().format(i) == text => Arg::Int(i),
             _ => Arg::Str(self.strings.id(text)),
         }
     }
@@ -1923,18 +1928,6 @@ impl Trace {
             bound += 1;
         }
         bound
-    }
-
-    /// A stat value as stored in an event: strings that many events share as the id of the stat
-    /// metadata named by them (declared beforehand by [`Metadata::declare`]).
-    fn stat_ref(&self, arg: Arg) -> StatRef {
-        match arg {
-            Arg::Str(s) if self.strings.is_repeated(s) => StatRef::Ref(s),
-            Arg::Str(s) => StatRef::Value(x_stat::Value::StrValue(self.strings.get(s).to_owned())),
-            Arg::Int(i) => StatRef::Value(x_stat::Value::Int64Value(i)),
-            Arg::Uint(u) => StatRef::Value(x_stat::Value::Uint64Value(u)),
-            Arg::Double(d) => StatRef::Value(x_stat::Value::DoubleValue(d)),
-        }
     }
 
     /// A stat value: a string that many events share (a category, a launch grid) is stored once,
@@ -2202,7 +2195,7 @@ impl Trace {
                                 .unwrap_or(i64::MAX),
                             args.get(item.at, item.len),
                             flow_args.get(from..).unwrap_or_default(),
-                            &|a| self.stat_ref(a),
+                            &self.strings,
                         ),
                     );
                     args.release(item.at, item.len);
@@ -2237,7 +2230,7 @@ impl Trace {
                         0,
                         self.counter_args.get(item.at, item.len),
                         &[],
-                        &|a| self.stat_ref(a),
+                        &self.strings,
                     ));
                 }
                 plane.lines.push(XLine {
@@ -2344,12 +2337,6 @@ impl Trace {
             }
         }
     }
-}
-
-/// A stat of an event before its ids are known: a value, or a shared string.
-enum StatRef {
-    Value(x_stat::Value),
-    Ref(u32),
 }
 
 /// What an arg of the events of one name is: the same on all of them (then it is a stat of their
@@ -2567,7 +2554,7 @@ impl Metadata {
         duration_ps: i64,
         stats: &[KeyArg],
         flow_stats: &[(usize, KeyArg)],
-        value: &dyn Fn(Arg) -> StatRef,
+        strings: &Interner,
     ) -> XEvent {
         let (event_id, hoisted) = self
             .slot
@@ -2576,22 +2563,26 @@ impl Metadata {
             .map_or((0, &[][..]), |m| (m.event_id, m.hoisted.as_slice()));
         let all = stats.len() + flow_stats.len();
         let mut own = Vec::with_capacity(all.saturating_sub(hoisted.len()));
-        own.extend(
-            stats
-                .iter()
-                .chain(flow_stats.iter().map(|(_, a)| a))
-                .filter(|a| !hoisted.contains(&a.key))
-                .map(|a| (a.key, a.arg()))
-                .map(|(key, arg)| XStat {
-                    metadata_id: self.stat_id(key),
-                    value: Some(match value(arg) {
-                        StatRef::Value(v) => v,
-                        StatRef::Ref(s) => {
-                            x_stat::Value::RefValue(u64::try_from(self.stat_id(s)).unwrap_or(0))
-                        }
-                    }),
-                }),
-        );
+        for a in stats.iter().chain(flow_stats.iter().map(|(_, a)| a)) {
+            if hoisted.contains(&a.key) {
+                continue;
+            }
+            // Strings many events share are stored once, as the stat metadata named by them
+            // (declared beforehand by [`Metadata::declare`]).
+            let value = match a.arg() {
+                Arg::Str(s) if strings.is_repeated(s) => {
+                    x_stat::Value::RefValue(u64::try_from(self.stat_id(s)).unwrap_or(0))
+                }
+                Arg::Str(s) => x_stat::Value::StrValue(strings.get(s).to_owned()),
+                Arg::Int(i) => x_stat::Value::Int64Value(i),
+                Arg::Uint(u) => x_stat::Value::Uint64Value(u),
+                Arg::Double(d) => x_stat::Value::DoubleValue(d),
+            };
+            own.push(XStat {
+                metadata_id: self.stat_id(a.key),
+                value: Some(value),
+            });
+        }
         XEvent {
             metadata_id: event_id,
             duration_ps,

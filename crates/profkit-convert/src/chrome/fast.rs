@@ -142,22 +142,23 @@ impl Cursor<'_> {
         let text = self.text;
         let mut at = self.at;
         loop {
-            // Spaces eight at a time (indentation): a byte is flagged exactly when it is not one.
-            if let Some(word) = text.get(at..at + 8).and_then(|w| w.first_chunk::<8>()) {
-                let x = u64::from_le_bytes(*word) ^ (ONES * u64::from(b' '));
-                let other = (((x & LOW) + LOW) | x) & !LOW;
-                if other == 0 {
-                    at += 8;
-                    continue;
-                }
-                at += (other.trailing_zeros() / 8) as usize;
-            }
             match text.get(at) {
                 Some(b' ' | b'\t' | b'\r') => at += 1,
                 Some(b'\n') => {
                     self.newlines += 1;
                     self.last_newline = at;
                     at += 1;
+                    // The indentation after it, eight bytes at a time: a byte is flagged
+                    // exactly when it is not a space.
+                    while let Some(word) = text.get(at..at + 8).and_then(|w| w.first_chunk::<8>()) {
+                        let x = u64::from_le_bytes(*word) ^ (ONES * u64::from(b' '));
+                        let other = (((x & LOW) + LOW) | x) & !LOW;
+                        if other != 0 {
+                            at += (other.trailing_zeros() / 8) as usize;
+                            break;
+                        }
+                        at += 8;
+                    }
                 }
                 Some(&b) => {
                     self.at = at;
@@ -717,16 +718,23 @@ impl FastEvents {
                 }
                 (Field::Id | Field::Scope | Field::Bp | Field::BindId, v) => {
                     let text = match v {
-                        Val::Str(a, z) | Val::Text(a, z) => str_of(a, z).to_owned(),
-                        Val::Bool(b) => b.to_string(),
-                        Val::Null => String::new(),
+                        Val::Str(a, z) | Val::Text(a, z) => str_of(a, z),
+                        Val::Bool(true) => "true",
+                        Val::Bool(false) => "false",
+                        Val::Null => "",
                         _ => return false,
                     };
                     match field {
-                        Field::Id => self.raw.id = Some(text),
-                        Field::Scope => self.raw.scope = Some(text),
+                        Field::Id => {
+                            // In the allocation of the last event's id (every flow event has one).
+                            let mut id = std::mem::take(&mut self.raw.spare_id);
+                            id.clear();
+                            id.push_str(text);
+                            self.raw.id = Some(id);
+                        }
+                        Field::Scope => self.raw.scope = Some(text.to_owned()),
                         Field::Bp => self.raw.bp_enclosing = text == "e",
-                        _ => self.raw.bind_id = Some(text),
+                        _ => self.raw.bind_id = Some(text.to_owned()),
                     }
                 }
                 (Field::FlowIn, v) => self.raw.flow_in = matches!(v, Val::Bool(true)),
