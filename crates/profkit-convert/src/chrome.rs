@@ -954,7 +954,7 @@ impl Clock {
 const ARGS_FIRST_CHUNK: usize = 16;
 
 /// The args a chunk of [`Args`] holds (unless one event has more).
-const ARGS_CHUNK: usize = 1 << 15;
+const ARGS_CHUNK: usize = 1 << 12;
 
 /// The args of the events of one thread, one after the other, in chunks that are allocated once
 /// (no copy as the store grows) and freed as soon as the items using them are converted, so that
