@@ -953,7 +953,9 @@ impl Clock {
 /// the thread has so far, up to [`ARGS_CHUNK`].
 const ARGS_FIRST_CHUNK: usize = 16;
 
-/// The args a chunk of [`Args`] holds (unless one event has more).
+/// The args a chunk of [`Args`] holds (unless one event has more): 64 KiB, below the C
+/// allocator's `mmap` threshold, so that a chunk freed is reused for the XSpace rather than given
+/// back to the kernel and faulted in again.
 const ARGS_CHUNK: usize = 1 << 12;
 
 /// The args of the events of one thread, one after the other, in chunks that are allocated once
