@@ -495,8 +495,9 @@ fn chrome_error(e: profkit_json::Error) -> Error {
 #[derive(Default)]
 struct Interner {
     /// By their bytes, so that a string read as bytes is looked up before its UTF-8 is checked.
-    ids: FxHashMap<Box<[u8]>, u32>,
-    strings: Vec<Box<str>>,
+    ids: FxHashMap<SharedStr, u32>,
+    /// The same strings as `ids` holds (one allocation each, shared).
+    strings: Vec<SharedStr>,
     /// Whether each string was asked for more than once.
     repeated: Vec<bool>,
     /// A buffer for the JSON text of nested args.
@@ -504,6 +505,23 @@ struct Interner {
     /// The id last found for strings of each [`quick_slot`]: names and categories come back
     /// over and over, and a check against the string found is cheaper than hashing it.
     recent: Vec<u32>,
+}
+
+/// An interned string, kept once for both the map and the list of [`Interner`].
+#[derive(Clone, PartialEq, Eq)]
+struct SharedStr(Rc<str>);
+
+impl std::hash::Hash for SharedStr {
+    /// As its bytes hash, which it is looked up by.
+    fn hash<H: std::hash::Hasher>(&self, state: &mut H) {
+        self.0.as_bytes().hash(state);
+    }
+}
+
+impl std::borrow::Borrow<[u8]> for SharedStr {
+    fn borrow(&self) -> &[u8] {
+        self.0.as_bytes()
+    }
 }
 
 /// The slot of a string in [`Interner::recent`], from its length and its first and last eight
@@ -551,7 +569,7 @@ impl Interner {
         let slot = quick_slot(bytes);
         let recent = self.recent.get(slot).copied().unwrap_or(u32::MAX);
         let id = match self.strings.get(recent as usize) {
-            Some(s) if s.as_bytes() == bytes => recent,
+            Some(s) if s.0.as_bytes() == bytes => recent,
             _ => {
                 let id = *self.ids.get(bytes)?;
                 if let Some(r) = self.recent.get_mut(slot) {
@@ -568,9 +586,10 @@ impl Interner {
 
     fn insert(&mut self, s: &str) -> u32 {
         let id = u32::try_from(self.strings.len()).unwrap_or(u32::MAX);
-        self.strings.push(s.into());
+        let shared = SharedStr(s.into());
+        self.strings.push(shared.clone());
         self.repeated.push(false);
-        self.ids.insert(s.as_bytes().into(), id);
+        self.ids.insert(shared, id);
         id
     }
 
@@ -579,7 +598,7 @@ impl Interner {
     }
 
     fn get(&self, id: u32) -> &str {
-        self.strings.get(id as usize).map_or("", |s| s)
+        self.strings.get(id as usize).map_or("", |s| &s.0)
     }
 }
 
@@ -792,6 +811,8 @@ struct RawEvent {
     ts: Option<i128>,
     dur: Option<i128>,
     id: Option<String>,
+    /// The allocation of the last `id`, for the next (set by the fast path).
+    spare_id: String,
     scope: Option<String>,
     bp_enclosing: bool,
     bind_id: Option<String>,
@@ -813,7 +834,9 @@ impl RawEvent {
         self.tid = None;
         self.ts = None;
         self.dur = None;
-        self.id = None;
+        if let Some(id) = self.id.take() {
+            self.spare_id = id;
+        }
         self.scope = None;
         self.bp_enclosing = false;
         self.bind_id = None;
@@ -869,56 +892,183 @@ fn event_error(raw: &RawEvent) -> Option<String> {
     None
 }
 
-/// One event on a line, in picoseconds. Its args are `len` of its thread's [`Args`] from `at`
-/// (the counters have theirs): one growing buffer per thread instead of an allocation per event.
+/// One event on a line. Its args are `len` of its thread's [`Args`] from `at` (the counters
+/// have theirs): a store per thread instead of an allocation per event. Times are picoseconds
+/// from the start of the first event kept ([`Clock`]): 32 bytes an item where exact 128-bit
+/// times took 48, and millions are kept until the XSpace is built.
+#[derive(Clone, Copy)]
 struct Item {
     name: u32,
     len: u32,
-    at: usize,
-    start: i128,
-    end: i128,
+    at: u64,
+    start: i64,
+    end: i64,
 }
 
-/// The args of the events of one thread, one after the other.
+/// A begin waiting for its end (`B`, async `b`/`S`), with its exact start: only these few are
+/// kept with 128-bit times, which the order of the warnings about unended ones needs.
+struct Pending {
+    name: u32,
+    len: u32,
+    at: u64,
+    start: i128,
+}
+
+/// The times of the items kept, relative to the start of the first: every time read is exact
+/// (128 bits), and an item's are stored in 64 bits once it is kept. What does not fit is
+/// saturated, and can only be so when the times kept span more than an XSpace holds, which
+/// [`Trace::into_import`] refuses from the exact first start and last end kept here.
 #[derive(Default)]
-struct Args(Vec<KeyArg>);
+struct Clock {
+    base: Option<i128>,
+    first: i128,
+    last: i128,
+}
+
+impl Clock {
+    /// An item's start and end (`end >= start`), as stored.
+    fn keep(&mut self, start: i128, end: i128) -> (i64, i64) {
+        match self.base {
+            None => {
+                self.base = Some(start);
+                self.first = start;
+                self.last = end;
+            }
+            Some(_) => {
+                self.first = self.first.min(start);
+                self.last = self.last.max(end);
+            }
+        }
+        (self.rel(start), self.rel(end))
+    }
+
+    /// A time relative to the base, saturated.
+    fn rel(&self, t: i128) -> i64 {
+        let d = t.saturating_sub(self.base.unwrap_or(0));
+        i64::try_from(d).unwrap_or(if d < 0 { i64::MIN } else { i64::MAX })
+    }
+}
+
+/// How many args the first chunk of a thread's [`Args`] holds; each next one holds as many as
+/// the thread has so far, up to [`ARGS_CHUNK`].
+const ARGS_FIRST_CHUNK: usize = 16;
+
+/// The args a chunk of [`Args`] holds (unless one event has more): 64 KiB, below the C
+/// allocator's `mmap` threshold, so that a chunk freed is reused for the XSpace rather than given
+/// back to the kernel and faulted in again.
+const ARGS_CHUNK: usize = 1 << 12;
+
+/// The args of the events of one thread, one after the other, in chunks that are allocated once
+/// (no copy as the store grows) and freed as soon as the items using them are converted, so that
+/// a line's events take the place of its args. An item's args are never split between chunks;
+/// `at` is the chunk's index times 2^32 plus the place in it.
+#[derive(Default)]
+struct Args {
+    chunks: Vec<Vec<KeyArg>>,
+    /// How many args of each chunk items still use.
+    live: Vec<usize>,
+    total: usize,
+}
 
 impl Args {
     /// Appends an event's args; returns where they are.
-    fn push(&mut self, args: &[KeyArg]) -> (usize, u32) {
-        let at = self.0.len();
-        self.0.extend_from_slice(args);
-        (at, u32::try_from(args.len()).unwrap_or(u32::MAX))
+    fn push(&mut self, args: &[KeyArg]) -> (u64, u32) {
+        let len = u32::try_from(args.len()).unwrap_or(u32::MAX);
+        let args = args.get(..len as usize).unwrap_or_default();
+        let fits = self
+            .chunks
+            .last()
+            .is_some_and(|c| c.capacity() - c.len() >= args.len());
+        if !fits && !args.is_empty() {
+            let capacity = self
+                .total
+                .clamp(ARGS_FIRST_CHUNK, ARGS_CHUNK)
+                .max(args.len());
+            self.chunks.push(Vec::with_capacity(capacity));
+            self.live.push(0);
+        }
+        let chunk = self.chunks.len().saturating_sub(1);
+        let at = match self.chunks.last_mut() {
+            Some(c) => {
+                let at = c.len();
+                c.extend_from_slice(args);
+                at
+            }
+            None => 0,
+        };
+        if let Some(live) = self.live.last_mut() {
+            *live += args.len();
+        }
+        self.total += args.len();
+        ((chunk as u64) << 32 | at as u64, len)
     }
 
-    fn get(&self, item: &Item) -> &[KeyArg] {
-        self.0
-            .get(item.at..item.at.saturating_add(item.len as usize))
+    fn place(at: u64, len: u32) -> (usize, std::ops::Range<usize>) {
+        let chunk = (at >> 32) as usize;
+        let from = (at & 0xffff_ffff) as usize;
+        (chunk, from..from + len as usize)
+    }
+
+    fn get(&self, at: u64, len: u32) -> &[KeyArg] {
+        let (chunk, range) = Args::place(at, len);
+        self.chunks
+            .get(chunk)
+            .and_then(|c| c.get(range))
             .unwrap_or_default()
     }
 
-    fn get_mut(&mut self, item: &Item) -> &mut [KeyArg] {
-        self.0
-            .get_mut(item.at..item.at.saturating_add(item.len as usize))
+    fn get_mut(&mut self, at: u64, len: u32) -> &mut [KeyArg] {
+        let (chunk, range) = Args::place(at, len);
+        self.chunks
+            .get_mut(chunk)
+            .and_then(|c| c.get_mut(range))
             .unwrap_or_default()
     }
 
-    /// Adds args to an item's: in place when its args end the buffer, else after a copy of them
-    /// at the end (an `E` or async end with args, a legacy async step: rare).
-    fn extend(&mut self, item: &mut Item, more: &[KeyArg]) {
+    /// Adds args to an item's: in place when its args end the last chunk and there is room,
+    /// else after a copy of them (an `E` or async end with args, a legacy async step: rare).
+    fn extend(&mut self, at: &mut u64, len: &mut u32, more: &[KeyArg]) {
         if more.is_empty() {
             return;
         }
-        let end = item.at.saturating_add(item.len as usize);
-        if end != self.0.len() {
-            let at = self.0.len();
-            if end <= at {
-                self.0.extend_from_within(item.at..end);
+        let (chunk, range) = Args::place(*at, *len);
+        let in_place = chunk + 1 == self.chunks.len()
+            && self
+                .chunks
+                .last()
+                .is_some_and(|c| c.len() == range.end && c.capacity() - c.len() >= more.len())
+            && *len as usize + more.len() <= u32::MAX as usize;
+        if in_place {
+            if let Some(c) = self.chunks.last_mut() {
+                c.extend_from_slice(more);
             }
-            item.at = at;
+            if let Some(live) = self.live.last_mut() {
+                *live += more.len();
+            }
+            self.total += more.len();
+            *len += more.len() as u32;
+            return;
         }
-        self.0.extend_from_slice(more);
-        item.len = u32::try_from(self.0.len() - item.at).unwrap_or(u32::MAX);
+        let mut all = self.get(*at, *len).to_vec();
+        all.extend_from_slice(more);
+        self.release(*at, *len);
+        (*at, *len) = self.push(&all);
+    }
+
+    /// Marks an item's args as no longer used, and frees their chunk when it was the last use.
+    fn release(&mut self, at: u64, len: u32) {
+        if len == 0 {
+            return;
+        }
+        let (chunk, _) = Args::place(at, len);
+        if let Some(live) = self.live.get_mut(chunk) {
+            *live = live.saturating_sub(len as usize);
+            if *live == 0 {
+                if let Some(c) = self.chunks.get_mut(chunk) {
+                    *c = Vec::new();
+                }
+            }
+        }
     }
 }
 
@@ -936,35 +1086,14 @@ struct Thread {
     name: Option<String>,
     sort_index: Option<i64>,
     items: Vec<Item>,
-    open: Vec<Item>,
+    open: Vec<Pending>,
     /// The args of `items` and `open`.
     args: Args,
-    /// Args flows add to items, by index in the sorted `items`, until [`Thread::pack`].
+    /// Args flows add to items, by index in the sorted `items` (in the order they were bound):
+    /// sorted by index before the XSpace is built, an item's come after its own args.
     flow_args: Vec<(usize, KeyArg)>,
     /// The GPU this thread is a stream of.
     gpu: Option<i64>,
-}
-
-impl Thread {
-    /// Rewrites the args in the order of the (sorted) items, each item's flow args after its own,
-    /// so that converting the items from the last drops their args from the end.
-    fn pack(&mut self) {
-        let mut flow_args = std::mem::take(&mut self.flow_args);
-        flow_args.sort_by_key(|(i, _)| *i);
-        let own: usize = self.items.iter().map(|i| i.len as usize).sum();
-        let mut packed = Vec::with_capacity(own + flow_args.len());
-        let mut extra = flow_args.iter().peekable();
-        for (index, item) in self.items.iter_mut().enumerate() {
-            let at = packed.len();
-            packed.extend_from_slice(self.args.get(item));
-            while let Some((_, arg)) = extra.next_if(|(i, _)| *i == index) {
-                packed.push(*arg);
-            }
-            item.at = at;
-            item.len = u32::try_from(packed.len() - at).unwrap_or(u32::MAX);
-        }
-        self.args = Args(packed);
-    }
 }
 
 #[derive(Default)]
@@ -1022,7 +1151,7 @@ fn partition_from(items: &[Item], hint: usize, pred: impl Fn(&Item) -> bool) -> 
 }
 
 /// Where the first of some open async begins is: its thread and start.
-fn first_begin(items: &[(usize, Item)]) -> Option<(usize, i128)> {
+fn first_begin(items: &[(usize, Pending)]) -> Option<(usize, i128)> {
     items.first().map(|(thread, item)| (*thread, item.start))
 }
 
@@ -1083,10 +1212,16 @@ struct Trace {
     process_order: Vec<Id>,
     threads: Vec<Thread>,
     thread_index: FxHashMap<(Id, Track), usize>,
+    /// Arg keys of events found to have no key twice, by their number modulo 32.
+    distinct_keys: [Vec<u32>; 32],
+    /// The threads found last ([`Trace::thread`]).
+    recent_threads: [usize; 2],
     counters: Vec<(Id, Item)>,
     /// The args of `counters`.
     counter_args: Args,
-    async_open: HashMap<AsyncKey, Vec<(usize, Item)>>,
+    /// The times of the items kept.
+    clock: Clock,
+    async_open: HashMap<AsyncKey, Vec<(usize, Pending)>>,
     flows: Vec<FlowPoint>,
     events: u64,
     skipped: BTreeMap<String, u64>,
@@ -1133,8 +1268,11 @@ impl Trace {
             process_order: Vec::new(),
             threads: Vec::new(),
             thread_index: FxHashMap::default(),
+            recent_threads: [usize::MAX; 2],
+            distinct_keys: Default::default(),
             counters: Vec::new(),
             counter_args: Args::default(),
+            clock: Clock::default(),
             async_open: HashMap::new(),
             flows: Vec::new(),
             events: 0,
@@ -1163,8 +1301,21 @@ impl Trace {
     }
 
     fn thread(&mut self, pid: &Id, track: Track) -> usize {
+        // A trace goes back and forth between a few threads (Kineto's host thread and GPU
+        // stream): those found last are compared before the key is hashed.
+        for &i in &self.recent_threads {
+            if let Some(t) = self.threads.get(i) {
+                if t.track == track && t.pid == *pid {
+                    return i;
+                }
+            }
+        }
         let key = (pid.clone(), track);
         if let Some(&i) = self.thread_index.get(&key) {
+            self.recent_threads.rotate_right(1);
+            if let Some(slot) = self.recent_threads.first_mut() {
+                *slot = i;
+            }
             return i;
         }
         self.process(pid);
@@ -1184,32 +1335,44 @@ impl Trace {
         index
     }
 
-    /// An item of `thread` with these args (kept in the thread's [`Args`]).
-    fn new_item(
+    /// Keeps args of `thread` in its [`Args`]: where they are.
+    fn keep_args(&mut self, thread: usize, args: &[KeyArg]) -> (u64, u32) {
+        match self.threads.get_mut(thread) {
+            Some(t) => t.args.push(args),
+            None => (0, 0),
+        }
+    }
+
+    /// Keeps an item of `thread` (its args kept already).
+    fn push_item(
         &mut self,
         thread: usize,
         name: u32,
+        (at, len): (u64, u32),
         start: i128,
         end: i128,
-        args: &[KeyArg],
-    ) -> Item {
-        let (at, len) = match self.threads.get_mut(thread) {
-            Some(t) => t.args.push(args),
-            None => (0, 0),
-        };
-        Item {
+    ) {
+        self.events += 1;
+        let (start, end) = self.clock.keep(start, end);
+        if let Some(t) = self.threads.get_mut(thread) {
+            t.items.push(Item {
+                name,
+                len,
+                at,
+                start,
+                end,
+            });
+        }
+    }
+
+    /// A begin of `thread` with these args, waiting for its end.
+    fn pending(&mut self, thread: usize, name: u32, start: i128, args: &[KeyArg]) -> Pending {
+        let (at, len) = self.keep_args(thread, args);
+        Pending {
             name,
             len,
             at,
             start,
-            end,
-        }
-    }
-
-    fn push_item(&mut self, thread: usize, item: Item) {
-        self.events += 1;
-        if let Some(t) = self.threads.get_mut(thread) {
-            t.items.push(item);
         }
     }
 
@@ -1226,6 +1389,15 @@ impl Trace {
                 )
             });
         }
+        // Events of a kind write the same keys: a list of keys found distinct before (one per
+        // length, in 32 slots) is compared rather than every pair.
+        let slot = raw.args.len() % 32;
+        let known = self.distinct_keys.get(slot).is_some_and(|keys| {
+            keys.len() == raw.args.len() && keys.iter().zip(&raw.args).all(|(k, a)| *k == a.key)
+        });
+        if known || raw.args.len() < 2 {
+            return;
+        }
         let repeated = if raw.args.len() <= 32 {
             raw.args
                 .iter()
@@ -1240,6 +1412,10 @@ impl Trace {
                 .and_then(|w| w.first().copied())
         };
         let Some(key) = repeated else {
+            if let Some(keys) = self.distinct_keys.get_mut(slot) {
+                keys.clear();
+                keys.extend(raw.args.iter().map(|a| a.key));
+            }
             return;
         };
         let key_text = self.strings.get(key).to_owned();
@@ -1394,14 +1570,14 @@ impl Trace {
                     }
                 }
                 self.flow_stats(raw, stats);
-                let item = self.new_item(thread, name, start, start + dur, stats);
-                self.push_item(thread, item);
+                let args = self.keep_args(thread, stats);
+                self.push_item(thread, name, args, start, start + dur);
             }
             "B" => {
                 let start = need_ts(raw.ts)?;
                 let thread = self.thread(&pid, Track::Thread(tid));
                 self.flow_stats(raw, stats);
-                let item = self.new_item(thread, name, start, start, stats);
+                let item = self.pending(thread, name, start, stats);
                 if let Some(t) = self.threads.get_mut(thread) {
                     t.open.push(item);
                 }
@@ -1412,11 +1588,11 @@ impl Trace {
                 let open = self.threads.get_mut(thread).and_then(|t| t.open.pop());
                 match open {
                     Some(mut item) => {
-                        item.end = end.max(item.start);
                         if let Some(t) = self.threads.get_mut(thread) {
-                            t.args.extend(&mut item, stats);
+                            t.args.extend(&mut item.at, &mut item.len, stats);
                         }
-                        self.push_item(thread, item);
+                        let args = (item.at, item.len);
+                        self.push_item(thread, item.name, args, item.start, end.max(item.start));
                     }
                     None => {
                         let index = self.index;
@@ -1439,8 +1615,8 @@ impl Trace {
                     }
                 }
                 let thread = self.thread(&pid, Track::Thread(tid));
-                let item = self.new_item(thread, name, start, start, stats);
-                self.push_item(thread, item);
+                let args = self.keep_args(thread, stats);
+                self.push_item(thread, name, args, start, start);
             }
             "C" => {
                 let start = need_ts(raw.ts)?;
@@ -1461,6 +1637,7 @@ impl Trace {
                 }
                 self.events += 1;
                 let (at, len) = self.counter_args.push(stats);
+                let (start, end) = self.clock.keep(start, start);
                 self.counters.push((
                     pid,
                     Item {
@@ -1468,7 +1645,7 @@ impl Trace {
                         len,
                         at,
                         start,
-                        end: start,
+                        end,
                     },
                 ));
             }
@@ -1480,7 +1657,7 @@ impl Trace {
                 let start = need_ts(raw.ts)?;
                 let key = self.async_key(&pid, raw);
                 let thread = self.thread(&pid, Track::Async(name));
-                let item = self.new_item(thread, name, start, start, stats);
+                let item = self.pending(thread, name, start, stats);
                 self.async_open.entry(key).or_default().push((thread, item));
             }
             "e" | "F" => {
@@ -1489,11 +1666,11 @@ impl Trace {
                 let open = self.async_open.get_mut(&key).and_then(Vec::pop);
                 match open {
                     Some((thread, mut item)) => {
-                        item.end = end.max(item.start);
                         if let Some(t) = self.threads.get_mut(thread) {
-                            t.args.extend(&mut item, stats);
+                            t.args.extend(&mut item.at, &mut item.len, stats);
                         }
-                        self.push_item(thread, item);
+                        let args = (item.at, item.len);
+                        self.push_item(thread, item.name, args, item.start, end.max(item.start));
                     }
                     None => {
                         let index = self.index;
@@ -1510,8 +1687,8 @@ impl Trace {
             "n" => {
                 let start = need_ts(raw.ts)?;
                 let thread = self.thread(&pid, Track::Async(name));
-                let item = self.new_item(thread, name, start, start, stats);
-                self.push_item(thread, item);
+                let args = self.keep_args(thread, stats);
+                self.push_item(thread, name, args, start, start);
             }
             "T" | "p" => {
                 // A step of a legacy async event: counted on the open event.
@@ -1521,25 +1698,34 @@ impl Trace {
                     self.async_open.get_mut(&key).and_then(|v| v.last_mut())
                 {
                     if let Some(t) = self.threads.get_mut(*thread) {
-                        let counted = t.args.get_mut(item).iter_mut().find(|a| a.key == steps);
+                        let counted = t
+                            .args
+                            .get_mut(item.at, item.len)
+                            .iter_mut()
+                            .find(|a| a.key == steps);
                         match counted {
                             Some(stat) => {
                                 if let Arg::Int(n) = stat.arg() {
                                     *stat = KeyArg::new(steps, Arg::Int(n + 1));
                                 }
                             }
-                            None => t.args.extend(item, &[KeyArg::new(steps, Arg::Int(1))]),
+                            None => t.args.extend(
+                                &mut item.at,
+                                &mut item.len,
+                                &[KeyArg::new(steps, Arg::Int(1))],
+                            ),
                         }
                     }
                 }
             }
             "s" | "t" | "f" => {
                 let ts = need_ts(raw.ts)?;
-                let Some(id) = raw.id.take() else {
+                // Borrowed: the event's buffer is used again for the next event's id.
+                let Some(id) = raw.id.as_deref() else {
                     return Err(E::custom(format!("the flow event {ph:?} has no \"id\"")));
                 };
                 let thread = self.thread(&pid, Track::Thread(tid));
-                let id = self.flow_id(&id);
+                let id = self.flow_id(id);
                 let cat = raw.cat.unwrap_or(name);
                 self.flows.push(FlowPoint {
                     thread,
@@ -1576,7 +1762,7 @@ impl Trace {
     /// A flow id as a stat: a number when it is one (Kineto's correlation ids), else its text.
     fn flow_id(&mut self, text: &str) -> Arg {
         match text.parse::<i64>() {
-            Ok(i) if i.to_string() == text => Arg::Int(i),
+            Ok(i) if itoa::Buffer::new().format(i) == text => Arg::Int(i),
             _ => Arg::Str(self.strings.id(text)),
         }
     }
@@ -1654,20 +1840,23 @@ impl Trace {
     fn bind_flows(&mut self) -> u64 {
         let mut bound = 0;
         let flows = std::mem::take(&mut self.flows);
-        // The items that have a flow category among their flow args.
-        let mut with_cat: FxHashSet<(usize, usize)> = FxHashSet::default();
+        // The items that have a flow category among their flow args: a bit an item, by thread.
+        let mut with_cat: Vec<Vec<u64>> = vec![Vec::new(); self.threads.len()];
         let mut last_at = vec![0usize; self.threads.len()];
         for flow in flows {
             let Some(thread) = self.threads.get_mut(flow.thread) else {
                 continue;
             };
             let items = &thread.items;
+            // Items hold times from the clock's base; one that does not fit is beyond every
+            // item (or the span is refused), so saturating keeps every comparison.
+            let ts = self.clock.rel(flow.ts);
             // Flows come nearly in order of time: each search starts where the thread's last
             // one ended.
             let hint = last_at.get(flow.thread).copied().unwrap_or(0);
             // Items are sorted by start, longer first: the innermost slice enclosing `ts` is the
             // last one starting at or before it that ends at or after it.
-            let after = partition_from(items, hint, |i| i.start <= flow.ts);
+            let after = partition_from(items, hint, |i| i.start <= ts);
             if let Some(slot) = last_at.get_mut(flow.thread) {
                 *slot = after;
             }
@@ -1675,19 +1864,18 @@ impl Trace {
                 // Of slices with the same span, the first (in file order, which the stable sort
                 // keeps): what the "next slice" of an `f` binds to, so that a flow written back
                 // (right after its slice, with `"bp": "e"`) binds to the same slice when read.
+                // Searched back from the slice found (nearly always it), not over all items.
                 (0..after)
                     .rev()
                     .take(256)
-                    .find(|&i| items.get(i).is_some_and(|it| it.end >= flow.ts))
-                    .and_then(|i| items.get(i))
-                    .map(|found| {
-                        items.partition_point(|it| {
-                            (it.start, std::cmp::Reverse(it.end))
-                                < (found.start, std::cmp::Reverse(found.end))
-                        })
+                    .find(|&i| items.get(i).is_some_and(|it| it.end >= ts))
+                    .and_then(|i| Some((i, items.get(i)?)))
+                    .map(|(i, found)| {
+                        let key = (found.start, std::cmp::Reverse(found.end));
+                        partition_from(items, i, |it| (it.start, std::cmp::Reverse(it.end)) < key)
                     })
             } else {
-                let at = partition_from(items, after, |i| i.start < flow.ts);
+                let at = partition_from(items, after, |i| i.start < ts);
                 (at < items.len()).then_some(at)
             };
             let Some((index, item)) = target.and_then(|i| Some((i, items.get(i)?))) else {
@@ -1712,12 +1900,22 @@ impl Trace {
                 (flow.phase == b't').then_some(self.keys.flow_out),
             ];
             // Flow args wait beside the items until the thread's args are packed.
-            let has_cat = thread
-                .args
-                .get(item)
-                .iter()
-                .any(|a| a.key == self.keys.flow_cat)
-                || with_cat.contains(&(flow.thread, index));
+            let bits = match with_cat.get_mut(flow.thread) {
+                Some(bits) => {
+                    if bits.is_empty() {
+                        bits.resize(items.len().div_ceil(64), 0);
+                    }
+                    bits
+                }
+                None => continue,
+            };
+            let (word, bit) = (index / 64, 1u64 << (index % 64));
+            let has_cat = bits.get(word).is_some_and(|w| w & bit != 0)
+                || thread
+                    .args
+                    .get(item.at, item.len)
+                    .iter()
+                    .any(|a| a.key == self.keys.flow_cat);
             for key in keys.into_iter().flatten() {
                 thread.flow_args.push((index, KeyArg::new(key, flow.id)));
             }
@@ -1725,23 +1923,13 @@ impl Trace {
                 thread
                     .flow_args
                     .push((index, KeyArg::new(self.keys.flow_cat, Arg::Str(flow.cat))));
-                with_cat.insert((flow.thread, index));
+                if let Some(w) = bits.get_mut(word) {
+                    *w |= bit;
+                }
             }
             bound += 1;
         }
         bound
-    }
-
-    /// A stat value as stored in an event: strings that many events share as the id of the stat
-    /// metadata named by them (declared beforehand by [`Metadata::declare`]).
-    fn stat_ref(&self, arg: Arg) -> StatRef {
-        match arg {
-            Arg::Str(s) if self.strings.is_repeated(s) => StatRef::Ref(s),
-            Arg::Str(s) => StatRef::Value(x_stat::Value::StrValue(self.strings.get(s).to_owned())),
-            Arg::Int(i) => StatRef::Value(x_stat::Value::Int64Value(i)),
-            Arg::Uint(u) => StatRef::Value(x_stat::Value::Uint64Value(u)),
-            Arg::Double(d) => StatRef::Value(x_stat::Value::DoubleValue(d)),
-        }
     }
 
     /// A stat value: a string that many events share (a category, a launch grid) is stored once,
@@ -1804,22 +1992,14 @@ impl Trace {
         }
         let flows = self.bind_flows();
         for thread in &mut self.threads {
-            thread.pack();
+            // Each item's flow args in the order they were bound (the sort is stable).
+            thread.flow_args.sort_by_key(|(i, _)| *i);
         }
-        let start = self
-            .threads
-            .iter()
-            .flat_map(|t| t.items.first().map(|i| i.start))
-            .chain(self.counters.iter().map(|(_, i)| i.start))
-            .min()
-            .unwrap_or(0);
-        let stop = self
-            .threads
-            .iter()
-            .flat_map(|t| t.items.iter().map(|i| i.end))
-            .chain(self.counters.iter().map(|(_, i)| i.end))
-            .max()
-            .unwrap_or(0);
+        // The first start and the last end of the items kept, exact.
+        let (start, stop) = match self.clock.base {
+            Some(_) => (self.clock.first, self.clock.last),
+            None => (0, 0),
+        };
         if stop - start > i128::from(i64::MAX / 2) {
             return Err(Error::Chrome {
                 path: "traceEvents".into(),
@@ -1860,7 +2040,9 @@ impl Trace {
                 .and_then(|p| p.name.clone())
                 .unwrap_or_else(|| format!("pid {}", pid.text()))
         };
-        let rel = |t: i128| i64::try_from(t - start).unwrap_or(i64::MAX);
+        // Items hold times from the clock's base (in range: the span was checked).
+        let start_rel = self.clock.rel(start);
+        let rel = |t: i64| i64::try_from(i128::from(t) - i128::from(start_rel)).unwrap_or(i64::MAX);
 
         // Threads by plane: the host (None) and each GPU.
         // A process named by a GPU plane is that plane even without a thread: xprof's output names
@@ -1937,19 +2119,32 @@ impl Trace {
                     }
                 })
                 .collect();
-            let counter_args = &self.counter_args;
-            let all_items = lines
-                .iter()
-                .flat_map(|(_, t)| t.items.iter().map(|i| (i.name, t.args.get(i))))
-                .chain(
-                    counters
-                        .iter()
-                        .zip(&counter_names)
-                        .map(|((_, i), &n)| (n, counter_args.get(i))),
+            let mut meta = Metadata::new(&self.strings);
+            for (_, t) in &lines {
+                let mut flow_args = t.flow_args.as_slice();
+                for (index, item) in t.items.iter().enumerate() {
+                    let extra = flow_args.iter().take_while(|(i, _)| *i == index).count();
+                    let (mine, rest) = flow_args.split_at(extra);
+                    flow_args = rest;
+                    let own = t.args.get(item.at, item.len);
+                    meta.count(
+                        item.name,
+                        own.iter().chain(mine.iter().map(|(_, a)| a)),
+                        &self.strings,
+                    );
+                }
+            }
+            for ((_, item), &name) in counters.iter().zip(&counter_names) {
+                meta.count(
+                    name,
+                    self.counter_args.get(item.at, item.len).iter(),
+                    &self.strings,
                 );
-            let mut meta = Metadata::new(all_items, &self.strings);
+            }
+            meta.finish();
             meta.declare(&mut builder, &self.strings, |a| self.stat(a));
             drop(builder);
+            meta.name_events(&mut plane, &self.strings);
             for (id, thread) in lines {
                 let thread_name = match (&thread.name, &thread.track) {
                     // A line always has a name (the writer leaves out empty ones, which would
@@ -1968,9 +2163,9 @@ impl Trace {
                 if device.is_some() || matches!(thread.track, Track::Async(_)) {
                     overlapping_lines.push((plane_index, id));
                 }
-                let first = thread.items.first().map_or(start, |i| i.start);
+                let first = thread.items.first().map_or(start_rel, |i| i.start);
                 let timestamp_ns = rel(first) / 1000;
-                let line_ps = i128::from(timestamp_ns) * 1000 + start;
+                let line_ps = i128::from(timestamp_ns) * 1000 + i128::from(start_rel);
                 let display_name = if several && device.is_none() {
                     format!(
                         "{} / {thread_name}",
@@ -1979,31 +2174,43 @@ impl Trace {
                 } else {
                     String::new()
                 };
-                // Converted from the last item back, the items' buffer shrinking as it empties,
-                // so that the line's events take the place of its items rather than adding to
-                // them (the peak of memory is here).
-                // The args are packed in item order: each item's are the buffer's tail.
+                // Converted from the last item back, the items' buffer shrinking as it empties
+                // and each chunk of args freed once its items are converted, so that the line's
+                // events take the place of its items rather than adding to them (the peak of
+                // memory is here).
                 let mut items = thread.items;
-                let mut args = thread.args.0;
+                let mut args = thread.args;
+                let mut flow_args = thread.flow_args;
                 let mut events = Vec::with_capacity(items.len());
                 let mut shrink_at = items.len() / 2;
                 while let Some(item) = items.pop() {
-                    events.push(meta.event(
-                        item.name,
-                        i64::try_from(item.start - line_ps).unwrap_or(i64::MAX),
-                        i64::try_from(item.end - item.start).unwrap_or(i64::MAX),
-                        args.get(item.at..).unwrap_or_default(),
-                        &|a| self.stat_ref(a),
-                    ));
-                    args.truncate(item.at);
+                    let index = items.len();
+                    let from = flow_args
+                        .iter()
+                        .rposition(|(i, _)| *i != index)
+                        .map_or(0, |p| p + 1);
+                    events.push(
+                        meta.event(
+                            item.name,
+                            i64::try_from(i128::from(item.start) - line_ps).unwrap_or(i64::MAX),
+                            i64::try_from(i128::from(item.end) - i128::from(item.start))
+                                .unwrap_or(i64::MAX),
+                            args.get(item.at, item.len),
+                            flow_args.get(from..).unwrap_or_default(),
+                            &self.strings,
+                        ),
+                    );
+                    args.release(item.at, item.len);
+                    flow_args.truncate(from);
                     if items.len() <= shrink_at && items.len() >= SHRINK_MIN_ITEMS {
                         items.shrink_to_fit();
-                        args.shrink_to_fit();
+                        flow_args.shrink_to_fit();
                         shrink_at = items.len() / 2;
                     }
                 }
                 drop(items);
                 drop(args);
+                drop(flow_args);
                 events.reverse();
                 plane.lines.push(XLine {
                     id,
@@ -2023,8 +2230,9 @@ impl Trace {
                         name,
                         rel(item.start),
                         0,
-                        self.counter_args.get(&item),
-                        &|a| self.stat_ref(a),
+                        self.counter_args.get(item.at, item.len),
+                        &[],
+                        &self.strings,
                     ));
                 }
                 plane.lines.push(XLine {
@@ -2133,12 +2341,6 @@ impl Trace {
     }
 }
 
-/// A stat of an event before its ids are known: a value, or a shared string.
-enum StatRef {
-    Value(x_stat::Value),
-    Ref(u32),
-}
-
 /// What an arg of the events of one name is: the same on all of them (then it is a stat of their
 /// event metadata, stored once, as xprof stores kernel details), or not.
 #[derive(Clone, Copy)]
@@ -2158,126 +2360,177 @@ fn same_arg(a: Arg, b: Arg) -> bool {
 /// The metadata of one plane: event and stat metadata ids by interned string, and the args the
 /// events of a name all share.
 struct Metadata {
-    events_per_name: FxHashMap<u32, u64>,
-    shared: FxHashMap<(u32, u32), Shared>,
+    /// By name, in the order of their first events, each with the name's keys in a short list
+    /// (the events of a name write their args in the same order, so the key is nearly always at
+    /// its position).
+    by_name: Vec<NameMetadata>,
+    /// Where each name is in `by_name`, by interned string (`u32::MAX`: not a name here): an
+    /// array rather than a map, since a trace can have as many names as events (Kineto's
+    /// `ProfilerStep#<n>`), and the events of such names come in the order of their ids.
+    slot: Vec<u32>,
+    /// Which strings are stored as `ref_value`s, by id (while counting).
+    is_ref: Vec<bool>,
+    /// Events counted so far.
+    counted: usize,
     /// Strings stored as `ref_value`s.
-    refs: FxHashSet<u32>,
-    event_ids: FxHashMap<u32, i64>,
+    refs: Vec<u32>,
     /// Stat metadata ids by interned string (0: none).
     stat_ids: Vec<i64>,
-    /// The args each name's events share, by name.
-    hoisted: FxHashMap<u32, Vec<u32>>,
+}
+
+/// What the events of one name have.
+#[derive(Default)]
+struct NameMetadata {
+    name: u32,
+    events: u64,
+    /// Each key an event of the name has, with whether they all share its value.
+    keys: Vec<(u32, Shared)>,
+    event_id: i64,
+    /// The keys of the args the name's events share (stats of their event metadata).
+    hoisted: Vec<u32>,
 }
 
 impl Metadata {
-    fn new<'i>(items: impl Iterator<Item = (u32, &'i [KeyArg])>, strings: &Interner) -> Metadata {
-        // By name first, then the name's keys in a short list (the events of a name write their
-        // args in the same order, so the key is nearly always at its position): one hash lookup
-        // an event rather than one an arg.
-        let mut by_name: FxHashMap<u32, (u64, Vec<(u32, Shared)>)> = FxHashMap::default();
-        let mut is_ref = vec![false; strings.strings.len()];
-        let mut refs: FxHashSet<u32> = FxHashSet::default();
-        for (event, (name, args)) in items.enumerate() {
-            let (count, keys) = by_name.entry(name).or_default();
-            *count += 1;
-            for (position, (key, value)) in args.iter().map(|a| (a.key, a.arg())).enumerate() {
-                if let Arg::Str(s) = value {
-                    if strings.is_repeated(s) {
-                        if let Some(seen @ false) = is_ref.get_mut(s as usize) {
-                            *seen = true;
-                            refs.insert(s);
-                        }
-                    }
-                }
-                let slot = match keys.get(position) {
-                    Some((k, _)) if *k == key => Some(position),
-                    _ => keys.iter().position(|(k, _)| *k == key),
-                };
-                match slot.and_then(|i| keys.get_mut(i)) {
-                    Some((_, s)) => {
-                        *s = match *s {
-                            // An arg an event has twice (two flows ending on it) is its own: once
-                            // hoisted, it would be one stat, and the other events would get it.
-                            Shared::Same(v, n, last) if last != event && same_arg(v, value) => {
-                                Shared::Same(v, n + 1, event)
-                            }
-                            _ => Shared::Differs,
-                        }
-                    }
-                    None => keys.push((key, Shared::Same(value, 1, event))),
-                }
-            }
-        }
-        let mut events_per_name: FxHashMap<u32, u64> = FxHashMap::default();
-        let mut shared: FxHashMap<(u32, u32), Shared> = FxHashMap::default();
-        for (name, (count, keys)) in by_name {
-            events_per_name.insert(name, count);
-            for (key, s) in keys {
-                shared.insert((name, key), s);
-            }
-        }
-        // Shared only when every event of the name (two at least) has the arg with that value,
-        // once each.
-        for ((name, _), s) in shared.iter_mut() {
-            if let Shared::Same(_, n, _) = *s {
-                if events_per_name.get(name).copied() != Some(n) || n < 2 {
-                    *s = Shared::Differs;
-                }
-            }
-        }
+    fn new(strings: &Interner) -> Metadata {
         Metadata {
-            events_per_name,
-            shared,
-            refs,
-            event_ids: FxHashMap::default(),
+            by_name: Vec::new(),
+            slot: vec![u32::MAX; strings.strings.len()],
+            is_ref: vec![false; strings.strings.len()],
+            counted: 0,
+            refs: Vec::new(),
             stat_ids: Vec::new(),
-            hoisted: FxHashMap::default(),
+        }
+    }
+
+    /// Counts one event of the plane with its args (every event, in the order they are written).
+    fn count<'a>(&mut self, name: u32, args: impl Iterator<Item = &'a KeyArg>, strings: &Interner) {
+        let event = self.counted;
+        self.counted += 1;
+        let index = match self.slot.get(name as usize) {
+            Some(&i) if i != u32::MAX => i as usize,
+            _ => {
+                let i = self.by_name.len();
+                if self.slot.len() <= name as usize {
+                    self.slot.resize(name as usize + 1, u32::MAX);
+                }
+                if let Some(slot) = self.slot.get_mut(name as usize) {
+                    *slot = u32::try_from(i).unwrap_or(u32::MAX);
+                }
+                self.by_name.push(NameMetadata {
+                    name,
+                    ..NameMetadata::default()
+                });
+                i
+            }
+        };
+        let Some(NameMetadata { events, keys, .. }) = self.by_name.get_mut(index) else {
+            return;
+        };
+        *events += 1;
+        for (position, (key, value)) in args.map(|a| (a.key, a.arg())).enumerate() {
+            if let Arg::Str(s) = value {
+                if strings.is_repeated(s) {
+                    if let Some(seen @ false) = self.is_ref.get_mut(s as usize) {
+                        *seen = true;
+                        self.refs.push(s);
+                    }
+                }
+            }
+            let slot = match keys.get(position) {
+                Some((k, _)) if *k == key => Some(position),
+                _ => keys.iter().position(|(k, _)| *k == key),
+            };
+            match slot.and_then(|i| keys.get_mut(i)) {
+                Some((_, s)) => {
+                    *s = match *s {
+                        // An arg an event has twice (two flows ending on it) is its own: once
+                        // hoisted, it would be one stat, and the other events would get it.
+                        Shared::Same(v, n, last) if last != event && same_arg(v, value) => {
+                            Shared::Same(v, n + 1, event)
+                        }
+                        _ => Shared::Differs,
+                    }
+                }
+                None => keys.push((key, Shared::Same(value, 1, event))),
+            }
+        }
+    }
+
+    /// Decides, once every event is counted, which args the events of a name share: those every
+    /// event of the name (two at least) has with that value, once each.
+    fn finish(&mut self) {
+        self.is_ref = Vec::new();
+        for meta in &mut self.by_name {
+            for (_, s) in meta.keys.iter_mut() {
+                if let Shared::Same(_, n, _) = *s {
+                    if meta.events != n || n < 2 {
+                        *s = Shared::Differs;
+                    }
+                }
+            }
+            meta.keys.sort_unstable_by_key(|(k, _)| *k);
         }
     }
 
     /// Declares every event and stat metadata the plane needs, and the shared args as stats of
-    /// their event metadata.
+    /// their event metadata. The event metadata are named by [`Metadata::name_events`].
     fn declare(
         &mut self,
         builder: &mut PlaneBuilder<'_>,
         strings: &Interner,
         stat: impl Fn(Arg) -> StatValue,
     ) {
-        let mut names: Vec<u32> = self.events_per_name.keys().copied().collect();
         // Metadata ids in order of the strings' first appearance, so that output is stable.
+        // Interned names are distinct strings: each is a new metadata.
+        let mut names: Vec<(u32, usize)> = self
+            .by_name
+            .iter()
+            .enumerate()
+            .map(|(i, m)| (m.name, i))
+            .collect();
         names.sort_unstable();
-        for name in names {
-            let id = builder.event_metadata_id(strings.get(name));
-            self.event_ids.insert(name, id);
+        let mut keys: Vec<u32> = Vec::new();
+        for &(_, i) in &names {
+            if let Some(meta) = self.by_name.get_mut(i) {
+                meta.event_id = builder.new_event_metadata();
+                keys.extend(meta.keys.iter().map(|(k, _)| *k));
+            }
         }
-        let mut shared: Vec<((u32, u32), Shared)> =
-            self.shared.iter().map(|(k, v)| (*k, *v)).collect();
-        shared.sort_unstable_by_key(|(k, _)| *k);
-        let mut keys: Vec<u32> = shared.iter().map(|((_, key), _)| *key).collect();
         keys.sort_unstable();
         keys.dedup();
         for key in keys {
             let id = builder.stat_metadata_id(strings.get(key));
             self.set_stat_id(key, id);
         }
-        for ((name, key), s) in shared {
-            let Shared::Same(value, _, _) = s else {
+        for &(_, i) in &names {
+            let Some(meta) = self.by_name.get_mut(i) else {
                 continue;
             };
-            self.hoisted.entry(name).or_default().push(key);
-            let Some(&id) = self.event_ids.get(&name) else {
-                continue;
-            };
-            if let Some(mut metadata) = builder.event_metadata(id) {
-                metadata.add_stat(strings.get(key), stat(value));
+            for &(key, s) in &meta.keys {
+                let Shared::Same(value, _, _) = s else {
+                    continue;
+                };
+                meta.hoisted.push(key);
+                if let Some(mut metadata) = builder.event_metadata(meta.event_id) {
+                    metadata.add_stat(strings.get(key), stat(value));
+                }
             }
         }
         // Strings stored as `ref_value`s are the names of stat metadata.
-        let mut refs: Vec<u32> = self.refs.iter().copied().collect();
+        let mut refs = std::mem::take(&mut self.refs);
         refs.sort_unstable();
         for s in refs {
             let id = builder.stat_metadata_id(strings.get(s));
             self.set_stat_id(s, id);
+        }
+    }
+
+    /// Names the event metadata [`Metadata::declare`] made.
+    fn name_events(&self, plane: &mut XPlane, strings: &Interner) {
+        for meta in &self.by_name {
+            if let Some(metadata) = plane.event_metadata.get_mut(&meta.event_id) {
+                metadata.name = strings.get(meta.name).to_owned();
+            }
         }
     }
 
@@ -2302,27 +2555,38 @@ impl Metadata {
         offset_ps: i64,
         duration_ps: i64,
         stats: &[KeyArg],
-        value: &dyn Fn(Arg) -> StatRef,
+        flow_stats: &[(usize, KeyArg)],
+        strings: &Interner,
     ) -> XEvent {
-        let hoisted = self.hoisted.get(&name).map_or(&[][..], Vec::as_slice);
-        let mut own = Vec::with_capacity(stats.len().saturating_sub(hoisted.len()));
-        own.extend(
-            stats
-                .iter()
-                .filter(|a| !hoisted.contains(&a.key))
-                .map(|a| (a.key, a.arg()))
-                .map(|(key, arg)| XStat {
-                    metadata_id: self.stat_id(key),
-                    value: Some(match value(arg) {
-                        StatRef::Value(v) => v,
-                        StatRef::Ref(s) => {
-                            x_stat::Value::RefValue(u64::try_from(self.stat_id(s)).unwrap_or(0))
-                        }
-                    }),
-                }),
-        );
+        let (event_id, hoisted) = self
+            .slot
+            .get(name as usize)
+            .and_then(|&i| self.by_name.get(i as usize))
+            .map_or((0, &[][..]), |m| (m.event_id, m.hoisted.as_slice()));
+        let all = stats.len() + flow_stats.len();
+        let mut own = Vec::with_capacity(all.saturating_sub(hoisted.len()));
+        for a in stats.iter().chain(flow_stats.iter().map(|(_, a)| a)) {
+            if hoisted.contains(&a.key) {
+                continue;
+            }
+            // Strings many events share are stored once, as the stat metadata named by them
+            // (declared beforehand by [`Metadata::declare`]).
+            let value = match a.arg() {
+                Arg::Str(s) if strings.is_repeated(s) => {
+                    x_stat::Value::RefValue(u64::try_from(self.stat_id(s)).unwrap_or(0))
+                }
+                Arg::Str(s) => x_stat::Value::StrValue(strings.get(s).to_owned()),
+                Arg::Int(i) => x_stat::Value::Int64Value(i),
+                Arg::Uint(u) => x_stat::Value::Uint64Value(u),
+                Arg::Double(d) => x_stat::Value::DoubleValue(d),
+            };
+            own.push(XStat {
+                metadata_id: self.stat_id(a.key),
+                value: Some(value),
+            });
+        }
         XEvent {
-            metadata_id: self.event_ids.get(&name).copied().unwrap_or(0),
+            metadata_id: event_id,
             duration_ps,
             stats: own,
             data: Some(x_event::Data::OffsetPs(offset_ps)),

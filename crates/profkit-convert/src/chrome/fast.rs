@@ -137,6 +137,8 @@ impl Cursor<'_> {
 
     #[inline(never)]
     fn ws_run(&mut self) -> Scanned<u8> {
+        const ONES: u64 = 0x0101_0101_0101_0101;
+        const LOW: u64 = 0x7f7f_7f7f_7f7f_7f7f;
         let text = self.text;
         let mut at = self.at;
         loop {
@@ -146,6 +148,17 @@ impl Cursor<'_> {
                     self.newlines += 1;
                     self.last_newline = at;
                     at += 1;
+                    // The indentation after it, eight bytes at a time: a byte is flagged
+                    // exactly when it is not a space.
+                    while let Some(word) = text.get(at..at + 8).and_then(|w| w.first_chunk::<8>()) {
+                        let x = u64::from_le_bytes(*word) ^ (ONES * u64::from(b' '));
+                        let other = (((x & LOW) + LOW) | x) & !LOW;
+                        if other != 0 {
+                            at += (other.trailing_zeros() / 8) as usize;
+                            break;
+                        }
+                        at += 8;
+                    }
                 }
                 Some(&b) => {
                     self.at = at;
@@ -171,9 +184,31 @@ impl Cursor<'_> {
     }
 
     /// A string without escapes or control characters (the cursor at its quote): where its bytes
-    /// are.
+    /// are. Eight bytes at a time while they are plain ASCII (keys and most values are), the
+    /// rest by [`Cursor::string_run`].
     #[inline]
     fn string(&mut self) -> Scanned<(usize, usize)> {
+        let start = self.at + 1;
+        let mut i = start;
+        while let Some(word) = self.text.get(i..i + 8).and_then(|w| w.first_chunk::<8>()) {
+            let special = special_bytes(u64::from_le_bytes(*word));
+            if special != 0 {
+                let k = i + (special.trailing_zeros() / 8) as usize;
+                if self.text.get(k) == Some(&b'"') {
+                    self.at = k + 1;
+                    return Ok((start, k));
+                }
+                break;
+            }
+            i += 8;
+        }
+        self.string_run()
+    }
+
+    /// [`Cursor::string`] byte by byte: near the end of the text, and for strings with an escape,
+    /// a control character or a byte over 0x7f.
+    #[inline(never)]
+    fn string_run(&mut self) -> Scanned<(usize, usize)> {
         let start = self.at + 1;
         let rest = self.text.get(start..).unwrap_or_default();
         let mut stop = None;
@@ -452,6 +487,20 @@ impl Cursor<'_> {
     }
 }
 
+/// Flags (the high bit of a byte) the bytes of a word (in text order from the lowest) that end
+/// or complicate a string: a quote, a backslash, a control character or a byte over 0x7f. Only
+/// the lowest flag is exact (a borrow may flag bytes above it), which is the one used.
+#[inline(always)]
+fn special_bytes(word: u64) -> u64 {
+    const ONES: u64 = 0x0101_0101_0101_0101;
+    const HIGH: u64 = 0x8080_8080_8080_8080;
+    let zero_in = |x: u64| x.wrapping_sub(ONES) & !x & HIGH;
+    let quote = zero_in(word ^ (ONES * u64::from(b'"')));
+    let backslash = zero_in(word ^ (ONES * u64::from(b'\\')));
+    let control = word.wrapping_sub(ONES * 0x20) & !word & HIGH;
+    quote | backslash | control | (word & HIGH)
+}
+
 /// A number as [`super::ArgSeed`] takes it.
 fn arg_of_number(n: Number) -> Arg {
     match n {
@@ -669,16 +718,23 @@ impl FastEvents {
                 }
                 (Field::Id | Field::Scope | Field::Bp | Field::BindId, v) => {
                     let text = match v {
-                        Val::Str(a, z) | Val::Text(a, z) => str_of(a, z).to_owned(),
-                        Val::Bool(b) => b.to_string(),
-                        Val::Null => String::new(),
+                        Val::Str(a, z) | Val::Text(a, z) => str_of(a, z),
+                        Val::Bool(true) => "true",
+                        Val::Bool(false) => "false",
+                        Val::Null => "",
                         _ => return false,
                     };
                     match field {
-                        Field::Id => self.raw.id = Some(text),
-                        Field::Scope => self.raw.scope = Some(text),
+                        Field::Id => {
+                            // In the allocation of the last event's id (every flow event has one).
+                            let mut id = std::mem::take(&mut self.raw.spare_id);
+                            id.clear();
+                            id.push_str(text);
+                            self.raw.id = Some(id);
+                        }
+                        Field::Scope => self.raw.scope = Some(text.to_owned()),
                         Field::Bp => self.raw.bp_enclosing = text == "e",
-                        _ => self.raw.bind_id = Some(text),
+                        _ => self.raw.bind_id = Some(text.to_owned()),
                     }
                 }
                 (Field::FlowIn, v) => self.raw.flow_in = matches!(v, Val::Bool(true)),
@@ -747,6 +803,86 @@ impl FastEvents {
             Val::Text(..) | Val::Time(..) | Val::Args(..) | Val::Skipped => {
                 Arg::Str(trace.keys.empty)
             }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn cursor(text: &[u8]) -> Cursor<'_> {
+        Cursor {
+            text,
+            at: 0,
+            time: (0, 0),
+            newlines: 0,
+            last_newline: 0,
+        }
+    }
+
+    /// The word-at-a-time string and whitespace scans end where the byte loops end, whatever
+    /// byte comes where (quotes, backslashes, control characters, UTF-8, the end of the text).
+    #[test]
+    fn words_scan_as_bytes_do() {
+        let alphabet: &[&[u8]] = &[
+            b"a",
+            b" ",
+            b"\"",
+            b"\\",
+            b"\x1f",
+            b"\x7f",
+            b"\xc3\xa9",
+            b"\xff",
+            b"\n",
+            b"\t",
+            b"\r",
+            b"0",
+            b"{",
+        ];
+        let mut seed = 0x2545_f491_4f6c_dd1du64;
+        for _ in 0..20_000 {
+            let mut text = Vec::new();
+            let len = (seed % 40) as usize;
+            for _ in 0..len {
+                seed ^= seed << 13;
+                seed ^= seed >> 7;
+                seed ^= seed << 17;
+                // Mostly plain letters and spaces, as real text.
+                let pick = (seed % 64) as usize;
+                let piece: &[u8] = match alphabet.get(pick) {
+                    Some(p) => p,
+                    None if pick % 2 == 0 => b"x",
+                    None => b" ",
+                };
+                text.extend_from_slice(piece);
+            }
+            let mut quoted = vec![b'"'];
+            quoted.extend_from_slice(&text);
+            let (mut word, mut byte) = (cursor(&quoted), cursor(&quoted));
+            assert_eq!(word.string(), byte.string_run(), "{quoted:?}");
+            assert_eq!(word.at, byte.at, "{quoted:?}");
+            let mut word = cursor(&text);
+            let got = word.ws_run();
+            let mut at = 0;
+            let (mut newlines, mut last) = (0, 0);
+            while let Some(&b) = text
+                .get(at)
+                .filter(|b| matches!(b, b' ' | b'\t' | b'\r' | b'\n'))
+            {
+                if b == b'\n' {
+                    newlines += 1;
+                    last = at;
+                }
+                at += 1;
+            }
+            let want = text.get(at).copied().ok_or(Stop::More);
+            assert_eq!((got, word.at), (want, at), "{text:?}");
+            assert_eq!(
+                (word.newlines, word.last_newline),
+                (newlines, last),
+                "{text:?}"
+            );
         }
     }
 }
