@@ -36,7 +36,8 @@
 //! non-negative numeric tid is the line id when no other thread took it (the others take free ids
 //! in order of their `thread_sort_index`), lines come in id order, and with several processes a line's
 //! display name is `<process> / <thread>`. Args become stats (numbers as int64, uint64 or double,
-//! strings as strings, `true`/`false` as 1/0, anything else as its compact JSON text), `cat` too;
+//! strings as strings, `true`/`false` as 1/0, anything else as its compact JSON text), `cat` too
+//! (as the `category` stat when the args have a `cat`);
 //! a string more than one event has is stored once, as a `ref_value`.
 //! In a trace of Paddle's profiler (top-level `span_index` or a string `schemaVersion`), the
 //! duration Paddle appends to host event names (`matmul dygraph[102.633 us]`) is taken off, the
@@ -1490,7 +1491,15 @@ impl Trace {
         }
         self.duplicates(raw, name);
         if let Some(cat) = raw.cat {
-            raw.args.push(KeyArg::new(self.keys.cat, Arg::Str(cat)));
+            // An event with an arg named `cat` too keeps its own `cat` as the category stat
+            // (which the writer writes as the event's `cat`), so that neither hides the other.
+            // (Interned only then: every other import's string ids stay as they were.)
+            let key = if raw.args.iter().any(|a| a.key == self.keys.cat) {
+                self.strings.id(crate::events::CATEGORY_STAT)
+            } else {
+                self.keys.cat
+            };
+            raw.args.push(KeyArg::new(key, Arg::Str(cat)));
         }
         // The args buffer is reused from event to event; the event's args are copied to its
         // thread's buffer.
@@ -3744,6 +3753,46 @@ mod tests {
                 ("/host:CPU", 0, 1),
                 ("/device:GPU:0", 1, 0),
                 ("Task Environment", 2, 0)
+            ]
+        );
+    }
+
+    /// An event with a `cat` and an arg `cat` keeps both: its own as the `category` stat, which
+    /// `--to chrome` writes as the event's `cat` (found by the `chrome_json` fuzz target).
+    #[test]
+    fn a_cat_beside_an_arg_cat_is_kept() {
+        let text = br#"[{"ph": "X", "name": "k", "cat": "A", "pid": 1, "tid": 1, "ts": 1, "dur": 2,
+            "args": {"cat": "B"}}, {"ph": "X", "name": "j", "cat": "C", "pid": 1, "tid": 1, "ts": 5,
+            "dur": 1}]"#;
+        let import = chrome_to_xspace(&text[..]).unwrap();
+        let plane = &import.space.planes[0];
+        let stats: Vec<Vec<(String, String)>> = plane.lines[0]
+            .events
+            .iter()
+            .map(|event| {
+                event
+                    .stats
+                    .iter()
+                    .map(|stat| {
+                        let name = plane.stat_metadata[&stat.metadata_id].name.clone();
+                        let value = match &stat.value {
+                            Some(profkit_xplane::x_stat::Value::StrValue(v)) => v.clone(),
+                            Some(profkit_xplane::x_stat::Value::RefValue(r)) => {
+                                plane.stat_metadata[&(*r as i64)].name.clone()
+                            }
+                            other => format!("{other:?}"),
+                        };
+                        (name, value)
+                    })
+                    .collect()
+            })
+            .collect();
+        let pair = |a: &str, b: &str| (a.to_owned(), b.to_owned());
+        assert_eq!(
+            stats,
+            [
+                vec![pair("cat", "B"), pair(crate::events::CATEGORY_STAT, "A")],
+                vec![pair("cat", "C")]
             ]
         );
     }
