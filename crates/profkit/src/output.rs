@@ -492,7 +492,8 @@ struct Sink {
 
 enum Inner {
     Plain(Box<dyn Write>),
-    Gzip(flate2::write::GzEncoder<Box<dyn Write>>),
+    /// Boxed: the encoder's state is far larger than a box.
+    Gzip(Box<flate2::write::GzEncoder<Box<dyn Write>>>),
 }
 
 impl Sink {
@@ -502,10 +503,10 @@ impl Sink {
         late_error: Arc<Mutex<Option<std::io::Error>>>,
     ) -> Sink {
         let inner = if gzip {
-            Inner::Gzip(flate2::write::GzEncoder::new(
+            Inner::Gzip(Box::new(flate2::write::GzEncoder::new(
                 out,
                 flate2::Compression::default(),
-            ))
+            )))
         } else {
             Inner::Plain(out)
         };
