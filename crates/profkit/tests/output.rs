@@ -462,37 +462,25 @@ fn signals_leave_no_temporary_output() {
     // --to parquet: the host's hidden staging directory in the dataset goes too.
     let parquet = dir.join("parquet");
     std::fs::create_dir(&parquet).unwrap();
-    interrupted(
-        &[
-            "convert",
-            arg(&fifo),
-            arg(&parquet),
-            "--to",
-            "parquet",
-            "--from",
-            "xspace",
-        ],
-        &fifo,
-        prefix,
-        ("TERM", 15),
-        &parquet,
-    );
-    // Into a new dataset: the directory the command made goes too.
-    interrupted(
-        &[
-            "convert",
-            arg(&fifo),
-            arg(&parquet.join("new")),
-            "--to",
-            "parquet",
-            "--from",
-            "xspace",
-        ],
-        &fifo,
-        prefix,
-        ("INT", 2),
-        &parquet,
-    );
+    // Into a new dataset (the second): the directory the command made goes too.
+    let new = parquet.join("new");
+    for (out, signal) in [(&parquet, ("TERM", 15)), (&new, ("INT", 2))] {
+        interrupted(
+            &[
+                "convert",
+                arg(&fifo),
+                arg(out),
+                "--to",
+                "parquet",
+                "--from",
+                "xspace",
+            ],
+            &fifo,
+            prefix,
+            signal,
+            &parquet,
+        );
+    }
     let _ = std::fs::remove_dir_all(dir);
 }
 

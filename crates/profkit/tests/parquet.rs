@@ -190,15 +190,18 @@ fn truncated_input_is_located_and_leaves_nothing() {
     let input = work.join("cut.xplane.pb");
     std::fs::write(&input, &bytes[..bytes.len() - 7]).unwrap();
     let ds = work.join("dataset");
-    let (code, _, stderr) = run(&[
-        "convert",
-        input.to_str().unwrap(),
-        ds.to_str().unwrap(),
-        "--to",
-        "parquet",
-        "--from",
-        "xspace",
-    ]);
+    let convert = || {
+        run(&[
+            "convert",
+            input.to_str().unwrap(),
+            ds.to_str().unwrap(),
+            "--to",
+            "parquet",
+            "--from",
+            "xspace",
+        ])
+    };
+    let (code, _, stderr) = convert();
     assert_eq!(code, 1);
     assert!(stderr.contains("cut.xplane.pb"), "{stderr}");
     assert!(stderr.contains("byte"), "{stderr}");
@@ -206,16 +209,7 @@ fn truncated_input_is_located_and_leaves_nothing() {
     assert!(!ds.exists(), "{ds:?} left behind");
     // A dataset that was there before stays, as it was.
     std::fs::create_dir(&ds).unwrap();
-    let (code, _, _) = run(&[
-        "convert",
-        input.to_str().unwrap(),
-        ds.to_str().unwrap(),
-        "--to",
-        "parquet",
-        "--from",
-        "xspace",
-    ]);
-    assert_eq!(code, 1);
+    assert_eq!(convert().0, 1);
     assert!(names(&ds).is_empty(), "{:?}", names(&ds));
 
     let chrome = work.join("bad.json");
