@@ -18,7 +18,8 @@
 //! - flow events `s`/`t`/`f` bind to the slice enclosing them (or, for an `f` without
 //!   `"bp": "e"`, the next slice on its thread), and `bind_id` with `flow_in`/`flow_out` to their
 //!   own event: either way the event gets `flow_in`/`flow_out` stats holding the flow's id and a
-//!   `flow_cat` stat, which the Chrome writer turns back into flow events;
+//!   `flow_cat` stat (one per flow stat, in their order, when its flows have different
+//!   categories), which the Chrome writer turns back into flow events;
 //! - `C` (counter) events become events of the host plane's `_counters_` line, every series an
 //!   arg (stat) of one event;
 //! - `M` (metadata) `process_name`, `thread_name` and their `*_sort_index` name and order the
@@ -1113,6 +1114,67 @@ struct FlowPoint {
     cat: u32,
 }
 
+/// Keeps the flow categories each item of `thread` needs among its flow args (which hold, per
+/// bound flow, its keys then its category). An event has one `flow_cat` stat for all its flows
+/// when they share a category (its own args' `flow_cat`, if any, or the first bound flow's, as
+/// before), else one per flow stat in the order of the flow stats (its own flows first, `flow`,
+/// the writer's default, for a flow of no category), which the writer pairs by position.
+fn flow_categories(thread: &mut Thread, keys: &Keys, flow_word: u32) {
+    let is_flow = |key: u32| key == keys.flow_in || key == keys.flow_out;
+    let mut kept: Vec<(usize, KeyArg)> = Vec::with_capacity(thread.flow_args.len());
+    let mut rest = thread.flow_args.as_slice();
+    while let Some(&(index, _)) = rest.first() {
+        let n = rest.iter().take_while(|(i, _)| *i == index).count();
+        let (mine, after) = rest.split_at(n);
+        rest = after;
+        let own = thread
+            .items
+            .get(index)
+            .map_or(&[][..], |item| thread.args.get(item.at, item.len));
+        let own_flows = own.iter().filter(|a| is_flow(a.key)).count();
+        let own_cat = own.iter().rev().find(|a| a.key == keys.flow_cat).copied();
+        // The category of every flow stat, in order: the item's own, then each bound flow's.
+        let mut cats: Vec<Option<KeyArg>> = vec![own_cat; own_flows];
+        let mut pending = 0;
+        for (_, arg) in mine {
+            if is_flow(arg.key) {
+                pending += 1;
+            } else if arg.key == keys.flow_cat {
+                cats.extend(std::iter::repeat_n(Some(*arg), pending));
+                pending = 0;
+            }
+        }
+        let same = |a: &Option<KeyArg>, b: &Option<KeyArg>| {
+            a.map(|a| (a.tag, a.bits)) == b.map(|b| (b.tag, b.bits))
+        };
+        let uniform = cats
+            .iter()
+            .all(|c| cats.first().is_some_and(|f| same(c, f)));
+        if uniform || (own_cat.is_some() && own_flows == 0) {
+            // As one category: the first bound flow's follows its keys, unless the item has its
+            // own (which then stays the category of all).
+            let mut cat_kept = own_cat.is_some();
+            for &(i, arg) in mine {
+                if arg.key != keys.flow_cat {
+                    kept.push((i, arg));
+                } else if !cat_kept {
+                    kept.push((i, arg));
+                    cat_kept = true;
+                }
+            }
+        } else {
+            kept.extend(mine.iter().filter(|(_, a)| is_flow(a.key)).copied());
+            // The item's own `flow_cat` is the first of the list.
+            let skip = usize::from(own_cat.is_some());
+            for cat in cats.iter().skip(skip) {
+                let cat = cat.unwrap_or(KeyArg::new(keys.flow_cat, Arg::Str(flow_word)));
+                kept.push((index, cat));
+            }
+        }
+    }
+    thread.flow_args = kept;
+}
+
 /// `items.partition_point(pred)` (for a `pred` true on a prefix of `items`), searched outwards
 /// from `hint`: close to the last answer, it takes a few steps where a binary search over all
 /// items takes a cache miss a step.
@@ -1849,8 +1911,6 @@ impl Trace {
     fn bind_flows(&mut self) -> u64 {
         let mut bound = 0;
         let flows = std::mem::take(&mut self.flows);
-        // The items that have a flow category among their flow args: a bit an item, by thread.
-        let mut with_cat: Vec<Vec<u64>> = vec![Vec::new(); self.threads.len()];
         let mut last_at = vec![0usize; self.threads.len()];
         for flow in flows {
             let Some(thread) = self.threads.get_mut(flow.thread) else {
@@ -1887,7 +1947,7 @@ impl Trace {
                 let at = partition_from(items, after, |i| i.start < ts);
                 (at < items.len()).then_some(at)
             };
-            let Some((index, item)) = target.and_then(|i| Some((i, items.get(i)?))) else {
+            let Some((index, _)) = target.and_then(|i| Some((i, items.get(i)?))) else {
                 let id = match flow.id {
                     Arg::Str(s) => self.strings.get(s).to_owned(),
                     Arg::Int(i) => i.to_string(),
@@ -1908,34 +1968,14 @@ impl Trace {
                 },
                 (flow.phase == b't').then_some(self.keys.flow_out),
             ];
-            // Flow args wait beside the items until the thread's args are packed.
-            let bits = match with_cat.get_mut(flow.thread) {
-                Some(bits) => {
-                    if bits.is_empty() {
-                        bits.resize(items.len().div_ceil(64), 0);
-                    }
-                    bits
-                }
-                None => continue,
-            };
-            let (word, bit) = (index / 64, 1u64 << (index % 64));
-            let has_cat = bits.get(word).is_some_and(|w| w & bit != 0)
-                || thread
-                    .args
-                    .get(item.at, item.len)
-                    .iter()
-                    .any(|a| a.key == self.keys.flow_cat);
+            // Flow args wait beside the items until the thread's args are packed; each flow's
+            // category follows its keys, until `flow_categories` keeps what the item needs.
             for key in keys.into_iter().flatten() {
                 thread.flow_args.push((index, KeyArg::new(key, flow.id)));
             }
-            if !has_cat {
-                thread
-                    .flow_args
-                    .push((index, KeyArg::new(self.keys.flow_cat, Arg::Str(flow.cat))));
-                if let Some(w) = bits.get_mut(word) {
-                    *w |= bit;
-                }
-            }
+            thread
+                .flow_args
+                .push((index, KeyArg::new(self.keys.flow_cat, Arg::Str(flow.cat))));
             bound += 1;
         }
         bound
@@ -2000,9 +2040,11 @@ impl Trace {
                 .sort_by(|a, b| a.start.cmp(&b.start).then(b.end.cmp(&a.end)));
         }
         let flows = self.bind_flows();
+        let flow_word = self.strings.id("flow");
         for thread in &mut self.threads {
             // Each item's flow args in the order they were bound (the sort is stable).
             thread.flow_args.sort_by_key(|(i, _)| *i);
+            flow_categories(thread, &self.keys, flow_word);
         }
         // The first start and the last end of the items kept, exact.
         let (start, stop) = match self.clock.base {
@@ -3795,5 +3837,38 @@ mod tests {
                 vec![pair("cat", "C")]
             ]
         );
+    }
+
+    /// Flows of different categories on one slice keep each its own: a `flow_cat` per flow
+    /// stat, which the writer pairs by position (found by the `chrome_json` fuzz target).
+    #[test]
+    fn flows_of_several_categories_on_one_slice() {
+        let text = br#"[{"ph": "X", "name": "task", "pid": 1, "tid": 1, "ts": 10, "dur": 30,
+            "bind_id": "0x10", "flow_out": true},
+            {"ph": "s", "name": "ac2g", "cat": "ac2g", "id": 7, "pid": 1, "tid": 1, "ts": 12},
+            {"ph": "X", "name": "next", "pid": 1, "tid": 1, "ts": 50, "dur": 1},
+            {"ph": "f", "name": "ac2g", "cat": "ac2g", "id": 7, "pid": 1, "tid": 1, "ts": 50,
+            "bp": "e"},
+            {"ph": "f", "name": "flow", "cat": "other", "id": "0x10", "pid": 1, "tid": 1, "ts": 50,
+            "bp": "e"}]"#;
+        let import = chrome_to_xspace(&text[..]).unwrap();
+        let options = crate::trace_viewer::TraceViewerOptions {
+            flow_events: true,
+            ..Default::default()
+        };
+        let mut out = Vec::new();
+        crate::trace_viewer::write_space(&import.space, &mut out, &options).unwrap();
+        let out = String::from_utf8(out).unwrap();
+        let flows: Vec<&str> = out.lines().filter(|l| l.contains("\"id\"")).collect();
+        let has = |cat: &str, id: &str, ph: &str| {
+            flows.iter().any(|l| {
+                l.contains(&format!("\"cat\": \"{cat}\", \"id\": \"{id}\""))
+                    && l.contains(&format!("\"ph\": \"{ph}\""))
+            })
+        };
+        assert!(has("flow", "0x10", "s"), "{flows:#?}");
+        assert!(has("ac2g", "7", "s"), "{flows:#?}");
+        assert!(has("ac2g", "7", "f"), "{flows:#?}");
+        assert!(has("other", "0x10", "f"), "{flows:#?}");
     }
 }

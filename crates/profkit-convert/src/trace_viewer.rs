@@ -642,6 +642,7 @@ impl<W: Write> PlaneWriter<'_, W> {
         let mut args: Vec<(&str, Arg<'_>)> = Vec::new();
         let mut numbers: Vec<(&str, Number)> = Vec::new();
         let mut flows: Vec<(&str, Arg<'_>)> = Vec::new();
+        let mut flow_cats: Vec<Arg<'_>> = Vec::new();
         for line in &plane.lines {
             let display_name = if line.display_name.is_empty() {
                 &line.name
@@ -682,7 +683,7 @@ impl<W: Write> PlaneWriter<'_, W> {
                 let metadata_stats = metadata.map(|m| m.stats.as_slice()).unwrap_or(&[]);
                 let mut category = None;
                 flows.clear();
-                let mut flow_cat = Arg::Str("flow");
+                flow_cats.clear();
                 for stat in metadata_stats.iter().chain(&event.stats) {
                     let Some(value) = &stat.value else { continue };
                     let stat_name = stats.get(&stat.metadata_id).copied().unwrap_or("");
@@ -701,7 +702,7 @@ impl<W: Write> PlaneWriter<'_, W> {
                                 continue;
                             }
                             flow_stats::FLOW_CAT => {
-                                flow_cat = arg;
+                                flow_cats.push(arg);
                                 continue;
                             }
                             _ => {}
@@ -756,8 +757,15 @@ impl<W: Write> PlaneWriter<'_, W> {
                     };
                     write_event(self.buf, event, begin, duration, &mut args);
                 }
-                for (phase, id) in &flows {
-                    write_flow(self.buf, pid, tid, phase, *id, flow_cat, begin);
+                // One category for all the event's flows (the last `flow_cat`), or one per flow
+                // stat, in order, when there are as many.
+                let per_flow = flow_cats.len() == flows.len();
+                for (i, (phase, id)) in flows.iter().enumerate() {
+                    let cat = match (per_flow, flow_cats.get(i), flow_cats.last()) {
+                        (true, Some(cat), _) | (false, _, Some(cat)) => *cat,
+                        _ => Arg::Str("flow"),
+                    };
+                    write_flow(self.buf, pid, tid, phase, *id, cat, begin);
                 }
                 self.summary.events += 1;
                 self.flush_if_full()?;
