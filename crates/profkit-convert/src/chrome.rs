@@ -1123,6 +1123,7 @@ fn flow_categories(thread: &mut Thread, keys: &Keys, flow_word: u32) {
     let is_flow = |key: u32| key == keys.flow_in || key == keys.flow_out;
     let mut kept: Vec<(usize, KeyArg)> = Vec::with_capacity(thread.flow_args.len());
     let mut rest = thread.flow_args.as_slice();
+    let mut cats: Vec<Option<KeyArg>> = Vec::new();
     while let Some(&(index, _)) = rest.first() {
         let n = rest.iter().take_while(|(i, _)| *i == index).count();
         let (mine, after) = rest.split_at(n);
@@ -1134,7 +1135,8 @@ fn flow_categories(thread: &mut Thread, keys: &Keys, flow_word: u32) {
         let own_flows = own.iter().filter(|a| is_flow(a.key)).count();
         let own_cat = own.iter().rev().find(|a| a.key == keys.flow_cat).copied();
         // The category of every flow stat, in order: the item's own, then each bound flow's.
-        let mut cats: Vec<Option<KeyArg>> = vec![own_cat; own_flows];
+        cats.clear();
+        cats.extend(std::iter::repeat_n(own_cat, own_flows));
         let mut pending = 0;
         for (_, arg) in mine {
             if is_flow(arg.key) {
