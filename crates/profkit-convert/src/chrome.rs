@@ -1094,6 +1094,9 @@ struct Thread {
     /// Args flows add to items, by index in the sorted `items` (in the order they were bound):
     /// sorted by index before the XSpace is built, an item's come after its own args.
     flow_args: Vec<(usize, KeyArg)>,
+    /// Whether an item has two flows bound, or flows bound beside flow args of its own: only then
+    /// do its flow categories need [`flow_categories`].
+    flow_care: bool,
     /// The GPU this thread is a stream of.
     gpu: Option<i64>,
 }
@@ -1393,6 +1396,7 @@ impl Trace {
             open: Vec::new(),
             args: Args::default(),
             flow_args: Vec::new(),
+            flow_care: false,
             gpu: None,
         });
         let index = self.threads.len() - 1;
@@ -1914,6 +1918,8 @@ impl Trace {
         let mut bound = 0;
         let flows = std::mem::take(&mut self.flows);
         let mut last_at = vec![0usize; self.threads.len()];
+        // The items that have a flow bound: a bit an item, by thread.
+        let mut with_flow: Vec<Vec<u64>> = vec![Vec::new(); self.threads.len()];
         for flow in flows {
             let Some(thread) = self.threads.get_mut(flow.thread) else {
                 continue;
@@ -1949,7 +1955,7 @@ impl Trace {
                 let at = partition_from(items, after, |i| i.start < ts);
                 (at < items.len()).then_some(at)
             };
-            let Some((index, _)) = target.and_then(|i| Some((i, items.get(i)?))) else {
+            let Some((index, item)) = target.and_then(|i| Some((i, items.get(i)?))) else {
                 let id = match flow.id {
                     Arg::Str(s) => self.strings.get(s).to_owned(),
                     Arg::Int(i) => i.to_string(),
@@ -1970,6 +1976,29 @@ impl Trace {
                 },
                 (flow.phase == b't').then_some(self.keys.flow_out),
             ];
+            if !thread.flow_care {
+                let bits = match with_flow.get_mut(flow.thread) {
+                    Some(bits) => {
+                        if bits.is_empty() {
+                            bits.resize(items.len().div_ceil(64), 0);
+                        }
+                        bits
+                    }
+                    None => continue,
+                };
+                let (word, bit) = (index / 64, 1u64 << (index % 64));
+                let second = bits.get(word).is_some_and(|w| w & bit != 0);
+                if let Some(w) = bits.get_mut(word) {
+                    *w |= bit;
+                }
+                let flow_keys = [self.keys.flow_in, self.keys.flow_out, self.keys.flow_cat];
+                thread.flow_care = second
+                    || thread
+                        .args
+                        .get(item.at, item.len)
+                        .iter()
+                        .any(|a| flow_keys.contains(&a.key));
+            }
             // Flow args wait beside the items until the thread's args are packed; each flow's
             // category follows its keys, until `flow_categories` keeps what the item needs.
             for key in keys.into_iter().flatten() {
@@ -2046,7 +2075,9 @@ impl Trace {
         for thread in &mut self.threads {
             // Each item's flow args in the order they were bound (the sort is stable).
             thread.flow_args.sort_by_key(|(i, _)| *i);
-            flow_categories(thread, &self.keys, flow_word);
+            if thread.flow_care {
+                flow_categories(thread, &self.keys, flow_word);
+            }
         }
         // The first start and the last end of the items kept, exact.
         let (start, stop) = match self.clock.base {
