@@ -248,6 +248,7 @@ fn chrome(
     let mut out = Vec::new();
     let options = TraceViewerOptions {
         counter_events: true,
+        flow_events: true,
         ..TraceViewerOptions::default()
     };
     trace_viewer::write_space(&space, &mut out, &options).map_err(|e| e.to_string())?;

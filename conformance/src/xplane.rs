@@ -13,6 +13,7 @@
 //! which copies planes and lines already in canonical encoding, writes exactly the bytes of
 //! decoding and encoding every plane, or fails with the same error.
 
+use std::collections::HashMap;
 use std::path::Path;
 
 use profkit_convert::events::{xspace_forest, xspace_to_recording};
@@ -57,11 +58,11 @@ impl Format for XPlaneFormat {
         let xprof_path = case_dir.join(XPROF_TRACE_VIEWER);
         if let (Some(ours), Ok(theirs)) = (outputs.get("chrome.json"), std::fs::read(&xprof_path)) {
             // The shared sample's copy was saved with one more newline than xprof returns.
-            let theirs = without_flow(String::from_utf8_lossy(&theirs).trim_end());
-            let ours = String::from_utf8_lossy(ours);
-            if ours.trim_end() != theirs {
+            let theirs = flows_renamed(String::from_utf8_lossy(&theirs).trim_end());
+            let ours = flows_renamed(String::from_utf8_lossy(ours).trim_end());
+            if ours != theirs {
                 return Err(format!(
-                    "chrome.json differs from xprof's output ({XPROF_TRACE_VIEWER} without its `flow` args; - xprof, + profkit):\n{}",
+                    "chrome.json differs from xprof's output ({XPROF_TRACE_VIEWER}, flow ids renamed by first appearance; - xprof, + profkit):\n{}",
                     crate::diff::diff(&theirs, &ours)
                 ));
             }
@@ -249,29 +250,33 @@ fn chrome(bytes: &[u8], space: &XSpace) -> Result<Vec<u8>, String> {
     Ok(streamed)
 }
 
-/// xprof's trace viewer JSON without the `flow` args it salts per process: each
-/// `"flow": "<digits>"` entry goes, with its separator, and an `args` object left empty goes too
-/// (xprof writes none for an event without args).
-pub fn without_flow(text: &str) -> String {
+/// Trace viewer JSON with each `flow` arg's id renamed by first appearance, for comparing
+/// xprof's output with ours: xprof salts its ids per process, so what can be compared is which
+/// events share an id (the partition the ids make), each flow's direction and its category.
+/// `"flow": "<value>"` becomes `"flow": "F<n>/<direction>/<category>"`, `n` counting the
+/// distinct ids in the order they first appear (the value decoded as TSL's `XFlow`).
+pub fn flows_renamed(text: &str) -> String {
+    const KEY: &str = "\"flow\": \"";
+    let mut ids: HashMap<u64, usize> = HashMap::new();
     let mut out = String::with_capacity(text.len());
-    for line in text.split_inclusive('\n') {
-        let mut line = line.to_owned();
-        while let Some(start) = line.find("\"flow\": \"") {
-            let value_start = start + "\"flow\": \"".len();
-            let Some(len) = line[value_start..].find('"') else {
-                break;
-            };
-            let mut end = value_start + len + 1;
-            let mut begin = start;
-            if line[end..].starts_with(", ") {
-                end += 2;
-            } else if line[..begin].ends_with(", ") {
-                begin -= 2;
+    let mut rest = text;
+    while let Some(start) = rest.find(KEY) {
+        let value_start = start + KEY.len();
+        out.push_str(&rest[..value_start]);
+        rest = &rest[value_start..];
+        let digits = rest.bytes().take_while(u8::is_ascii_digit).count();
+        match rest[..digits].parse::<u64>() {
+            Ok(value) if rest[digits..].starts_with('"') => {
+                let (id, direction, category) = profkit_convert::xprof::flows::decode(value);
+                let next = ids.len();
+                let n = *ids.entry(id).or_insert(next);
+                out.push_str(&format!("F{n}/{direction}/{category}"));
+                rest = &rest[digits..];
             }
-            line.replace_range(begin..end, "");
+            _ => {}
         }
-        out.push_str(&line.replace("\"args\": {}, ", ""));
     }
+    out.push_str(rest);
     out
 }
 

@@ -6,16 +6,18 @@ decodes, `cargo run -p conformance --bin xprof-inputs` writes the input and our 
 `<host>.xplane.pb` in a folder of its own (xprof takes the host from the file name and writes cache
 files beside it). Each file is converted in a child process, so that a crash in xprof's native code
 fails that file only. A file passes when xprof returns JSON with a `traceEvents` list, and a
-re-encoded file when, besides, xprof's output for it equals its output for the input (the salted
-`flow` args aside). What the events say is not judged here: golden tests of our converter do that
+re-encoded file when, besides, xprof's output for it equals its output for the input (flow ids,
+which xprof salts per process, compared as the partition of events they make: see
+`flows_renamed`). What the events say is not judged here: golden tests of our converter do that
 with the saved outputs.
 
 For each input, `profkit convert <input> <out> --to chrome` must then write exactly xprof's live
-output but for the salted `flow` args: the same bytes once those are taken out (and so the same
-JSON).
+output: the same bytes once both sides' flow ids are renamed by first appearance (so the same
+events carry a flow, linked to the same others, with the same direction and category).
 
 With BLESS=1, xprof's output for each case's input is saved as xprof.trace_viewer.json in the case
-folder, unless the saved file differs only in the `flow` args, which xprof salts per process.
+folder, unless the saved file differs only in the values of its flow ids, which xprof salts per
+process.
 """
 
 import argparse
@@ -46,24 +48,33 @@ def convert(path, out_path):
     return 0
 
 
-def without_flow(trace):
-    """The trace with the per-process `flow` args removed, for comparisons."""
-    for event in trace.get("traceEvents", []):
-        if isinstance(event, dict) and isinstance(event.get("args"), dict):
-            event["args"].pop("flow", None)
-    return trace
+FLOW = re.compile(r'"flow": "(\d+)"')
+FLOW_ID_MASK = (1 << 56) - 1
 
 
-FLOW = re.compile(r'"flow": "[^"]*"(, )?')
+def flows_renamed(text):
+    """The trace viewer JSON text with each `flow` arg's id renamed by first appearance.
+
+    xprof salts its flow ids per process, so two runs differ in the values but not in which events
+    share an id, nor in each flow's direction and category (the value is TSL's `XFlow`: direction
+    in bits 0-1, id in bits 2-57, category in bits 58-63). `"flow": "<value>"` becomes
+    `"flow": "F<n>/<direction>/<category>"`, n counting distinct ids in order of first appearance:
+    equal texts mean the same events, linked the same way.
+    """
+    ids = {}
+
+    def rename(match):
+        value = int(match.group(1))
+        n = ids.setdefault((value >> 2) & FLOW_ID_MASK, len(ids))
+        return f'"flow": "F{n}/{value & 3}/{value >> 58}"'
+
+    return FLOW.sub(rename, text)
 
 
-def text_without_flow(text):
-    """xprof's JSON text without its `flow` args, as profkit writes it (see xplane.rs)."""
-    out = []
-    for line in text.rstrip("\n").split("\n"):
-        line = FLOW.sub("", line).replace(", }", "}").replace('"args": {}, ', "")
-        out.append(line)
-    return "\n".join(out) + "\n"
+def flow_count(text):
+    """How many events carry a flow, and how many distinct flow ids there are."""
+    values = [int(v) for v in FLOW.findall(text)]
+    return len(values), len({(v >> 2) & FLOW_ID_MASK for v in values})
 
 
 def check_ours(profkit, path, xprof_raw, work):
@@ -80,11 +91,11 @@ def check_ours(profkit, path, xprof_raw, work):
         return False, f"profkit convert failed: {proc.stderr.strip()}"
     with open(out_path, encoding="utf-8") as f:
         ours = f.read()
-    theirs = text_without_flow(xprof_raw)
+    theirs = flows_renamed(xprof_raw.rstrip("\n") + "\n")
+    ours = flows_renamed(ours)
+    events, flows = flow_count(xprof_raw)
     if ours == theirs:
-        return True, "profkit writes xprof's bytes (flow args aside)"
-    if json.loads(ours) == without_flow(json.loads(xprof_raw)):
-        return False, "profkit writes xprof's JSON (flow args aside) but not its bytes"
+        return True, f"profkit writes xprof's bytes, with the same {events} events in {flows} flows (ids renamed)"
     ours_lines, theirs_lines = ours.split("\n"), theirs.split("\n")
     for i, (a, b) in enumerate(zip(theirs_lines, ours_lines)):
         if a != b:
@@ -133,7 +144,7 @@ def bless(case_dir, raw):
         with open(path, encoding="utf-8") as f:
             old = f.read()
         try:
-            if without_flow(json.loads(old)) == without_flow(json.loads(raw)):
+            if flows_renamed(old) == flows_renamed(raw):
                 return ""
         except json.JSONDecodeError:
             pass
@@ -201,7 +212,7 @@ def main():
                 outputs[case] = raw
             elif ok and variant == "reencoded" and case in outputs:
                 # Our re-encoding must mean the same to xprof as the input does.
-                if without_flow(json.loads(outputs[case])) != without_flow(json.loads(raw)):
+                if flows_renamed(outputs[case]) != flows_renamed(raw):
                     ok, message = False, "xprof reads our re-encoding differently from the input"
             if ok:
                 passed += 1

@@ -30,13 +30,14 @@ use std::io::{Read, Seek, SeekFrom, Write};
 
 use profkit_xplane::constants::{
     COUNTERS_LINE_ID, CUSTOM_PLANE_PREFIX, GPU_PLANE_PREFIX, HOST_PLANE_NAME, TPU_PLANE_PREFIX,
-    XLA_ASYNC_OP_LINE_NAME, stats::is_hidden_in_trace_viewer,
+    XLA_ASYNC_OP_LINE_NAME, stats::FLOW, stats::is_hidden_in_trace_viewer,
 };
 use profkit_xplane::{RawSpaceItem, ReadOptions, SpaceItem, XPlane, XSpace, XSpaceReader, x_stat};
 
 use crate::chrome::flow_stats;
 use crate::error::Result;
 use crate::text::{push_json_str, push_py_float, push_six_digits};
+use crate::xprof::flows::PlaneFlows;
 use crate::xprof::{self, INTERNAL_EVENTS, SpaceFacts};
 
 /// xprof's process id for the host plane (`kHostThreadsDeviceId`).
@@ -591,13 +592,19 @@ impl<W: Write> Writer<W> {
         written: &mut dyn FnMut(u64),
     ) -> Result<()> {
         let marks = xprof::event_marks(plane, index, &self.facts);
+        // xprof's flows, unless the space's own flows are written as flow events.
+        let flows = if self.facts.preprocesses() && !self.options.flow_events {
+            PlaneFlows::of(plane)
+        } else {
+            None
+        };
         PlaneWriter {
             out: &mut self.out,
             buf: &mut self.buf,
             options: self.options,
             summary: &mut self.summary,
         }
-        .plane(plane, pid, marks, written)
+        .plane(plane, pid, marks, flows.as_ref(), written)
     }
 
     fn finish(mut self) -> Result<TraceViewerSummary> {
@@ -631,6 +638,7 @@ impl<W: Write> PlaneWriter<'_, W> {
         plane: &XPlane,
         pid: u32,
         mut marks: Option<xprof::Marks<'_>>,
+        xprof_flows: Option<&PlaneFlows>,
         written: &mut dyn FnMut(u64),
     ) -> Result<()> {
         let mut unreported = 0u64;
@@ -742,6 +750,13 @@ impl<W: Write> PlaneWriter<'_, W> {
                     args.push(("is_eager", Arg::Int(i64::from(eager))));
                     if counters {
                         numbers.push(("is_eager", Number::Int(i128::from(eager))));
+                    }
+                }
+                // The flow xprof adds (after the event's own stats: it wins).
+                if let Some(flow) = xprof_flows.and_then(|f| f.flow(line, event, name)) {
+                    args.push((FLOW, Arg::Uint(flow)));
+                    if counters {
+                        numbers.push((FLOW, Number::Int(i128::from(flow))));
                     }
                 }
                 let (begin, _) = xprof::timespan(line, event);

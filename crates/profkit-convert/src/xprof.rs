@@ -58,6 +58,7 @@
 mod derived;
 mod event_types;
 mod facts;
+pub mod flows;
 mod grouping;
 mod launch_stats;
 mod regions;

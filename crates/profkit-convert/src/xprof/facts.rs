@@ -26,7 +26,7 @@ fn is_host_plane(name: &str) -> bool {
 }
 
 /// TSL's `IsDevicePlane`.
-fn is_device_plane(name: &str) -> bool {
+pub(crate) fn is_device_plane(name: &str) -> bool {
     !is_host_plane(name)
         && (name.starts_with("/device")
             || name.starts_with("#Chip")

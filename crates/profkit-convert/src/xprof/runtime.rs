@@ -47,9 +47,9 @@ const QUEUE_REQUESTS: &[&str] = &[
 ];
 
 /// profkit's context types for these links (outside any `_pt`/`_ct` a profiler writes).
-const LEGACY: i64 = i64::MIN + 1;
-const TPU_STREAM: i64 = i64::MIN + 2;
-const TPU_LAUNCH: i64 = i64::MIN + 3;
+pub(crate) const LEGACY: i64 = i64::MIN + 1;
+pub(crate) const TPU_STREAM: i64 = i64::MIN + 2;
+pub(crate) const TPU_LAUNCH: i64 = i64::MIN + 3;
 
 /// Whether any event of a plane with these names is rewritten here.
 pub(crate) fn has_runtime_events<'a>(mut event_names: impl Iterator<Item = &'a str>) -> bool {
@@ -58,6 +58,14 @@ pub(crate) fn has_runtime_events<'a>(mut event_names: impl Iterator<Item = &'a s
             || QUEUE_REQUESTS.contains(&n)
             || matches!(n, "EnqueueRequestLocked" | "TpuExecuteOp")
     })
+}
+
+/// Whether `PreprocessXPlane` gives contexts to some events of the plane (see
+/// [`RuntimeStats::contexts`]).
+pub(crate) fn active(plane: &XPlane) -> bool {
+    has_runtime_events(plane.event_metadata.values().map(|m| m.name.as_str()))
+        || (tensor_core_id(&plane.name).is_some()
+            && plane.lines.iter().any(|l| l.name == "XLA Modules"))
 }
 
 /// Cuts the `run_id` of the host's program launches (`HostRunIdMutatorFactory`).

@@ -40,7 +40,7 @@ use profkit_xplane::{XLine, XPlane, XStat, x_stat};
 
 use crate::xprof::derived::is_derived_line_id;
 use crate::xprof::event_types::EventType;
-use crate::xprof::runtime::{RuntimeStats, has_runtime_events};
+use crate::xprof::runtime::{self, RuntimeStats};
 use crate::xprof::stats::{
     int_or_uint, int_value, intern_stat, set_or_add, start_timestamp_ns, timespan,
 };
@@ -317,10 +317,7 @@ impl Forest {
             self.host_start_ns = start_timestamp_ns(plane);
         }
         let runtime_stats = RuntimeStats::of(plane);
-        let runtime_active =
-            has_runtime_events(plane.event_metadata.values().map(|m| m.name.as_str()))
-                || (tensor_core_id(&plane.name).is_some()
-                    && plane.lines.iter().any(|l| l.name == "XLA Modules"));
+        let runtime_active = runtime::active(plane);
         let runtime = |line: &XLine, event: &profkit_xplane::XEvent| -> Runtime {
             if !runtime_active {
                 return (None, None);
