@@ -60,6 +60,7 @@ pub fn cases() -> Vec<Case> {
         ("gpu-steps-derived", gpu_steps_derived()),
         ("gpu-steps-ties", gpu_steps_ties()),
         ("grouped-with-metadata", grouped_with_metadata()),
+        ("flows", flows()),
     ];
     let mut cases: Vec<Case> = spaces
         .into_iter()
@@ -485,6 +486,127 @@ fn loop_op() -> XSpace {
 const US: i64 = 1_000_000;
 
 /// A plane with `id` and `name`, filled in by `f`.
+/// The flows xprof adds, at their edges: context types past TSL's last one, types past 32 bits,
+/// an event that is a launch, a producer and a consumer at once, one that already has a `flow`,
+/// a `correlation_id` that is not a `uint64`, producers without consumers, and the same
+/// correlation on a host and a device plane.
+fn flows() -> XSpace {
+    let host = plane(0, constants::HOST_PLANE_NAME, |b| {
+        let mut t = b.line(1);
+        t.set_name("main").set_timestamp_ns(1_000);
+        let mut at = 0;
+        let mut next = || {
+            at += 2 * US;
+            at
+        };
+        // Producer/consumer pairs of each context type from 0 to 20, and types with high bits.
+        for ty in [
+            0_i64,
+            1,
+            9,
+            12,
+            13,
+            14,
+            15,
+            16,
+            17,
+            18,
+            19,
+            20,
+            63,
+            64,
+            (1 << 32) + 2,
+        ] {
+            t.add_event(&format!("produce {ty}"))
+                .set_offset_ps(next())
+                .set_duration_ps(US)
+                .add_stat("_pt", ty)
+                .add_stat("_p", 1000_u64 + ty as u64 % 1000);
+            t.add_event(&format!("consume {ty}"))
+                .set_offset_ps(next())
+                .set_duration_ps(US)
+                .add_stat("_ct", ty)
+                .add_stat("_c", 1000_u64 + ty as u64 % 1000);
+        }
+        // Generic contexts of one id: types past the last one meet type 0.
+        t.add_event("generic producer")
+            .set_offset_ps(next())
+            .set_duration_ps(US)
+            .add_stat("_pt", 0_i64)
+            .add_stat("_p", 7_u64);
+        t.add_event("far consumer")
+            .set_offset_ps(next())
+            .set_duration_ps(US)
+            .add_stat("_ct", 40_i64)
+            .add_stat("_c", 7_u64);
+        // One event of every kind at once, its stats in the reverse order.
+        t.add_event("all at once")
+            .set_offset_ps(next())
+            .set_duration_ps(US)
+            .add_stat("_c", 8_u64)
+            .add_stat("_ct", 2_i64)
+            .add_stat("_p", 9_u64)
+            .add_stat("_pt", 2_i64)
+            .add_stat(stats::CORRELATION_ID, 5_u64);
+        t.add_event("producer and launch")
+            .set_offset_ps(next())
+            .set_duration_ps(US)
+            .add_stat(stats::CORRELATION_ID, 6_u64)
+            .add_stat("_pt", 2_i64)
+            .add_stat("_p", 8_u64);
+        t.add_event("launch with a flow")
+            .set_offset_ps(next())
+            .set_duration_ps(US)
+            .add_stat(stats::FLOW, 4_611_686_018_427_387_906_u64)
+            .add_stat(stats::CORRELATION_ID, 10_u64);
+        t.add_event("a flow alone")
+            .set_offset_ps(next())
+            .set_duration_ps(US)
+            .add_stat(stats::FLOW, 4_611_686_018_427_387_906_u64);
+        t.add_event("signed launch")
+            .set_offset_ps(next())
+            .set_duration_ps(US)
+            .add_stat(stats::CORRELATION_ID, 11_i64);
+        t.add_event("string launch")
+            .set_offset_ps(next())
+            .set_duration_ps(US)
+            .add_stat(stats::CORRELATION_ID, "12");
+        t.add_event("type without id")
+            .set_offset_ps(next())
+            .set_duration_ps(US)
+            .add_stat("_pt", 2_i64);
+        t.add_event("signed id")
+            .set_offset_ps(next())
+            .set_duration_ps(US)
+            .add_stat("_ct", 2_i64)
+            .add_stat("_c", 9_i64);
+        t.add_event("launch 5")
+            .set_offset_ps(next())
+            .set_duration_ps(US)
+            .add_stat(stats::CORRELATION_ID, 5_u64);
+    });
+    let gpu = plane(1, "/device:GPU:0", |b| {
+        let mut l = b.line(7);
+        l.set_name("Stream #7(Compute)").set_timestamp_ns(1_000);
+        for (k, correlation) in [5_u64, 6, 10, 13].into_iter().enumerate() {
+            l.add_event(&format!("kernel {correlation}"))
+                .set_offset_ps((100 + 2 * k as i64) * US)
+                .set_duration_ps(US)
+                .add_stat(stats::CORRELATION_ID, correlation);
+        }
+        l.add_event("signed kernel")
+            .set_offset_ps(120 * US)
+            .set_duration_ps(US)
+            .add_stat(stats::CORRELATION_ID, 11_i64);
+        l.add_event("device consumer")
+            .set_offset_ps(122 * US)
+            .set_duration_ps(US)
+            .add_stat("_ct", 2_i64)
+            .add_stat("_c", 9_u64);
+    });
+    space(vec![host, gpu])
+}
+
 fn plane(id: i64, name: &str, f: impl FnOnce(&mut PlaneBuilder<'_>)) -> XPlane {
     let mut plane = XPlane::default();
     let mut builder = PlaneBuilder::new(&mut plane);

@@ -34,9 +34,9 @@ const GPU_LAUNCH: u64 = 9;
 const LEGACY: u64 = 1;
 const TPU_STREAM: u64 = 11;
 const TPU_LAUNCH: u64 = 12;
-/// TSL's `ContextType::kLastContextType` in xprof 2.24.2 (`kJaxServingExecutor`): a context type
-/// past it counts as generic.
-const LAST_CONTEXT_TYPE: u64 = 16;
+/// TSL's `ContextType::kLastContextType` in xprof 2.24.2 (seen with xprof itself: type 17 keeps
+/// its own flows, 18 and above are generic): a context type past it counts as generic.
+const LAST_CONTEXT_TYPE: u64 = 17;
 
 /// `XFlow`'s directions.
 const FLOW_IN: u64 = 1;
