@@ -34,7 +34,9 @@
 //! - `launch_stats`: on `/device:GPU:` planes, the derived `Launch Stats` line from the host's
 //!   grouped launches (after the lines above, as xprof makes it);
 //! - `sort`: on TPU TensorCore planes (`/device:TPU:<n>`), lines without events removed and each
-//!   line's events sorted by offset, then longer first (`SortXPlane`, libstdc++'s sort).
+//!   line's events sorted by offset, then longer first (`SortXPlane`), equal keys keeping
+//!   their order (seen on a real TPU profile, where xprof keeps the file's order of instants
+//!   that share a time).
 //!
 //! What it leaves out is decided in one place, `SpaceFacts::unreproduced`, and reported for each
 //! space as `TraceViewerSummary::unreproduced` (the CLI prints it as a note): the order of the
@@ -77,7 +79,7 @@ pub(crate) use grouping::forest::{Mark, Marks};
 pub(crate) use stats::timespan;
 
 use grouping::tpu::group_tpu_plane_events;
-use sort::sort_events;
+use sort::sort_events_stable;
 use tpu::is_tensor_core_plane;
 
 /// Runs xprof's preprocessing, as far as profkit reproduces it (see the module documentation), on
@@ -145,7 +147,7 @@ pub(crate) fn preprocess_plane(
     if is_tensor_core_plane(&plane.name) {
         plane.lines.retain(|l| !l.events.is_empty());
         for line in &mut plane.lines {
-            sort_events(line);
+            sort_events_stable(line);
         }
     }
 }

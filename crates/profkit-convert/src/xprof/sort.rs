@@ -1,9 +1,21 @@
-//! TSL's `SortXPlane`.
+//! TSL's `SortXPlane` (stable, as xprof behaves on real TPU profiles) and `SortXLine` (libstdc++'s `std::sort`).
 
 use profkit_events::report::std_sort;
 use profkit_xplane::XLine;
 
-/// TSL's `SortXPlane` for one line: events by offset, then longer first, with `std::sort`.
+/// Events by offset, then longer first, with a stable sort (equal keys keep their order).
+pub(crate) fn sort_events_stable(line: &mut XLine) {
+    let mut order: Vec<usize> = (0..line.events.len()).collect();
+    order.sort_by_key(|&i| {
+        let e = line.events.get(i);
+        let offset = e.and_then(|e| e.offset_ps()).unwrap_or(0);
+        let duration = e.map_or(0, |e| e.duration_ps);
+        (offset, std::cmp::Reverse(duration))
+    });
+    permute(&mut line.events, &order);
+}
+
+/// TSL's `SortXLine`: events by offset, then longer first, with `std::sort`.
 pub(crate) fn sort_events(line: &mut XLine) {
     let keys: Vec<(i64, i64)> = line
         .events
