@@ -35,6 +35,7 @@ pub mod xdl;
 pub mod xdl_cases;
 pub mod xplane;
 pub mod xplane_cases;
+pub mod xplane_device;
 
 /// The outputs of one case, by file name.
 pub type Outputs = BTreeMap<String, Vec<u8>>;
@@ -77,6 +78,7 @@ pub fn formats() -> Vec<Box<dyn Format>> {
         Box::new(poplar::PoplarFormat),
         Box::new(paddle::PaddleFormat),
         Box::new(chrome::ChromeFormat),
+        Box::new(xplane_device::XPlaneDeviceFormat),
     ]
 }
 

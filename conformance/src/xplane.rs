@@ -230,7 +230,7 @@ pub fn check_summary_forest(bytes: &[u8], space: &XSpace) -> Result<(), String> 
 }
 
 /// Our trace viewer JSON for the input, by the streaming converter; the in-memory one must agree.
-fn chrome(bytes: &[u8], space: &XSpace) -> Result<Vec<u8>, String> {
+pub fn chrome(bytes: &[u8], space: &XSpace) -> Result<Vec<u8>, String> {
     let options = TraceViewerOptions::default();
     let mut streamed = Vec::new();
     trace_viewer::convert(std::io::Cursor::new(bytes), &mut streamed, &options, None)
