@@ -19,10 +19,14 @@
 //! that a malformed file fails as with the streaming reader. Memory is bounded by the largest plane
 //! plus what xprof's grouping needs (its event forest, see [`crate::xprof`]).
 //!
+//! Flows: xprof links events by the `flow` stats its preprocessing adds (see
+//! [`crate::xprof::flows`]); each linked event gets a `flow` arg. xprof's ids are salted per
+//! process, profkit's deterministic: the same events share an id, with the same direction and
+//! category, but the numbers differ.
+//!
 //! Where profkit differs from xprof, on purpose: xprof keeps only the 1,000,000 earliest events of
 //! a bigger trace (its non-streaming viewer cannot load more) and then lists them by time; profkit
-//! writes every event. xprof adds a `flow` arg salted per process, which cannot be reproduced and
-//! is left out.
+//! writes every event.
 
 use std::collections::BTreeMap;
 use std::collections::HashMap;
@@ -61,8 +65,9 @@ pub struct TraceViewerOptions {
     pub counter_events: bool,
     /// Write the flows of events with `flow_out`/`flow_in` stats (what the Chrome importer makes
     /// of flow events, see [`crate::chrome::flow_stats`]) as Chrome flow events (`"ph": "s"` and
-    /// `"f"` with `"bp": "e"`, category and name from `flow_cat`) instead of as args. Off by
-    /// default (xprof's output); the converter from Chrome JSON turns it on.
+    /// `"f"` with `"bp": "e"`, category and name from `flow_cat`) instead of as args, and leave out
+    /// the flows xprof's preprocessing adds. Off by default (xprof's output); the converters from
+    /// other formats turn it on.
     pub flow_events: bool,
     /// Settings for reading the XSpace.
     pub read: ReadOptions,
@@ -89,7 +94,7 @@ pub struct TraceViewerSummary {
     /// Events other than metadata.
     pub events: u64,
     /// What xprof would do to this space before converting it that profkit does not reproduce
-    /// (see [`crate::xprof`]); empty when the output is xprof's, `flow` args aside.
+    /// (see [`crate::xprof`]); empty when the output is xprof's (flow ids aside, see [`crate::xprof::flows`]).
     pub unreproduced: Vec<&'static str>,
 }
 

@@ -6,7 +6,8 @@
 //! events into steps (`GroupTfEvents`, or `GroupTpuEventsOSS` when there is a TPU plane) and
 //! derives timelines. What this module reproduces of that, exactly as xprof does it (every case in
 //! `conformance/xplane/`, among them real TensorFlow and JAX profiles, comes out as xprof's output
-//! byte for byte, its salted `flow` args aside), module by module:
+//! byte for byte, flows compared as the events they link since xprof salts their ids), module by
+//! module:
 //!
 //! - `regions`: `ThreadpoolListener::Region` events from the `StartRegion`/`StopRegion`
 //!   instants of thread-pool threads (whether or not the space is then grouped);
@@ -31,6 +32,9 @@
 //!   ties, six positions after each stream for its derived lines) and lines without events
 //!   removed; on TPU TensorCore planes the `Framework Name Scope`, `Framework Ops`, `Source code`
 //!   and `Host Offload Ops row N` lines;
+//! - `flows`: the `flow` stats of `AddFlowsToXplane` (kernel launches to kernels by
+//!   `correlation_id`, TraceMe producers to consumers, the TPU runtime's contexts), computed per
+//!   event as the trace viewer writes it, with deterministic ids;
 //! - `launch_stats`: on `/device:GPU:` planes, the derived `Launch Stats` line from the host's
 //!   grouped launches (after the lines above, as xprof makes it);
 //! - `sort`: on TPU TensorCore planes (`/device:TPU:<n>`), lines without events removed and each
@@ -43,7 +47,7 @@
 //! events of a `Launch Stats` line when a GPU has launches of several groups (xprof lists them in
 //! hash-map order, profkit by group id); and the order of two step roots of one level and of
 //! different event types that start at the same instant (TSL lists roots type by type in hash-map
-//! order before its unstable sort). The salted `flow` stats are never written. Spaces written by
+//! order before its unstable sort). Spaces written by
 //! profkit's converters, and spaces that xprof has already grouped, need none of it. Also
 //! reproduced, with no line of its own above: `PreprocessXPlane`'s rewrites of the TPU runtime's
 //! events (`runtime`: 27-bit `run_id`s, the contexts linking queue requests and program launches
@@ -85,7 +89,8 @@ use tpu::is_tensor_core_plane;
 /// Runs xprof's preprocessing, as far as profkit reproduces it (see the module documentation), on
 /// a space in memory, in place, as xprof does before its tools read a space; returns what xprof
 /// would also do that profkit does not reproduce (empty when the space is now what xprof's tools
-/// would see, `flow` stats aside).
+/// would see, but for the `flow` stats, which the trace viewer computes as it writes: see
+/// [`flows`]).
 ///
 /// ```
 /// use profkit_xplane::{PlaneBuilder, XPlane, XSpace};

@@ -202,7 +202,7 @@ impl SpaceFacts {
     }
 
     /// What xprof would do to this space that profkit does not reproduce (empty when the output
-    /// is xprof's, `flow` args aside). Every such item is decided here and only here.
+    /// is xprof's, flows compared as the events they link). Every such item is decided here and only here.
     pub fn unreproduced(&self) -> Vec<&'static str> {
         let mut out = Vec::new();
         if !self.preprocesses() {
