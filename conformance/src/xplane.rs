@@ -13,7 +13,6 @@
 //! which copies planes and lines already in canonical encoding, writes exactly the bytes of
 //! decoding and encoding every plane, or fails with the same error.
 
-use std::collections::HashMap;
 use std::path::Path;
 
 use profkit_convert::events::{xspace_forest, xspace_to_recording};
@@ -250,34 +249,10 @@ pub fn chrome(bytes: &[u8], space: &XSpace) -> Result<Vec<u8>, String> {
     Ok(streamed)
 }
 
-/// Trace viewer JSON with each `flow` arg's id renamed by first appearance, for comparing
-/// xprof's output with ours: xprof salts its ids per process, so what can be compared is which
-/// events share an id (the partition the ids make), each flow's direction and its category.
-/// `"flow": "<value>"` becomes `"flow": "F<n>/<direction>/<category>"`, `n` counting the
-/// distinct ids in the order they first appear (the value decoded as TSL's `XFlow`).
+/// Trace viewer JSON with each `flow` arg's id renamed by first appearance (see
+/// [`profkit_convert::xprof::flows::ids_renamed`]): what can be compared of xprof's salted ids.
 pub fn flows_renamed(text: &str) -> String {
-    const KEY: &str = "\"flow\": \"";
-    let mut ids: HashMap<u64, usize> = HashMap::new();
-    let mut out = String::with_capacity(text.len());
-    let mut rest = text;
-    while let Some(start) = rest.find(KEY) {
-        let value_start = start + KEY.len();
-        out.push_str(&rest[..value_start]);
-        rest = &rest[value_start..];
-        let digits = rest.bytes().take_while(u8::is_ascii_digit).count();
-        match rest[..digits].parse::<u64>() {
-            Ok(value) if rest[digits..].starts_with('"') => {
-                let (id, direction, category) = profkit_convert::xprof::flows::decode(value);
-                let next = ids.len();
-                let n = *ids.entry(id).or_insert(next);
-                out.push_str(&format!("F{n}/{direction}/{category}"));
-                rest = &rest[digits..];
-            }
-            _ => {}
-        }
-    }
-    out.push_str(rest);
-    out
+    profkit_convert::xprof::flows::ids_renamed(text)
 }
 
 /// Whether two spaces hold the same data. `==` would do but for NaN doubles (NaN != NaN), so

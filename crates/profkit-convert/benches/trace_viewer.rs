@@ -27,6 +27,7 @@ use std::time::Instant;
 use profkit_bench::paths::{data_dir, workspace_root};
 use profkit_bench::{alloc, bench_mode, child, timing};
 use profkit_convert::trace_viewer::{TraceViewerOptions, convert};
+use profkit_convert::xprof::flows::ids_renamed;
 
 mod large;
 use large::write_large;
@@ -84,31 +85,6 @@ fn xprof(input: &Path, output: &Path) -> Option<serde_json::Value> {
     child_json(child::json_of(
         Command::new(python).arg(script).arg(input).arg(output),
     ))
-}
-
-/// xprof's JSON text without its salted `flow` args, as profkit writes it.
-fn without_flow(text: &str) -> String {
-    let mut out = String::with_capacity(text.len());
-    for line in text.trim_end().split('\n') {
-        let mut line = line.to_owned();
-        while let Some(start) = line.find("\"flow\": \"") {
-            let from = start + "\"flow\": \"".len();
-            let Some(len) = line[from..].find('"') else {
-                break;
-            };
-            let mut end = from + len + 1;
-            let mut begin = start;
-            if line[end..].starts_with(", ") {
-                end += 2;
-            } else if line[..begin].ends_with(", ") {
-                begin -= 2;
-            }
-            line.replace_range(begin..end, "");
-        }
-        out.push_str(&line.replace("\"args\": {}, ", ""));
-        out.push('\n');
-    }
-    out
 }
 
 /// The benchmark's data set read from a given file.
@@ -309,11 +285,11 @@ fn compare(path: &Path, stem: &str, events: u64, bytes: usize) {
         );
         let a = std::fs::read_to_string(&ours_out).unwrap_or_default();
         let b = std::fs::read_to_string(&xprof_out).unwrap_or_default();
-        let same = a == without_flow(&b);
+        let same = ids_renamed(a.trim_end()) == ids_renamed(b.trim_end());
         println!(
             "outputs: {}",
             if same {
-                "identical (xprof's flow args aside)"
+                "identical (flow ids renamed by first appearance: the same events linked)"
             } else {
                 "DIFFERENT"
             }

@@ -170,6 +170,36 @@ pub fn decode(value: u64) -> (u64, u64, u64) {
     ((value >> 2) & ID_MASK, value & 3, value >> 58)
 }
 
+/// Trace viewer JSON with each `flow` arg's id renamed by first appearance, for comparing
+/// xprof's output with another conversion's (profkit's, or xprof's in another process): xprof salts its ids per process, so what can be compared is which
+/// events share an id (the partition the ids make), each flow's direction and its category.
+/// `"flow": "<value>"` becomes `"flow": "F<n>/<direction>/<category>"`, `n` counting the
+/// distinct ids in the order they first appear (the value decoded as TSL's `XFlow`).
+pub fn ids_renamed(text: &str) -> String {
+    const KEY: &str = "\"flow\": \"";
+    let mut ids: std::collections::HashMap<u64, usize> = std::collections::HashMap::new();
+    let mut out = String::with_capacity(text.len());
+    let mut rest = text;
+    while let Some(start) = rest.find(KEY) {
+        let value_start = start + KEY.len();
+        out.push_str(&rest[..value_start]);
+        rest = &rest[value_start..];
+        let digits = rest.bytes().take_while(u8::is_ascii_digit).count();
+        match rest[..digits].parse::<u64>() {
+            Ok(value) if rest[digits..].starts_with('"') => {
+                let (id, direction, category) = decode(value);
+                let next = ids.len();
+                let n = *ids.entry(id).or_insert(next);
+                out.push_str(&format!("F{n}/{direction}/{category}"));
+                rest = &rest[digits..];
+            }
+            _ => {}
+        }
+    }
+    out.push_str(rest);
+    out
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -188,6 +218,19 @@ mod tests {
         assert_eq!(safe_context_type(3), 3);
         assert_eq!(safe_context_type(LAST_CONTEXT_TYPE + 1), 0);
         assert_eq!(safe_context_type((1 << 32) + 2), 2);
+    }
+
+    #[test]
+    fn renames_ids_by_first_appearance() {
+        let a = encode(77, FLOW_OUT, GPU_LAUNCH);
+        let b = encode(5, FLOW_IN, GPU_LAUNCH);
+        let c = encode(77, FLOW_IN, GPU_LAUNCH);
+        let text = format!("{{\"flow\": \"{a}\"}}\n{{\"flow\": \"{b}\"}}\n{{\"flow\": \"{c}\"}}\n");
+        assert_eq!(
+            ids_renamed(&text),
+            "{\"flow\": \"F0/2/9\"}\n{\"flow\": \"F1/1/9\"}\n{\"flow\": \"F0/1/9\"}\n"
+        );
+        assert_eq!(ids_renamed("{\"flow\": \"x\"}"), "{\"flow\": \"x\"}");
     }
 
     #[test]
