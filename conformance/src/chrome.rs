@@ -18,7 +18,7 @@ use profkit_convert::chrome::{
     ChromeImport, ChromeReadOptions, chrome_to_xspace, read_chrome_with,
 };
 use profkit_convert::events::xspace_to_recording;
-use profkit_convert::trace_viewer::{self, TraceViewerOptions};
+use profkit_convert::trace_viewer::{self, Layout, TraceViewerOptions};
 use profkit_events::report::{Report, ReportOptions};
 
 use crate::{Format, Outputs};
@@ -68,11 +68,7 @@ impl Format for ChromeFormat {
 }
 
 fn write(space: &profkit_xplane::XSpace) -> Result<Vec<u8>, String> {
-    let options = TraceViewerOptions {
-        counter_events: true,
-        flow_events: true,
-        ..TraceViewerOptions::default()
-    };
+    let options = TraceViewerOptions::of_layout(Layout::TraceEvent);
     let mut out = Vec::new();
     trace_viewer::write_space(space, &mut out, &options).map_err(|e| e.to_string())?;
     Ok(out)

@@ -246,11 +246,10 @@ fn chrome(
     }
     let _ = report;
     let mut out = Vec::new();
-    let options = TraceViewerOptions {
-        counter_events: true,
-        flow_events: true,
-        ..TraceViewerOptions::default()
-    };
+    // As `profkit convert` writes any input but an XSpace.
+    let options = profkit_convert::trace_viewer::TraceViewerOptions::of_layout(
+        profkit_convert::trace_viewer::Layout::TraceEvent,
+    );
     trace_viewer::write_space(&space, &mut out, &options).map_err(|e| e.to_string())?;
     Ok(out)
 }

@@ -72,10 +72,10 @@ fn chrome(case_dir: &Path) -> Result<Option<Vec<u8>>, String> {
     let space = profkit_convert::poplar::poplar_to_xspace(Some(execution), Some(graph))
         .map_err(|e| e.to_string())?;
     let mut out = Vec::new();
-    let options = profkit_convert::trace_viewer::TraceViewerOptions {
-        counter_events: true,
-        ..Default::default()
-    };
+    // As `profkit convert` writes any input but an XSpace.
+    let options = profkit_convert::trace_viewer::TraceViewerOptions::of_layout(
+        profkit_convert::trace_viewer::Layout::TraceEvent,
+    );
     profkit_convert::trace_viewer::write_space(&space, &mut out, &options)
         .map_err(|e| e.to_string())?;
     Ok(Some(out))

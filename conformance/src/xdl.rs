@@ -117,10 +117,10 @@ pub fn run_case(case_dir: &Path) -> Result<Outputs, String> {
         let space = profkit_convert::xdl::datasets_to_xspace(&datasets, options)
             .map_err(|e| format!("the XSpace conversion fails: {e}"))?;
         let mut chrome = Vec::new();
-        let chrome_options = profkit_convert::trace_viewer::TraceViewerOptions {
-            counter_events: true,
-            ..Default::default()
-        };
+        // As `profkit convert` writes any input but an XSpace.
+        let chrome_options = profkit_convert::trace_viewer::TraceViewerOptions::of_layout(
+            profkit_convert::trace_viewer::Layout::TraceEvent,
+        );
         profkit_convert::trace_viewer::write_space(&space, &mut chrome, &chrome_options)
             .map_err(|e| format!("the Chrome conversion fails: {e}"))?;
         outputs.insert("chrome.json".into(), chrome);

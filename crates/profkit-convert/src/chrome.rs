@@ -19,7 +19,8 @@
 //!   `"bp": "e"`, the next slice on its thread), and `bind_id` with `flow_in`/`flow_out` to their
 //!   own event: either way the event gets `flow_in`/`flow_out` stats holding the flow's id and a
 //!   `flow_cat` stat (one per flow stat, in their order, when its flows have different
-//!   categories), which the Chrome writer turns back into flow events;
+//!   categories), which the Chrome writer turns back into flow events, and a `flow` stat per flow
+//!   end as TSL's `XFlow` encodes it, which xprof draws (see `xflow`);
 //! - `C` (counter) events become events of the host plane's `_counters_` line, every series an
 //!   arg (stat) of one event;
 //! - `M` (metadata) `process_name`, `thread_name` and their `*_sort_index` name and order the
@@ -66,12 +67,20 @@ use serde::de::{self, DeserializeSeed, IgnoredAny, MapAccess, SeqAccess, Visitor
 use crate::error::{Error, Result};
 
 mod fast;
+mod xflow;
 
 /// The deepest nesting of arrays and objects the reader accepts.
 pub const MAX_DEPTH: usize = profkit_json::MAX_DEPTH;
 
 /// How many warnings of one kind are kept word for word; the rest are counted.
 pub const WARNINGS_PER_KIND: usize = 20;
+
+/// The stat of the `Task Environment` plane that says which format a space was made from:
+/// [`SOURCE_CHROME`] for a Chrome trace, so that converting the space back writes the Trace
+/// Event Format's own layout (see [`crate::trace_viewer::Layout`]).
+pub const SOURCE_FORMAT_STAT: &str = "source_format";
+/// [`SOURCE_FORMAT_STAT`]'s value for a space read from a Chrome trace.
+pub const SOURCE_CHROME: &str = "chrome trace";
 
 /// The names of the stats flows become.
 pub mod flow_stats {
@@ -1610,6 +1619,12 @@ impl Trace {
             for stat in stats.iter_mut() {
                 if stat.key == self.keys.correlation {
                     stat.key = self.keys.correlation_id;
+                    // As CUPTI writes it (xprof links launches to kernels by its uint64 value).
+                    if let Arg::Int(i) = stat.arg() {
+                        if let Ok(u) = u64::try_from(i) {
+                            *stat = KeyArg::new(stat.key, Arg::Uint(u));
+                        }
+                    }
                 }
             }
         }
@@ -2095,16 +2110,18 @@ impl Trace {
                 ),
             });
         }
-        // The processes xprof's output names by a GPU plane (`/device:GPU:0`) are that plane again.
+        // The processes xprof's output names by a GPU plane (`/device:GPU:0`) are that plane again,
+        // whatever their pid (which for GPU events would otherwise be the device, as in Kineto's).
         for thread in &mut self.threads {
-            if thread.gpu.is_none() {
-                let name = self
-                    .processes
-                    .get(&thread.pid)
-                    .and_then(|p| p.name.as_deref());
-                thread.gpu = name
-                    .and_then(|n| n.strip_prefix(GPU_PLANE_PREFIX))
-                    .and_then(|n| n.parse().ok());
+            let name = self
+                .processes
+                .get(&thread.pid)
+                .and_then(|p| p.name.as_deref());
+            let named = name
+                .and_then(|n| n.strip_prefix(GPU_PLANE_PREFIX))
+                .and_then(|n| n.parse().ok());
+            if named.is_some() {
+                thread.gpu = named;
             }
         }
         // Line names say their process when the host plane holds several.
@@ -2326,6 +2343,7 @@ impl Trace {
                     ..XLine::default()
                 });
             }
+            xflow::add_flow_stats(&mut plane);
             planes.push(plane);
         }
         let mut env = XPlane::default();
@@ -2343,6 +2361,7 @@ impl Trace {
             if let Some(unit) = &self.display_time_unit {
                 builder.add_stat("display_time_unit", unit.as_str());
             }
+            builder.add_stat(SOURCE_FORMAT_STAT, SOURCE_CHROME);
         }
         planes.push(env);
         let (warnings, warning_counts) = self.warnings.finish();

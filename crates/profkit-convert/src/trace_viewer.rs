@@ -69,6 +69,15 @@ pub struct TraceViewerOptions {
     /// the flows xprof's preprocessing adds. Off by default (xprof's output); the converters from
     /// other formats turn it on.
     pub flow_events: bool,
+    /// Write an event's `cat` stat (what the Chrome importer makes of a trace's `cat` member) as
+    /// the event's `cat` member rather than as an arg, where the Trace Event Format and the tools
+    /// that read PyTorch's traces look for it. Off by default (xprof's output).
+    pub category_member: bool,
+    /// Write [`Layout::TraceEvent`] for a space that says it was read from a Chrome trace (its
+    /// `Task Environment` plane's [`crate::chrome::SOURCE_FORMAT_STAT`]), whatever the options
+    /// above say, so that a trace converted to XSpace and back keeps its own layout. Off by
+    /// default.
+    pub follow_source: bool,
     /// Settings for reading the XSpace.
     pub read: ReadOptions,
 }
@@ -79,7 +88,35 @@ impl Default for TraceViewerOptions {
             preprocess: true,
             counter_events: false,
             flow_events: false,
+            category_member: false,
+            follow_source: false,
             read: ReadOptions::default(),
+        }
+    }
+}
+
+/// The two layouts of Chrome trace JSON profkit writes.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Layout {
+    /// xprof's trace viewer output, exactly: flows as `flow` args, a trace's `cat` among the
+    /// args, counters as instants.
+    Xprof,
+    /// The Trace Event Format's own members, as PyTorch's profiler and catapult write them and
+    /// the tools that read their traces expect: flows as `s`/`t`/`f` flow events, `cat` as a
+    /// member, counters as `C` events. xprof's preprocessing still applies (its grouping stats
+    /// are args), but not its flows: the space's own are written.
+    TraceEvent,
+}
+
+impl TraceViewerOptions {
+    /// The options for a layout, reading with the default settings.
+    pub fn of_layout(layout: Layout) -> TraceViewerOptions {
+        let trace_event = layout == Layout::TraceEvent;
+        TraceViewerOptions {
+            counter_events: trace_event,
+            flow_events: trace_event,
+            category_member: trace_event,
+            ..TraceViewerOptions::default()
         }
     }
 }
@@ -532,7 +569,12 @@ struct Writer<W: Write> {
 }
 
 impl<W: Write> Writer<W> {
-    fn new(out: W, options: TraceViewerOptions, facts: SpaceFacts) -> Self {
+    fn new(out: W, mut options: TraceViewerOptions, facts: SpaceFacts) -> Self {
+        if options.follow_source && facts.from_chrome {
+            options.counter_events = true;
+            options.flow_events = true;
+            options.category_member = true;
+        }
         let facts = if options.preprocess {
             facts
         } else {
@@ -656,6 +698,7 @@ impl<W: Write> PlaneWriter<'_, W> {
         let mut numbers: Vec<(&str, Number)> = Vec::new();
         let mut flows: Vec<(&str, Arg<'_>)> = Vec::new();
         let mut flow_cats: Vec<Arg<'_>> = Vec::new();
+        let mut xflows: Vec<u64> = Vec::new();
         for line in &plane.lines {
             let display_name = if line.display_name.is_empty() {
                 &line.name
@@ -695,8 +738,10 @@ impl<W: Write> PlaneWriter<'_, W> {
                 };
                 let metadata_stats = metadata.map(|m| m.stats.as_slice()).unwrap_or(&[]);
                 let mut category = None;
+                let mut cat_member = None;
                 flows.clear();
                 flow_cats.clear();
+                xflows.clear();
                 for stat in metadata_stats.iter().chain(&event.stats) {
                     let Some(value) = &stat.value else { continue };
                     let stat_name = stats.get(&stat.metadata_id).copied().unwrap_or("");
@@ -706,6 +751,14 @@ impl<W: Write> PlaneWriter<'_, W> {
                     let arg = Arg::of(value, &stats);
                     if self.options.flow_events {
                         match stat_name {
+                            // TSL's encoding is a uint64; a `flow` of another kind (an xprof JSON
+                            // read back keeps its ids as text) is an arg like any other.
+                            FLOW if matches!(arg, Arg::Uint(_)) => {
+                                if let Arg::Uint(v) = arg {
+                                    xflows.push(v);
+                                }
+                                continue;
+                            }
                             flow_stats::FLOW_OUT => {
                                 flows.push(("s", arg));
                                 continue;
@@ -728,12 +781,36 @@ impl<W: Write> PlaneWriter<'_, W> {
                         category = Some(arg);
                         continue;
                     }
+                    if self.options.category_member && stat_name == "cat" {
+                        cat_member = Some(arg);
+                        continue;
+                    }
                     if counters {
                         if let Some(number) = Number::of(value) {
                             numbers.push((stat_name, number));
                         }
                     }
                     args.push((stat_name, arg));
+                }
+                // A trace's `cat` is the member unless the event model's category takes it.
+                match (category, cat_member) {
+                    (None, Some(cat)) => category = Some(cat),
+                    (Some(_), Some(cat)) => args.push(("cat", cat)),
+                    _ => {}
+                }
+                // TSL's flows, as flow events, for an event without flows of profkit's own (the
+                // Chrome importer writes both for one flow).
+                if flows.is_empty() {
+                    for &value in &xflows {
+                        let (id, direction, _) = xprof::flows::decode(value);
+                        let phase = match direction {
+                            1 => "f",
+                            2 => "s",
+                            3 => "t",
+                            _ => continue,
+                        };
+                        flows.push((phase, Arg::Uint(id)));
+                    }
                 }
                 // What grouping gave the event, as if set on it (the last of a key wins).
                 let xprof::Mark {

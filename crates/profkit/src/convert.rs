@@ -13,17 +13,17 @@ use std::path::{Path, PathBuf};
 
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 use profkit_convert::merge::{HostInput, merge, reencode};
-use profkit_convert::trace_viewer::{self, TraceViewerOptions};
+use profkit_convert::trace_viewer::{self, Layout, TraceViewerOptions};
 use profkit_convert::{chrome, events, paddle as paddle_timeline, poplar, xdl};
 use profkit_events::Recording;
 use profkit_events::paddle::{ReadOptions as PaddleReadOptions, legacy, nodetree};
 use profkit_poplar::ProfileFile;
 use profkit_xplane::{ReadOptions, XSpace, encode};
 
-use crate::Failure;
 use crate::format::Format;
 use crate::input::Input;
 use crate::output::{Output, refuse_inputs};
+use crate::{ChromeLayout, Failure};
 
 /// The conversions `profkit convert` makes, as (from, to).
 pub(crate) const CONVERSIONS: &[(Format, &[Format])] = &[
@@ -400,6 +400,7 @@ pub(crate) fn convert(
     from: Option<Format>,
     max_file_mb: Option<f64>,
     overwrite: bool,
+    layout: Option<ChromeLayout>,
 ) -> Result<(), Failure> {
     let to = match to {
         Some(to) => to,
@@ -436,7 +437,7 @@ pub(crate) fn convert(
         inputs.push(Input::open(path, from)?);
     }
     if inputs.iter().all(|i| i.format == Format::Xspace) {
-        return convert_xspaces(inputs, &out, to);
+        return convert_xspaces(inputs, &out, to, chrome_options(layout, true));
     }
     let spaces = spaces_of(inputs)?;
     let (name, space) = merged(spaces)?;
@@ -452,16 +453,9 @@ pub(crate) fn convert(
             drop(writer);
             written
         }
-        _ => {
-            let options = TraceViewerOptions {
-                counter_events: true,
-                flow_events: true,
-                ..TraceViewerOptions::default()
-            };
-            trace_viewer::write_space(&space, writer, &options)
-                .map(|_| ())
-                .map_err(|e| failure(&name, e))
-        }
+        _ => trace_viewer::write_space(&space, writer, &chrome_options(layout, false))
+            .map(|_| ())
+            .map_err(|e| failure(&name, e)),
     };
     output.finish(result)
 }
@@ -480,8 +474,27 @@ fn infer_target(out: &Path) -> Result<Format, Failure> {
     }
 }
 
+/// The trace viewer's options for `--layout` (see the option's help): by default, an XSpace's
+/// layout follows its source and other inputs get the Trace Event Format's.
+fn chrome_options(layout: Option<ChromeLayout>, xspace: bool) -> TraceViewerOptions {
+    match layout {
+        Some(ChromeLayout::Xprof) => TraceViewerOptions::of_layout(Layout::Xprof),
+        Some(ChromeLayout::TraceEvent) => TraceViewerOptions::of_layout(Layout::TraceEvent),
+        None if xspace => TraceViewerOptions {
+            follow_source: true,
+            ..TraceViewerOptions::default()
+        },
+        None => TraceViewerOptions::of_layout(Layout::TraceEvent),
+    }
+}
+
 /// XSpace inputs: streamed.
-fn convert_xspaces(inputs: Vec<Input>, out: &Path, to: Format) -> Result<(), Failure> {
+fn convert_xspaces(
+    inputs: Vec<Input>,
+    out: &Path,
+    to: Format,
+    chrome: TraceViewerOptions,
+) -> Result<(), Failure> {
     let options = ReadOptions::default();
     if inputs.len() > 1 {
         // Several hosts: merged first (in memory for Chrome output, which reads it twice).
@@ -507,14 +520,9 @@ fn convert_xspaces(inputs: Vec<Input>, out: &Path, to: Format) -> Result<(), Fai
             merge(&mut hosts, &mut merged_bytes, options).map_err(|e| failure(&name, e))?;
         print_warnings(&name, summary.warnings);
         let (output, writer) = Output::create(out)?;
-        let result = trace_viewer::convert(
-            Cursor::new(merged_bytes),
-            writer,
-            &TraceViewerOptions::default(),
-            None,
-        )
-        .map(|s| note_unreproduced(&name, &s.unreproduced))
-        .map_err(|e| failure(&name, e));
+        let result = trace_viewer::convert(Cursor::new(merged_bytes), writer, &chrome, None)
+            .map(|s| note_unreproduced(&name, &s.unreproduced))
+            .map_err(|e| failure(&name, e));
         return output.finish(result);
     }
     let Some(input) = inputs.into_iter().next() else {
@@ -534,14 +542,9 @@ fn convert_xspaces(inputs: Vec<Input>, out: &Path, to: Format) -> Result<(), Fai
     } else {
         let mut progress = Progress::new(source.len() * 2, "converting");
         let mut report = |n: u64| progress.inc(n);
-        let result = trace_viewer::convert(
-            &mut source,
-            writer,
-            &TraceViewerOptions::default(),
-            Some(&mut report),
-        )
-        .map(|s| note_unreproduced(&name, &s.unreproduced))
-        .map_err(|e| failure(&name, e));
+        let result = trace_viewer::convert(&mut source, writer, &chrome, Some(&mut report))
+            .map(|s| note_unreproduced(&name, &s.unreproduced))
+            .map_err(|e| failure(&name, e));
         progress.finish();
         result
     };

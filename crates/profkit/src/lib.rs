@@ -140,6 +140,13 @@ enum Command {
         /// Replace files of the same datasets already in the output.
         #[arg(long)]
         overwrite: bool,
+        /// Chrome output: `xprof` writes xprof's trace viewer JSON exactly (flows as `flow` args,
+        /// `cat` among the args, counters as instants); `trace-event` the Trace Event Format's
+        /// own members, as PyTorch's profiler writes them (flow events, `cat`, counter events).
+        /// Default: `xprof` for an XSpace, unless profkit made it from a Chrome trace, and
+        /// `trace-event` for every other input.
+        #[arg(long, value_enum)]
+        layout: Option<ChromeLayout>,
     },
     /// Merge the XSpaces of several hosts into one file (device planes renumbered, host threads
     /// kept apart, times aligned on each host's session start).
@@ -258,13 +265,14 @@ fn run(cli: Cli) -> Result<(), Failure> {
             from,
             max_file_mb,
             overwrite,
+            layout,
         } => {
             if max_file_mb.is_some_and(|m| m.is_nan() || m < 0.0) {
                 return Err(Failure::Usage(
                     "--max-file-mb must be a non-negative number".into(),
                 ));
             }
-            convert::convert(paths, out, to, from, max_file_mb, overwrite)
+            convert::convert(paths, out, to, from, max_file_mb, overwrite, layout)
         }
         Command::Merge { inputs, out } => convert::merge_command(inputs, out),
         Command::Formats => convert::formats(),
@@ -311,4 +319,13 @@ where
             ExitCode::from(1)
         }
     }
+}
+
+/// The layouts of `convert --to chrome` (see `profkit_convert::trace_viewer::Layout`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+pub enum ChromeLayout {
+    /// xprof's trace viewer JSON, exactly.
+    Xprof,
+    /// The Trace Event Format's own members (flow events, `cat`, counter events).
+    TraceEvent,
 }

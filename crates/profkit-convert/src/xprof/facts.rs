@@ -2,7 +2,9 @@
 //! decides what of xprof's preprocessing profkit does not reproduce for a space.
 
 use profkit_xplane::XPlane;
-use profkit_xplane::constants::{GPU_PLANE_PREFIX, METADATA_PLANE_NAME, TPU_PLANE_PREFIX};
+use profkit_xplane::constants::{
+    GPU_PLANE_PREFIX, METADATA_PLANE_NAME, TASK_ENV_PLANE_NAME, TPU_PLANE_PREFIX,
+};
 
 use super::derived;
 use super::event_types::LOOP_OPS;
@@ -33,6 +35,17 @@ pub(crate) fn is_device_plane(name: &str) -> bool {
             || name.starts_with("/custom:"))
 }
 
+/// Whether a `Task Environment` plane says its space was read from a Chrome trace.
+fn says_from_chrome(plane: &XPlane) -> bool {
+    let Some(id) = super::stats::stat_id(plane, crate::chrome::SOURCE_FORMAT_STAT) else {
+        return false;
+    };
+    plane.stats.iter().any(|s| {
+        s.metadata_id == id
+            && matches!(&s.value, Some(profkit_xplane::x_stat::Value::StrValue(v)) if v == crate::chrome::SOURCE_CHROME)
+    })
+}
+
 /// What the whole space says about preprocessing, learnt in a first pass over its planes.
 #[derive(Clone, Debug, Default)]
 pub(crate) struct SpaceFacts {
@@ -54,6 +67,8 @@ pub(crate) struct SpaceFacts {
     pub forest: Forest,
     /// Planes seen so far.
     pub planes: usize,
+    /// The space says it was read from a Chrome trace (see [`crate::chrome::SOURCE_FORMAT_STAT`]).
+    pub from_chrome: bool,
 }
 
 impl SpaceFacts {
@@ -66,6 +81,7 @@ impl SpaceFacts {
     ) -> bool {
         tensor_core_id(name).is_some()
             || name == METADATA_PLANE_NAME
+            || name == TASK_ENV_PLANE_NAME
             || name == derived::SCOPE_RANGE_TREE_PLANE_NAME
             || has_regions(event_names.clone())
             || derived::needs_events(name, stat_names.clone())
@@ -158,6 +174,9 @@ impl SpaceFacts {
     /// [`SpaceFacts::observe`] once the plane's regions are in.
     fn observe_taken(&mut self, plane: &XPlane) {
         let index = self.planes;
+        if plane.name == TASK_ENV_PLANE_NAME {
+            self.from_chrome |= says_from_chrome(plane);
+        }
         if plane.name == METADATA_PLANE_NAME {
             self.symbols.observe(plane);
         }

@@ -152,6 +152,12 @@ fn encode(id: u64, direction: u64, category: u64) -> u64 {
     direction | ((id & ID_MASK) << 2) | (category << 58)
 }
 
+/// A `flow` stat's value as TSL's `XFlow` encodes it: `direction` (1 in, 2 out, 3 both) in bits
+/// 0-1, the low 56 bits of `id` in bits 2-57, `category` (a context type below 64) in bits 58-63.
+pub(crate) fn encode_flow(id: u64, direction: u64, category: u64) -> u64 {
+    encode(id, direction & 3, category & 63)
+}
+
 /// SplitMix64's finaliser chained over the words: deterministic, and spread well enough that
 /// distinct keys do not share 56 bits in practice.
 fn mix(words: &[u64]) -> u64 {
