@@ -26,7 +26,7 @@ use std::path::Path;
 
 use profkit_convert::events::{recording_to_xspace, xspace_to_recording};
 use profkit_convert::paddle::{SINGLE_KEY, write_timeline};
-use profkit_convert::trace_viewer::{self, TraceViewerOptions};
+use profkit_convert::trace_viewer;
 use profkit_events::paddle::{ReadOptions, legacy, nodetree};
 use profkit_events::report::{Place, Report, ReportOptions, SortKey, parse_rows};
 use profkit_events::{Recording, Spans, pair};
