@@ -7,6 +7,12 @@ trace reads as) gives, per line of each `/device:GPU:N` plane, the events whose 
 `kernel`. The two must agree on every stream: the same count, and the same total duration to
 within a nanosecond per kernel (HTA's parse goes through doubles; profkit's is exact). HTA's
 rounding of nanosecond times to microseconds is turned off for the comparison.
+
+Then the other way: each of those traces written back by profkit as Chrome JSON (`convert --to
+chrome`, directly and through an XSpace, in the default layout, the Trace Event Format's) must load
+in HTA with the original's rows: the same events by name, category, duration and time from the
+first one (pids and tids are renumbered by the conversion, so they are not compared; times to the
+nanosecond).
 """
 
 import argparse
@@ -17,6 +23,7 @@ import os
 import pathlib
 import subprocess
 import sys
+import tempfile
 
 logging.disable(logging.WARNING)
 # HTA rounds nanosecond-resolution times to whole microseconds (start up, end down) unless told
@@ -67,6 +74,53 @@ def profkit_kernels(profkit, path):
     return dict(out)
 
 
+def hta_rows(path):
+    """HTA's rows of a trace: (name, category, start from the first row, duration), counted."""
+    _, df, symbols = parse_trace_file(str(path))
+    names = symbols.get_sym_table()
+    text = lambda i: names[i] if 0 <= i < len(names) else ""  # noqa: E731
+    first = float(df["ts"].min()) if len(df) else 0.0
+    rows = collections.Counter()
+    for name, cat, ts, dur in zip(df["name"], df["cat"], df["ts"], df["dur"]):
+        rows[(text(int(name)), text(int(cat)), round(float(ts) - first, 3), round(float(dur), 3))] += 1
+    return rows
+
+
+def written_back(profkit, trace, work):
+    """profkit's Chrome JSON of a trace, directly and through an XSpace: [(label, path)]."""
+    direct = work / (trace.name + ".direct.json")
+    subprocess.run([profkit, "convert", str(trace), str(direct), "--to", "chrome"], check=True, capture_output=True)
+    xspace = work / (trace.name + ".xplane.pb")
+    subprocess.run([profkit, "convert", str(trace), str(xspace), "--to", "xspace"], check=True, capture_output=True)
+    via = work / (trace.name + ".via-xspace.json")
+    subprocess.run([profkit, "convert", str(xspace), str(via), "--to", "chrome"], check=True, capture_output=True)
+    return [("direct", direct), ("through an XSpace", via)]
+
+
+def check_written_back(profkit, trace, work):
+    """Mismatches (0 or 1 per way) of HTA's rows of profkit's written-back trace."""
+    theirs = hta_rows(trace)
+    failures = 0
+    for label, path in written_back(profkit, trace, work):
+        try:
+            ours = hta_rows(path)
+        except Exception as e:
+            print(f"MISMATCH {trace.name} written back {label}: HTA does not load it ({type(e).__name__}: {e})")
+            failures += 1
+            continue
+        if ours == theirs:
+            print(f"ok {trace.name} written back {label}: HTA loads the original's {sum(theirs.values())} rows")
+        else:
+            missing = theirs - ours
+            extra = ours - theirs
+            print(
+                f"MISMATCH {trace.name} written back {label}: {sum(missing.values())} rows missing "
+                f"(e.g. {list(missing)[:2]}), {sum(extra.values())} extra (e.g. {list(extra)[:2]})"
+            )
+            failures += 1
+    return failures
+
+
 def main():
     parser = argparse.ArgumentParser()
     parser.add_argument("--repo", required=True)
@@ -76,6 +130,7 @@ def main():
     traces = sorted((repo / "conformance" / "chrome" / "corpus" / "hta").glob("*.json*"))
     failures = 0
     checked = 0
+    work = pathlib.Path(tempfile.mkdtemp(prefix="hta-check-"))
     for trace in traces:
         try:
             theirs = hta_kernels(trace)
@@ -87,6 +142,7 @@ def main():
             continue
         ours = profkit_kernels(profkit, trace)
         checked += 1
+        failures += check_written_back(profkit, trace, work)
         for stream in sorted(set(theirs) | set(ours)):
             t = theirs.get(stream, [0, 0.0])
             o = ours.get(stream, [0, 0.0])

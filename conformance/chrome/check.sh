@@ -2,7 +2,7 @@
 # Checks profkit's Chrome trace import against HolisticTraceAnalysis 0.5.0, the real client of
 # PyTorch profiler (Kineto) traces: for every Kineto trace of the corpus with GPU kernels, the
 # kernels profkit puts on each GPU stream line agree with HTA's parse on their count and total
-# duration (see check.py).
+# duration (see check.py); and HTA loads the traces profkit writes back with the original's rows.
 #
 # Usage: conformance/chrome/check.sh        (from anywhere in the repository)
 # The venv lives in <repo>/.oracle/hta (git-ignored) and is reused when it already imports

@@ -419,3 +419,48 @@ fn unrecognised_json_says_what_it_is() {
     let run = profkit(&["inspect", arg(&late)], None);
     assert!(run.status.success(), "{}", text(&run.stderr));
 }
+
+/// A Kineto trace (flows between launches and kernels) converted to Chrome JSON directly and
+/// through an XSpace: the same text, every flow event kept, `cat` a member; `--layout xprof` of
+/// the XSpace is xprof's view instead, with a `flow` arg per linked event.
+#[test]
+fn a_trace_through_an_xspace_comes_back_with_its_flows() {
+    let dir = scratch("flows");
+    let trace = repo("conformance/chrome/kineto-event-sync/input.json");
+    let (direct, xspace, back, xprof) = (
+        dir.join("direct.json"),
+        dir.join("trace.xplane.pb"),
+        dir.join("back.json"),
+        dir.join("xprof.json"),
+    );
+    for args in [
+        vec!["convert", arg(&trace), arg(&direct)],
+        vec!["convert", arg(&trace), arg(&xspace)],
+        vec!["convert", arg(&xspace), arg(&back)],
+        vec!["convert", arg(&xspace), arg(&xprof), "--layout", "xprof"],
+    ] {
+        let run = profkit(&args, None);
+        assert!(run.status.success(), "{args:?}: {}", text(&run.stderr));
+    }
+    let direct = std::fs::read_to_string(&direct).unwrap();
+    assert_eq!(std::fs::read_to_string(&back).unwrap(), direct);
+    let original = std::fs::read_to_string(&trace).unwrap();
+    let count = |text: &str, what: &str| text.matches(what).count();
+    for phase in ["\"ph\": \"s\"", "\"ph\": \"f\""] {
+        assert_eq!(
+            count(&direct, phase),
+            count(&original.replace("\"ph\":\"", "\"ph\": \""), phase),
+            "{phase}"
+        );
+    }
+    assert!(
+        direct.contains("\"cat\": \"kernel\", \"dur\""),
+        "cat is a member"
+    );
+    let xprof = std::fs::read_to_string(&xprof).unwrap();
+    assert_eq!(count(&xprof, "\"ph\": \"s\""), 0);
+    assert!(
+        count(&xprof, "\"flow\": \"") > 0,
+        "xprof's view has flow args"
+    );
+}
