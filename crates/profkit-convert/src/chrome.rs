@@ -82,6 +82,11 @@ pub const SOURCE_FORMAT_STAT: &str = "source_format";
 /// [`SOURCE_FORMAT_STAT`]'s value for a space read from a Chrome trace.
 pub const SOURCE_CHROME: &str = "chrome trace";
 
+/// The stat that notes an `X` event of no duration (value `X`), which would otherwise read back
+/// as an instant; the Trace Event layout writes it back as an `X` (see
+/// [`crate::trace_viewer::Layout`]).
+pub const PHASE_STAT: &str = "ph";
+
 /// The names of the stats flows become.
 pub mod flow_stats {
     /// The id of a flow that starts (or steps) at the event.
@@ -1249,6 +1254,8 @@ struct Keys {
     flow_in: u32,
     flow_out: u32,
     flow_cat: u32,
+    phase: u32,
+    complete: u32,
     steps: u32,
     memory_allocation: u32,
     memory_deallocation: u32,
@@ -1333,6 +1340,8 @@ impl Trace {
             flow_in: strings.id(flow_stats::FLOW_IN),
             flow_out: strings.id(flow_stats::FLOW_OUT),
             flow_cat: strings.id(flow_stats::FLOW_CAT),
+            phase: strings.id(PHASE_STAT),
+            complete: strings.id("X"),
             steps: strings.id("steps"),
             memory_allocation: strings.id("MemoryAllocation"),
             memory_deallocation: strings.id("MemoryDeallocation"),
@@ -1662,6 +1671,10 @@ impl Trace {
                     }
                 }
                 self.flow_stats(raw, stats);
+                // A complete event of no duration reads as an instant unless noted.
+                if dur == 0 {
+                    stats.push(KeyArg::new(self.keys.phase, Arg::Str(self.keys.complete)));
+                }
                 let args = self.keep_args(thread, stats);
                 self.push_item(thread, name, args, start, start + dur);
             }

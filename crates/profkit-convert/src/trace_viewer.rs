@@ -69,10 +69,12 @@ pub struct TraceViewerOptions {
     /// the flows xprof's preprocessing adds. Off by default (xprof's output); the converters from
     /// other formats turn it on.
     pub flow_events: bool,
-    /// Write an event's `cat` stat (what the Chrome importer makes of a trace's `cat` member) as
-    /// the event's `cat` member rather than as an arg, where the Trace Event Format and the tools
-    /// that read PyTorch's traces look for it. Off by default (xprof's output).
-    pub category_member: bool,
+    /// Write what the Trace Event Format has members and types for as it does, where the tools
+    /// that read PyTorch's traces look for them, rather than as xprof's string args: an event's
+    /// `cat` stat (what the Chrome importer makes of a trace's `cat` member) as its `cat` member,
+    /// numeric args as JSON numbers, and an `X` of no duration as one (the importer notes it with
+    /// a `ph` stat). Off by default (xprof's output).
+    pub trace_event_members: bool,
     /// Write [`Layout::TraceEvent`] for a space that says it was read from a Chrome trace (its
     /// `Task Environment` plane's [`crate::chrome::SOURCE_FORMAT_STAT`]), whatever the options
     /// above say, so that a trace converted to XSpace and back keeps its own layout. Off by
@@ -88,7 +90,7 @@ impl Default for TraceViewerOptions {
             preprocess: true,
             counter_events: false,
             flow_events: false,
-            category_member: false,
+            trace_event_members: false,
             follow_source: false,
             read: ReadOptions::default(),
         }
@@ -115,7 +117,7 @@ impl TraceViewerOptions {
         TraceViewerOptions {
             counter_events: trace_event,
             flow_events: trace_event,
-            category_member: trace_event,
+            trace_event_members: trace_event,
             ..TraceViewerOptions::default()
         }
     }
@@ -573,7 +575,7 @@ impl<W: Write> Writer<W> {
         if options.follow_source && facts.from_chrome {
             options.counter_events = true;
             options.flow_events = true;
-            options.category_member = true;
+            options.trace_event_members = true;
         }
         let facts = if options.preprocess {
             facts
@@ -739,6 +741,7 @@ impl<W: Write> PlaneWriter<'_, W> {
                 let metadata_stats = metadata.map(|m| m.stats.as_slice()).unwrap_or(&[]);
                 let mut category = None;
                 let mut cat_member = None;
+                let mut phase = Phase::Instant;
                 flows.clear();
                 flow_cats.clear();
                 xflows.clear();
@@ -781,9 +784,18 @@ impl<W: Write> PlaneWriter<'_, W> {
                         category = Some(arg);
                         continue;
                     }
-                    if self.options.category_member && stat_name == "cat" {
-                        cat_member = Some(arg);
-                        continue;
+                    if self.options.trace_event_members {
+                        match stat_name {
+                            "cat" => {
+                                cat_member = Some(arg);
+                                continue;
+                            }
+                            crate::chrome::PHASE_STAT if matches!(arg, Arg::Str("X")) => {
+                                phase = Phase::Complete;
+                                continue;
+                            }
+                            _ => {}
+                        }
                     }
                     if counters {
                         if let Some(number) = Number::of(value) {
@@ -851,6 +863,8 @@ impl<W: Write> PlaneWriter<'_, W> {
                         tid,
                         name: shown,
                         category,
+                        typed: self.options.trace_event_members,
+                        phase,
                     };
                     write_event(self.buf, event, begin, duration, &mut args);
                 }
@@ -862,7 +876,8 @@ impl<W: Write> PlaneWriter<'_, W> {
                         (true, Some(cat), _) | (false, _, Some(cat)) => *cat,
                         _ => Arg::Str("flow"),
                     };
-                    write_flow(self.buf, pid, tid, phase, *id, cat, begin);
+                    let typed = self.options.trace_event_members;
+                    write_flow(self.buf, (pid, tid), phase, *id, cat, begin, typed);
                 }
                 self.summary.events += 1;
                 self.flush_if_full()?;
@@ -906,6 +921,16 @@ impl<'a> Arg<'a> {
     }
 
     /// Appends the value as a JSON string.
+    /// The value with its JSON type: numbers as numbers (a double that is not finite as text).
+    fn push_typed(self, out: &mut String) {
+        match self {
+            Arg::Int(v) => out.push_str(itoa::Buffer::new().format(v)),
+            Arg::Uint(v) => out.push_str(itoa::Buffer::new().format(v)),
+            Arg::Double(v) if v.is_finite() => push_py_float(out, v),
+            other => other.push(out),
+        }
+    }
+
     fn push(self, out: &mut String) {
         match self {
             Arg::Str(s) => push_json_str(out, s),
@@ -959,12 +984,23 @@ fn push_u32(out: &mut String, v: u32) {
     out.push_str(itoa::Buffer::new().format(v));
 }
 
-/// Where an event is shown, its name and its category (`cat`).
+/// Where an event is shown, its name and its category (`cat`), whether its args keep their
+/// types, and its phase when the Chrome importer noted it.
 struct Shown<'a> {
     pid: u32,
     tid: u32,
     name: Arg<'a>,
     category: Option<Arg<'a>>,
+    typed: bool,
+    phase: Phase,
+}
+
+/// The phase of an event without a duration: an instant, or a complete event of no duration
+/// where the Chrome importer noted one.
+#[derive(Clone, Copy)]
+enum Phase {
+    Instant,
+    Complete,
 }
 
 fn write_event(
@@ -979,6 +1015,8 @@ fn write_event(
         tid,
         name,
         category,
+        typed,
+        phase,
     } = event;
     out.push('{');
     if !args.is_empty() {
@@ -990,7 +1028,11 @@ fn write_event(
             }
             push_json_str(out, key);
             out.push_str(": ");
-            value.push(out);
+            if typed {
+                value.push_typed(out);
+            } else {
+                value.push(out);
+            }
         }
         out.push_str("}, ");
     }
@@ -1000,14 +1042,15 @@ fn write_event(
         category.push(out);
         out.push_str(", ");
     }
-    if duration_ps != 0 {
+    let complete = duration_ps != 0 || matches!(phase, Phase::Complete);
+    if complete {
         out.push_str("\"dur\": ");
         push_py_float(out, duration_ps as f64 / 1e6);
         out.push_str(", ");
     }
     out.push_str("\"name\": ");
     name.push(out);
-    if duration_ps != 0 {
+    if complete {
         out.push_str(", \"ph\": \"X\", \"pid\": ");
         push_u32(out, pid);
         out.push_str(", \"tid\": ");
@@ -1026,12 +1069,12 @@ fn write_event(
 /// to the enclosing slice as the start does).
 fn write_flow(
     out: &mut String,
-    pid: u32,
-    tid: u32,
+    (pid, tid): (u32, u32),
     phase: &str,
     id: Arg<'_>,
     cat: Arg<'_>,
     begin_ps: u64,
+    typed: bool,
 ) {
     out.push('{');
     if phase == "f" {
@@ -1040,7 +1083,11 @@ fn write_flow(
     out.push_str("\"cat\": ");
     cat.push(out);
     out.push_str(", \"id\": ");
-    id.push(out);
+    if typed {
+        id.push_typed(out);
+    } else {
+        id.push(out);
+    }
     out.push_str(", \"name\": ");
     cat.push(out);
     out.push_str(", \"ph\": \"");
