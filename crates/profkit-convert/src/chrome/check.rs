@@ -635,6 +635,99 @@ mod tests {
         assert_eq!(micros(-1_234_567), "-1.234567 us");
     }
 
+    use crate::chrome::chrome_to_xspace;
+
+    fn checked(text: &str) -> ChromeCheck {
+        chrome_to_xspace(text.as_bytes())
+            .unwrap()
+            .check_source(text.as_bytes())
+    }
+
+    #[test]
+    fn python_function_overlaps_are_warnings_others_errors() {
+        // As Kineto writes with `with_stack=True`: `step()` returns after the step's range ends.
+        let text = r#"{"traceEvents": [
+            {"ph": "X", "cat": "user_annotation", "name": "ProfilerStep#6", "pid": 1, "tid": 2, "ts": 1419247332972.313, "dur": 4426.114},
+            {"ph": "X", "cat": "python_function", "name": "torch/profiler/profiler.py(811): step", "pid": 1, "tid": 2, "ts": 1419247337342.426, "dur": 124.89},
+            {"ph": "X", "cat": "cpu_op", "name": "aten::mm", "pid": 1, "tid": 2, "ts": 1419247337500, "dur": 10},
+            {"ph": "X", "cat": "cpu_op", "name": "aten::add", "pid": 1, "tid": 2, "ts": 1419247337505.5, "dur": 10}
+        ]}"#;
+        let check = checked(text);
+        assert_eq!(check.warnings.len(), 1, "{check:?}");
+        assert!(check.warnings[0].1.starts_with(
+            "traceEvents[1] \"torch/profiler/profiler.py(811): step\" (ts 1419247337342.426, \
+             dur 124.89) partially overlaps traceEvents[0] \"ProfilerStep#6\" \
+             (ts 1419247332972.313, dur 4426.114) by 56.001 us"
+        ));
+        assert!(check.warnings[0].1.ends_with(PYTHON_FUNCTION_OVERLAP));
+        assert_eq!(check.errors.len(), 1, "{check:?}");
+        assert_eq!(check.errors[0].0, "PartialOverlap");
+        assert!(check.errors[0].1.starts_with(
+            "traceEvents[3] \"aten::add\" (ts 1419247337505.5, dur 10) partially overlaps \
+             traceEvents[2] \"aten::mm\" (ts 1419247337500, dur 10) by 4.5 us (in the XSpace: "
+        ));
+    }
+
+    #[test]
+    fn the_category_may_sit_on_the_metadata() {
+        // Every event of the name has the category: the import keeps it on the metadata.
+        let text = r#"[
+            {"ph": "X", "cat": "user_annotation", "name": "step", "pid": 1, "tid": 2, "ts": 0, "dur": 10},
+            {"ph": "X", "cat": "python_function", "name": "f", "pid": 1, "tid": 2, "ts": 5, "dur": 10},
+            {"ph": "X", "cat": "python_function", "name": "f", "pid": 1, "tid": 2, "ts": 30, "dur": 1}
+        ]"#;
+        let check = checked(text);
+        assert!(check.errors.is_empty(), "{check:?}");
+        assert_eq!(check.warnings.len(), 1);
+    }
+
+    #[test]
+    fn ranges_strings_and_twins_are_found_again() {
+        // A `B`/`E` range is named by its `B`; times written as strings are found; of two events
+        // of one name and time on two threads, each problem gets one of them.
+        let text = r#"{"traceEvents": [
+            {"ph": "B", "name": "load", "pid": 1, "tid": 8, "ts": "300"},
+            {"ph": "X", "name": "parse", "pid": 1, "tid": 8, "ts": "305", "dur": "10"},
+            {"ph": "E", "pid": 1, "tid": 8, "ts": 310},
+            {"ph": "X", "name": "a", "pid": 1, "tid": 1, "ts": 400, "dur": 10},
+            {"ph": "X", "name": "b", "pid": 1, "tid": 1, "ts": 405, "dur": 10},
+            {"ph": "X", "name": "a", "pid": 1, "tid": 3, "ts": 400, "dur": 10},
+            {"ph": "X", "name": "b", "pid": 1, "tid": 3, "ts": 405, "dur": 10}
+        ]}"#;
+        let check = checked(text);
+        let errors: Vec<&str> = check.errors.iter().map(|(_, m)| m.as_str()).collect();
+        assert_eq!(errors.len(), 3, "{errors:?}");
+        assert!(errors.iter().any(|e| e.starts_with(
+            "traceEvents[1] \"parse\" (ts 305, dur 10) partially overlaps traceEvents[0] \
+             \"load\" (ph \"B\", ts 300) by 5 us"
+        )));
+        let mut named: Vec<&str> = errors
+            .iter()
+            .map(|e| e.split(' ').next().unwrap())
+            .filter(|e| *e != "traceEvents[1]")
+            .collect();
+        named.sort_unstable();
+        assert_eq!(named, ["traceEvents[4]", "traceEvents[6]"]);
+    }
+
+    #[test]
+    fn without_the_text_problems_are_named_in_the_xspace() {
+        let text = r#"[
+            {"ph": "X", "name": "a", "pid": 1, "tid": 1, "ts": 0, "dur": 10},
+            {"ph": "X", "name": "b", "pid": 1, "tid": 1, "ts": 5, "dur": 10}
+        ]"#;
+        let import = chrome_to_xspace(text.as_bytes()).unwrap();
+        let plain = import.check();
+        assert_eq!(
+            plain.errors[0].1,
+            "planes[0].lines[0].events[1]: event 5000000..15000000 ps partially overlaps \
+             events[0] 0..10000000 ps"
+        );
+        // A text that is not the trace's finds nothing, and says it in the XSpace's terms.
+        assert_eq!(import.check_source(b"[]"), plain);
+        assert_eq!(import.check_source(b"{not json"), plain);
+    }
+
     #[test]
     fn event_paths_cut_stats() {
         assert_eq!(
