@@ -14,7 +14,9 @@ use crate::proto::{XEvent, XLine, XPlane, XSpace, XStat, x_event, x_stat};
 mod producers;
 
 use crate::xview::{PlaneMetadata, StatValueView, XEventView, XLineView, XPlaneView, XStatView};
-pub use producers::{ITERATION_SKEW_PS, overlap_quirk};
+pub use producers::{
+    CATEGORY_STAT, ITERATION_SKEW_PS, Overlapping, PYTHON_FUNCTION_CATEGORY, overlap_quirk,
+};
 
 /// What kind of problem was found.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, serde::Serialize)]
@@ -55,7 +57,7 @@ pub enum Severity {
     #[default]
     Error,
     /// What real producers write and the tools show anyway: the space stays valid. Partial
-    /// overlaps of three kinds:
+    /// overlaps of four kinds (see [`overlap_quirk`]):
     /// - with a Python tracer event (named `$<file>:<line> <function>`), which JAX and
     ///   TensorFlow write on the thread of the annotations the traced functions open, so that a
     ///   function that opens an annotation and returns before it ends (as
@@ -65,7 +67,10 @@ pub enum Severity {
     ///   of a `tf_Compute` thread so (Keras `fit` with `steps_per_execution` above 1), each end
     ///   taken a fraction of a microsecond after the next start;
     /// - on a line of asynchronous ops (its name starts with `Async`, as XLA's `Async XLA Ops`
-    ///   line of a TPU), whose ops run at the same time by design.
+    ///   line of a TPU), whose ops run at the same time by design;
+    /// - with a PyTorch Python function event (its `cat` stat `python_function`, in a space read
+    ///   from a Kineto trace), which Kineto writes with `with_stack=True` across the ranges the
+    ///   function opens or closes (`ProfilerStep#N`, `Optimizer.step`, `record_function`).
     Warning,
 }
 
@@ -221,14 +226,41 @@ impl Checker<'_> {
             }
         }
         let plane = self.plane;
-        let name = |index: usize| {
-            line.events
-                .get(index)
-                .and_then(|e| plane.event_metadata.get(&e.metadata_id))
-                .map_or("", |m| m.name.as_str())
+        let cat = plane
+            .stat_metadata
+            .values()
+            .find(|m| m.name == CATEGORY_STAT)
+            .map(|m| m.id);
+        let seen = |index: usize| {
+            let Some(event) = line.events.get(index) else {
+                return Overlapping::default();
+            };
+            let metadata = plane.event_metadata.get(&event.metadata_id);
+            let shared = metadata.map(|m| m.stats.as_slice()).unwrap_or_default();
+            let category = cat
+                .and_then(|cat| {
+                    event
+                        .stats
+                        .iter()
+                        .chain(shared)
+                        .find(|s| s.metadata_id == cat)
+                })
+                .and_then(|s| match &s.value {
+                    Some(x_stat::Value::StrValue(v)) => Some(v.as_str()),
+                    Some(x_stat::Value::RefValue(r)) => i64::try_from(*r)
+                        .ok()
+                        .and_then(|r| plane.stat_metadata.get(&r))
+                        .map(|m| m.name.as_str()),
+                    _ => None,
+                })
+                .unwrap_or("");
+            Overlapping {
+                name: metadata.map_or("", |m| m.name.as_str()),
+                category,
+            }
         };
         let quirk = |index: usize, other: usize, overlap: i128| {
-            overlap_quirk(&line.name, name(index), name(other), overlap)
+            overlap_quirk(&line.name, seen(index), seen(other), overlap)
         };
         overlaps(&mut spans, path, self.problems, &quirk);
     }
@@ -430,7 +462,7 @@ struct ViewChecker<'m, 'a> {
     found: &'m mut dyn FnMut(Problem),
 }
 
-impl ViewChecker<'_, '_> {
+impl<'a> ViewChecker<'_, 'a> {
     fn report(&mut self, path: String, kind: ProblemKind, message: String) {
         (self.found)(Problem {
             path,
@@ -478,18 +510,23 @@ impl ViewChecker<'_, '_> {
         }
     }
 
-    fn line(&mut self, line: &XLineView<'_>, path: &str) -> crate::Result<()> {
+    fn line(&mut self, line: &XLineView<'a>, path: &str) -> crate::Result<()> {
         let base_ps = i128::from(line.timestamp_ns()) * 1000;
         // Reported once, at the line's first timed event (aggregated events have no time).
         let mut epoch = epoch_line(line.timestamp_ns());
         let is_epoch = epoch.is_some();
         let mut spans: Vec<(i128, i128, usize)> = Vec::new();
-        // Each event's metadata id (by index), for the overlap check's names.
+        // Each event's metadata id and category (by index), for the overlap check.
         let mut ids: Vec<i64> = Vec::new();
+        let mut categories: Vec<&str> = Vec::new();
+        let cat = self.metadata.stat_id(CATEGORY_STAT);
         for (index, event) in line.events().enumerate() {
             let event = event?;
             self.event(&event, path, index)?;
             ids.push(event.metadata_id());
+            if let Some(cat) = cat {
+                categories.push(self.category(&event, cat)?);
+            }
             let offset = match event.data() {
                 Some(x_event::Data::NumOccurrences(_)) => continue,
                 Some(x_event::Data::OffsetPs(v)) => v,
@@ -517,18 +554,47 @@ impl ViewChecker<'_, '_> {
         }
         let mut overlapping = Vec::new();
         let metadata = self.metadata;
-        let name = |index: usize| {
-            ids.get(index)
+        let seen = |index: usize| Overlapping {
+            name: ids
+                .get(index)
                 .and_then(|&id| metadata.event(id))
-                .map_or("", |m| m.name())
+                .map_or("", |m| m.name()),
+            category: categories.get(index).copied().unwrap_or(""),
         };
         let line_name = line.name();
         let quirk = |index: usize, other: usize, overlap: i128| {
-            overlap_quirk(line_name, name(index), name(other), overlap)
+            overlap_quirk(line_name, seen(index), seen(other), overlap)
         };
         overlaps(&mut spans, path, &mut overlapping, &quirk);
         overlapping.into_iter().for_each(&mut *self.found);
         Ok(())
+    }
+
+    /// An event's `cat` stat (stat metadata `cat`), its own or its metadata's; empty when none.
+    fn category(&self, event: &XEventView<'a>, cat: i64) -> crate::Result<&'a str> {
+        let value = |v: StatValueView<'a>| -> &'a str {
+            match v {
+                StatValueView::Str(s) => s,
+                StatValueView::Ref(r) => i64::try_from(r)
+                    .ok()
+                    .and_then(|r| self.metadata.stat(r))
+                    .map_or("", |m| m.name()),
+                _ => "",
+            }
+        };
+        for stat in event.stats() {
+            let stat = stat?;
+            if stat.metadata_id() == cat {
+                return Ok(stat.value().map_or("", value));
+            }
+        }
+        let shared = self.metadata.event(event.metadata_id());
+        for stat in shared.map(|m| m.stats()).unwrap_or_default() {
+            if stat.metadata_id() == cat {
+                return Ok(stat.value().map_or("", value));
+            }
+        }
+        Ok("")
     }
 
     fn event(&mut self, event: &XEventView<'_>, line: &str, index: usize) -> crate::Result<()> {

@@ -388,6 +388,57 @@ fn consecutive_iterations_of_one_name_may_overlap_a_little() {
 }
 
 #[test]
+fn pytorch_python_function_events_may_overlap() {
+    // An XSpace read from a Kineto trace recorded with `with_stack=True`: `step()` (category
+    // `python_function`, its `cat` stat on the event) returns after `ProfilerStep#6` ends, and a
+    // Python function whose every event has the category on its metadata crosses a second step.
+    let mut plane = XPlane::default();
+    let mut b = PlaneBuilder::new(&mut plane);
+    let shared = b.event_metadata_id("torch/autograd/profiler.py(757): __exit__");
+    b.event_metadata(shared)
+        .unwrap()
+        .add_stat("cat", "python_function");
+    let mut line = b.line(4);
+    line.set_name("thread 19392 (python3)");
+    line.add_event("ProfilerStep#6")
+        .set_offset_ps(0)
+        .set_duration_ps(4_426_114_000)
+        .add_stat("cat", "user_annotation");
+    line.add_event("torch/profiler/profiler.py(811): step")
+        .set_offset_ps(4_370_113_000)
+        .set_duration_ps(124_890_000)
+        .add_stat("cat", "python_function");
+    line.add_event("ProfilerStep#7")
+        .set_offset_ps(5_000_000_000)
+        .set_duration_ps(1_000_000_000)
+        .add_stat("cat", "user_annotation");
+    line.add_event("torch/autograd/profiler.py(757): __exit__")
+        .set_offset_ps(5_900_000_000)
+        .set_duration_ps(200_000_000);
+    // Two operators: an error.
+    line.add_event("aten::mm")
+        .set_offset_ps(7_000_000_000)
+        .set_duration_ps(10_000_000)
+        .add_stat("cat", "cpu_op");
+    line.add_event("aten::add")
+        .set_offset_ps(7_005_000_000)
+        .set_duration_ps(10_000_000)
+        .add_stat("cat", "cpu_op");
+    assert_eq!(
+        severities(&plane),
+        [
+            ("p.lines[0].events[1]".to_owned(), Severity::Warning),
+            ("p.lines[0].events[3]".to_owned(), Severity::Warning),
+            ("p.lines[0].events[5]".to_owned(), Severity::Error),
+        ]
+    );
+    assert!(validate_plane(&plane, "p")[0].message.ends_with(
+        "(a PyTorch `python_function` event: Kineto writes these with `with_stack=True` \
+         across the ranges their functions open and close)"
+    ));
+}
+
+#[test]
 fn async_op_lines_may_overlap() {
     // XLA's `Async XLA Ops` line of a TPU: copies that run at the same time.
     let mut plane = XPlane::default();

@@ -3,15 +3,14 @@
 //! its `ts` and `dur` as the JSON writes them, found again in the text by name and time.
 //!
 //! What is a warning rather than an error (each a producer's own way of writing, which Perfetto
-//! and the trace viewers draw anyway): the XSpace validator's warnings (Python tracer events,
-//! consecutive iterations of one name, async op lines); partial overlaps on the lines where
-//! events overlap by nature (async lines, GPU streams, the counter line); partial overlaps with
-//! a PyTorch `python_function` event (what Kineto writes with `with_stack=True`: a Python
-//! function's event crosses the `ProfilerStep#N`, `Optimizer.step` and other ranges it opens or
-//! closes); and overlaps no longer than the input's time precision. The import's warnings are
+//! and the trace viewers draw anyway): partial overlaps on the lines where events overlap by
+//! nature (async lines, GPU streams, the counter line); the XSpace validator's warnings (see
+//! `profkit_xplane::validate::overlap_quirk`: Python tracer events, PyTorch `python_function`
+//! events, which Kineto writes with `with_stack=True` across the `ProfilerStep#N`,
+//! `Optimizer.step` and other ranges their functions open or close, consecutive iterations of
+//! one name, async op lines); and overlaps no longer than the input's time precision. The import's warnings are
 //! warnings, but for the kinds [`super::WarningKind::is_error`] calls errors.
 
-use profkit_xplane::proto::x_stat;
 use profkit_xplane::validate::ProblemKind;
 use profkit_xplane::{Problem, Severity, XEvent, XLine, XPlane, XSpace};
 
@@ -20,13 +19,6 @@ use super::{ChromeCheck, ChromeImport};
 mod locate;
 
 use locate::Places;
-
-/// The category PyTorch's profiler gives the Python function events `with_stack=True` records.
-pub(crate) const PYTHON_FUNCTION_CATEGORY: &str = "python_function";
-
-/// What a partial overlap with a PyTorch Python function event adds to its message.
-const PYTHON_FUNCTION_OVERLAP: &str = " (a PyTorch `python_function` event: Kineto writes these \
-     with `with_stack=True` across the ranges their functions open and close)";
 
 /// What a partial overlap on a line where events overlap by nature adds to its message.
 const OVERLAPPING_LINE: &str = " (on an async, GPU stream or counter line)";
@@ -86,14 +78,6 @@ impl ChromeImport {
         if self.overlapping_lines.contains(&(plane, line_id)) {
             return (OVERLAPPING_LINE.to_owned(), false);
         }
-        let python = |path: &str| {
-            event_at(space, path).is_some_and(|(plane, _, event)| {
-                category(plane, event) == Some(PYTHON_FUNCTION_CATEGORY)
-            })
-        };
-        if python(&p.path) || p.other.as_deref().is_some_and(python) {
-            return (PYTHON_FUNCTION_OVERLAP.to_owned(), false);
-        }
         if p.severity == Severity::Warning {
             // The XSpace validator's own reason.
             return (overlap_parts(&p.message).1.to_owned(), false);
@@ -142,34 +126,6 @@ fn event_path(path: &str) -> Option<&str> {
     let at = path.find(".events[")?;
     let end = at + path.get(at..)?.find(']')? + 1;
     path.get(..end)
-}
-
-/// An event's `cat` stat, as the import writes a trace event's category: the event's own, or
-/// its metadata's (where every event of the name has the same).
-fn category<'p>(plane: &'p XPlane, event: &'p XEvent) -> Option<&'p str> {
-    let cat = plane
-        .stat_metadata
-        .values()
-        .find(|m| m.name == "cat")
-        .map(|m| m.id)?;
-    let shared = plane
-        .event_metadata
-        .get(&event.metadata_id)
-        .map(|m| m.stats.as_slice())
-        .unwrap_or_default();
-    let stat = event
-        .stats
-        .iter()
-        .chain(shared)
-        .find(|s| s.metadata_id == cat)?;
-    match &stat.value {
-        Some(x_stat::Value::StrValue(s)) => Some(s),
-        Some(x_stat::Value::RefValue(r)) => i64::try_from(*r)
-            .ok()
-            .and_then(|r| plane.stat_metadata.get(&r))
-            .map(|m| m.name.as_str()),
-        _ => None,
-    }
 }
 
 /// A partial overlap's message without the reason the XSpace validator gives a warning, and that
@@ -229,7 +185,10 @@ mod tests {
              dur 124.89) partially overlaps traceEvents[0] \"ProfilerStep#6\" \
              (ts 1419247332972.313, dur 4426.114) by 56.001 us"
         ));
-        assert!(check.warnings[0].1.ends_with(PYTHON_FUNCTION_OVERLAP));
+        assert!(check.warnings[0].1.ends_with(
+            "(a PyTorch `python_function` event: Kineto writes these with `with_stack=True` \
+             across the ranges their functions open and close)"
+        ));
         assert_eq!(check.errors.len(), 1, "{check:?}");
         assert_eq!(check.errors[0].0, "PartialOverlap");
         assert!(check.errors[0].1.starts_with(
