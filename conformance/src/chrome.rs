@@ -117,13 +117,17 @@ pub fn run_bytes(bytes: &[u8]) -> Result<Outputs, String> {
     outputs.insert("notes.txt".into(), notes.into_bytes());
     outputs.insert("report.txt".into(), report.text().into_bytes());
     outputs.insert("chrome.json".into(), chrome);
-    outputs.insert("validate.txt".into(), validate_text(&import).into_bytes());
+    outputs.insert(
+        "validate.txt".into(),
+        validate_text(&import, bytes).into_bytes(),
+    );
     Ok(outputs)
 }
 
-/// What `profkit validate` prints for the trace (every problem, uncapped).
-fn validate_text(import: &profkit_convert::chrome::ChromeImport) -> String {
-    let check = import.check();
+/// What `profkit validate` prints for the trace (every problem, uncapped), its events named in
+/// the trace's own terms.
+fn validate_text(import: &profkit_convert::chrome::ChromeImport, bytes: &[u8]) -> String {
+    let check = import.check_source(bytes);
     let mut text = String::new();
     for (_, w) in &check.warnings {
         text += &format!("warning: {w}\n");
@@ -173,8 +177,10 @@ fn read_maybe_gzip(path: &Path) -> Result<Vec<u8>, String> {
     Ok(out)
 }
 
-/// Every trace of the corpus reads; `corpus.txt` has a line per trace: its planes with their
-/// lines and events, flows, skipped phases and warnings by kind.
+/// Every trace of the corpus reads and is valid (real producers wrote them, untouched);
+/// `corpus.txt` has a line per trace: its planes with their lines and events, flows, skipped
+/// phases and warnings by kind; `validate.txt` what `profkit validate` prints of each (at most
+/// ten warnings of a kind, then their count, as without `--all`).
 fn run_corpus(dir: &Path) -> Result<Outputs, String> {
     let mut files = Vec::new();
     for source in std::fs::read_dir(dir).map_err(|e| e.to_string())? {
@@ -188,6 +194,7 @@ fn run_corpus(dir: &Path) -> Result<Outputs, String> {
     }
     files.sort();
     let mut text = String::new();
+    let mut validate = String::new();
     for path in files {
         let name = path
             .strip_prefix(dir)
@@ -227,8 +234,36 @@ fn run_corpus(dir: &Path) -> Result<Outputs, String> {
             text += &format!("; {} XSpace problems", problems.len());
         }
         text.push('\n');
+        let check = import.check_source(&bytes);
+        if let Some((_, first)) = check.errors.first() {
+            return Err(format!(
+                "{name}: a real trace, untouched, is not valid ({} errors), first: {first}",
+                check.errors.len()
+            ));
+        }
+        let mut per_kind: std::collections::BTreeMap<&str, usize> = Default::default();
+        for (kind, message) in &check.warnings {
+            let seen = per_kind.entry(kind.as_str()).or_default();
+            *seen += 1;
+            if *seen <= 10 {
+                validate += &format!("{name}: warning: {message}\n");
+            }
+        }
+        for (kind, seen) in per_kind {
+            if seen > 10 {
+                validate += &format!(
+                    "{name}: warning: ... and {} more of this kind ({kind})\n",
+                    seen - 10
+                );
+            }
+        }
+        validate += &format!(
+            "{name}: valid Chrome trace ({} warnings)\n",
+            check.warnings.len()
+        );
     }
     let mut outputs = Outputs::new();
     outputs.insert("corpus.txt".into(), text.into_bytes());
+    outputs.insert("validate.txt".into(), validate.into_bytes());
     Ok(outputs)
 }

@@ -297,12 +297,10 @@ pub fn run_case(case_dir: &Path) -> Result<Outputs, String> {
             }
             let summary = nodetree::summarize(t);
             check_chrome_trace(case_dir, &summary)?;
+            let recording = nodetree::to_recording(t);
+            check_memory_nodes(t, &recording)?;
             let summary = serde_json::to_value(summary).map_err(|e| e.to_string())?;
-            (
-                nodetree::to_recording(t),
-                summary,
-                Some(nodetree::validate(t)),
-            )
+            (recording, summary, Some(nodetree::validate(t)))
         }
         Input::Events(r) => {
             let threads: Vec<Value> = r
@@ -413,7 +411,8 @@ pub fn run_case(case_dir: &Path) -> Result<Outputs, String> {
 
 /// With Paddle's Chrome trace of the same run beside the node trees: every thread has as many
 /// host nodes as the trace has host events (`ph: X` on the thread's `<tid>(C++)` and
-/// `<tid>(Python)` rows).
+/// `<tid>(Python)` rows), and as many memory nodes as the trace has memory events (its `ph: i`
+/// instants there).
 fn check_chrome_trace(case_dir: &Path, summary: &nodetree::NodeTreesSummary) -> Result<(), String> {
     let Ok(text) = std::fs::read(case_dir.join("paddle_trace.json")) else {
         return Ok(());
@@ -421,25 +420,77 @@ fn check_chrome_trace(case_dir: &Path, summary: &nodetree::NodeTreesSummary) -> 
     let trace: Value =
         serde_json::from_slice(&text).map_err(|e| format!("paddle_trace.json: {e}"))?;
     let mut host: BTreeMap<u64, usize> = BTreeMap::new();
+    let mut memory: BTreeMap<u64, usize> = BTreeMap::new();
     for e in trace["traceEvents"].as_array().into_iter().flatten() {
         let Some(tid) = e["tid"].as_str() else {
             continue;
         };
-        if e["ph"] != "X" || !(tid.ends_with("(C++)") || tid.ends_with("(Python)")) {
+        if !(tid.ends_with("(C++)") || tid.ends_with("(Python)")) {
             continue;
         }
-        if let Some(id) = tid.split('(').next().and_then(|t| t.parse().ok()) {
+        let Some(id) = tid.split('(').next().and_then(|t| t.parse().ok()) else {
+            continue;
+        };
+        if e["ph"] == "X" {
             *host.entry(id).or_default() += 1;
+        } else if e["ph"] == "i" {
+            *memory.entry(id).or_default() += 1;
         }
     }
     let ours: BTreeMap<u64, usize> = summary
         .threads
         .iter()
+        .filter(|t| t.host_nodes > 0)
         .map(|t| (t.thread_id, t.host_nodes))
         .collect();
     if ours != host {
         return Err(format!(
             "host nodes per thread {ours:?}, but the Chrome trace has host events {host:?}"
+        ));
+    }
+    let ours: BTreeMap<u64, usize> = summary
+        .threads
+        .iter()
+        .filter(|t| t.mem_nodes > 0)
+        .map(|t| (t.thread_id, t.mem_nodes))
+        .collect();
+    if ours != memory {
+        return Err(format!(
+            "memory nodes per thread {ours:?}, but the Chrome trace has memory events {memory:?}"
+        ));
+    }
+    Ok(())
+}
+
+/// Every memory node of every thread tree (those hanging from the synthetic root too) is a
+/// memory event of the event model and of the XSpace's memory line, allocations and frees alike.
+fn check_memory_nodes(
+    trees: &nodetree::NodeTreesProto,
+    recording: &Recording,
+) -> Result<(), String> {
+    let mut nodes: BTreeMap<i32, usize> = BTreeMap::new();
+    for node in trees.thread_trees.iter().flat_map(|t| &t.host_nodes) {
+        for mem in &node.mem_nodes {
+            *nodes.entry(mem.mem_event.r#type).or_default() += 1;
+        }
+    }
+    let total: usize = nodes.values().sum();
+    if recording.memory_events.len() != total {
+        return Err(format!(
+            "{total} memory nodes (by type {nodes:?}), but {} memory events in the event model",
+            recording.memory_events.len()
+        ));
+    }
+    let (space, _) = recording_to_xspace(recording);
+    let line = space
+        .planes
+        .iter()
+        .flat_map(|p| &p.lines)
+        .find(|l| l.id == profkit_convert::events::MEMORY_LINE_ID);
+    let kept = line.map_or(0, |l| l.events.len());
+    if kept != total {
+        return Err(format!(
+            "{total} memory nodes (by type {nodes:?}), but {kept} events on the XSpace's memory line"
         ));
     }
     Ok(())

@@ -66,6 +66,7 @@ use serde::de::{self, DeserializeSeed, IgnoredAny, MapAccess, SeqAccess, Visitor
 
 use crate::error::{Error, Result};
 
+mod check;
 mod fast;
 mod xflow;
 
@@ -170,81 +171,6 @@ pub struct ChromeCheck {
     /// Partial overlaps on async, GPU stream and counter lines, and overlaps no longer than the
     /// input's time precision (microseconds rounded against nanosecond durations).
     pub warnings: Vec<(String, String)>,
-}
-
-impl ChromeImport {
-    /// Checks the XSpace the trace reads as, judged as real producers write: partial overlaps on
-    /// async, GPU stream and counter lines, and overlaps no longer than the input's time
-    /// precision, are warnings; so are the import's warnings, but for the kinds no producer
-    /// writes, which are errors. Every problem is listed (callers cap what they print).
-    pub fn check(&self) -> ChromeCheck {
-        let space = &self.space;
-        let mut check = ChromeCheck::default();
-        for (kind, count) in &self.warning_counts {
-            if kind.is_error() {
-                check
-                    .errors
-                    .push((format!("{kind:?}"), format!("{count} events: {kind:?}")));
-            }
-        }
-        for p in profkit_xplane::validate(space) {
-            let kind = format!("{:?}", p.kind);
-            if p.kind == profkit_xplane::validate::ProblemKind::PartialOverlap {
-                let (plane, line_id) = line_of(space, &p.path);
-                if self.overlapping_lines.contains(&(plane, line_id)) {
-                    check.warnings.push((
-                        kind,
-                        format!("{p} (on an async, GPU stream or counter line)"),
-                    ));
-                    continue;
-                }
-                if p.severity == profkit_xplane::Severity::Warning {
-                    // A Python tracer event's: the message says so.
-                    check.warnings.push((kind, p.to_string()));
-                    continue;
-                }
-                if overlap_ps(&p.message).is_some_and(|o| o <= i128::from(self.precision_ps)) {
-                    check.warnings.push((
-                        kind,
-                        format!(
-                            "{p} (within the input's time precision of {} ps)",
-                            self.precision_ps
-                        ),
-                    ));
-                    continue;
-                }
-            }
-            check.errors.push((kind, p.to_string()));
-        }
-        check
-    }
-}
-
-/// The plane index and line id a validator path (`planes[p].lines[l]...`) points at.
-fn line_of(space: &XSpace, path: &str) -> (usize, i64) {
-    let number = |key: &str| -> Option<usize> {
-        let rest = path.split(key).nth(1)?;
-        rest.split(']').next()?.parse().ok()
-    };
-    let plane = number("planes[").unwrap_or(usize::MAX);
-    let line = number("lines[")
-        .and_then(|l| space.planes.get(plane)?.lines.get(l))
-        .map_or(i64::MIN, |l| l.id);
-    (plane, line)
-}
-
-/// How far two events overlap, from the validator's message (`event a..b ps partially overlaps
-/// events[k] c..d ps`): `d - a`.
-fn overlap_ps(message: &str) -> Option<i128> {
-    let (first, second) = message.split_once(" partially overlaps ")?;
-    let start: i128 = first
-        .strip_prefix("event ")?
-        .split("..")
-        .next()?
-        .parse()
-        .ok()?;
-    let other_end: i128 = second.split(' ').nth(1)?.split("..").nth(1)?.parse().ok()?;
-    Some(other_end - start)
 }
 
 /// Whether `prefix` (the first bytes of a file) looks like Chrome trace JSON: an object whose

@@ -146,7 +146,10 @@ pub fn recording_to_xspace(recording: &Recording) -> (XSpace, Vec<Warning>) {
                 .memory
                 .iter()
                 .flat_map(|m| [m.start_ns, m.end_ns].into_iter().filter(|t| *t != 0)),
-        );
+        )
+        // Paddle's memory events too: a free after the last range (a garbage collector's) is
+        // in the session, and one before the first range would otherwise be moved to its start.
+        .chain(recording.memory_events.iter().map(|m| m.ns));
     let first = times.next();
     let (start, stop) = times.fold((first.unwrap_or(0), first.unwrap_or(0)), |(lo, hi), t| {
         (lo.min(t), hi.max(t))

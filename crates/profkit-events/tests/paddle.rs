@@ -536,3 +536,44 @@ fn long_chains_and_deep_nesting_stay_linear() {
     assert_eq!(problems.len(), 1);
     assert_eq!(problems[0].kind, ProblemKind::OrphanRange);
 }
+
+/// Every memory node reaches the event model, those of Paddle's `GarbageCollector` thread too:
+/// in a static-graph run it frees outside every range, so its memory nodes hang from the root.
+#[test]
+fn memory_nodes_on_the_root_are_memory_events() {
+    use profkit_events::MemEventKind;
+    let bytes = std::fs::read(case("nodetree-static-memory", "input.paddle_trace.pb")).unwrap();
+    let trees = nodetree::decode_node_trees(&bytes).unwrap();
+    let count = |code: i32| {
+        trees
+            .thread_trees
+            .iter()
+            .flat_map(|t| &t.host_nodes)
+            .flat_map(|n| &n.mem_nodes)
+            .filter(|m| m.mem_event.r#type == code)
+            .count()
+    };
+    assert_eq!((count(0), count(1)), (40, 40));
+    let collector = trees
+        .thread_trees
+        .iter()
+        .find(|t| t.host_nodes.len() == 1)
+        .unwrap();
+    assert!(nodetree::is_root(&collector.host_nodes[0]));
+    assert_eq!(collector.host_nodes[0].mem_nodes.len(), 24);
+
+    let recording = nodetree::to_recording(&trees);
+    let kinds = |kind: MemEventKind| {
+        recording
+            .memory_events
+            .iter()
+            .filter(|m| m.kind == kind)
+            .count()
+    };
+    assert_eq!(kinds(MemEventKind::Allocate), 40);
+    assert_eq!(kinds(MemEventKind::Free), 40);
+    let summary = nodetree::summarize(&trees);
+    let per_thread: Vec<usize> = summary.threads.iter().map(|t| t.mem_nodes).collect();
+    assert_eq!(per_thread.iter().sum::<usize>(), 80);
+    assert!(per_thread.contains(&24), "{per_thread:?}");
+}

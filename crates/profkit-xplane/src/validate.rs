@@ -3,13 +3,20 @@
 //! Decoding already guarantees a well-formed encoding; validation checks what the schema cannot
 //! say and what the real tools rely on: ids that resolve, map keys equal to their value's id,
 //! events that nest without partial overlap, times that fit TSL's `i64` picoseconds, and stats
-//! that hold a value. A problem real producers write (a partial overlap with a Python tracer
-//! event) is a [`Severity::Warning`], not an error.
+//! that hold a value. What real producers write is a [`Severity::Warning`], not an error: the
+//! partial overlaps listed at [`Severity::Warning`], each a producer's own way of writing a line,
+//! which the tools draw anyway.
 
 use std::fmt;
 
 use crate::proto::{XEvent, XLine, XPlane, XSpace, XStat, x_event, x_stat};
+
+mod producers;
+
 use crate::xview::{PlaneMetadata, StatValueView, XEventView, XLineView, XPlaneView, XStatView};
+pub use producers::{
+    CATEGORY_STAT, ITERATION_SKEW_PS, Overlapping, PYTHON_FUNCTION_CATEGORY, overlap_quirk,
+};
 
 /// What kind of problem was found.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, serde::Serialize)]
@@ -49,11 +56,21 @@ pub enum Severity {
     /// What no producer writes: the space is invalid.
     #[default]
     Error,
-    /// What real producers write and the tools show anyway: the space stays valid. Today: a
-    /// partial overlap with a Python tracer event (named `$<file>:<line> <function>`), which
-    /// JAX and TensorFlow write on the thread of the annotations the traced functions open, so
-    /// that a function that opens an annotation and returns before it ends (as
-    /// `StepTraceAnnotation.__init__` does) partly overlaps it.
+    /// What real producers write and the tools show anyway: the space stays valid. Partial
+    /// overlaps of four kinds (see [`overlap_quirk`]):
+    /// - with a Python tracer event (named `$<file>:<line> <function>`), which JAX and
+    ///   TensorFlow write on the thread of the annotations the traced functions open, so that a
+    ///   function that opens an annotation and returns before it ends (as
+    ///   `StepTraceAnnotation.__init__` does) partly overlaps it;
+    /// - between two events of one name, the later starting at most [`ITERATION_SKEW_PS`] before
+    ///   the earlier ends: TensorFlow writes the consecutive `ExecutorState::Process` iterations
+    ///   of a `tf_Compute` thread so (Keras `fit` with `steps_per_execution` above 1), each end
+    ///   taken a fraction of a microsecond after the next start;
+    /// - on a line of asynchronous ops (its name starts with `Async`, as XLA's `Async XLA Ops`
+    ///   line of a TPU), whose ops run at the same time by design;
+    /// - with a PyTorch Python function event (its `cat` stat `python_function`, in a space read
+    ///   from a Kineto trace), which Kineto writes with `with_stack=True` across the ranges the
+    ///   function opens or closes (`ProfilerStep#N`, `Optimizer.step`, `record_function`).
     Warning,
 }
 
@@ -68,6 +85,10 @@ pub struct Problem {
     pub severity: Severity,
     /// A sentence for people.
     pub message: String,
+    /// The path of the other element the problem is about, where there is one: for a partial
+    /// overlap, the earlier event this one overlaps.
+    #[serde(skip)]
+    pub other: Option<String>,
 }
 
 impl fmt::Display for Problem {
@@ -128,6 +149,7 @@ impl Checker<'_> {
             kind,
             severity: Severity::Error,
             message,
+            other: None,
         });
     }
 
@@ -204,13 +226,43 @@ impl Checker<'_> {
             }
         }
         let plane = self.plane;
-        let is_tracer = |index: usize| {
-            line.events
-                .get(index)
-                .and_then(|e| plane.event_metadata.get(&e.metadata_id))
-                .is_some_and(|m| is_python_tracer(&m.name))
+        let cat = plane
+            .stat_metadata
+            .values()
+            .find(|m| m.name == CATEGORY_STAT)
+            .map(|m| m.id);
+        let seen = |index: usize| {
+            let Some(event) = line.events.get(index) else {
+                return Overlapping::default();
+            };
+            let metadata = plane.event_metadata.get(&event.metadata_id);
+            let shared = metadata.map(|m| m.stats.as_slice()).unwrap_or_default();
+            let category = cat
+                .and_then(|cat| {
+                    event
+                        .stats
+                        .iter()
+                        .chain(shared)
+                        .find(|s| s.metadata_id == cat)
+                })
+                .and_then(|s| match &s.value {
+                    Some(x_stat::Value::StrValue(v)) => Some(v.as_str()),
+                    Some(x_stat::Value::RefValue(r)) => i64::try_from(*r)
+                        .ok()
+                        .and_then(|r| plane.stat_metadata.get(&r))
+                        .map(|m| m.name.as_str()),
+                    _ => None,
+                })
+                .unwrap_or("");
+            Overlapping {
+                name: metadata.map_or("", |m| m.name.as_str()),
+                category,
+            }
         };
-        overlaps(&mut spans, path, self.problems, &is_tracer);
+        let quirk = |index: usize, other: usize, overlap: i128| {
+            overlap_quirk(&line.name, seen(index), seen(other), overlap)
+        };
+        overlaps(&mut spans, path, self.problems, &quirk);
     }
 
     fn event(&mut self, event: &XEvent, path: &str) {
@@ -288,19 +340,19 @@ fn validate_plane_into(plane: &XPlane, path: &str, problems: &mut Vec<Problem>) 
 /// `O(n log n)`. Each offending event is reported once, naming the earlier event that ends
 /// first inside it, in file order.
 ///
-/// An overlap with a Python tracer event (`is_tracer` of either event's index) is a
-/// [`Severity::Warning`]: JAX and TensorFlow write them (see [`Severity::Warning`]).
+/// An overlap `quirk` (of the event's index, the other's and how long they overlap) explains is
+/// a [`Severity::Warning`] (see [`overlap_quirk`]).
 fn overlaps(
     spans: &mut [(i128, i128, usize)],
     path: &str,
     problems: &mut Vec<Problem>,
-    is_tracer: &dyn Fn(usize) -> bool,
+    quirk: &dyn Fn(usize, usize, i128) -> Option<&'static str>,
 ) {
     spans.sort_by_key(|&(start, end, index)| (start, std::cmp::Reverse(end), index));
     // (end, index, start) of earlier events that may still end inside a later one.
     let mut ends: std::collections::BTreeSet<(i128, usize, i128)> =
         std::collections::BTreeSet::new();
-    let mut found: Vec<(usize, bool, String)> = Vec::new();
+    let mut found: Vec<(usize, usize, Option<&'static str>, String)> = Vec::new();
     for &(start, end, index) in spans.iter() {
         // Events ending at or before this start cannot end inside this or any later event.
         while ends.first().is_some_and(|&(e, _, _)| e <= start) {
@@ -315,40 +367,33 @@ fn overlaps(
             None
         };
         if let Some(&(other_end, other, other_start)) = crossing {
-            let tracer = is_tracer(index) || is_tracer(other);
-            let why = if tracer { TRACER_OVERLAP } else { "" };
+            let why = quirk(index, other, other_end - start);
             found.push((
                 index,
-                tracer,
+                other,
+                why,
                 format!(
-                    "event {start}..{end} ps partially overlaps events[{other}] {other_start}..{other_end} ps{why}"
+                    "event {start}..{end} ps partially overlaps events[{other}] {other_start}..{other_end} ps{}",
+                    why.unwrap_or("")
                 ),
             ));
         }
         ends.insert((end, index, start));
     }
-    found.sort_by_key(|(index, _, _)| *index);
-    for (index, tracer, message) in found {
+    found.sort_by_key(|(index, ..)| *index);
+    for (index, other, why, message) in found {
         problems.push(Problem {
             path: format!("{path}.events[{index}]"),
             kind: ProblemKind::PartialOverlap,
-            severity: if tracer {
+            severity: if why.is_some() {
                 Severity::Warning
             } else {
                 Severity::Error
             },
             message,
+            other: Some(format!("{path}.events[{other}]")),
         });
     }
-}
-
-/// What a partial overlap with a Python tracer event adds to its message.
-const TRACER_OVERLAP: &str =
-    " (a Python tracer event: JAX and TensorFlow write these across their annotations)";
-
-/// Whether an event name is the Python tracer's (`$<file>:<line> <function>`).
-fn is_python_tracer(name: &str) -> bool {
-    name.starts_with('$')
 }
 
 /// Checks one plane through its view, without building it: the problems [`validate_plane`] finds
@@ -417,13 +462,14 @@ struct ViewChecker<'m, 'a> {
     found: &'m mut dyn FnMut(Problem),
 }
 
-impl ViewChecker<'_, '_> {
+impl<'a> ViewChecker<'_, 'a> {
     fn report(&mut self, path: String, kind: ProblemKind, message: String) {
         (self.found)(Problem {
             path,
             kind,
             severity: Severity::Error,
             message,
+            other: None,
         });
     }
 
@@ -464,22 +510,23 @@ impl ViewChecker<'_, '_> {
         }
     }
 
-    fn line(&mut self, line: &XLineView<'_>, path: &str) -> crate::Result<()> {
+    fn line(&mut self, line: &XLineView<'a>, path: &str) -> crate::Result<()> {
         let base_ps = i128::from(line.timestamp_ns()) * 1000;
         // Reported once, at the line's first timed event (aggregated events have no time).
         let mut epoch = epoch_line(line.timestamp_ns());
         let is_epoch = epoch.is_some();
         let mut spans: Vec<(i128, i128, usize)> = Vec::new();
-        // Whether each event (by index) is a Python tracer event, for the overlap check.
-        let mut tracer: Vec<bool> = Vec::new();
+        // Each event's metadata id and category (by index), for the overlap check.
+        let mut ids: Vec<i64> = Vec::new();
+        let mut categories: Vec<&str> = Vec::new();
+        let cat = self.metadata.stat_id(CATEGORY_STAT);
         for (index, event) in line.events().enumerate() {
             let event = event?;
             self.event(&event, path, index)?;
-            tracer.push(
-                self.metadata
-                    .event(event.metadata_id())
-                    .is_some_and(|m| is_python_tracer(m.name())),
-            );
+            ids.push(event.metadata_id());
+            if let Some(cat) = cat {
+                categories.push(self.category(&event, cat)?);
+            }
             let offset = match event.data() {
                 Some(x_event::Data::NumOccurrences(_)) => continue,
                 Some(x_event::Data::OffsetPs(v)) => v,
@@ -506,10 +553,48 @@ impl ViewChecker<'_, '_> {
             }
         }
         let mut overlapping = Vec::new();
-        let is_tracer = |index: usize| tracer.get(index).copied().unwrap_or(false);
-        overlaps(&mut spans, path, &mut overlapping, &is_tracer);
+        let metadata = self.metadata;
+        let seen = |index: usize| Overlapping {
+            name: ids
+                .get(index)
+                .and_then(|&id| metadata.event(id))
+                .map_or("", |m| m.name()),
+            category: categories.get(index).copied().unwrap_or(""),
+        };
+        let line_name = line.name();
+        let quirk = |index: usize, other: usize, overlap: i128| {
+            overlap_quirk(line_name, seen(index), seen(other), overlap)
+        };
+        overlaps(&mut spans, path, &mut overlapping, &quirk);
         overlapping.into_iter().for_each(&mut *self.found);
         Ok(())
+    }
+
+    /// An event's `cat` stat (stat metadata `cat`), its own or its metadata's; empty when none.
+    fn category(&self, event: &XEventView<'a>, cat: i64) -> crate::Result<&'a str> {
+        let value = |v: StatValueView<'a>| -> &'a str {
+            match v {
+                StatValueView::Str(s) => s,
+                StatValueView::Ref(r) => i64::try_from(r)
+                    .ok()
+                    .and_then(|r| self.metadata.stat(r))
+                    .map_or("", |m| m.name()),
+                _ => "",
+            }
+        };
+        for stat in event.stats() {
+            let stat = stat?;
+            if stat.metadata_id() == cat {
+                return Ok(stat.value().map_or("", value));
+            }
+        }
+        let shared = self.metadata.event(event.metadata_id());
+        for stat in shared.map(|m| m.stats()).unwrap_or_default() {
+            if stat.metadata_id() == cat {
+                return Ok(stat.value().map_or("", value));
+            }
+        }
+        Ok("")
     }
 
     fn event(&mut self, event: &XEventView<'_>, line: &str, index: usize) -> crate::Result<()> {

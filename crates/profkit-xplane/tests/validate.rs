@@ -211,8 +211,9 @@ fn line_of(spans: &[(i64, i64)]) -> XPlane {
     let mut plane = XPlane::default();
     let mut b = PlaneBuilder::new(&mut plane);
     let mut line = b.line(1);
-    for &(offset, duration) in spans {
-        line.add_event("e")
+    // Each event a name of its own: events of one name may overlap as iterations do.
+    for (i, &(offset, duration)) in spans.iter().enumerate() {
+        line.add_event(&format!("e{i}"))
             .set_offset_ps(offset)
             .set_duration_ps(duration);
     }
@@ -323,6 +324,148 @@ fn overlaps_with_python_tracer_events_are_warnings_others_errors() {
     let view = profkit_xplane::XPlaneView::new(&bytes).unwrap();
     let found = profkit_xplane::validate::validate_plane_view(&view, "p").unwrap();
     assert_eq!(found, problems);
+}
+
+/// Severities of the problems of `plane`, checked by the decoded and the view-based validators
+/// alike.
+fn severities(plane: &XPlane) -> Vec<(String, Severity)> {
+    let problems = validate_plane(plane, "p");
+    let bytes = prost::Message::encode_to_vec(plane);
+    let view = profkit_xplane::XPlaneView::new(&bytes).unwrap();
+    let found = profkit_xplane::validate::validate_plane_view(&view, "p").unwrap();
+    assert_eq!(found, problems);
+    problems.into_iter().map(|p| (p.path, p.severity)).collect()
+}
+
+#[test]
+fn consecutive_iterations_of_one_name_may_overlap_a_little() {
+    // What TensorFlow writes on a `tf_Compute` thread for Keras `fit(steps_per_execution=4)`:
+    // each `ExecutorState::Process` iteration ends a fraction of a microsecond after the next
+    // one starts (here 431 ns and 70 ns, as in a real file).
+    let mut plane = XPlane::default();
+    let mut b = PlaneBuilder::new(&mut plane);
+    let mut line = b.line(1);
+    line.set_name("tf_Compute/-6815698540841995664");
+    for (offset, duration) in [
+        (0, 9_034_000),
+        (8_603_000, 9_114_000),
+        (17_717_000, 540_000),
+        (18_187_000, 832_000),
+    ] {
+        line.add_event("ExecutorState::Process")
+            .set_offset_ps(offset)
+            .set_duration_ps(duration);
+    }
+    // Past the skew a producer's iterations do not go: 11 us, an error.
+    line.add_event("ExecutorState::Process")
+        .set_offset_ps(100_000_000)
+        .set_duration_ps(20_000_000);
+    line.add_event("ExecutorState::Process")
+        .set_offset_ps(109_000_000)
+        .set_duration_ps(20_000_000);
+    // Two names: an error however small the overlap.
+    line.add_event("MatMul")
+        .set_offset_ps(200_000_000)
+        .set_duration_ps(1_000_000);
+    line.add_event("BiasAdd")
+        .set_offset_ps(200_900_000)
+        .set_duration_ps(1_000_000);
+    let problems = validate_plane(&plane, "p");
+    assert!(problems[0].message.ends_with(
+        "(consecutive events of one name overlapping by at most 10 us: TensorFlow writes its \
+         `ExecutorState::Process` iterations so)"
+    ));
+    assert_eq!(problems[0].other.as_deref(), Some("p.lines[0].events[0]"));
+    assert_eq!(
+        severities(&plane),
+        [
+            ("p.lines[0].events[1]".to_owned(), Severity::Warning),
+            ("p.lines[0].events[3]".to_owned(), Severity::Warning),
+            ("p.lines[0].events[5]".to_owned(), Severity::Error),
+            ("p.lines[0].events[7]".to_owned(), Severity::Error),
+        ]
+    );
+}
+
+#[test]
+fn pytorch_python_function_events_may_overlap() {
+    // An XSpace read from a Kineto trace recorded with `with_stack=True`: `step()` (category
+    // `python_function`, its `cat` stat on the event) returns after `ProfilerStep#6` ends, and a
+    // Python function whose every event has the category on its metadata crosses a second step.
+    let mut plane = XPlane::default();
+    let mut b = PlaneBuilder::new(&mut plane);
+    let shared = b.event_metadata_id("torch/autograd/profiler.py(757): __exit__");
+    b.event_metadata(shared)
+        .unwrap()
+        .add_stat("cat", "python_function");
+    let mut line = b.line(4);
+    line.set_name("thread 19392 (python3)");
+    line.add_event("ProfilerStep#6")
+        .set_offset_ps(0)
+        .set_duration_ps(4_426_114_000)
+        .add_stat("cat", "user_annotation");
+    line.add_event("torch/profiler/profiler.py(811): step")
+        .set_offset_ps(4_370_113_000)
+        .set_duration_ps(124_890_000)
+        .add_stat("cat", "python_function");
+    line.add_event("ProfilerStep#7")
+        .set_offset_ps(5_000_000_000)
+        .set_duration_ps(1_000_000_000)
+        .add_stat("cat", "user_annotation");
+    line.add_event("torch/autograd/profiler.py(757): __exit__")
+        .set_offset_ps(5_900_000_000)
+        .set_duration_ps(200_000_000);
+    // Two operators: an error.
+    line.add_event("aten::mm")
+        .set_offset_ps(7_000_000_000)
+        .set_duration_ps(10_000_000)
+        .add_stat("cat", "cpu_op");
+    line.add_event("aten::add")
+        .set_offset_ps(7_005_000_000)
+        .set_duration_ps(10_000_000)
+        .add_stat("cat", "cpu_op");
+    assert_eq!(
+        severities(&plane),
+        [
+            ("p.lines[0].events[1]".to_owned(), Severity::Warning),
+            ("p.lines[0].events[3]".to_owned(), Severity::Warning),
+            ("p.lines[0].events[5]".to_owned(), Severity::Error),
+        ]
+    );
+    assert!(validate_plane(&plane, "p")[0].message.ends_with(
+        "(a PyTorch `python_function` event: Kineto writes these with `with_stack=True` \
+         across the ranges their functions open and close)"
+    ));
+}
+
+#[test]
+fn async_op_lines_may_overlap() {
+    // XLA's `Async XLA Ops` line of a TPU: copies that run at the same time.
+    let mut plane = XPlane::default();
+    let mut b = PlaneBuilder::new(&mut plane);
+    let mut line = b.line(4);
+    line.set_name("Async XLA Ops");
+    line.add_event("%copy-start")
+        .set_offset_ps(0)
+        .set_duration_ps(189_000_000);
+    line.add_event("%copy-start.2")
+        .set_offset_ps(5_000)
+        .set_duration_ps(495_000_000);
+    let mut ops = b.line(3);
+    ops.set_name("XLA Ops");
+    ops.add_event("%copy-start")
+        .set_offset_ps(0)
+        .set_duration_ps(189_000_000);
+    ops.add_event("%copy-start.2")
+        .set_offset_ps(5_000)
+        .set_duration_ps(495_000_000);
+    assert_eq!(
+        severities(&plane),
+        [
+            ("p.lines[0].events[1]".to_owned(), Severity::Warning),
+            ("p.lines[1].events[1]".to_owned(), Severity::Error),
+        ]
+    );
 }
 
 #[test]

@@ -223,15 +223,26 @@ pub(crate) fn chrome_space(input: Input) -> Result<(String, XSpace), Failure> {
 
 /// A Chrome trace input read (streaming), its warnings printed.
 pub(crate) fn chrome_import(input: Input) -> Result<(String, chrome::ChromeImport), Failure> {
-    let mut import = chrome::read_chrome(input.reader).map_err(|e| failure(&input.name, e))?;
-    print_warnings(&input.name, std::mem::take(&mut import.warnings));
+    let import = chrome::read_chrome(input.reader).map_err(|e| failure(&input.name, e))?;
+    Ok((input.name.clone(), imported(&input.name, import)))
+}
+
+/// A Chrome trace read from its whole text (which `validate` keeps, to name the events of its
+/// problems), its warnings printed.
+pub(crate) fn chrome_import_text(name: &str, text: &[u8]) -> Result<chrome::ChromeImport, Failure> {
+    let import = chrome::read_chrome(text).map_err(|e| failure(name, e))?;
+    Ok(imported(name, import))
+}
+
+/// The import's warnings and skipped phases printed.
+fn imported(name: &str, mut import: chrome::ChromeImport) -> chrome::ChromeImport {
+    print_warnings(name, std::mem::take(&mut import.warnings));
     for (phase, count) in &import.skipped {
         eprintln!(
-            "profkit: {}: note: {count} events of phase {phase:?} have no place in an XSpace and are left out",
-            input.name
+            "profkit: {name}: note: {count} events of phase {phase:?} have no place in an XSpace and are left out"
         );
     }
-    Ok((input.name, import))
+    import
 }
 
 /// The XSpace of an XSpace input, whole.

@@ -306,17 +306,23 @@ pub(crate) fn dump_chrome(input: Input) -> Result<(), Failure> {
 }
 
 /// `validate` of a Chrome trace: it must read (the error names the JSON path, line and column),
-/// and what it reads as must be a valid XSpace, judged as real producers write: partial overlaps
-/// on async, GPU stream and counter lines, and overlaps no longer than the input's time
-/// precision (microseconds rounded against nanosecond durations), are warnings; so are the
-/// import's warnings, but for what no producer writes (a negative duration), which is an error.
+/// and what it reads as must be a valid XSpace, judged as real producers write (see
+/// `ChromeImport::check_source`): what producers write and the viewers draw anyway is a
+/// warning, what no producer writes (a negative duration) an error. Each problem names the
+/// `traceEvents` index of its events, their names and their own `ts` and `dur`, so the text is
+/// kept whole.
 pub(crate) fn validate_chrome(
-    input: Input,
+    mut input: Input,
     json: bool,
     cap: crate::cap::Cap,
 ) -> Result<(), Failure> {
-    let (name, import) = crate::convert::chrome_import(input)?;
-    let profkit_convert::chrome::ChromeCheck { errors, warnings } = import.check();
+    let mut text = Vec::new();
+    std::io::Read::read_to_end(&mut input.reader, &mut text)
+        .map_err(|e| Failure::BadInput(format!("{}: {e}", input.name)))?;
+    let name = input.name;
+    let import = crate::convert::chrome_import_text(&name, &text)?;
+    let profkit_convert::chrome::ChromeCheck { errors, warnings } = import.check_source(&text);
+    drop(text);
     let mut out = std::io::stdout().lock();
     let all = cap.is_all();
     let capped = |list: &[(String, String)]| -> Vec<String> {

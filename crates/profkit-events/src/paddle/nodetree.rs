@@ -202,24 +202,26 @@ pub fn to_recording(trees: &NodeTreesProto) -> Recording {
         let thread = u32::try_from(index).unwrap_or(u32::MAX);
         let mut ranges: Vec<TypedRange> = Vec::new();
         for node in &tree.host_nodes {
-            if is_root(node) {
-                continue;
+            // The synthetic root is no range, but what happened outside every range hangs from
+            // it: a thread that only frees (Paddle's `GarbageCollector` thread of a static-graph
+            // run) has all its memory nodes on the root, and they are kept like any other.
+            if !is_root(node) {
+                let e = &node.host_trace_event;
+                let mut args = vec![
+                    ("process_id".to_owned(), e.process_id.to_string()),
+                    ("thread_id".to_owned(), e.thread_id.to_string()),
+                ];
+                for (k, op) in node.op_supplement_nodes.iter().enumerate() {
+                    args.extend(supplement_args(k, &op.op_supplement_event));
+                }
+                ranges.push(TypedRange {
+                    name: Name::Owned(e.name.clone()),
+                    start_ns: e.start_ns,
+                    end_ns: e.end_ns,
+                    category: Some(Name::Owned(type_label(e.r#type))),
+                    args,
+                });
             }
-            let e = &node.host_trace_event;
-            let mut args = vec![
-                ("process_id".to_owned(), e.process_id.to_string()),
-                ("thread_id".to_owned(), e.thread_id.to_string()),
-            ];
-            for (k, op) in node.op_supplement_nodes.iter().enumerate() {
-                args.extend(supplement_args(k, &op.op_supplement_event));
-            }
-            ranges.push(TypedRange {
-                name: Name::Owned(e.name.clone()),
-                start_ns: e.start_ns,
-                end_ns: e.end_ns,
-                category: Some(Name::Owned(type_label(e.r#type))),
-                args,
-            });
             for runtime in &node.runtime_nodes {
                 let r = &runtime.runtime_trace_event;
                 ranges.push(TypedRange {
@@ -392,7 +394,7 @@ pub struct ThreadSummary {
     pub runtime_nodes: usize,
     /// Device activities.
     pub device_nodes: usize,
-    /// Memory events.
+    /// Memory events (the synthetic root's included: a thread that only frees has them there).
     pub mem_nodes: usize,
     /// Operator supplements.
     pub op_supplement_nodes: usize,
@@ -432,18 +434,19 @@ pub fn summarize(trees: &NodeTreesProto) -> NodeTreesSummary {
                 ..ThreadSummary::default()
             };
             for node in &tree.host_nodes {
-                if is_root(node) {
-                    continue;
+                // The root is no host node, but what hangs from it (the memory nodes of a
+                // thread that only frees) is counted.
+                if !is_root(node) {
+                    s.host_nodes += 1;
+                    let e = &node.host_trace_event;
+                    let t = type_name(e.r#type)
+                        .map_or_else(|| format!("type {}", e.r#type), str::to_owned);
+                    *s.by_type.entry(t).or_default() += 1;
+                    s.span_ns = Some(match s.span_ns {
+                        Some((a, b)) => (a.min(e.start_ns), b.max(e.end_ns)),
+                        None => (e.start_ns, e.end_ns),
+                    });
                 }
-                s.host_nodes += 1;
-                let e = &node.host_trace_event;
-                let t =
-                    type_name(e.r#type).map_or_else(|| format!("type {}", e.r#type), str::to_owned);
-                *s.by_type.entry(t).or_default() += 1;
-                s.span_ns = Some(match s.span_ns {
-                    Some((a, b)) => (a.min(e.start_ns), b.max(e.end_ns)),
-                    None => (e.start_ns, e.end_ns),
-                });
                 s.runtime_nodes += node.runtime_nodes.len();
                 s.device_nodes += node
                     .runtime_nodes
