@@ -9,7 +9,7 @@
 //! time and its peak resident set (`VmHWM`); xprof runs in a child Python
 //! (`benches/xprof_trace_viewer.py`) from the venv `.oracle/xprof` (`XPROF_VENV` elsewhere),
 //! skipped with a note when it is missing. Both sides convert from the file and write the JSON to
-//! a file; the outputs are then compared, xprof's salted `flow` args aside. Three runs each, in
+//! a file; the outputs are then compared, flow ids renamed by first appearance (xprof salts them). Three runs each, in
 //! turn, the median reported. Results go to `target/bench-data/trace_viewer.results.json`.
 //!
 //! `cargo bench -p profkit-convert --bench trace_viewer`; without `--bench` (as under

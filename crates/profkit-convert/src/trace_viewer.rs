@@ -133,7 +133,7 @@ pub struct TraceViewerSummary {
     /// Events other than metadata.
     pub events: u64,
     /// What xprof would do to this space before converting it that profkit does not reproduce
-    /// (see [`crate::xprof`]); empty when the output is xprof's (flow ids aside, see [`crate::xprof::flows`]).
+    /// (see [`crate::xprof`]); empty when the output is xprof's (its flow ids renamed: see [`crate::xprof::flows`]).
     pub unreproduced: Vec<&'static str>,
 }
 
