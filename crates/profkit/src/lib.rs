@@ -44,6 +44,7 @@ mod paddle;
 mod parquet;
 mod plugin;
 mod poplar;
+mod text;
 mod xdl;
 mod xspace;
 

@@ -154,11 +154,7 @@ fn write_keys(out: &mut impl Write, columns: &[KeySummary]) -> std::io::Result<(
         return Ok(());
     }
     writeln!(out, "  keys:")?;
-    let width = columns
-        .iter()
-        .map(|c| c.key.chars().count())
-        .max()
-        .unwrap_or(0);
+    let width = crate::text::width(columns.iter().map(|c| c.key.as_str()));
     for c in columns {
         let dtypes: Vec<&str> = c.dtypes.iter().map(String::as_str).collect();
         let mut shapes: Vec<String> = c.shapes.iter().map(|s| shape_text(s)).collect();
@@ -173,7 +169,7 @@ fn write_keys(out: &mut impl Write, columns: &[KeySummary]) -> std::io::Result<(
         writeln!(
             out,
             "    {:width$}  {:7} {}{scalar}  ({} bytes of data)",
-            c.key,
+            crate::text::clip(&c.key),
             dtypes.join("|"),
             shapes.join(" | "),
             c.data_bytes,

@@ -9,6 +9,7 @@ use profkit_xplane::{RawSpaceItem, ReadOptions, XSpace, XSpaceReader};
 
 use crate::Failure;
 use crate::input::Input;
+use crate::text::clip;
 
 /// Formats picoseconds as microseconds with all six decimals, exactly.
 fn us(ps: i128) -> String {
@@ -61,7 +62,8 @@ pub(crate) fn inspect(input: Input, json: bool) -> Result<(), Failure> {
 fn write_summary(out: &mut impl Write, name: &str, s: &Summary) -> std::io::Result<()> {
     writeln!(out, "{name}: XSpace")?;
     if !s.hostnames.is_empty() {
-        writeln!(out, "hostnames: {}", s.hostnames.join(", "))?;
+        let hosts: Vec<_> = s.hostnames.iter().map(|h| clip(h)).collect();
+        writeln!(out, "hostnames: {}", hosts.join(", "))?;
     }
     if s.errors > 0 || s.warnings > 0 {
         writeln!(
@@ -94,7 +96,7 @@ fn write_summary(out: &mut impl Write, name: &str, s: &Summary) -> std::io::Resu
 
 fn write_plane(out: &mut impl Write, p: &PlaneSummary) -> std::io::Result<()> {
     writeln!(out)?;
-    writeln!(out, "plane {} \"{}\"", p.id, p.name)?;
+    writeln!(out, "plane {} \"{}\"", p.id, clip(&p.name))?;
     writeln!(
         out,
         "  lines: {}, events: {}, event metadata: {}, stat metadata: {}, plane stats: {}",
@@ -111,17 +113,12 @@ fn write_plane(out: &mut impl Write, p: &PlaneSummary) -> std::io::Result<()> {
     }
     if !p.top_events.is_empty() {
         writeln!(out, "  top events by total duration:")?;
-        let width = p
-            .top_events
-            .iter()
-            .map(|e| e.name.chars().count())
-            .max()
-            .unwrap_or(0);
+        let width = crate::text::width(p.top_events.iter().map(|e| e.name.as_str()));
         for e in &p.top_events {
             writeln!(
                 out,
                 "    {:width$}  {:>8} x  {}",
-                e.name,
+                clip(&e.name),
                 e.count,
                 us(e.total_duration_ps),
                 width = width
