@@ -63,6 +63,11 @@ use crate::format::{Format, FormatParser};
 struct Cli {
     #[command(subcommand)]
     command: Command,
+    /// The most a gzip-compressed input may decompress to: a size (`2G`, `500M`, bytes), a
+    /// ratio to its compressed size (`64x`), or `unlimited` (default: 32 times the compressed
+    /// size plus 4 MiB; also set by the PROFKIT_MAX_INFLATED environment variable).
+    #[arg(long, global = true, value_name = "SIZE")]
+    max_inflated: Option<String>,
 }
 
 #[derive(Subcommand)]
@@ -204,6 +209,7 @@ pub(crate) fn output_only() -> Failure {
 }
 
 fn run(cli: Cli) -> Result<(), Failure> {
+    input::set_gzip_limit(input::gzip_limit(cli.max_inflated.as_deref())?);
     match cli.command {
         Command::Inspect {
             file,
@@ -295,7 +301,15 @@ where
 {
     // clap exits with 2 on usage errors and 0 for --help / --version.
     let cli = Cli::parse_from(args);
-    match run(cli) {
+    let result = run(cli);
+    // A gzip input that failed is the cause, however the readers above it passed it on.
+    let result = match (result, input::take_gzip_failure()) {
+        (Err(Failure::BadInput(_) | Failure::Output(_)), Some(gzip)) => {
+            Err(Failure::BadInput(gzip))
+        }
+        (result, _) => result,
+    };
+    match result {
         Ok(()) => ExitCode::SUCCESS,
         Err(Failure::BadInput(message)) => {
             eprintln!("profkit: {message}");
