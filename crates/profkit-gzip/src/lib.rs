@@ -7,7 +7,7 @@
 //!   length (ISIZE);
 //! - concatenated members read as one stream, as `gzip -d` reads them; anything after the last
 //!   member that is not another member is refused as trailing data;
-//! - a [`Limit`] on what the input decompresses to (by default 32 times its compressed size
+//! - a [`Limit`] on what the input decompresses to (by default 16 times its compressed size
 //!   plus 4 MiB), so that a gzip bomb is refused after a few megabytes instead of filling the
 //!   memory of whatever reads it.
 //!

@@ -23,7 +23,7 @@ pub enum Limit {
 }
 
 /// The default ratio: [`Limit::default`] allows this many decompressed bytes per compressed one.
-pub const DEFAULT_RATIO: u64 = 32;
+pub const DEFAULT_RATIO: u64 = 16;
 
 /// The default floor: [`Limit::default`] always allows this many decompressed bytes (4 MiB).
 pub const DEFAULT_FLOOR: u64 = 4 << 20;
@@ -151,7 +151,7 @@ mod tests {
         assert_eq!(size(1000), "1000 bytes");
         assert_eq!(
             Limit::default().to_string(),
-            "32 times the compressed size, plus 4 MiB"
+            "16 times the compressed size, plus 4 MiB"
         );
     }
 }

@@ -64,7 +64,7 @@ struct Cli {
     #[command(subcommand)]
     command: Command,
     /// The most a gzip-compressed input may decompress to: a size (`2G`, `500M`, bytes), a
-    /// ratio to its compressed size (`64x`), or `unlimited` (default: 32 times the compressed
+    /// ratio to its compressed size (`64x`), or `unlimited` (default: 16 times the compressed
     /// size plus 4 MiB; also set by the PROFKIT_MAX_INFLATED environment variable).
     #[arg(long, global = true, value_name = "SIZE")]
     max_inflated: Option<String>,

@@ -501,3 +501,137 @@ fn merged_hosts_too_far_apart_are_warned_of() {
     );
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+// ----- gzip bombs -----
+
+/// `members` copies of one gzip member of `unit` repeated to about 1 MiB, between a member of
+/// `head` and one of `tail`: gzip's concatenated members make a bomb of any size from one
+/// compressed megabyte, without compressing the whole.
+fn bomb(head: &[u8], unit: &[u8], members: usize, tail: &[u8]) -> Vec<u8> {
+    use flate2::Compression;
+    use flate2::write::GzEncoder;
+    let gz = |data: &[u8]| {
+        let mut e = GzEncoder::new(Vec::new(), Compression::best());
+        e.write_all(data).unwrap();
+        e.finish().unwrap()
+    };
+    let body = gz(&unit.repeat((1 << 20) / unit.len().max(1)));
+    let mut out = gz(head);
+    for _ in 0..members {
+        out.extend_from_slice(&body);
+    }
+    out.extend(gz(tail));
+    out
+}
+
+/// Every command on gzip bombs (of Chrome events, of one huge XSpace plane, of a plane that
+/// declares more than an XSpace holds, of Poplar JSON): each is refused with a message naming
+/// the file, the limit and how to raise it; the peak stays under 64 times the compressed input
+/// plus the base; nothing is left behind.
+#[test]
+fn gzip_bombs_are_refused_within_the_bound() {
+    let dir = scratch("bombs");
+    let event = br#"{"ph":"X","name":"op","ts":1,"dur":1,"pid":1,"tid":1},"#;
+    let mut plane_head = Vec::new();
+    // A plane declaring 1.9 GB, then its lines, all empty.
+    varint(1 << 3 | 2, &mut plane_head);
+    varint(1_900_000_000, &mut plane_head);
+    let mut huge_head = Vec::new();
+    varint(1 << 3 | 2, &mut huge_head);
+    varint(3_000_000_000, &mut huge_head);
+    let bombs: Vec<(&str, Vec<u8>, &str)> = vec![
+        (
+            "events.json.gz",
+            bomb(b"{\"traceEvents\":[", event, 384, br#"{"ph":"i","ts":1}]}"#),
+            "--max-inflated",
+        ),
+        (
+            "plane.xplane.pb.gz",
+            bomb(&plane_head, &len_field(3, &[]), 384, b""),
+            "--max-inflated",
+        ),
+        (
+            "declared.xplane.pb.gz",
+            bomb(&huge_head, &len_field(3, &[]), 64, b""),
+            "XSpace",
+        ),
+        (
+            "graph.json.gz",
+            bomb(
+                b"{\"programs\":[",
+                b"{\"type\":\"Sequence\",\"children\":[]},",
+                384,
+                b"{}]}",
+            ),
+            "--max-inflated",
+        ),
+    ];
+    let mut failures = Vec::new();
+    let mut table = String::new();
+    for (file_name, bytes, message) in bombs {
+        let input = dir.join(file_name);
+        std::fs::write(&input, &bytes).unwrap();
+        let len = bytes.len() as u64;
+        drop(bytes);
+        let file = input.to_str().unwrap().to_owned();
+        let out = dir.join("out");
+        std::fs::create_dir_all(&out).unwrap();
+        let o = |name: &str| out.join(name).display().to_string();
+        let commands: Vec<Vec<String>> = vec![
+            vec!["inspect".into(), file.clone()],
+            vec!["validate".into(), file.clone()],
+            vec!["dump".into(), file.clone()],
+            vec!["report".into(), file.clone()],
+            vec!["convert".into(), file.clone(), o("out.json")],
+            vec!["convert".into(), file.clone(), o("out.xplane.pb")],
+            vec![
+                "convert".into(),
+                file.clone(),
+                o("parquet"),
+                "--to".into(),
+                "parquet".into(),
+            ],
+        ];
+        let bound = FACTOR * len + BASE;
+        for args in commands {
+            let args: Vec<&str> = args.iter().map(String::as_str).collect();
+            let run = profkit_measured(&args, Stdin::Bytes(&[]));
+            table.push_str(&format!(
+                "{file_name:<24} {:<10} {:>10} {:>6.1}x of {} exit {:?}\n",
+                args[0],
+                mb(run.peak),
+                run.peak as f64 / len as f64,
+                mb(len),
+                run.code
+            ));
+            // `report` does not read Poplar profiles: a usage error, at once.
+            let usage = args[0] == "report" && file_name.starts_with("graph");
+            if run.code != Some(if usage { 2 } else { 1 }) {
+                failures.push(format!("{args:?}: exit {:?}: {}", run.code, run.stderr));
+            } else if !usage && !(run.stderr.contains(&file) && run.stderr.contains(message)) {
+                failures.push(format!("{args:?}: expected {message:?}: {}", run.stderr));
+            }
+            if run.peak > bound {
+                failures.push(format!(
+                    "{args:?}: peak {} over the bound {} (64 x {len} bytes + {})",
+                    mb(run.peak),
+                    mb(bound),
+                    mb(BASE)
+                ));
+            }
+            let left: Vec<_> = std::fs::read_dir(&out)
+                .unwrap()
+                .map(|e| e.unwrap().file_name())
+                .collect();
+            if !left.is_empty() {
+                failures.push(format!("{args:?}: left behind {left:?}"));
+                let _ = std::fs::remove_dir_all(&out);
+                std::fs::create_dir_all(&out).unwrap();
+            }
+        }
+        let _ = std::fs::remove_file(&input);
+    }
+    eprintln!("{table}");
+    let _ = std::fs::remove_dir_all(&dir);
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
+}
