@@ -16,7 +16,7 @@ use profkit_convert::merge::{HostInput, merge, reencode};
 use profkit_convert::trace_viewer::{self, TraceViewerOptions};
 use profkit_convert::{chrome, events, paddle as paddle_timeline, poplar, xdl};
 use profkit_events::Recording;
-use profkit_events::paddle::{ReadOptions as PaddleReadOptions, legacy, nodetree};
+use profkit_events::paddle::{legacy, nodetree};
 use profkit_poplar::ProfileFile;
 use profkit_xplane::{ReadOptions, XSpace, encode};
 
@@ -298,7 +298,7 @@ fn print_warnings(name: &str, warnings: impl IntoIterator<Item = String>) {
 
 /// The event model of a Paddle input, for `convert` and `report`.
 pub(crate) fn paddle_recording(input: Input) -> Result<(String, Recording), Failure> {
-    let options = PaddleReadOptions::default();
+    let options = crate::input::paddle_options();
     let recording = match input.format {
         Format::PaddleNodeTrees => {
             nodetree::read_node_trees(input.reader, options).map(|t| nodetree::to_recording(&t))
@@ -475,7 +475,7 @@ fn paddle_timeline(paths: &[PathBuf], from: Option<Format>, out: &Path) -> Resul
                 input.name, input.format
             )));
         }
-        let profile = legacy::read_profile(input.reader, PaddleReadOptions::default())
+        let profile = legacy::read_profile(input.reader, crate::input::paddle_options())
             .map_err(|e| Failure::BadInput(format!("{}: {e}", input.name)))?;
         profiles.push((key, profile));
     }

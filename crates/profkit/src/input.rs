@@ -24,7 +24,13 @@ const STDIN_SNIFF_LIMIT: u64 = 256 << 20;
 /// `--max-inflated` does.
 pub(crate) const MAX_INFLATED_ENV: &str = "PROFKIT_MAX_INFLATED";
 
+/// The environment variable that sets Paddle's message budget, as `--paddle-bytes-per-message`.
+pub(crate) const PADDLE_BUDGET_ENV: &str = "PROFKIT_PADDLE_BYTES_PER_MESSAGE";
+
 thread_local! {
+    /// How Paddle's protobufs are read, for the command being run (the message budget).
+    static PADDLE_OPTIONS: Cell<profkit_events::paddle::ReadOptions> =
+        Cell::new(profkit_events::paddle::ReadOptions::default());
     /// The limit on what a gzip input decompresses to, for the command being run.
     static GZIP_LIMIT: Cell<Limit> = Cell::new(Limit::default());
     /// The first gzip failure of the command being run, as `NAME: message`: readers above the
@@ -53,6 +59,37 @@ pub(crate) fn gzip_limit(flag: Option<&str>) -> Result<Limit, Failure> {
         },
     }
 }
+
+/// Sets Paddle's message budget for the commands run next on this thread: from
+/// `--paddle-bytes-per-message`, else from the environment, else the default.
+pub(crate) fn set_paddle_budget(flag: Option<u64>) -> Result<(), Failure> {
+    let per = match flag {
+        Some(per) => per,
+        None => match std::env::var(PADDLE_BUDGET_ENV) {
+            Ok(text) => text.trim().parse().map_err(|_| {
+                Failure::Usage(format!(
+                    "{PADDLE_BUDGET_ENV}: {text:?} is not a whole number of bytes (0 turns the budget off)"
+                ))
+            })?,
+            Err(_) => profkit_events::paddle::DEFAULT_BYTES_PER_MESSAGE,
+        },
+    };
+    PADDLE_OPTIONS.with(|o| {
+        o.set(profkit_events::paddle::ReadOptions {
+            bytes_per_message: per,
+            ..o.get()
+        })
+    });
+    Ok(())
+}
+
+/// How the command being run reads Paddle's protobufs.
+pub(crate) fn paddle_options() -> profkit_events::paddle::ReadOptions {
+    PADDLE_OPTIONS.with(Cell::get)
+}
+
+/// What the message of a Paddle input over the message budget adds: how to read it anyway.
+pub(crate) const PADDLE_BUDGET_HINT: &str = "; to read it anyway, allow more messages with --paddle-bytes-per-message N (one message per N bytes; 0 turns the budget off) or PROFKIT_PADDLE_BYTES_PER_MESSAGE=N";
 
 /// The gzip failure of the command that just ran, if any (see `GZIP_FAILURE`).
 pub(crate) fn take_gzip_failure() -> Option<String> {
@@ -262,7 +299,7 @@ fn probe(
     name: &str,
     gzip: bool,
 ) -> Result<Result<(), String>, Failure> {
-    use profkit_events::paddle::{ReadOptions as PaddleOptions, legacy, nodetree};
+    use profkit_events::paddle::{legacy, nodetree};
     let reader = open_decoded(path, name, gzip)?;
     Ok(match format {
         Format::Xspace => {
@@ -283,10 +320,10 @@ fn probe(
             }
             result
         }
-        Format::Paddle => legacy::read_profile(reader, PaddleOptions::default())
+        Format::Paddle => legacy::read_profile(reader, paddle_options())
             .map(|_| ())
             .map_err(|e| e.to_string()),
-        Format::PaddleNodeTrees => nodetree::read_node_trees(reader, PaddleOptions::default())
+        Format::PaddleNodeTrees => nodetree::read_node_trees(reader, paddle_options())
             .map(|_| ())
             .map_err(|e| e.to_string()),
         Format::Xdl if crate::xdl::is_meta_name(path) => profkit_xdl::read_meta_file(path)

@@ -68,6 +68,11 @@ struct Cli {
     /// size plus 4 MiB; also set by the PROFKIT_MAX_INFLATED environment variable).
     #[arg(long, global = true, value_name = "SIZE")]
     max_inflated: Option<String>,
+    /// Paddle's protobufs: allow one decoded message per N bytes of input (default 20; 0 turns
+    /// the budget off; also set by the PROFKIT_PADDLE_BYTES_PER_MESSAGE environment variable).
+    /// Dense valid files (deep chains of ranges) may need a lower N, at more memory.
+    #[arg(long, global = true, value_name = "N")]
+    paddle_bytes_per_message: Option<u64>,
 }
 
 #[derive(Subcommand)]
@@ -210,6 +215,7 @@ pub(crate) fn output_only() -> Failure {
 
 fn run(cli: Cli) -> Result<(), Failure> {
     input::set_gzip_limit(input::gzip_limit(cli.max_inflated.as_deref())?);
+    input::set_paddle_budget(cli.paddle_bytes_per_message)?;
     match cli.command {
         Command::Inspect {
             file,
@@ -292,6 +298,10 @@ fn run(cli: Cli) -> Result<(), Failure> {
     }
 }
 
+/// What the message of a Paddle input over its message budget says (`profkit_events`'
+/// `TooManyMessages`), wherever a reader passed it on.
+const BUDGET_REFUSAL: &str = "more than the budget of one per";
+
 /// Runs the CLI on `args` (the program name first, as `std::env::args_os` gives them) and
 /// returns its exit code: what the `profkit` command of the Python wheel calls.
 pub fn run_args<I, T>(args: I) -> ExitCode
@@ -307,6 +317,9 @@ where
         (Err(Failure::BadInput(_) | Failure::Output(_)), Some(gzip)) => {
             Err(Failure::BadInput(gzip))
         }
+        (Err(Failure::BadInput(message)), None) if message.contains(BUDGET_REFUSAL) => Err(
+            Failure::BadInput(format!("{message}{}", input::PADDLE_BUDGET_HINT)),
+        ),
         (result, _) => result,
     };
     match result {

@@ -4,7 +4,7 @@
 
 use std::io::Write;
 
-use profkit_events::paddle::{Problem, ReadOptions, legacy, nodetree};
+use profkit_events::paddle::{Problem, legacy, nodetree};
 use profkit_events::report::summary::{Forest, SortedKey, Summary, SummaryOptions, TimeUnit};
 use profkit_events::report::{Place, Report, ReportOptions, SortKey};
 use profkit_events::{Recording, pair};
@@ -43,7 +43,7 @@ impl Decoded {
 }
 
 fn decode(input: Input) -> Result<(String, Format, Decoded), Failure> {
-    let options = ReadOptions::default();
+    let options = crate::input::paddle_options();
     let decoded = match input.format {
         Format::PaddleNodeTrees => {
             nodetree::read_node_trees(input.reader, options).map(Decoded::NodeTrees)
@@ -373,7 +373,7 @@ pub(crate) fn report_command(
     let (name, forest, recording) = match input.format {
         Format::PaddleNodeTrees if !legacy => {
             let name = input.name.clone();
-            let trees = nodetree::read_node_trees(input.reader, ReadOptions::default())
+            let trees = nodetree::read_node_trees(input.reader, crate::input::paddle_options())
                 .map_err(|e| Failure::BadInput(format!("{}: {e}", input.name)))?;
             (name, Some(Forest::from_node_trees(&trees)), None)
         }

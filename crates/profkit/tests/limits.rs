@@ -635,3 +635,41 @@ fn gzip_bombs_are_refused_within_the_bound() {
     let _ = std::fs::remove_dir_all(&dir);
     assert!(failures.is_empty(), "{}", failures.join("\n"));
 }
+
+/// Paddle's message budget refuses a dense file with a message that says how to read it anyway;
+/// `--paddle-bytes-per-message` (or its environment variable) lowers the budget, 0 turns it off.
+#[test]
+fn the_paddle_message_budget_can_be_lowered() {
+    let dir = scratch("paddle-budget");
+    let case = conformance::limits::cases()
+        .into_iter()
+        .find(|c| c.refused && c.file_name.ends_with(".paddle_trace.pb"))
+        .unwrap();
+    let input = dir.join(case.file_name);
+    std::fs::write(&input, case.bytes(64 << 10)).unwrap();
+    let file = input.to_str().unwrap();
+    let run = profkit(&["inspect", file], None);
+    let stderr = text(&run.stderr);
+    assert_eq!(run.status.code(), Some(1), "{stderr}");
+    assert!(
+        stderr.contains("more than the budget of one per 20 bytes")
+            && stderr.contains("--paddle-bytes-per-message N")
+            && stderr.contains("PROFKIT_PADDLE_BYTES_PER_MESSAGE"),
+        "{stderr}"
+    );
+    for args in [
+        &["inspect", file, "--paddle-bytes-per-message", "0"][..],
+        &["inspect", file, "--paddle-bytes-per-message", "2"],
+        &["report", file, "--paddle-bytes-per-message", "1"],
+    ] {
+        let run = profkit(args, None);
+        assert!(run.status.success(), "{args:?}: {}", text(&run.stderr));
+    }
+    let run = std::process::Command::new(env!("CARGO_BIN_EXE_profkit"))
+        .args(["inspect", file])
+        .env("PROFKIT_PADDLE_BYTES_PER_MESSAGE", "0")
+        .output()
+        .unwrap();
+    assert!(run.status.success(), "{}", text(&run.stderr));
+    let _ = std::fs::remove_dir_all(&dir);
+}
