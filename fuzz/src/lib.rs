@@ -20,6 +20,7 @@
 pub mod arrow;
 pub mod chrome;
 pub mod detect;
+pub mod gzip;
 pub mod json;
 pub mod paddle;
 pub mod poplar;
@@ -132,6 +133,11 @@ pub const TARGETS: &[Target] = &[
         name: "json_reader",
         run: json::reader::run,
         describe: |data| String::from_utf8_lossy(data).into_owned(),
+    },
+    Target {
+        name: "gzip",
+        run: gzip::run,
+        describe: |data| format!("{data:02x?}"),
     },
     Target {
         name: "detect",

@@ -60,11 +60,14 @@ pub enum Error {
         reason: String,
     },
     /// A member's deflate data is damaged.
-    #[error("corrupt gzip data in member {member} at compressed byte {offset}: {reason}")]
+    #[error(
+        "corrupt gzip data in member {member} (its deflate data starts at compressed byte {offset}): {reason}"
+    )]
     Deflate {
         /// The member.
         member: u64,
-        /// How far the input was read.
+        /// Where the member's deflate data starts (deflate reads ahead, so the byte at fault is
+        /// not known exactly).
         offset: u64,
         /// What deflate said.
         reason: String,
@@ -217,6 +220,8 @@ pub struct GzipReader<R> {
     member_out: u64,
     /// Compressed bytes consumed.
     consumed: u64,
+    /// Where the current member's deflate data starts.
+    data_start: u64,
     /// Decompressed bytes returned.
     inflated: u64,
     options: Options,
@@ -241,6 +246,7 @@ impl<R: BufRead> GzipReader<R> {
             member: 1,
             member_out: 0,
             consumed: 0,
+            data_start: 0,
             inflated: 0,
             options,
             fixed,
@@ -430,6 +436,7 @@ impl<R: BufRead> GzipReader<R> {
                         self.member += 1;
                     }
                     self.header()?;
+                    self.data_start = self.consumed;
                     self.inflate.reset(false);
                     self.crc.reset();
                     self.member_out = 0;
@@ -460,7 +467,7 @@ impl<R: BufRead> GzipReader<R> {
                             .decompress(input, out, flush)
                             .map_err(|e| Error::Deflate {
                                 member: self.member,
-                                offset: self.consumed,
+                                offset: self.data_start,
                                 reason: e.to_string(),
                             })?;
                     let used = usize::try_from(self.inflate.total_in() - in_before).unwrap_or(0);
@@ -497,7 +504,7 @@ impl<R: BufRead> GzipReader<R> {
                         // Input and room were both there: deflate cannot go on.
                         return Err(Error::Deflate {
                             member: self.member,
-                            offset: self.consumed,
+                            offset: self.data_start,
                             reason: "the data stops making progress".into(),
                         });
                     }
