@@ -504,26 +504,6 @@ fn merged_hosts_too_far_apart_are_warned_of() {
 
 // ----- gzip bombs -----
 
-/// `members` copies of one gzip member of `unit` repeated to about 1 MiB, between a member of
-/// `head` and one of `tail`: gzip's concatenated members make a bomb of any size from one
-/// compressed megabyte, without compressing the whole.
-fn bomb(head: &[u8], unit: &[u8], members: usize, tail: &[u8]) -> Vec<u8> {
-    use flate2::Compression;
-    use flate2::write::GzEncoder;
-    let gz = |data: &[u8]| {
-        let mut e = GzEncoder::new(Vec::new(), Compression::best());
-        e.write_all(data).unwrap();
-        e.finish().unwrap()
-    };
-    let body = gz(&unit.repeat((1 << 20) / unit.len().max(1)));
-    let mut out = gz(head);
-    for _ in 0..members {
-        out.extend_from_slice(&body);
-    }
-    out.extend(gz(tail));
-    out
-}
-
 /// Every command on gzip bombs (of Chrome events, of one huge XSpace plane, of a plane that
 /// declares more than an XSpace holds, of Poplar JSON): each is refused with a message naming
 /// the file, the limit and how to raise it; the peak stays under 64 times the compressed input
@@ -531,44 +511,15 @@ fn bomb(head: &[u8], unit: &[u8], members: usize, tail: &[u8]) -> Vec<u8> {
 #[test]
 fn gzip_bombs_are_refused_within_the_bound() {
     let dir = scratch("bombs");
-    let event = br#"{"ph":"X","name":"op","ts":1,"dur":1,"pid":1,"tid":1},"#;
-    let mut plane_head = Vec::new();
-    // A plane declaring 1.9 GB, then its lines, all empty.
-    varint(1 << 3 | 2, &mut plane_head);
-    varint(1_900_000_000, &mut plane_head);
-    let mut huge_head = Vec::new();
-    varint(1 << 3 | 2, &mut huge_head);
-    varint(3_000_000_000, &mut huge_head);
-    let bombs: Vec<(&str, Vec<u8>, &str)> = vec![
-        (
-            "events.json.gz",
-            bomb(b"{\"traceEvents\":[", event, 384, br#"{"ph":"i","ts":1}]}"#),
-            "--max-inflated",
-        ),
-        (
-            "plane.xplane.pb.gz",
-            bomb(&plane_head, &len_field(3, &[]), 384, b""),
-            "--max-inflated",
-        ),
-        (
-            "declared.xplane.pb.gz",
-            bomb(&huge_head, &len_field(3, &[]), 64, b""),
-            "XSpace",
-        ),
-        (
-            "graph.json.gz",
-            bomb(
-                b"{\"programs\":[",
-                b"{\"type\":\"Sequence\",\"children\":[]},",
-                384,
-                b"{}]}",
-            ),
-            "--max-inflated",
-        ),
-    ];
+    let bombs = conformance::limits::gzip_bombs(384);
     let mut failures = Vec::new();
     let mut table = String::new();
-    for (file_name, bytes, message) in bombs {
+    for conformance::limits::GzipBomb {
+        file_name,
+        bytes,
+        message,
+    } in bombs
+    {
         let input = dir.join(file_name);
         std::fs::write(&input, &bytes).unwrap();
         let len = bytes.len() as u64;
