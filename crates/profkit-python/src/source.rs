@@ -362,7 +362,10 @@ pub fn open(
             let mut bytes = Vec::new();
             reader
                 .read_to_end(&mut bytes)
-                .map_err(|e| Failure::new(&name, "io", format!("cannot read: {e}")))?;
+                .map_err(|e| match profkit_gzip::Error::find(&e) {
+                    Some(gzip) => Failure::decode(&name, gzip),
+                    None => Failure::new(&name, "io", format!("cannot read: {e}")),
+                })?;
             sources::chrome(&bytes, info, options)
         }
         "poplar" => {

@@ -113,6 +113,9 @@ enum Command {
         /// Print every problem, not ten of each kind and a count of the rest.
         #[arg(long)]
         all: bool,
+        /// With --json: list at most N problems (`problems_not_listed` counts the rest).
+        #[arg(long, value_name = "N")]
+        max_problems: Option<usize>,
         /// The file's format, when detection from its content is not wanted.
         #[arg(long, value_parser = FormatParser::read())]
         from: Option<Format>,
@@ -248,11 +251,12 @@ fn run(cli: Cli) -> Result<(), Failure> {
             file,
             json,
             all,
+            max_problems,
             from,
             graph,
         } => {
             let input = input::Input::open(&file, from)?;
-            let cap = cap::Cap::new(all);
+            let cap = cap::Cap::new(all).json_limit(max_problems);
             match input.format {
                 Format::Poplar => poplar::validate(input, json, graph.as_deref(), cap),
                 Format::Xspace => xspace::validate(input, json, cap),

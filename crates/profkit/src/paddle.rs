@@ -169,12 +169,16 @@ pub(crate) fn validate(input: Input, json: bool, mut cap: crate::cap::Cap) -> Re
     let (name, format, decoded) = decode(input)?;
     let problems = decoded.problems();
     if json {
-        json_out(&serde_json::json!({
-            "file": name,
-            "format": format.to_string(),
-            "valid": problems.is_empty(),
-            "problems": problems,
-        }))?;
+        let (listed, not_listed) = cap.json_problems(&problems);
+        json_out(&crate::cap::with_not_listed(
+            serde_json::json!({
+                "file": name,
+                "format": format.to_string(),
+                "valid": problems.is_empty(),
+                "problems": listed,
+            }),
+            not_listed,
+        ))?;
     } else {
         let mut out = std::io::stdout().lock();
         if problems.is_empty() {

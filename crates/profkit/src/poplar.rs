@@ -462,15 +462,19 @@ pub(crate) fn validate(
     let errors = count(&problems, Severity::Error);
     let warnings = count(&problems, Severity::Warning);
     if json {
-        json_out(&serde_json::json!({
-            "file": name,
-            "format": "poplar",
-            "shape": file.shape().name(),
-            "valid": errors == 0,
-            "errors": errors,
-            "warnings": warnings,
-            "problems": problems,
-        }))?;
+        let (listed, not_listed) = cap.json_problems(&problems);
+        json_out(&crate::cap::with_not_listed(
+            serde_json::json!({
+                "file": name,
+                "format": "poplar",
+                "shape": file.shape().name(),
+                "valid": errors == 0,
+                "errors": errors,
+                "warnings": warnings,
+                "problems": listed,
+            }),
+            not_listed,
+        ))?;
     } else {
         let mut out = std::io::BufWriter::new(std::io::stdout().lock());
         for p in &problems {

@@ -334,12 +334,16 @@ pub(crate) fn validate(input: Input, json: bool, mut cap: crate::cap::Cap) -> Re
         + files.iter().map(|f| f.records).sum::<u64>();
     let file_count = datasets.iter().map(|d| d.files.len()).sum::<usize>() + files.len();
     if json {
-        json_out(&serde_json::json!({
-            "input": name,
-            "format": "xdl",
-            "valid": problems.is_empty(),
-            "problems": problems,
-        }))?;
+        let (listed, not_listed) = cap.json_problems(&problems);
+        json_out(&crate::cap::with_not_listed(
+            serde_json::json!({
+                "input": name,
+                "format": "xdl",
+                "valid": problems.is_empty(),
+                "problems": listed,
+            }),
+            not_listed,
+        ))?;
     } else {
         let mut out = std::io::stdout().lock();
         if problems.is_empty() {

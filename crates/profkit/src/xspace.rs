@@ -143,6 +143,7 @@ pub(crate) fn dump(input: Input) -> Result<(), Failure> {
 
 pub(crate) fn validate(input: Input, json: bool, mut cap: crate::cap::Cap) -> Result<(), Failure> {
     // Problems are written as they are found, never collected: a file can have one per event.
+    let cap_listed = cap.json_limit_value();
     let mut out = std::io::BufWriter::new(std::io::stdout().lock());
     let mut written = 0usize;
     // Problems of `Severity::Error`: the others (what real producers write) are warnings.
@@ -162,7 +163,9 @@ pub(crate) fn validate(input: Input, json: bool, mut cap: crate::cap::Cap) -> Re
             return;
         }
         let error = problem.severity == profkit_xplane::Severity::Error;
-        let result = if json {
+        let result = if json && !cap.json_lists(written) {
+            Ok(())
+        } else if json {
             write_json_problem(&mut out, &problem, written == 0)
         } else if error && cap.admit(&format!("{:?}", problem.kind)) {
             writeln!(out, "{name}: {problem}")
@@ -222,7 +225,16 @@ pub(crate) fn validate(input: Input, json: bool, mut cap: crate::cap::Cap) -> Re
     }
     if json {
         let close = if written > 0 { "\n  ]" } else { "]" };
-        writeln!(out, "{close},\n  \"valid\": {}\n}}", errors == 0).map_err(Failure::Output)?;
+        let not_listed = match cap_listed {
+            Some(l) => format!(",\n  \"problems_not_listed\": {}", written - l.min(written)),
+            None => String::new(),
+        };
+        writeln!(
+            out,
+            "{close}{not_listed},\n  \"valid\": {}\n}}",
+            errors == 0
+        )
+        .map_err(Failure::Output)?;
     } else if errors == 0 {
         let warnings = match written {
             0 => String::new(),
@@ -316,6 +328,7 @@ pub(crate) fn validate_chrome(
     let profkit_convert::chrome::ChromeCheck { errors, warnings } = import.check();
     let mut out = std::io::stdout().lock();
     let all = cap.is_all();
+    let cap_json = cap.json_limit_value();
     let capped = |list: &[(String, String)]| -> Vec<String> {
         let mut cap = crate::cap::Cap::new(all);
         let mut lines: Vec<String> = list
@@ -331,11 +344,14 @@ pub(crate) fn validate_chrome(
         // Every problem, as an object with its kind and severity (as for the other formats);
         // JSON is not capped.
         let object = |severity: &str, (kind, message): &(String, String)| serde_json::json!({"kind": kind, "message": message, "severity": severity});
+        let listed = cap_json.map_or(usize::MAX, |l| l);
         let problems: Vec<serde_json::Value> = errors
             .iter()
             .map(|e| object("error", e))
             .chain(warnings.iter().map(|w| object("warning", w)))
+            .take(listed)
             .collect();
+        let not_listed = cap_json.map(|_| errors.len() + warnings.len() - problems.len());
         let doc = serde_json::json!({
             "file": name,
             "format": "chrome",
@@ -344,6 +360,7 @@ pub(crate) fn validate_chrome(
             "warnings": warnings.len(),
             "problems": problems,
         });
+        let doc = crate::cap::with_not_listed(doc, not_listed);
         serde_json::to_writer_pretty(&mut out, &doc).map_err(|e| Failure::Output(e.into()))?;
         writeln!(out).map_err(Failure::Output)?;
     } else {

@@ -66,6 +66,7 @@ __all__ = [
     "xdl_records",
     "formats",
     "Problem",
+    "Problems",
     "Tables",
     "EventStream",
     "ProfkitError",
@@ -257,24 +258,35 @@ def _problems(doc: Any) -> Iterator[Problem]:
             yield from _problems(value)
 
 
+class Problems(List[Problem]):
+    """The problems :func:`validate` lists; ``not_listed`` counts those past ``max_problems``."""
+
+    not_listed: int = 0
+
+
 def validate(
     path: PathLike,
     *,
     format: Optional[str] = None,
     graph: Optional[PathLike] = None,
+    max_problems: Optional[int] = 10_000,
     max_inflated: Optional[str] = None,
     paddle_bytes_per_message: Optional[int] = None,
-) -> List[Problem]:
+) -> "Problems":
     """Checks a profile; the problems found (empty when it is valid).
 
     A file that cannot be read at all raises instead (the problems are of files that decode).
-    ``max_inflated`` and ``paddle_bytes_per_message`` are :func:`inspect`'s.
+    At most ``max_problems`` problems are listed (``None``: every one; a damaged file can have
+    one per event), the rest counted in the result's ``not_listed``. ``max_inflated`` and
+    ``paddle_bytes_per_message`` are :func:`inspect`'s.
 
     Raises:
         ProfkitError: the file cannot be read.
     """
     args = ["validate", "--json", *_format_args(format), os.fspath(path)]
     args += _limit_args(max_inflated, paddle_bytes_per_message)
+    if max_problems is not None:
+        args += ["--max-problems", str(int(max_problems))]
     if graph is not None:
         args += ["--graph", os.fspath(graph)]
     done = _run(args, [path] + ([graph] if graph is not None else []), ok=(0, 1))
@@ -284,7 +296,10 @@ def validate(
     if isinstance(doc, dict) and "error" in doc:
         # The input broke off after some problems were written: it cannot be read.
         raise from_cli(done.stderr, 1, [path])
-    return list(_problems(doc))
+    found = Problems(_problems(doc))
+    if isinstance(doc, dict):
+        found.not_listed = int(doc.get("problems_not_listed") or 0)
+    return found
 
 
 def _progress_callback(progress: Progress, total_hint: int = 0) -> tuple:
