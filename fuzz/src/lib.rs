@@ -135,11 +135,6 @@ pub const TARGETS: &[Target] = &[
         describe: |data| String::from_utf8_lossy(data).into_owned(),
     },
     Target {
-        name: "gzip",
-        run: gzip::run,
-        describe: |data| format!("{data:02x?}"),
-    },
-    Target {
         name: "detect",
         run: detect::run,
         describe: |data| {
@@ -148,6 +143,11 @@ pub const TARGETS: &[Target] = &[
                 profkit_convert::detect::candidates(data, "host.xplane.pb")
             )
         },
+    },
+    Target {
+        name: "gzip",
+        run: gzip::run,
+        describe: |data| format!("{data:02x?}"),
     },
 ];
 
