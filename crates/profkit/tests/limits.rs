@@ -624,3 +624,71 @@ fn the_paddle_message_budget_can_be_lowered() {
     assert!(run.status.success(), "{}", text(&run.stderr));
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// Each fault of a gzip input has its own message, naming the input (never the output), for
+/// every format and command: a bad CRC, a bad length, trailing data, a cut.
+#[test]
+fn each_gzip_fault_names_the_input() {
+    use flate2::Compression;
+    use flate2::write::GzEncoder;
+    let dir = scratch("gzip-faults");
+    let gz = |data: &[u8]| {
+        let mut e = GzEncoder::new(Vec::new(), Compression::default());
+        e.write_all(data).unwrap();
+        e.finish().unwrap()
+    };
+    let inputs = [
+        ("space.xplane.pb.gz", "xplane/gpu-device/input.xplane.pb"),
+        ("trace.json.gz", "chrome/paddle-sample/input.json"),
+        ("graph.json.gz", "poplar/graph-complete/input.json"),
+    ];
+    let mut failures = Vec::new();
+    for (file_name, sample) in inputs {
+        let good = gz(&std::fs::read(conformance().join(sample)).unwrap());
+        let n = good.len();
+        let mut crc = good.clone();
+        crc[n - 8] ^= 1;
+        let mut size = good.clone();
+        size[n - 1] ^= 1;
+        let mut trailing = good.clone();
+        trailing.extend(b"junk");
+        let cut = good[..n - 20].to_vec();
+        for (bytes, message) in [
+            (crc, "bad gzip CRC in member 1"),
+            (size, "bad gzip length in member 1"),
+            (trailing, "trailing data after the gzip stream"),
+            (cut, "truncated gzip: the input ends at compressed byte"),
+        ] {
+            let input = dir.join(file_name);
+            std::fs::write(&input, &bytes).unwrap();
+            let file = input.to_str().unwrap();
+            let out_json = dir.join("out.json");
+            let out_pb = dir.join("out.xplane.pb");
+            let mut commands = vec![
+                vec!["inspect", file],
+                vec!["validate", file],
+                vec!["convert", file, out_json.to_str().unwrap()],
+                vec!["convert", file, out_pb.to_str().unwrap()],
+            ];
+            if !file_name.starts_with("graph") {
+                commands.push(vec!["report", file]);
+            }
+            for args in commands {
+                let run = profkit(&args, None);
+                let stderr = text(&run.stderr);
+                if run.status.code() != Some(1)
+                    || !stderr.contains(&format!("profkit: {file}: "))
+                    || !stderr.contains(message)
+                    || stderr.contains("cannot write output")
+                {
+                    failures.push(format!("{args:?}: {:?}: {stderr}", run.status.code()));
+                }
+                if out_json.exists() || out_pb.exists() {
+                    failures.push(format!("{args:?}: left an output"));
+                }
+            }
+        }
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
+}
