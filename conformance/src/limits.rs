@@ -79,6 +79,15 @@ pub fn cases() -> Vec<HostileCase> {
             refused: false,
             from: None,
         },
+        // XSpace: empty planes by the million (a summary or a decoded plane per 2 bytes).
+        HostileCase {
+            name: "xspace-empty-planes",
+            file_name: "empty-planes.xplane.pb",
+            make: |size| repeated(&len_field(1, &[]), size),
+            xdl: false,
+            refused: false,
+            from: None,
+        },
         // XSpace: a line of empty events.
         HostileCase {
             name: "xspace-empty-events",

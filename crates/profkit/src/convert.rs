@@ -226,7 +226,7 @@ fn spool(input: Input) -> Result<Source, Failure> {
 }
 
 /// A new file in the temporary directory, already unlinked on unix.
-fn anonymous_file() -> std::io::Result<File> {
+pub(crate) fn anonymous_file() -> std::io::Result<File> {
     let dir = std::env::temp_dir();
     let pid = std::process::id();
     let mut last = None;

@@ -2,7 +2,7 @@
 //! each plane's bytes through a view, so their memory is bounded by the largest encoded plane;
 //! dump holds the whole space.
 
-use std::io::Write;
+use std::io::{Seek, Write};
 
 use profkit_xplane::summary::{PlaneSummary, Summary};
 use profkit_xplane::{RawSpaceItem, ReadOptions, XSpace, XSpaceReader};
@@ -28,38 +28,114 @@ struct JsonSummary<'a> {
 }
 
 pub(crate) fn inspect(input: Input, json: bool) -> Result<(), Failure> {
+    // Each plane's summary goes to an unnamed temporary file as soon as it is made, in the form
+    // the output gives it, so that memory does not grow with the number of planes (an XSpace of
+    // millions of empty planes is 2 bytes a plane); the totals come first in the output, so the
+    // planes are copied after them.
     let mut summary = Summary::default();
+    let (mut start, mut end): (Option<i128>, Option<i128>) = (None, None);
+    let mut planes = 0usize;
+    let spool_failed = |e: std::io::Error| {
+        Failure::BadInput(format!(
+            "{}: cannot write the summary to a temporary file: {e}",
+            input.name
+        ))
+    };
+    let mut spool =
+        std::io::BufWriter::new(crate::convert::anonymous_file().map_err(spool_failed)?);
     let bad = |e: profkit_xplane::Error| Failure::BadInput(format!("{}: {e}", input.name));
     let mut reader = XSpaceReader::new(input.reader, ReadOptions::default());
     while let Some(item) = reader.next_raw() {
         match item.map_err(bad)? {
             RawSpaceItem::Plane(plane) => {
                 let view = plane.view().map_err(bad)?;
-                summary.add_plane_view(&view).map_err(bad)?;
+                let p = PlaneSummary::of_view(&view).map_err(bad)?;
                 // The summary reads only what it counts: the rest of the plane is checked too,
                 // so that a damaged file is reported, not summarised.
                 view.check().map_err(bad)?;
+                summary.total_lines += p.lines;
+                summary.total_events += p.events;
+                start = start.into_iter().chain(p.start_ps).min();
+                end = end.into_iter().chain(p.end_ps).max();
+                if json {
+                    write_json_plane(&mut spool, &p, planes == 0)
+                } else {
+                    write_plane(&mut spool, &p)
+                }
+                .map_err(spool_failed)?;
+                planes += 1;
             }
             RawSpaceItem::Hostname(h) => summary.hostnames.push(h),
             RawSpaceItem::Error(_) => summary.errors += 1,
             RawSpaceItem::Warning(_) => summary.warnings += 1,
         }
     }
-    let mut out = std::io::stdout().lock();
+    let mut spool = spool
+        .into_inner()
+        .map_err(|e| spool_failed(e.into_error()))?;
+    spool
+        .seek(std::io::SeekFrom::Start(0))
+        .map_err(spool_failed)?;
+    let mut out = std::io::BufWriter::new(std::io::stdout().lock());
     if json {
         let doc = JsonSummary {
             file: &input.name,
             format: input.format.to_string(),
             summary: &summary,
         };
-        serde_json::to_writer_pretty(&mut out, &doc).map_err(|e| Failure::Output(e.into()))?;
+        // The document with no planes, the planes spliced into its empty list.
+        let text = serde_json::to_string_pretty(&doc).map_err(|e| Failure::Output(e.into()))?;
+        let (head, tail) = text
+            .split_once("\"planes\": []")
+            .unwrap_or((text.as_str(), ""));
+        out.write_all(head.as_bytes()).map_err(Failure::Output)?;
+        out.write_all(b"\"planes\": [").map_err(Failure::Output)?;
+        std::io::copy(&mut spool, &mut out).map_err(Failure::Output)?;
+        if planes > 0 {
+            out.write_all(b"\n    ").map_err(Failure::Output)?;
+        }
+        out.write_all(b"]").map_err(Failure::Output)?;
+        out.write_all(tail.as_bytes()).map_err(Failure::Output)?;
         writeln!(out).map_err(Failure::Output)?;
-        return Ok(());
+    } else {
+        write_head(&mut out, &input.name, &summary, planes, start.zip(end))
+            .map_err(Failure::Output)?;
+        std::io::copy(&mut spool, &mut out).map_err(Failure::Output)?;
     }
-    write_summary(&mut out, &input.name, &summary).map_err(Failure::Output)
+    out.flush().map_err(Failure::Output)
+}
+
+/// One plane as an element of the pretty-printed `planes` list (as `serde_json` lays out the
+/// whole document: six-space indents at that depth).
+fn write_json_plane(out: &mut impl Write, p: &PlaneSummary, first: bool) -> std::io::Result<()> {
+    let text = serde_json::to_string_pretty(p).map_err(std::io::Error::other)?;
+    out.write_all(if first { b"\n" } else { b",\n" })?;
+    for (i, line) in text.lines().enumerate() {
+        if i > 0 {
+            out.write_all(b"\n")?;
+        }
+        out.write_all(b"      ")?;
+        out.write_all(line.as_bytes())?;
+    }
+    Ok(())
 }
 
 fn write_summary(out: &mut impl Write, name: &str, s: &Summary) -> std::io::Result<()> {
+    write_head(out, name, s, s.planes.len(), s.start_ps().zip(s.end_ps()))?;
+    for p in &s.planes {
+        write_plane(out, p)?;
+    }
+    Ok(())
+}
+
+/// The summary's first lines: hosts, recorded errors, totals and time span.
+fn write_head(
+    out: &mut impl Write,
+    name: &str,
+    s: &Summary,
+    planes: usize,
+    span: Option<(i128, i128)>,
+) -> std::io::Result<()> {
     writeln!(out, "{name}: XSpace")?;
     if !s.hostnames.is_empty() {
         let hosts: Vec<_> = s.hostnames.iter().map(|h| clip(h)).collect();
@@ -74,12 +150,10 @@ fn write_summary(out: &mut impl Write, name: &str, s: &Summary) -> std::io::Resu
     }
     writeln!(
         out,
-        "planes: {}, lines: {}, events: {}",
-        s.planes.len(),
-        s.total_lines,
-        s.total_events
+        "planes: {planes}, lines: {}, events: {}",
+        s.total_lines, s.total_events
     )?;
-    if let (Some(start), Some(end)) = (s.start_ps(), s.end_ps()) {
+    if let Some((start, end)) = span {
         writeln!(
             out,
             "time span: {} to {} ({})",
@@ -87,9 +161,6 @@ fn write_summary(out: &mut impl Write, name: &str, s: &Summary) -> std::io::Resu
             us(end),
             us(end - start)
         )?;
-    }
-    for p in &s.planes {
-        write_plane(out, p)?;
     }
     Ok(())
 }
