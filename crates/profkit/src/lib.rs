@@ -84,6 +84,10 @@ enum Command {
         /// Print the summary as JSON.
         #[arg(long)]
         json: bool,
+        /// XSpace with --json: list at most N planes (`planes_not_listed` counts the rest; the
+        /// totals count every one).
+        #[arg(long, value_name = "N")]
+        max_planes: Option<usize>,
         /// The file's format, when detection from its content is not wanted.
         #[arg(long, value_parser = FormatParser::read())]
         from: Option<Format>,
@@ -223,13 +227,14 @@ fn run(cli: Cli) -> Result<(), Failure> {
         Command::Inspect {
             file,
             json,
+            max_planes,
             from,
             graph,
         } => {
             let input = input::Input::open(&file, from)?;
             match input.format {
                 Format::Poplar => poplar::inspect(input, json, graph.as_deref()),
-                Format::Xspace => xspace::inspect(input, json),
+                Format::Xspace => xspace::inspect(input, json, max_planes),
                 Format::Xdl => xdl::inspect(input, json),
                 Format::Paddle | Format::PaddleNodeTrees => paddle::inspect(input, json),
                 Format::Chrome | Format::PaddleTimeline => xspace::inspect_chrome(input, json),

@@ -25,9 +25,12 @@ struct JsonSummary<'a> {
     file: &'a str,
     format: String,
     summary: &'a Summary,
+    /// With `--max-planes`: the planes left out of `summary.planes`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    planes_not_listed: Option<usize>,
 }
 
-pub(crate) fn inspect(input: Input, json: bool) -> Result<(), Failure> {
+pub(crate) fn inspect(input: Input, json: bool, max_planes: Option<usize>) -> Result<(), Failure> {
     // Each plane's summary goes to an unnamed temporary file as soon as it is made, in the form
     // the output gives it, so that memory does not grow with the number of planes (an XSpace of
     // millions of empty planes is 2 bytes a plane); the totals come first in the output, so the
@@ -57,12 +60,11 @@ pub(crate) fn inspect(input: Input, json: bool) -> Result<(), Failure> {
                 summary.total_events += p.events;
                 start = start.into_iter().chain(p.start_ps).min();
                 end = end.into_iter().chain(p.end_ps).max();
-                if json {
-                    write_json_plane(&mut spool, &p, planes == 0)
-                } else {
-                    write_plane(&mut spool, &p)
+                if !json {
+                    write_plane(&mut spool, &p).map_err(spool_failed)?;
+                } else if max_planes.is_none_or(|m| planes < m) {
+                    write_json_plane(&mut spool, &p, planes == 0).map_err(spool_failed)?;
                 }
-                .map_err(spool_failed)?;
                 planes += 1;
             }
             RawSpaceItem::Hostname(h) => summary.hostnames.push(h),
@@ -82,6 +84,7 @@ pub(crate) fn inspect(input: Input, json: bool) -> Result<(), Failure> {
             file: &input.name,
             format: input.format.to_string(),
             summary: &summary,
+            planes_not_listed: max_planes.map(|m| planes - m.min(planes)),
         };
         // The document with no planes, the planes spliced into its empty list.
         let text = serde_json::to_string_pretty(&doc).map_err(|e| Failure::Output(e.into()))?;
@@ -91,7 +94,7 @@ pub(crate) fn inspect(input: Input, json: bool) -> Result<(), Failure> {
         out.write_all(head.as_bytes()).map_err(Failure::Output)?;
         out.write_all(b"\"planes\": [").map_err(Failure::Output)?;
         std::io::copy(&mut spool, &mut out).map_err(Failure::Output)?;
-        if planes > 0 {
+        if max_planes.is_none_or(|m| m > 0) && planes > 0 {
             out.write_all(b"\n    ").map_err(Failure::Output)?;
         }
         out.write_all(b"]").map_err(Failure::Output)?;
@@ -366,6 +369,7 @@ pub(crate) fn inspect_chrome(input: Input, json: bool) -> Result<(), Failure> {
             file: &name,
             format: format.to_string(),
             summary: &summary,
+            planes_not_listed: None,
         };
         serde_json::to_writer_pretty(&mut out, &doc).map_err(|e| Failure::Output(e.into()))?;
         return writeln!(out).map_err(Failure::Output);

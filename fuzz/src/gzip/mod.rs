@@ -193,12 +193,12 @@ mod tests {
             input.extend((0..n).map(|_| [b'a', b'b', 0xff, rng.bytes(1)[0]][rng.below(4)]));
             run(&input);
         }
-        for seed in [
+        for start in [
             &b"\x01\x00\x00\x00hello\xffworld"[..],
             b"\x01\x03\x41\x00\xff\xff",
         ] {
-            run(seed);
-            for edited in smoke::havoc(seed, 174, smoke::scaled(100)) {
+            run(start);
+            for edited in smoke::havoc(start, 174, smoke::scaled(100)) {
                 run(&edited);
             }
         }

@@ -177,6 +177,7 @@ def inspect(
     *,
     format: Optional[str] = None,
     graph: Optional[PathLike] = None,
+    max_planes: Optional[int] = 10_000,
     max_inflated: Optional[str] = None,
     paddle_bytes_per_message: Optional[int] = None,
 ) -> Dict[str, Any]:
@@ -191,6 +192,8 @@ def inspect(
         format: the format, when detection from the content is not wanted (``"xspace"``,
             ``"chrome"``, ``"paddle"``, ``"paddle-trace"``, ``"poplar"``, ``"xdl"``).
         graph: Poplar: the graph profile an execution profile belongs to.
+        max_planes: XSpace: list at most this many planes (``None``: every one); the summary's
+            totals count every plane, and ``planes_not_listed`` the ones left out.
         max_inflated: what a gzip-compressed input may decompress to (``"2G"``, ``"64x"``,
             ``"unlimited"``; default 16 times its size plus 4 MiB, or ``PROFKIT_MAX_INFLATED``).
         paddle_bytes_per_message: Paddle's message budget, one message per this many bytes
@@ -201,6 +204,8 @@ def inspect(
     """
     args = ["inspect", "--json", *_format_args(format), os.fspath(path)]
     args += _limit_args(max_inflated, paddle_bytes_per_message)
+    if max_planes is not None:
+        args += ["--max-planes", str(int(max_planes))]
     if graph is not None:
         args += ["--graph", os.fspath(graph)]
     files = [path] + ([graph] if graph is not None else [])
