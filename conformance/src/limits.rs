@@ -79,6 +79,15 @@ pub fn cases() -> Vec<HostileCase> {
             refused: false,
             from: None,
         },
+        // XSpace: empty planes by the million (a summary or a decoded plane per 2 bytes).
+        HostileCase {
+            name: "xspace-empty-planes",
+            file_name: "empty-planes.xplane.pb",
+            make: |size| repeated(&len_field(1, &[]), size),
+            xdl: false,
+            refused: false,
+            from: None,
+        },
         // XSpace: a line of empty events.
         HostileCase {
             name: "xspace-empty-events",
@@ -181,6 +190,83 @@ pub fn cases() -> Vec<HostileCase> {
             xdl: false,
             refused: false,
             from: None,
+        },
+    ]
+}
+
+/// A gzip bomb: a file that decompresses to far more than it is, and the words the refusal of
+/// every command must contain (besides the file's name).
+#[derive(Clone, Debug)]
+pub struct GzipBomb {
+    /// The file name to write it under.
+    pub file_name: &'static str,
+    /// The compressed bytes.
+    pub bytes: Vec<u8>,
+    /// What the message says.
+    pub message: &'static str,
+}
+
+/// `members` copies of one gzip member of `unit` repeated to about 1 MiB, between a member of
+/// `head` and one of `tail`: gzip's concatenated members make a bomb of any size from one
+/// compressed megabyte, without compressing the whole.
+pub fn bomb(head: &[u8], unit: &[u8], members: usize, tail: &[u8]) -> Vec<u8> {
+    use std::io::Write;
+    let gz = |data: &[u8]| {
+        let mut e = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::best());
+        let _ = e.write_all(data);
+        e.finish().unwrap_or_default()
+    };
+    let body = gz(&unit.repeat((1 << 20) / unit.len().max(1)));
+    let mut out = gz(head);
+    for _ in 0..members {
+        out.extend_from_slice(&body);
+    }
+    out.extend(gz(tail));
+    out
+}
+
+/// The gzip bombs every command must refuse, each of `members` compressed megabytes' worth of
+/// members (a member of 1 MiB compresses to about 1 to 3 KB): Chrome events, one XSpace plane of
+/// empty lines declaring 1.9 GB, a plane declaring 3 GB (past what an XSpace holds, refused
+/// from its first bytes), Poplar programs.
+pub fn gzip_bombs(members: usize) -> Vec<GzipBomb> {
+    let event = br#"{"ph":"X","name":"op","ts":1,"dur":1,"pid":1,"tid":1},"#;
+    let plane = |declared: u64| {
+        let mut head = Vec::new();
+        varint(1 << 3 | 2, &mut head);
+        varint(declared, &mut head);
+        head
+    };
+    vec![
+        GzipBomb {
+            file_name: "events.json.gz",
+            bytes: bomb(
+                b"{\"traceEvents\":[",
+                event,
+                members,
+                br#"{"ph":"i","ts":1}]}"#,
+            ),
+            message: "--max-inflated",
+        },
+        GzipBomb {
+            file_name: "plane.xplane.pb.gz",
+            bytes: bomb(&plane(1_900_000_000), &len_field(3, &[]), members, b""),
+            message: "--max-inflated",
+        },
+        GzipBomb {
+            file_name: "declared.xplane.pb.gz",
+            bytes: bomb(&plane(3_000_000_000), &len_field(3, &[]), 64, b""),
+            message: "XSpace",
+        },
+        GzipBomb {
+            file_name: "graph.json.gz",
+            bytes: bomb(
+                b"{\"programs\":[",
+                b"{\"type\":\"Sequence\",\"children\":[]},",
+                members,
+                b"{}]}",
+            ),
+            message: "--max-inflated",
         },
     ]
 }

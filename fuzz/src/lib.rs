@@ -20,6 +20,7 @@
 pub mod arrow;
 pub mod chrome;
 pub mod detect;
+pub mod gzip;
 pub mod json;
 pub mod paddle;
 pub mod poplar;
@@ -142,6 +143,11 @@ pub const TARGETS: &[Target] = &[
                 profkit_convert::detect::candidates(data, "host.xplane.pb")
             )
         },
+    },
+    Target {
+        name: "gzip",
+        run: gzip::run,
+        describe: |data| format!("{data:02x?}"),
     },
 ];
 

@@ -68,13 +68,33 @@ fn recording(recording: &profkit_events::Recording, info: HostInfo, options: Opt
 
 /// Paddle's legacy `Profile` protobuf, through the event model.
 pub fn paddle_profile(reader: impl Read, info: HostInfo, options: Options) -> Result<Prepared> {
-    let profile = legacy::read_profile(reader, PaddleReadOptions::default())?;
+    paddle_profile_with(reader, info, options, PaddleReadOptions::default())
+}
+
+/// [`paddle_profile`] with Paddle's read options (its message budget).
+pub fn paddle_profile_with(
+    reader: impl Read,
+    info: HostInfo,
+    options: Options,
+    paddle: PaddleReadOptions,
+) -> Result<Prepared> {
+    let profile = legacy::read_profile(reader, paddle)?;
     Ok(recording(&legacy::to_recording(&profile), info, options))
 }
 
 /// Paddle's node trees protobuf, through the event model.
 pub fn paddle_node_trees(reader: impl Read, info: HostInfo, options: Options) -> Result<Prepared> {
-    let trees = nodetree::read_node_trees(reader, PaddleReadOptions::default())?;
+    paddle_node_trees_with(reader, info, options, PaddleReadOptions::default())
+}
+
+/// [`paddle_node_trees`] with Paddle's read options (its message budget).
+pub fn paddle_node_trees_with(
+    reader: impl Read,
+    info: HostInfo,
+    options: Options,
+    paddle: PaddleReadOptions,
+) -> Result<Prepared> {
+    let trees = nodetree::read_node_trees(reader, paddle)?;
     Ok(recording(&nodetree::to_recording(&trees), info, options))
 }
 

@@ -22,7 +22,10 @@ pub enum Error {
     #[error(transparent)]
     Poplar(#[from] profkit_poplar::Error),
     /// A Chrome trace is not JSON, or not the Trace Event Format.
-    #[error("Chrome trace JSON at {path} (line {line}, column {column}): {reason}")]
+    #[error(
+        "Chrome trace JSON {} (line {line}, column {column}): {reason}",
+        at(path)
+    )]
     Chrome {
         /// The JSON path of the value (`traceEvents[12].ts`), empty for the whole document.
         path: String,
@@ -43,6 +46,15 @@ pub enum Error {
     /// An error in a named file.
     #[error(transparent)]
     InFile(InFile<Error>),
+}
+
+/// Where a Chrome error is: its JSON path, or the top level for the empty path.
+fn at(path: &str) -> String {
+    if path.is_empty() {
+        "at the top level".to_owned()
+    } else {
+        format!("at {path}")
+    }
 }
 
 impl Error {

@@ -101,7 +101,15 @@ pub struct ReadOptions {
     /// an element or a trailing comma), as the Trace Event Format allows so that the file of a
     /// writer that crashed still loads.
     pub open_top_array: bool,
+    /// Whether a string with a lone surrogate escape (`"\udc00"`) or bytes that are not UTF-8
+    /// is kept, with U+FFFD in place of each fault, rather than refused; each such string is
+    /// counted, with the place of the first ones ([`Reader::replaced_strings`]), so that the
+    /// caller can say so. One damaged name then does not cost a whole file.
+    pub replace_invalid: bool,
 }
+
+/// How many places of replaced strings a reader keeps (it counts them all).
+pub const REPLACED_PLACES_KEPT: usize = 16;
 
 impl Default for ReadOptions {
     fn default() -> Self {
@@ -109,6 +117,7 @@ impl Default for ReadOptions {
             max_depth: MAX_DEPTH,
             max_string_bytes: DEFAULT_MAX_STRING_BYTES,
             open_top_array: false,
+            replace_invalid: false,
         }
     }
 }
@@ -129,6 +138,12 @@ impl ReadOptions {
     /// The options with `open_top_array`.
     pub fn open_top_array(mut self, open: bool) -> Self {
         self.open_top_array = open;
+        self
+    }
+
+    /// The options with `replace_invalid`.
+    pub fn replace_invalid(mut self, replace: bool) -> Self {
+        self.replace_invalid = replace;
         self
     }
 }
@@ -328,6 +343,12 @@ pub struct Reader<R> {
     max_string: usize,
     open_top_array: bool,
     hook: Option<Box<dyn RawHook>>,
+    replace_invalid: bool,
+    /// Whether the string being read already had a lone surrogate replaced.
+    scratch_replaced: bool,
+    /// Strings kept with replacement characters, and where the first of them are.
+    replaced: u64,
+    replaced_at: Vec<Location>,
 }
 
 /// How many bytes at the start of `bytes` a number takes, by the rule [`Reader::scan_number`]
@@ -483,6 +504,10 @@ impl<R: Read> Reader<R> {
             max_string: options.max_string_bytes,
             open_top_array: options.open_top_array,
             hook: None,
+            replace_invalid: options.replace_invalid,
+            scratch_replaced: false,
+            replaced: 0,
+            replaced_at: Vec::new(),
         }
     }
 
@@ -517,6 +542,22 @@ impl<R: Read> Reader<R> {
     /// How many bytes of the input have been consumed.
     pub fn byte_offset(&self) -> u64 {
         self.offset()
+    }
+
+    /// With [`ReadOptions::replace_invalid`]: how many strings were kept with U+FFFD in place of
+    /// a lone surrogate or bytes that are not UTF-8, and where the first
+    /// [`REPLACED_PLACES_KEPT`] of them are.
+    pub fn replaced_strings(&self) -> (u64, &[Location]) {
+        (self.replaced, &self.replaced_at)
+    }
+
+    /// Counts a string kept with replacements (once per string: `fresh` on its first fault).
+    fn note_replaced(&mut self) {
+        self.replaced += 1;
+        if self.replaced_at.len() < REPLACED_PLACES_KEPT {
+            let here = self.here();
+            self.replaced_at.push(here);
+        }
     }
 
     // ----- positions and errors -----
@@ -818,6 +859,7 @@ impl<R: Read> Reader<R> {
 
     /// Reads a string whose opening quote was consumed.
     fn string(&mut self) -> Result<Span, DeError> {
+        self.scratch_replaced = false;
         let start = self.pos;
         let rest = self.buf.get(start..self.end).unwrap_or_default();
         // Keys and most values are short: a byte loop over the first bytes finds their end
@@ -932,37 +974,43 @@ impl<R: Read> Reader<R> {
             b'r' => '\r',
             b't' => '\t',
             b'u' => {
-                let first = self.hex4()?;
-                let code = match first {
-                    0xD800..=0xDBFF => {
-                        match self.peek()? {
-                            Some(b'\\') => self.pos += 1,
-                            Some(_) => {
-                                return Err(self.syntax("lone leading surrogate in a \\u escape"));
+                let mut first = self.hex4()?;
+                loop {
+                    let code = match first {
+                        0xD800..=0xDBFF => {
+                            match self.peek()? {
+                                Some(b'\\') => self.pos += 1,
+                                Some(_) => {
+                                    return self.lone("lone leading surrogate in a \\u escape");
+                                }
+                                None => return Err(self.eof()),
                             }
-                            None => return Err(self.eof()),
-                        }
-                        match self.peek()? {
-                            Some(b'u') => self.pos += 1,
-                            Some(_) => {
-                                return Err(self.syntax("lone leading surrogate in a \\u escape"));
+                            match self.peek()? {
+                                Some(b'u') => self.pos += 1,
+                                Some(_) => {
+                                    // The backslash starts an escape of its own.
+                                    self.lone("lone leading surrogate in a \\u escape")?;
+                                    return self.escape();
+                                }
+                                None => return Err(self.eof()),
                             }
-                            None => return Err(self.eof()),
+                            let second = self.hex4()?;
+                            if !(0xDC00..=0xDFFF).contains(&second) {
+                                self.lone("lone leading surrogate in a \\u escape")?;
+                                first = second;
+                                continue;
+                            }
+                            0x10000 + ((first - 0xD800) << 10) + (second - 0xDC00)
                         }
-                        let second = self.hex4()?;
-                        if !(0xDC00..=0xDFFF).contains(&second) {
-                            return Err(self.syntax("lone leading surrogate in a \\u escape"));
+                        0xDC00..=0xDFFF => {
+                            return self.lone("lone trailing surrogate in a \\u escape");
                         }
-                        0x10000 + ((first - 0xD800) << 10) + (second - 0xDC00)
-                    }
-                    0xDC00..=0xDFFF => {
-                        return Err(self.syntax("lone trailing surrogate in a \\u escape"));
-                    }
-                    other => other,
-                };
-                match char::from_u32(code) {
-                    Some(c) => c,
-                    None => return Err(self.syntax("invalid \\u escape")),
+                        other => other,
+                    };
+                    break match char::from_u32(code) {
+                        Some(c) => c,
+                        None => return Err(self.syntax("invalid \\u escape")),
+                    };
                 }
             }
             _ => return Err(self.syntax("invalid escape")),
@@ -970,6 +1018,20 @@ impl<R: Read> Reader<R> {
         let mut utf8 = [0u8; 4];
         self.scratch
             .extend_from_slice(c.encode_utf8(&mut utf8).as_bytes());
+        Ok(())
+    }
+
+    /// A lone surrogate: refused, or with [`ReadOptions::replace_invalid`] written as U+FFFD
+    /// (the string counted once).
+    fn lone(&mut self, reason: &str) -> Result<(), DeError> {
+        if !self.replace_invalid {
+            return Err(self.syntax(reason));
+        }
+        if !self.scratch_replaced {
+            self.scratch_replaced = true;
+            self.note_replaced();
+        }
+        self.scratch.extend_from_slice("\u{fffd}".as_bytes());
         Ok(())
     }
 
@@ -1288,6 +1350,13 @@ impl<'de, R: Read> de::Deserializer<'de> for &mut Reader<R> {
                 let span = self.string()?;
                 match std::str::from_utf8(self.span_bytes(span)) {
                     Ok(s) => visitor.visit_str(s),
+                    Err(_) if self.replace_invalid => {
+                        let text = String::from_utf8_lossy(self.span_bytes(span)).into_owned();
+                        if !self.scratch_replaced {
+                            self.note_replaced();
+                        }
+                        visitor.visit_string(text)
+                    }
                     Err(_) => Err(self.syntax("invalid UTF-8 in a string")),
                 }
             }
@@ -1911,5 +1980,46 @@ mod tests {
         );
         let e = reader.read_document::<Value>().unwrap_err();
         assert!(matches!(e, Error::Limit { limit: 10, .. }), "{e}");
+    }
+
+    #[test]
+    fn damaged_strings_are_kept_with_replacements_when_asked() {
+        let read = |text: &[u8], buffer: usize| {
+            let options = ReadOptions::default().replace_invalid(true);
+            let mut reader = Reader::with_buffer(text, options, buffer);
+            let value = reader.read_document::<Value>();
+            let (count, places) = reader.replaced_strings();
+            (value.map_err(|e| e.to_string()), count, places.to_vec())
+        };
+        let cases: &[(&[u8], &str, u64)] = &[
+            (br#"["\udc00", "ok"]"#, "[\"\u{fffd}\",\"ok\"]", 1),
+            (br#"["a\ud800b"]"#, "[\"a\u{fffd}b\"]", 1),
+            (br#"["\ud800\n"]"#, "[\"\u{fffd}\\n\"]", 1),
+            (br#"["\ud800\ud800\udc00"]"#, "[\"\u{fffd}\u{10000}\"]", 1),
+            (
+                br#"["\ud800\u0041", "\udfff\udfff"]"#,
+                "[\"\u{fffd}A\",\"\u{fffd}\u{fffd}\"]",
+                2,
+            ),
+            (b"[\"a\xffb\"]", "[\"a\u{fffd}b\"]", 1),
+            (br#"["\ud83d\ude00"]"#, "[\"\u{1f600}\"]", 0),
+        ];
+        for &(text, expected, count) in cases {
+            let expected: Value = serde_json::from_str(expected).unwrap();
+            for buffer in [1, 3, 64] {
+                let (value, n, places) = read(text, buffer);
+                assert_eq!(value.as_ref(), Ok(&expected), "{text:?} {buffer}");
+                assert_eq!(n, count, "{text:?}");
+                assert_eq!(places.len() as u64, count);
+            }
+        }
+        let (_, _, places) = read(br#"{"a": ["x", "\udc00"]}"#, 64);
+        assert_eq!(places.first().map(|l| l.path.as_str()), Some("a[1]"));
+        // Without the option, refused as before.
+        assert!(from_slice::<Value>(br#""\udc00""#).is_err());
+        // Many damaged strings: all counted, the first places kept.
+        let many = format!("[{}]", vec![r#""\udc00""#; 100].join(","));
+        let (_, n, places) = read(many.as_bytes(), 64);
+        assert_eq!((n, places.len()), (100, REPLACED_PLACES_KEPT));
     }
 }

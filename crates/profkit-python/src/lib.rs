@@ -85,7 +85,7 @@ fn table(py: Python<'_>, schema: SchemaRef, batches: Vec<RecordBatch>) -> PyResu
 /// (`events` left out when `events` is false: the batches are then dropped as they come), with
 /// `"format"` and `"warnings"`.
 #[pyfunction]
-#[pyo3(signature = (path, format=None, host=None, batch_rows=65536, events=true, progress=None, layout="frame"))]
+#[pyo3(signature = (path, format=None, host=None, batch_rows=65536, events=true, progress=None, layout="frame", max_inflated=None, paddle_bytes_per_message=None))]
 #[allow(clippy::too_many_arguments)]
 fn read_tables(
     py: Python<'_>,
@@ -96,8 +96,16 @@ fn read_tables(
     events: bool,
     progress: Option<Py<PyAny>>,
     layout: &str,
+    max_inflated: Option<String>,
+    paddle_bytes_per_message: Option<u64>,
 ) -> PyResult<Py<PyDict>> {
     let meter = progress_for(&path);
+    let limits = source::Limits::new(
+        max_inflated.as_deref(),
+        paddle_bytes_per_message,
+        &path.display().to_string(),
+    )
+    .map_err(|f| raise(py, f))?;
     let read = py.detach(|| -> Result<_, Stop> {
         let mut opened = source::open(
             &path,
@@ -106,6 +114,7 @@ fn read_tables(
             batch_rows,
             layout,
             &meter,
+            &limits,
         )
         .map_err(Stop::Input)?;
         let schema = opened.events.schema();
@@ -152,7 +161,8 @@ struct EventStream {
 #[pymethods]
 impl EventStream {
     #[new]
-    #[pyo3(signature = (path, format=None, host=None, batch_rows=65536, progress=None, layout="frame"))]
+    #[pyo3(signature = (path, format=None, host=None, batch_rows=65536, progress=None, layout="frame", max_inflated=None, paddle_bytes_per_message=None))]
+    #[allow(clippy::too_many_arguments)]
     fn new(
         py: Python<'_>,
         path: PathBuf,
@@ -161,8 +171,16 @@ impl EventStream {
         batch_rows: usize,
         progress: Option<Py<PyAny>>,
         layout: &str,
+        max_inflated: Option<String>,
+        paddle_bytes_per_message: Option<u64>,
     ) -> PyResult<EventStream> {
         let meter = progress_for(&path);
+        let limits = source::Limits::new(
+            max_inflated.as_deref(),
+            paddle_bytes_per_message,
+            &path.display().to_string(),
+        )
+        .map_err(|f| raise(py, f))?;
         let opened = py
             .detach(|| {
                 source::open(
@@ -172,6 +190,7 @@ impl EventStream {
                     batch_rows,
                     layout,
                     &meter,
+                    &limits,
                 )
             })
             .map_err(|f| raise(py, f))?;

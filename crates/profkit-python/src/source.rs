@@ -67,6 +67,57 @@ fn canonical_format(name: &str) -> Option<&'static str> {
     })
 }
 
+/// The limits a read is held to: what a gzip input may decompress to, and Paddle's message
+/// budget. Each is the argument given, else its environment variable (as for the command line),
+/// else the default.
+#[derive(Clone, Copy, Debug)]
+pub struct Limits {
+    /// What a gzip-compressed input may decompress to.
+    pub gzip: profkit_gzip::Limit,
+    /// How Paddle's protobufs are read (the message budget).
+    pub paddle: profkit_events::paddle::ReadOptions,
+}
+
+impl Limits {
+    /// The limits of `max_inflated` (`2G`, `64x`, `unlimited`, ...) and
+    /// `paddle_bytes_per_message`, for the input `file`.
+    pub fn new(
+        max_inflated: Option<&str>,
+        paddle_bytes_per_message: Option<u64>,
+        file: &str,
+    ) -> Result<Limits, Failure> {
+        let env = |name: &str| std::env::var(name).ok();
+        let gzip = match max_inflated
+            .map(|t| (t.to_owned(), "max_inflated"))
+            .or_else(|| env("PROFKIT_MAX_INFLATED").map(|t| (t, "PROFKIT_MAX_INFLATED")))
+        {
+            Some((text, what)) => profkit_gzip::Limit::parse(&text)
+                .map_err(|e| Failure::new(file, "usage", format!("{what}: {e}")))?,
+            None => profkit_gzip::Limit::default(),
+        };
+        let per = match paddle_bytes_per_message {
+            Some(per) => per,
+            None => match env("PROFKIT_PADDLE_BYTES_PER_MESSAGE") {
+                Some(text) => text.trim().parse().map_err(|_| {
+                    Failure::new(
+                        file,
+                        "usage",
+                        format!("PROFKIT_PADDLE_BYTES_PER_MESSAGE: {text:?} is not a whole number"),
+                    )
+                })?,
+                None => profkit_events::paddle::DEFAULT_BYTES_PER_MESSAGE,
+            },
+        };
+        Ok(Limits {
+            gzip,
+            paddle: profkit_events::paddle::ReadOptions {
+                bytes_per_message: per,
+                ..profkit_events::paddle::ReadOptions::default()
+            },
+        })
+    }
+}
+
 /// A reader that counts the bytes read, for progress.
 struct Counting<R> {
     inner: R,
@@ -218,6 +269,7 @@ pub fn open(
     batch_rows: usize,
     layout: &str,
     progress: &Progress,
+    limits: &Limits,
 ) -> Result<Opened, Failure> {
     let name = path.display().to_string();
     let layout = layout_of(layout, &name)?;
@@ -257,6 +309,20 @@ pub fn open(
         }
     }
     let mut reader = open_file(path, &name, progress)?;
+    let compressed = reader
+        .fill_buf()
+        .map_err(|e| Failure::new(&name, "io", format!("cannot read: {e}")))?;
+    if profkit_gzip::is_gzip(compressed) {
+        // Undone as it is read, checked and held to the limit (as the command line does).
+        let options = profkit_gzip::Options {
+            limit: limits.gzip,
+            compressed_len: std::fs::metadata(path).ok().map(|m| m.len()),
+            hint: "; raise it with max_inflated= (or PROFKIT_MAX_INFLATED; \"2G\", \"64x\", \"unlimited\")"
+                .into(),
+        };
+        let inflated: Boxed = Box::new(profkit_gzip::GzipReader::new(reader, options));
+        reader = BufReader::with_capacity(1 << 16, inflated);
+    }
     let format = match format {
         Some(f) => f,
         None => {
@@ -290,13 +356,16 @@ pub fn open(
                 warnings: Vec::new(),
             });
         }
-        "paddle" => sources::paddle_profile(reader, info, options),
-        "paddle-trace" => sources::paddle_node_trees(reader, info, options),
+        "paddle" => sources::paddle_profile_with(reader, info, options, limits.paddle),
+        "paddle-trace" => sources::paddle_node_trees_with(reader, info, options, limits.paddle),
         "chrome" => {
             let mut bytes = Vec::new();
             reader
                 .read_to_end(&mut bytes)
-                .map_err(|e| Failure::new(&name, "io", format!("cannot read: {e}")))?;
+                .map_err(|e| match profkit_gzip::Error::find(&e) {
+                    Some(gzip) => Failure::decode(&name, gzip),
+                    None => Failure::new(&name, "io", format!("cannot read: {e}")),
+                })?;
             sources::chrome(&bytes, info, options)
         }
         "poplar" => {

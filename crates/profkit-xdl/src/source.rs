@@ -2,17 +2,17 @@
 //!
 //! A data or meta file may be stored gzip-compressed (`train.trace.0.1.gz`,
 //! `train.trace.0.1.meta.gz`, or under its plain name): gzip is recognised by its magic, not the
-//! name, and undone while the file is read, so a compressed dataset reads like the plain one.
-//! Byte offsets in errors are then offsets in the decompressed content.
+//! name, and undone while the file is read (by `profkit-gzip`, which checks each member's CRC and
+//! length and refuses trailing data), so a compressed dataset reads like the plain one. Byte
+//! offsets in errors are then offsets in the decompressed content. No limit is put on what a file
+//! decompresses to: the readers stream frames under their own limit, so a bomb costs time, not
+//! memory.
 
 use std::fs::File;
 use std::io::{self, BufRead, BufReader, Read};
 use std::path::Path;
 
-use flate2::bufread::MultiGzDecoder;
-
-/// The two bytes every gzip member starts with.
-const GZIP_MAGIC: [u8; 2] = [0x1f, 0x8b];
+use profkit_gzip::{GzipReader, Limit, Options};
 
 /// The name suffix of a gzip-compressed file, which dataset discovery looks through.
 pub(crate) const GZ_SUFFIX: &str = ".gz";
@@ -24,7 +24,7 @@ pub struct FileSource {
 
 enum Inner {
     Plain(BufReader<File>),
-    Gzip(Box<MultiGzDecoder<BufReader<File>>>),
+    Gzip(Box<GzipReader<BufReader<File>>>),
 }
 
 impl FileSource {
@@ -37,7 +37,10 @@ impl FileSource {
     pub fn new(file: File) -> io::Result<FileSource> {
         let mut reader = BufReader::new(file);
         let inner = if starts_with_magic(&mut reader)? {
-            Inner::Gzip(Box::new(MultiGzDecoder::new(reader)))
+            Inner::Gzip(Box::new(GzipReader::new(
+                reader,
+                Options::new(Limit::Unlimited),
+            )))
         } else {
             Inner::Plain(reader)
         };
@@ -54,7 +57,7 @@ impl FileSource {
 /// with as much of the file as fits, so two bytes are there unless the file is shorter (and then
 /// it is no gzip stream).
 fn starts_with_magic(reader: &mut BufReader<File>) -> io::Result<bool> {
-    Ok(reader.fill_buf()?.starts_with(&GZIP_MAGIC))
+    Ok(profkit_gzip::is_gzip(reader.fill_buf()?))
 }
 
 impl Read for FileSource {

@@ -8,6 +8,8 @@ pub(crate) const PER_KIND: usize = 10;
 /// Counts problems by kind and says which to print.
 pub(crate) struct Cap {
     limit: Option<usize>,
+    /// `--max-problems`: the most problems `--json` lists (the rest are counted).
+    json_limit: Option<usize>,
     /// Each kind seen, in order of first appearance, with its count.
     kinds: Vec<(String, u64)>,
 }
@@ -17,8 +19,40 @@ impl Cap {
     pub(crate) fn new(all: bool) -> Cap {
         Cap {
             limit: (!all).then_some(PER_KIND),
+            json_limit: None,
             kinds: Vec::new(),
         }
+    }
+
+    /// With `--max-problems`: at most `limit` problems in `--json`.
+    pub(crate) fn json_limit(mut self, limit: Option<usize>) -> Cap {
+        self.json_limit = limit;
+        self
+    }
+
+    /// The `--max-problems` limit, if any.
+    pub(crate) fn json_limit_value(&self) -> Option<usize> {
+        self.json_limit
+    }
+
+    /// Whether `--json` lists the problem of this (0-based) index.
+    pub(crate) fn json_lists(&self, index: usize) -> bool {
+        self.json_limit.is_none_or(|l| index < l)
+    }
+
+    /// The problems `--json` lists, as JSON, and how many it leaves out.
+    pub(crate) fn json_problems<T: serde::Serialize>(
+        &self,
+        problems: &[T],
+    ) -> (serde_json::Value, Option<usize>) {
+        let shown = self
+            .json_limit
+            .map_or(problems.len(), |l| l.min(problems.len()));
+        let listed = problems.get(..shown).unwrap_or_default();
+        (
+            serde_json::to_value(listed).unwrap_or_default(),
+            self.json_limit.map(|_| problems.len() - shown),
+        )
     }
 
     /// Whether every problem is printed (`--all`).
@@ -57,6 +91,17 @@ impl Cap {
             })
             .collect()
     }
+}
+
+/// `doc` with `problems_not_listed` set when `--max-problems` was given.
+pub(crate) fn with_not_listed(
+    mut doc: serde_json::Value,
+    not_listed: Option<usize>,
+) -> serde_json::Value {
+    if let (Some(n), Some(map)) = (not_listed, doc.as_object_mut()) {
+        map.insert("problems_not_listed".into(), n.into());
+    }
+    doc
 }
 
 /// `n` with commas between groups of three digits.

@@ -16,7 +16,7 @@ use profkit_convert::merge::{HostInput, merge, reencode};
 use profkit_convert::trace_viewer::{self, Layout, TraceViewerOptions};
 use profkit_convert::{chrome, events, paddle as paddle_timeline, poplar, xdl};
 use profkit_events::Recording;
-use profkit_events::paddle::{ReadOptions as PaddleReadOptions, legacy, nodetree};
+use profkit_events::paddle::{legacy, nodetree};
 use profkit_poplar::ProfileFile;
 use profkit_xplane::{ReadOptions, XSpace, encode};
 
@@ -116,6 +116,12 @@ impl Progress {
 /// A conversion error: a broken pipe is the reader's business, anything else names the input
 /// (the error itself names the place in it).
 fn failure(name: &str, e: profkit_convert::Error) -> Failure {
+    if let profkit_convert::Error::Io(io)
+    | profkit_convert::Error::Xspace(profkit_xplane::Error::Io(io)) = e.root()
+        && let Some(gzip) = profkit_gzip::Error::find(io)
+    {
+        return Failure::BadInput(format!("{name}: {gzip}"));
+    }
     if e.is_broken_pipe() {
         return Failure::Output(std::io::Error::from(std::io::ErrorKind::BrokenPipe));
     }
@@ -136,16 +142,19 @@ pub(crate) enum Source {
 impl Source {
     pub(crate) fn open(input: Input) -> Result<Source, Failure> {
         match &input.path {
-            // A gzip-compressed file cannot seek: it is read (decompressed) into memory below.
             Some(path) if !input.gzip => {
                 let file = File::open(path)
                     .map_err(|e| Failure::BadInput(format!("{}: cannot open: {e}", input.name)))?;
                 let len = file.metadata().map(|m| m.len()).unwrap_or(0);
                 Ok(Source::File(BufReader::with_capacity(1 << 16, file), len))
             }
-            // Read whole (it is read twice), up to the XSpace size limit, and refused at the first
+            // gzip cannot seek: it is decompressed once into a temporary file, walked plane by
+            // plane as it arrives as `inspect` walks a plain file (standard input too).
+            Some(_) => spool(input),
+            None if input.gzip => spool(input),
+            // Plain standard input: read whole (it is read twice), up to the XSpace size limit, and refused at the first
             // fault as it arrives, so that endless input that is no XSpace stops at once.
-            _ => {
+            None => {
                 let bytes = profkit_xplane::read_bytes(input.reader, ReadOptions::default())
                     .map_err(|e| Failure::BadInput(format!("{}: {e}", input.name)))?;
                 Ok(Source::Memory(Cursor::new(bytes)))
@@ -179,6 +188,91 @@ impl Seek for Source {
     }
 }
 
+/// A gzip-compressed XSpace decompressed into an unnamed temporary file (removed as soon as it
+/// is made, on unix, so that nothing is left behind whatever ends the process), each plane
+/// checked as it arrives: memory holds one encoded plane at a time, as for a plain file, and
+/// what it decompresses to is held to the gzip limit.
+fn spool(input: Input) -> Result<Source, Failure> {
+    let name = input.name.clone();
+    let cannot = |e: std::io::Error| {
+        Failure::BadInput(format!(
+            "{name}: cannot decompress into a temporary file in {}: {e}",
+            std::env::temp_dir().display()
+        ))
+    };
+    let mut file = anonymous_file().map_err(cannot)?;
+    let bad = |e: profkit_xplane::Error| Failure::BadInput(format!("{name}: {e}"));
+    {
+        let mut tee = SpoolTee {
+            inner: input.reader,
+            file: std::io::BufWriter::with_capacity(1 << 16, &mut file),
+            failed: None,
+        };
+        let mut reader = profkit_xplane::XSpaceReader::new(&mut tee, ReadOptions::default());
+        while let Some(item) = reader.next_raw() {
+            if let profkit_xplane::RawSpaceItem::Plane(plane) = item.map_err(bad)? {
+                plane.view().and_then(|view| view.check()).map_err(bad)?;
+            }
+        }
+        drop(reader);
+        if let Some(e) = tee.failed.take() {
+            return Err(cannot(e));
+        }
+        tee.file.flush().map_err(cannot)?;
+    }
+    let len = file.seek(std::io::SeekFrom::End(0)).map_err(cannot)?;
+    file.seek(std::io::SeekFrom::Start(0)).map_err(cannot)?;
+    Ok(Source::File(BufReader::with_capacity(1 << 16, file), len))
+}
+
+/// A new file in the temporary directory, already unlinked on unix.
+pub(crate) fn anonymous_file() -> std::io::Result<File> {
+    let dir = std::env::temp_dir();
+    let pid = std::process::id();
+    let mut last = None;
+    for n in 0..100 {
+        let path = dir.join(format!("profkit-{pid}-{n}.inflated.tmp"));
+        match std::fs::OpenOptions::new()
+            .read(true)
+            .write(true)
+            .create_new(true)
+            .open(&path)
+        {
+            Ok(file) => {
+                if cfg!(unix) {
+                    std::fs::remove_file(&path)?;
+                }
+                return Ok(file);
+            }
+            Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => last = Some(e),
+            Err(e) => return Err(e),
+        }
+    }
+    Err(last.unwrap_or_else(|| std::io::Error::other("no temporary name is free")))
+}
+
+/// Reads from `inner` and writes what it read to `file`. A write error stops the reading (as the
+/// end of the input) and is kept, to be reported as what it is.
+struct SpoolTee<R, W> {
+    inner: R,
+    file: W,
+    failed: Option<std::io::Error>,
+}
+
+impl<R: Read, W: Write> Read for SpoolTee<R, W> {
+    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+        if self.failed.is_some() {
+            return Ok(0);
+        }
+        let n = self.inner.read(buf)?;
+        if let Err(e) = self.file.write_all(buf.get(..n).unwrap_or_default()) {
+            self.failed = Some(e);
+            return Ok(0);
+        }
+        Ok(n)
+    }
+}
+
 /// The host xprof would see for a file: `<host>.xplane.pb` gives `host`, any other name its
 /// stem; standard input is `stdin`.
 pub(crate) fn host_of(input: &Input) -> String {
@@ -204,7 +298,7 @@ fn print_warnings(name: &str, warnings: impl IntoIterator<Item = String>) {
 
 /// The event model of a Paddle input, for `convert` and `report`.
 pub(crate) fn paddle_recording(input: Input) -> Result<(String, Recording), Failure> {
-    let options = PaddleReadOptions::default();
+    let options = crate::input::paddle_options();
     let recording = match input.format {
         Format::PaddleNodeTrees => {
             nodetree::read_node_trees(input.reader, options).map(|t| nodetree::to_recording(&t))
@@ -392,7 +486,7 @@ fn paddle_timeline(paths: &[PathBuf], from: Option<Format>, out: &Path) -> Resul
                 input.name, input.format
             )));
         }
-        let profile = legacy::read_profile(input.reader, PaddleReadOptions::default())
+        let profile = legacy::read_profile(input.reader, crate::input::paddle_options())
             .map_err(|e| Failure::BadInput(format!("{}: {e}", input.name)))?;
         profiles.push((key, profile));
     }

@@ -5,8 +5,10 @@ use std::fs::File;
 use std::io::{BufRead, BufReader, Read};
 use std::path::{Path, PathBuf};
 
-use flate2::read::MultiGzDecoder;
+use std::cell::{Cell, RefCell};
+
 use profkit_convert::chrome::{JsonShape, sniff_json};
+use profkit_gzip::{GzipReader, Limit};
 
 use crate::Failure;
 use crate::format::{self, Format};
@@ -18,8 +20,122 @@ const SNIFF_LEN: usize = 4096;
 /// opened a second time instead).
 const STDIN_SNIFF_LIMIT: u64 = 256 << 20;
 
-/// The two bytes every gzip member starts with.
-const GZIP_MAGIC: [u8; 2] = [0x1f, 0x8b];
+/// The environment variable that sets the limit on what a gzip input decompresses to, as
+/// `--max-inflated` does.
+pub(crate) const MAX_INFLATED_ENV: &str = "PROFKIT_MAX_INFLATED";
+
+/// The environment variable that sets Paddle's message budget, as `--paddle-bytes-per-message`.
+pub(crate) const PADDLE_BUDGET_ENV: &str = "PROFKIT_PADDLE_BYTES_PER_MESSAGE";
+
+thread_local! {
+    /// How Paddle's protobufs are read, for the command being run (the message budget).
+    static PADDLE_OPTIONS: Cell<profkit_events::paddle::ReadOptions> =
+        Cell::new(profkit_events::paddle::ReadOptions::default());
+    /// The limit on what a gzip input decompresses to, for the command being run.
+    static GZIP_LIMIT: Cell<Limit> = Cell::new(Limit::default());
+    /// The first gzip failure of the command being run, as `NAME: message`: readers above the
+    /// gzip layer may pass it on as a plain I/O error (or as an output error); the command's
+    /// message is this one.
+    static GZIP_FAILURE: RefCell<Option<String>> = const { RefCell::new(None) };
+}
+
+/// Sets the gzip limit for the commands run next on this thread, and forgets any failure.
+pub(crate) fn set_gzip_limit(limit: Limit) {
+    GZIP_LIMIT.with(|l| l.set(limit));
+    GZIP_FAILURE.with(|f| f.borrow_mut().take());
+}
+
+/// The gzip limit from `--max-inflated`, else from the environment, else the default.
+pub(crate) fn gzip_limit(flag: Option<&str>) -> Result<Limit, Failure> {
+    match flag {
+        Some(text) => {
+            Limit::parse(text).map_err(|e| Failure::Usage(format!("--max-inflated: {e}")))
+        }
+        None => match std::env::var(MAX_INFLATED_ENV) {
+            Ok(text) => {
+                Limit::parse(&text).map_err(|e| Failure::Usage(format!("{MAX_INFLATED_ENV}: {e}")))
+            }
+            Err(_) => Ok(Limit::default()),
+        },
+    }
+}
+
+/// Sets Paddle's message budget for the commands run next on this thread: from
+/// `--paddle-bytes-per-message`, else from the environment, else the default.
+pub(crate) fn set_paddle_budget(flag: Option<u64>) -> Result<(), Failure> {
+    let per = match flag {
+        Some(per) => per,
+        None => match std::env::var(PADDLE_BUDGET_ENV) {
+            Ok(text) => text.trim().parse().map_err(|_| {
+                Failure::Usage(format!(
+                    "{PADDLE_BUDGET_ENV}: {text:?} is not a whole number of bytes (0 turns the budget off)"
+                ))
+            })?,
+            Err(_) => profkit_events::paddle::DEFAULT_BYTES_PER_MESSAGE,
+        },
+    };
+    PADDLE_OPTIONS.with(|o| {
+        o.set(profkit_events::paddle::ReadOptions {
+            bytes_per_message: per,
+            ..o.get()
+        })
+    });
+    Ok(())
+}
+
+/// How the command being run reads Paddle's protobufs.
+pub(crate) fn paddle_options() -> profkit_events::paddle::ReadOptions {
+    PADDLE_OPTIONS.with(Cell::get)
+}
+
+/// What the message of a Paddle input over the message budget adds: how to read it anyway.
+pub(crate) const PADDLE_BUDGET_HINT: &str = "; to read it anyway, allow more messages with --paddle-bytes-per-message N (one message per N bytes; 0 turns the budget off) or PROFKIT_PADDLE_BYTES_PER_MESSAGE=N";
+
+/// The gzip failure of the command that just ran, if any (see `GZIP_FAILURE`).
+pub(crate) fn take_gzip_failure() -> Option<String> {
+    GZIP_FAILURE.with(|f| f.borrow_mut().take())
+}
+
+/// A gzip input that records its failure (see `GZIP_FAILURE`).
+struct Watched<R> {
+    inner: GzipReader<R>,
+    name: String,
+}
+
+impl<R: BufRead> Read for Watched<R> {
+    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+        self.inner.read(buf).inspect_err(|e| {
+            if let Some(gzip) = profkit_gzip::Error::find(e) {
+                let message = format!("{}: {gzip}", self.name);
+                GZIP_FAILURE.with(|f| {
+                    f.borrow_mut().get_or_insert(message);
+                });
+            }
+        })
+    }
+}
+
+/// A gzip reader of `compressed` (of `len` bytes, when known) under the command's limit.
+pub(crate) fn gunzip<R: BufRead + 'static>(
+    compressed: R,
+    len: Option<u64>,
+    name: &str,
+) -> Box<dyn BufRead> {
+    let options = profkit_gzip::Options {
+        limit: GZIP_LIMIT.with(Cell::get),
+        compressed_len: len,
+        hint: format!(
+            "; raise it with --max-inflated SIZE (or {MAX_INFLATED_ENV}=SIZE; 2G, 64x, unlimited)"
+        ),
+    };
+    Box::new(BufReader::with_capacity(
+        1 << 16,
+        Watched {
+            inner: GzipReader::new(compressed, options),
+            name: name.to_owned(),
+        },
+    ))
+}
 
 /// An opened input with its format decided.
 pub(crate) struct Input {
@@ -70,13 +186,15 @@ impl Input {
                 Err(_) => {}
             }
         }
-        let raw: Box<dyn Read> = if is_stdin {
-            Box::new(std::io::stdin())
+        let (raw, len): (Box<dyn Read>, Option<u64>) = if is_stdin {
+            (Box::new(std::io::stdin()), None)
         } else {
-            Box::new(open_file(path, &name)?)
+            let file = open_file(path, &name)?;
+            let len = file.metadata().ok().map(|m| m.len());
+            (Box::new(file), len)
         };
-        let (mut reader, gzip) =
-            ungzip(raw).map_err(|e| Failure::BadInput(format!("{name}: cannot read: {e}")))?;
+        let (mut reader, gzip) = ungzip(raw, len, &name)
+            .map_err(|e| Failure::BadInput(format!("{name}: cannot read: {e}")))?;
         let format = match from {
             Some(format) => format,
             None => {
@@ -181,7 +299,7 @@ fn probe(
     name: &str,
     gzip: bool,
 ) -> Result<Result<(), String>, Failure> {
-    use profkit_events::paddle::{ReadOptions as PaddleOptions, legacy, nodetree};
+    use profkit_events::paddle::{legacy, nodetree};
     let reader = open_decoded(path, name, gzip)?;
     Ok(match format {
         Format::Xspace => {
@@ -202,10 +320,10 @@ fn probe(
             }
             result
         }
-        Format::Paddle => legacy::read_profile(reader, PaddleOptions::default())
+        Format::Paddle => legacy::read_profile(reader, paddle_options())
             .map(|_| ())
             .map_err(|e| e.to_string()),
-        Format::PaddleNodeTrees => nodetree::read_node_trees(reader, PaddleOptions::default())
+        Format::PaddleNodeTrees => nodetree::read_node_trees(reader, paddle_options())
             .map(|_| ())
             .map_err(|e| e.to_string()),
         Format::Xdl if crate::xdl::is_meta_name(path) => profkit_xdl::read_meta_file(path)
@@ -236,23 +354,33 @@ fn open_file(path: &Path, name: &str) -> Result<File, Failure> {
 }
 
 /// The file at `path` from its start, gzip undone when it is compressed.
-fn open_decoded(path: &Path, name: &str, gzip: bool) -> Result<Box<dyn Read>, Failure> {
-    let file = BufReader::with_capacity(1 << 16, open_file(path, name)?);
+pub(crate) fn open_decoded(
+    path: &Path,
+    name: &str,
+    gzip: bool,
+) -> Result<Box<dyn BufRead>, Failure> {
+    let file = open_file(path, name)?;
+    let len = file.metadata().ok().map(|m| m.len());
+    let file = BufReader::with_capacity(1 << 16, file);
     Ok(if gzip {
-        Box::new(MultiGzDecoder::new(file))
+        gunzip(file, len, name)
     } else {
         Box::new(file)
     })
 }
 
-/// A buffered reader of `raw` with gzip undone when its first bytes are gzip's magic, and
-/// whether they were. Concatenated gzip members read as one stream, as `gzip -d` does.
-pub(crate) fn ungzip(raw: Box<dyn Read>) -> std::io::Result<(Box<dyn BufRead>, bool)> {
+/// A buffered reader of `raw` (of `len` bytes, when known) with gzip undone when its first bytes
+/// are gzip's magic, and whether they were. Concatenated gzip members read as one stream, as
+/// `gzip -d` does; the stream is checked as it arrives and held to the command's limit.
+pub(crate) fn ungzip(
+    raw: Box<dyn Read>,
+    len: Option<u64>,
+    name: &str,
+) -> std::io::Result<(Box<dyn BufRead>, bool)> {
     let mut reader = BufReader::with_capacity(1 << 16, raw);
-    let is_gzip = reader.fill_buf()?.starts_with(&GZIP_MAGIC);
+    let is_gzip = profkit_gzip::is_gzip(reader.fill_buf()?);
     if is_gzip {
-        let decoded = MultiGzDecoder::new(reader);
-        Ok((Box::new(BufReader::with_capacity(1 << 16, decoded)), true))
+        Ok((gunzip(reader, len, name), true))
     } else {
         Ok((Box::new(reader), false))
     }

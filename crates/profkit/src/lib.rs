@@ -44,6 +44,7 @@ mod paddle;
 mod parquet;
 mod plugin;
 mod poplar;
+mod text;
 mod xdl;
 mod xspace;
 
@@ -62,6 +63,16 @@ use crate::format::{Format, FormatParser};
 struct Cli {
     #[command(subcommand)]
     command: Command,
+    /// The most a gzip-compressed input may decompress to: a size (`2G`, `500M`, bytes), a
+    /// ratio to its compressed size (`64x`), or `unlimited` (default: 16 times the compressed
+    /// size plus 4 MiB; also set by the PROFKIT_MAX_INFLATED environment variable).
+    #[arg(long, global = true, value_name = "SIZE")]
+    max_inflated: Option<String>,
+    /// Paddle's protobufs: allow one decoded message per N bytes of input (default 20; 0 turns
+    /// the budget off; also set by the PROFKIT_PADDLE_BYTES_PER_MESSAGE environment variable).
+    /// Dense valid files (deep chains of ranges) may need a lower N, at more memory.
+    #[arg(long, global = true, value_name = "N")]
+    paddle_bytes_per_message: Option<u64>,
 }
 
 #[derive(Subcommand)]
@@ -73,6 +84,10 @@ enum Command {
         /// Print the summary as JSON.
         #[arg(long)]
         json: bool,
+        /// XSpace with --json: list at most N planes (`planes_not_listed` counts the rest; the
+        /// totals count every one).
+        #[arg(long, value_name = "N")]
+        max_planes: Option<usize>,
         /// The file's format, when detection from its content is not wanted.
         #[arg(long, value_parser = FormatParser::read())]
         from: Option<Format>,
@@ -102,6 +117,9 @@ enum Command {
         /// Print every problem, not ten of each kind and a count of the rest.
         #[arg(long)]
         all: bool,
+        /// With --json: list at most N problems (`problems_not_listed` counts the rest).
+        #[arg(long, value_name = "N")]
+        max_problems: Option<usize>,
         /// The file's format, when detection from its content is not wanted.
         #[arg(long, value_parser = FormatParser::read())]
         from: Option<Format>,
@@ -210,17 +228,20 @@ pub(crate) fn output_only() -> Failure {
 }
 
 fn run(cli: Cli) -> Result<(), Failure> {
+    input::set_gzip_limit(input::gzip_limit(cli.max_inflated.as_deref())?);
+    input::set_paddle_budget(cli.paddle_bytes_per_message)?;
     match cli.command {
         Command::Inspect {
             file,
             json,
+            max_planes,
             from,
             graph,
         } => {
             let input = input::Input::open(&file, from)?;
             match input.format {
                 Format::Poplar => poplar::inspect(input, json, graph.as_deref()),
-                Format::Xspace => xspace::inspect(input, json),
+                Format::Xspace => xspace::inspect(input, json, max_planes),
                 Format::Xdl => xdl::inspect(input, json),
                 Format::Paddle | Format::PaddleNodeTrees => paddle::inspect(input, json),
                 Format::Chrome | Format::PaddleTimeline => xspace::inspect_chrome(input, json),
@@ -242,11 +263,12 @@ fn run(cli: Cli) -> Result<(), Failure> {
             file,
             json,
             all,
+            max_problems,
             from,
             graph,
         } => {
             let input = input::Input::open(&file, from)?;
-            let cap = cap::Cap::new(all);
+            let cap = cap::Cap::new(all).json_limit(max_problems);
             match input.format {
                 Format::Poplar => poplar::validate(input, json, graph.as_deref(), cap),
                 Format::Xspace => xspace::validate(input, json, cap),
@@ -293,6 +315,10 @@ fn run(cli: Cli) -> Result<(), Failure> {
     }
 }
 
+/// What the message of a Paddle input over its message budget says (`profkit_events`'
+/// `TooManyMessages`), wherever a reader passed it on.
+const BUDGET_REFUSAL: &str = "more than the budget of one per";
+
 /// Runs the CLI on `args` (the program name first, as `std::env::args_os` gives them) and
 /// returns its exit code: what the `profkit` command of the Python wheel calls.
 pub fn run_args<I, T>(args: I) -> ExitCode
@@ -302,7 +328,18 @@ where
 {
     // clap exits with 2 on usage errors and 0 for --help / --version.
     let cli = Cli::parse_from(args);
-    match run(cli) {
+    let result = run(cli);
+    // A gzip input that failed is the cause, however the readers above it passed it on.
+    let result = match (result, input::take_gzip_failure()) {
+        (Err(Failure::BadInput(_) | Failure::Output(_)), Some(gzip)) => {
+            Err(Failure::BadInput(gzip))
+        }
+        (Err(Failure::BadInput(message)), None) if message.contains(BUDGET_REFUSAL) => Err(
+            Failure::BadInput(format!("{message}{}", input::PADDLE_BUDGET_HINT)),
+        ),
+        (result, _) => result,
+    };
+    match result {
         Ok(()) => ExitCode::SUCCESS,
         Err(Failure::BadInput(message)) => {
             eprintln!("profkit: {message}");

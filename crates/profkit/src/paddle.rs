@@ -4,7 +4,7 @@
 
 use std::io::Write;
 
-use profkit_events::paddle::{Problem, ReadOptions, legacy, nodetree};
+use profkit_events::paddle::{Problem, legacy, nodetree};
 use profkit_events::report::summary::{Forest, SortedKey, Summary, SummaryOptions, TimeUnit};
 use profkit_events::report::{Place, Report, ReportOptions, SortKey};
 use profkit_events::{Recording, pair};
@@ -43,7 +43,7 @@ impl Decoded {
 }
 
 fn decode(input: Input) -> Result<(String, Format, Decoded), Failure> {
-    let options = ReadOptions::default();
+    let options = crate::input::paddle_options();
     let decoded = match input.format {
         Format::PaddleNodeTrees => {
             nodetree::read_node_trees(input.reader, options).map(Decoded::NodeTrees)
@@ -169,12 +169,16 @@ pub(crate) fn validate(input: Input, json: bool, mut cap: crate::cap::Cap) -> Re
     let (name, format, decoded) = decode(input)?;
     let problems = decoded.problems();
     if json {
-        json_out(&serde_json::json!({
-            "file": name,
-            "format": format.to_string(),
-            "valid": problems.is_empty(),
-            "problems": problems,
-        }))?;
+        let (listed, not_listed) = cap.json_problems(&problems);
+        json_out(&crate::cap::with_not_listed(
+            serde_json::json!({
+                "file": name,
+                "format": format.to_string(),
+                "valid": problems.is_empty(),
+                "problems": listed,
+            }),
+            not_listed,
+        ))?;
     } else {
         let mut out = std::io::stdout().lock();
         if problems.is_empty() {
@@ -373,7 +377,7 @@ pub(crate) fn report_command(
     let (name, forest, recording) = match input.format {
         Format::PaddleNodeTrees if !legacy => {
             let name = input.name.clone();
-            let trees = nodetree::read_node_trees(input.reader, ReadOptions::default())
+            let trees = nodetree::read_node_trees(input.reader, crate::input::paddle_options())
                 .map_err(|e| Failure::BadInput(format!("{}: {e}", input.name)))?;
             (name, Some(Forest::from_node_trees(&trees)), None)
         }

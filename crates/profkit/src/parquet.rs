@@ -275,8 +275,18 @@ fn prepare(
         return Err(Failure::Usage("convert needs IN... OUT".into()));
     };
     match format {
-        Format::Paddle => sources::paddle_profile(input.reader, info, options),
-        Format::PaddleNodeTrees => sources::paddle_node_trees(input.reader, info, options),
+        Format::Paddle => sources::paddle_profile_with(
+            input.reader,
+            info,
+            options,
+            crate::input::paddle_options(),
+        ),
+        Format::PaddleNodeTrees => sources::paddle_node_trees_with(
+            input.reader,
+            info,
+            options,
+            crate::input::paddle_options(),
+        ),
         // Streamed, so that standard input is never held whole.
         Format::Chrome | Format::PaddleTimeline => {
             sources::chrome_reader(input.reader, info, options)

@@ -260,18 +260,17 @@ fn write_memory(out: &mut impl Write, m: &MemoryReport, total_memory: u64) -> st
     }
     if !m.categories.is_empty() {
         writeln!(out, "  largest categories:")?;
-        let width = m
-            .categories
-            .iter()
-            .take(CATEGORY_LINES)
-            .map(|c| c.name.chars().count())
-            .max()
-            .unwrap_or(0);
+        let width = crate::text::width(
+            m.categories
+                .iter()
+                .take(CATEGORY_LINES)
+                .map(|c| c.name.as_str()),
+        );
         for c in m.categories.iter().take(CATEGORY_LINES) {
             writeln!(
                 out,
                 "    {:width$}  {:>12} bytes  {:>5.1}%",
-                c.name,
+                crate::text::clip(&c.name),
                 c.bytes,
                 c.share * 100.0,
                 width = width
@@ -299,7 +298,7 @@ fn node_line(node: &ProgramNode) -> String {
         line.push_str("(missing: index out of range)");
     }
     if let Some(name) = &node.name {
-        line.push_str(&format!(" {name:?}"));
+        line.push_str(&format!(" {:?}", crate::text::clip(name)));
     }
     if let Some(cs) = node.compute_set {
         line.push_str(&format!(" (compute set {cs})"));
@@ -463,15 +462,19 @@ pub(crate) fn validate(
     let errors = count(&problems, Severity::Error);
     let warnings = count(&problems, Severity::Warning);
     if json {
-        json_out(&serde_json::json!({
-            "file": name,
-            "format": "poplar",
-            "shape": file.shape().name(),
-            "valid": errors == 0,
-            "errors": errors,
-            "warnings": warnings,
-            "problems": problems,
-        }))?;
+        let (listed, not_listed) = cap.json_problems(&problems);
+        json_out(&crate::cap::with_not_listed(
+            serde_json::json!({
+                "file": name,
+                "format": "poplar",
+                "shape": file.shape().name(),
+                "valid": errors == 0,
+                "errors": errors,
+                "warnings": warnings,
+                "problems": listed,
+            }),
+            not_listed,
+        ))?;
     } else {
         let mut out = std::io::BufWriter::new(std::io::stdout().lock());
         for p in &problems {

@@ -154,11 +154,7 @@ fn write_keys(out: &mut impl Write, columns: &[KeySummary]) -> std::io::Result<(
         return Ok(());
     }
     writeln!(out, "  keys:")?;
-    let width = columns
-        .iter()
-        .map(|c| c.key.chars().count())
-        .max()
-        .unwrap_or(0);
+    let width = crate::text::width(columns.iter().map(|c| c.key.as_str()));
     for c in columns {
         let dtypes: Vec<&str> = c.dtypes.iter().map(String::as_str).collect();
         let mut shapes: Vec<String> = c.shapes.iter().map(|s| shape_text(s)).collect();
@@ -173,7 +169,7 @@ fn write_keys(out: &mut impl Write, columns: &[KeySummary]) -> std::io::Result<(
         writeln!(
             out,
             "    {:width$}  {:7} {}{scalar}  ({} bytes of data)",
-            c.key,
+            crate::text::clip(&c.key),
             dtypes.join("|"),
             shapes.join(" | "),
             c.data_bytes,
@@ -338,12 +334,16 @@ pub(crate) fn validate(input: Input, json: bool, mut cap: crate::cap::Cap) -> Re
         + files.iter().map(|f| f.records).sum::<u64>();
     let file_count = datasets.iter().map(|d| d.files.len()).sum::<usize>() + files.len();
     if json {
-        json_out(&serde_json::json!({
-            "input": name,
-            "format": "xdl",
-            "valid": problems.is_empty(),
-            "problems": problems,
-        }))?;
+        let (listed, not_listed) = cap.json_problems(&problems);
+        json_out(&crate::cap::with_not_listed(
+            serde_json::json!({
+                "input": name,
+                "format": "xdl",
+                "valid": problems.is_empty(),
+                "problems": listed,
+            }),
+            not_listed,
+        ))?;
     } else {
         let mut out = std::io::stdout().lock();
         if problems.is_empty() {

@@ -2,13 +2,14 @@
 //! each plane's bytes through a view, so their memory is bounded by the largest encoded plane;
 //! dump holds the whole space.
 
-use std::io::Write;
+use std::io::{Seek, Write};
 
 use profkit_xplane::summary::{PlaneSummary, Summary};
 use profkit_xplane::{RawSpaceItem, ReadOptions, XSpace, XSpaceReader};
 
 use crate::Failure;
 use crate::input::Input;
+use crate::text::clip;
 
 /// Formats picoseconds as microseconds with all six decimals, exactly.
 fn us(ps: i128) -> String {
@@ -24,44 +25,124 @@ struct JsonSummary<'a> {
     file: &'a str,
     format: String,
     summary: &'a Summary,
+    /// With `--max-planes`: the planes left out of `summary.planes`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    planes_not_listed: Option<usize>,
 }
 
-pub(crate) fn inspect(input: Input, json: bool) -> Result<(), Failure> {
+pub(crate) fn inspect(input: Input, json: bool, max_planes: Option<usize>) -> Result<(), Failure> {
+    // Each plane's summary goes to an unnamed temporary file as soon as it is made, in the form
+    // the output gives it, so that memory does not grow with the number of planes (an XSpace of
+    // millions of empty planes is 2 bytes a plane); the totals come first in the output, so the
+    // planes are copied after them.
     let mut summary = Summary::default();
+    let (mut start, mut end): (Option<i128>, Option<i128>) = (None, None);
+    let mut planes = 0usize;
+    let spool_failed = |e: std::io::Error| {
+        Failure::BadInput(format!(
+            "{}: cannot write the summary to a temporary file: {e}",
+            input.name
+        ))
+    };
+    let mut spool =
+        std::io::BufWriter::new(crate::convert::anonymous_file().map_err(spool_failed)?);
     let bad = |e: profkit_xplane::Error| Failure::BadInput(format!("{}: {e}", input.name));
     let mut reader = XSpaceReader::new(input.reader, ReadOptions::default());
     while let Some(item) = reader.next_raw() {
         match item.map_err(bad)? {
             RawSpaceItem::Plane(plane) => {
                 let view = plane.view().map_err(bad)?;
-                summary.add_plane_view(&view).map_err(bad)?;
+                let p = PlaneSummary::of_view(&view).map_err(bad)?;
                 // The summary reads only what it counts: the rest of the plane is checked too,
                 // so that a damaged file is reported, not summarised.
                 view.check().map_err(bad)?;
+                summary.total_lines += p.lines;
+                summary.total_events += p.events;
+                start = start.into_iter().chain(p.start_ps).min();
+                end = end.into_iter().chain(p.end_ps).max();
+                if !json {
+                    write_plane(&mut spool, &p).map_err(spool_failed)?;
+                } else if max_planes.is_none_or(|m| planes < m) {
+                    write_json_plane(&mut spool, &p, planes == 0).map_err(spool_failed)?;
+                }
+                planes += 1;
             }
             RawSpaceItem::Hostname(h) => summary.hostnames.push(h),
             RawSpaceItem::Error(_) => summary.errors += 1,
             RawSpaceItem::Warning(_) => summary.warnings += 1,
         }
     }
-    let mut out = std::io::stdout().lock();
+    let mut spool = spool
+        .into_inner()
+        .map_err(|e| spool_failed(e.into_error()))?;
+    spool
+        .seek(std::io::SeekFrom::Start(0))
+        .map_err(spool_failed)?;
+    let mut out = std::io::BufWriter::new(std::io::stdout().lock());
     if json {
         let doc = JsonSummary {
             file: &input.name,
             format: input.format.to_string(),
             summary: &summary,
+            planes_not_listed: max_planes.map(|m| planes - m.min(planes)),
         };
-        serde_json::to_writer_pretty(&mut out, &doc).map_err(|e| Failure::Output(e.into()))?;
+        // The document with no planes, the planes spliced into its empty list.
+        let text = serde_json::to_string_pretty(&doc).map_err(|e| Failure::Output(e.into()))?;
+        let (head, tail) = text
+            .split_once("\"planes\": []")
+            .unwrap_or((text.as_str(), ""));
+        out.write_all(head.as_bytes()).map_err(Failure::Output)?;
+        out.write_all(b"\"planes\": [").map_err(Failure::Output)?;
+        std::io::copy(&mut spool, &mut out).map_err(Failure::Output)?;
+        if max_planes.is_none_or(|m| m > 0) && planes > 0 {
+            out.write_all(b"\n    ").map_err(Failure::Output)?;
+        }
+        out.write_all(b"]").map_err(Failure::Output)?;
+        out.write_all(tail.as_bytes()).map_err(Failure::Output)?;
         writeln!(out).map_err(Failure::Output)?;
-        return Ok(());
+    } else {
+        write_head(&mut out, &input.name, &summary, planes, start.zip(end))
+            .map_err(Failure::Output)?;
+        std::io::copy(&mut spool, &mut out).map_err(Failure::Output)?;
     }
-    write_summary(&mut out, &input.name, &summary).map_err(Failure::Output)
+    out.flush().map_err(Failure::Output)
+}
+
+/// One plane as an element of the pretty-printed `planes` list (as `serde_json` lays out the
+/// whole document: six-space indents at that depth).
+fn write_json_plane(out: &mut impl Write, p: &PlaneSummary, first: bool) -> std::io::Result<()> {
+    let text = serde_json::to_string_pretty(p).map_err(std::io::Error::other)?;
+    out.write_all(if first { b"\n" } else { b",\n" })?;
+    for (i, line) in text.lines().enumerate() {
+        if i > 0 {
+            out.write_all(b"\n")?;
+        }
+        out.write_all(b"      ")?;
+        out.write_all(line.as_bytes())?;
+    }
+    Ok(())
 }
 
 fn write_summary(out: &mut impl Write, name: &str, s: &Summary) -> std::io::Result<()> {
+    write_head(out, name, s, s.planes.len(), s.start_ps().zip(s.end_ps()))?;
+    for p in &s.planes {
+        write_plane(out, p)?;
+    }
+    Ok(())
+}
+
+/// The summary's first lines: hosts, recorded errors, totals and time span.
+fn write_head(
+    out: &mut impl Write,
+    name: &str,
+    s: &Summary,
+    planes: usize,
+    span: Option<(i128, i128)>,
+) -> std::io::Result<()> {
     writeln!(out, "{name}: XSpace")?;
     if !s.hostnames.is_empty() {
-        writeln!(out, "hostnames: {}", s.hostnames.join(", "))?;
+        let hosts: Vec<_> = s.hostnames.iter().map(|h| clip(h)).collect();
+        writeln!(out, "hostnames: {}", hosts.join(", "))?;
     }
     if s.errors > 0 || s.warnings > 0 {
         writeln!(
@@ -72,12 +153,10 @@ fn write_summary(out: &mut impl Write, name: &str, s: &Summary) -> std::io::Resu
     }
     writeln!(
         out,
-        "planes: {}, lines: {}, events: {}",
-        s.planes.len(),
-        s.total_lines,
-        s.total_events
+        "planes: {planes}, lines: {}, events: {}",
+        s.total_lines, s.total_events
     )?;
-    if let (Some(start), Some(end)) = (s.start_ps(), s.end_ps()) {
+    if let Some((start, end)) = span {
         writeln!(
             out,
             "time span: {} to {} ({})",
@@ -86,15 +165,12 @@ fn write_summary(out: &mut impl Write, name: &str, s: &Summary) -> std::io::Resu
             us(end - start)
         )?;
     }
-    for p in &s.planes {
-        write_plane(out, p)?;
-    }
     Ok(())
 }
 
 fn write_plane(out: &mut impl Write, p: &PlaneSummary) -> std::io::Result<()> {
     writeln!(out)?;
-    writeln!(out, "plane {} \"{}\"", p.id, p.name)?;
+    writeln!(out, "plane {} \"{}\"", p.id, clip(&p.name))?;
     writeln!(
         out,
         "  lines: {}, events: {}, event metadata: {}, stat metadata: {}, plane stats: {}",
@@ -111,17 +187,12 @@ fn write_plane(out: &mut impl Write, p: &PlaneSummary) -> std::io::Result<()> {
     }
     if !p.top_events.is_empty() {
         writeln!(out, "  top events by total duration:")?;
-        let width = p
-            .top_events
-            .iter()
-            .map(|e| e.name.chars().count())
-            .max()
-            .unwrap_or(0);
+        let width = crate::text::width(p.top_events.iter().map(|e| e.name.as_str()));
         for e in &p.top_events {
             writeln!(
                 out,
                 "    {:width$}  {:>8} x  {}",
-                e.name,
+                clip(&e.name),
                 e.count,
                 us(e.total_duration_ps),
                 width = width
@@ -146,6 +217,7 @@ pub(crate) fn dump(input: Input) -> Result<(), Failure> {
 
 pub(crate) fn validate(input: Input, json: bool, mut cap: crate::cap::Cap) -> Result<(), Failure> {
     // Problems are written as they are found, never collected: a file can have one per event.
+    let cap_listed = cap.json_limit_value();
     let mut out = std::io::BufWriter::new(std::io::stdout().lock());
     let mut written = 0usize;
     // Problems of `Severity::Error`: the others (what real producers write) are warnings.
@@ -165,7 +237,9 @@ pub(crate) fn validate(input: Input, json: bool, mut cap: crate::cap::Cap) -> Re
             return;
         }
         let error = problem.severity == profkit_xplane::Severity::Error;
-        let result = if json {
+        let result = if json && !cap.json_lists(written) {
+            Ok(())
+        } else if json {
             write_json_problem(&mut out, &problem, written == 0)
         } else if error && cap.admit(&format!("{:?}", problem.kind)) {
             writeln!(out, "{name}: {problem}")
@@ -225,7 +299,16 @@ pub(crate) fn validate(input: Input, json: bool, mut cap: crate::cap::Cap) -> Re
     }
     if json {
         let close = if written > 0 { "\n  ]" } else { "]" };
-        writeln!(out, "{close},\n  \"valid\": {}\n}}", errors == 0).map_err(Failure::Output)?;
+        let not_listed = match cap_listed {
+            Some(l) => format!(",\n  \"problems_not_listed\": {}", written - l.min(written)),
+            None => String::new(),
+        };
+        writeln!(
+            out,
+            "{close}{not_listed},\n  \"valid\": {}\n}}",
+            errors == 0
+        )
+        .map_err(Failure::Output)?;
     } else if errors == 0 {
         let warnings = match written {
             0 => String::new(),
@@ -286,6 +369,7 @@ pub(crate) fn inspect_chrome(input: Input, json: bool) -> Result<(), Failure> {
             file: &name,
             format: format.to_string(),
             summary: &summary,
+            planes_not_listed: None,
         };
         serde_json::to_writer_pretty(&mut out, &doc).map_err(|e| Failure::Output(e.into()))?;
         return writeln!(out).map_err(Failure::Output);
@@ -325,6 +409,7 @@ pub(crate) fn validate_chrome(
     drop(text);
     let mut out = std::io::stdout().lock();
     let all = cap.is_all();
+    let cap_json = cap.json_limit_value();
     let capped = |list: &[(String, String)]| -> Vec<String> {
         let mut cap = crate::cap::Cap::new(all);
         let mut lines: Vec<String> = list
@@ -340,11 +425,14 @@ pub(crate) fn validate_chrome(
         // Every problem, as an object with its kind and severity (as for the other formats);
         // JSON is not capped.
         let object = |severity: &str, (kind, message): &(String, String)| serde_json::json!({"kind": kind, "message": message, "severity": severity});
+        let listed = cap_json.map_or(usize::MAX, |l| l);
         let problems: Vec<serde_json::Value> = errors
             .iter()
             .map(|e| object("error", e))
             .chain(warnings.iter().map(|w| object("warning", w)))
+            .take(listed)
             .collect();
+        let not_listed = cap_json.map(|_| errors.len() + warnings.len() - problems.len());
         let doc = serde_json::json!({
             "file": name,
             "format": "chrome",
@@ -353,6 +441,7 @@ pub(crate) fn validate_chrome(
             "warnings": warnings.len(),
             "problems": problems,
         });
+        let doc = crate::cap::with_not_listed(doc, not_listed);
         serde_json::to_writer_pretty(&mut out, &doc).map_err(|e| Failure::Output(e.into()))?;
         writeln!(out).map_err(Failure::Output)?;
     } else {

@@ -66,6 +66,7 @@ __all__ = [
     "xdl_records",
     "formats",
     "Problem",
+    "Problems",
     "Tables",
     "EventStream",
     "ProfkitError",
@@ -107,8 +108,13 @@ DEFAULT_LAYOUT = "frame"
 
 def _run(args: List[str], files: Sequence[PathLike], ok: Sequence[int] = (0,)) -> subprocess.CompletedProcess:
     """Runs ``profkit ARGS`` (this package's command, in a child process) and raises the
-    :class:`ProfkitError` its failure message describes."""
-    done = subprocess.run(
+    :class:`ProfkitError` its failure message describes.
+
+    An interrupt (``KeyboardInterrupt``, say Ctrl-C in a notebook, which reaches this process
+    only) or any other exception while it runs ends the child with SIGTERM, on which it removes
+    its temporary files and directories, and waits for it before passing the exception on: no
+    ``OUT.profkit-PID.tmp`` is left behind."""
+    child = subprocess.Popen(
         [sys.executable, "-m", "profkit", *args],
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
@@ -116,16 +122,65 @@ def _run(args: List[str], files: Sequence[PathLike], ok: Sequence[int] = (0,)) -
         encoding="utf-8",
         errors="replace",
     )
+    try:
+        stdout, stderr = child.communicate()
+    except BaseException:
+        _stop(child)
+        raise
+    done = subprocess.CompletedProcess(child.args, child.returncode, stdout, stderr)
     if done.returncode not in ok:
         raise from_cli(done.stderr, done.returncode, [os.fspath(f) for f in files])
     return done
+
+
+def _stop(child: subprocess.Popen) -> None:
+    """Ends ``child`` so that it cleans up (SIGTERM), then for good should it not end."""
+    try:
+        child.terminate()
+        child.wait(timeout=30)
+    except BaseException:
+        child.kill()
+        child.wait()
+
+
+def _json(text: str, files: Sequence[PathLike]) -> Any:
+    """The JSON the command printed; a document too large for this process's memory is a
+    :class:`LimitError`, not a bare ``MemoryError``."""
+    try:
+        return json.loads(text)
+    except MemoryError:
+        raise LimitError(
+            "the command's JSON answer is too large for this process's memory",
+            os.fspath(files[0]) if files else None,
+        ) from None
+    except ValueError as e:
+        raise DecodeError(f"the command's JSON answer does not read: {e}", None) from None
+
+
+def _limit_args(max_inflated: Optional[str], paddle_bytes_per_message: Optional[int]) -> List[str]:
+    """The command line's options for the limits (each left to its environment variable or its
+    default when ``None``)."""
+    args: List[str] = []
+    if max_inflated is not None:
+        args += ["--max-inflated", str(max_inflated)]
+    if paddle_bytes_per_message is not None:
+        args += ["--paddle-bytes-per-message", str(int(paddle_bytes_per_message))]
+    return args
 
 
 def _format_args(format: Optional[str]) -> List[str]:
     return ["--from", format] if format else []
 
 
-def inspect(path: PathLike, *, format: Optional[str] = None, graph: Optional[PathLike] = None) -> Dict[str, Any]:
+def inspect(
+    path: PathLike,
+    *,
+    format: Optional[str] = None,
+    graph: Optional[PathLike] = None,
+    max_planes: Optional[int] = 10_000,
+    max_inflated: Optional[str] = None,
+    paddle_bytes_per_message: Optional[int] = None,
+) -> Dict[str, Any]:
     """The summary of a profile, as ``profkit inspect --json`` prints it.
 
     For an XSpace: ``{"file", "format", "summary": {"planes": [...], "total_lines",
@@ -137,15 +192,25 @@ def inspect(path: PathLike, *, format: Optional[str] = None, graph: Optional[Pat
         format: the format, when detection from the content is not wanted (``"xspace"``,
             ``"chrome"``, ``"paddle"``, ``"paddle-trace"``, ``"poplar"``, ``"xdl"``).
         graph: Poplar: the graph profile an execution profile belongs to.
+        max_planes: XSpace: list at most this many planes (``None``: every one); the summary's
+            totals count every plane, and ``planes_not_listed`` the ones left out.
+        max_inflated: what a gzip-compressed input may decompress to (``"2G"``, ``"64x"``,
+            ``"unlimited"``; default 16 times its size plus 4 MiB, or ``PROFKIT_MAX_INFLATED``).
+        paddle_bytes_per_message: Paddle's message budget, one message per this many bytes
+            (default 20, or ``PROFKIT_PADDLE_BYTES_PER_MESSAGE``; 0 turns it off).
 
     Raises:
         ProfkitError: the file cannot be read (the subclass and attributes say why and where).
     """
     args = ["inspect", "--json", *_format_args(format), os.fspath(path)]
+    args += _limit_args(max_inflated, paddle_bytes_per_message)
+    if max_planes is not None:
+        args += ["--max-planes", str(int(max_planes))]
     if graph is not None:
         args += ["--graph", os.fspath(graph)]
-    done = _run(args, [path] + ([graph] if graph is not None else []))
-    return json.loads(done.stdout)
+    files = [path] + ([graph] if graph is not None else [])
+    done = _run(args, files)
+    return _json(done.stdout, files)
 
 
 @dataclass(frozen=True)
@@ -198,25 +263,48 @@ def _problems(doc: Any) -> Iterator[Problem]:
             yield from _problems(value)
 
 
-def validate(path: PathLike, *, format: Optional[str] = None, graph: Optional[PathLike] = None) -> List[Problem]:
+class Problems(List[Problem]):
+    """The problems :func:`validate` lists; ``not_listed`` counts those past ``max_problems``."""
+
+    not_listed: int = 0
+
+
+def validate(
+    path: PathLike,
+    *,
+    format: Optional[str] = None,
+    graph: Optional[PathLike] = None,
+    max_problems: Optional[int] = 10_000,
+    max_inflated: Optional[str] = None,
+    paddle_bytes_per_message: Optional[int] = None,
+) -> "Problems":
     """Checks a profile; the problems found (empty when it is valid).
 
     A file that cannot be read at all raises instead (the problems are of files that decode).
+    At most ``max_problems`` problems are listed (``None``: every one; a damaged file can have
+    one per event), the rest counted in the result's ``not_listed``. ``max_inflated`` and
+    ``paddle_bytes_per_message`` are :func:`inspect`'s.
 
     Raises:
         ProfkitError: the file cannot be read.
     """
     args = ["validate", "--json", *_format_args(format), os.fspath(path)]
+    args += _limit_args(max_inflated, paddle_bytes_per_message)
+    if max_problems is not None:
+        args += ["--max-problems", str(int(max_problems))]
     if graph is not None:
         args += ["--graph", os.fspath(graph)]
     done = _run(args, [path] + ([graph] if graph is not None else []), ok=(0, 1))
     if done.returncode == 1 and not done.stdout.strip():
         raise from_cli(done.stderr, 1, [path])
-    doc = json.loads(done.stdout)
+    doc = _json(done.stdout, [path])
     if isinstance(doc, dict) and "error" in doc:
         # The input broke off after some problems were written: it cannot be read.
         raise from_cli(done.stderr, 1, [path])
-    return list(_problems(doc))
+    found = Problems(_problems(doc))
+    if isinstance(doc, dict):
+        found.not_listed = int(doc.get("problems_not_listed") or 0)
+    return found
 
 
 def _progress_callback(progress: Progress, total_hint: int = 0) -> tuple:
@@ -248,6 +336,8 @@ def convert(
     max_file_mb: Optional[float] = None,
     overwrite: bool = False,
     progress: Progress = None,
+    max_inflated: Optional[str] = None,
+    paddle_bytes_per_message: Optional[int] = None,
 ) -> List[str]:
     """Converts profiles, as ``profkit convert IN... OUT`` does.
 
@@ -262,6 +352,10 @@ def convert(
         overwrite: replace what is already in the output (datasets, hosts).
         progress: a callable ``(inputs_done, inputs_total)`` called as each input is finished,
             or ``True`` for a tqdm bar.
+        max_inflated, paddle_bytes_per_message: the limits, as :func:`inspect` takes them.
+
+    A failure or an interrupt (``KeyboardInterrupt``) leaves ``out`` as it was, and no
+    temporary file or directory behind.
 
     Returns:
         The warnings the conversion printed (events left out, unmatched pairs).
@@ -278,6 +372,7 @@ def convert(
         args += ["--max-file-mb", str(max_file_mb)]
     if overwrite:
         args.append("--overwrite")
+    args += _limit_args(max_inflated, paddle_bytes_per_message)
     callback, close = _progress_callback(progress, len(paths))
     try:
         if callback:
@@ -290,10 +385,11 @@ def convert(
     return [line[len("profkit: "):] for line in done.stderr.splitlines() if ": warning: " in line]
 
 
-def merge(inputs: Sequence[PathLike], out: PathLike) -> None:
+def merge(inputs: Sequence[PathLike], out: PathLike, *, max_inflated: Optional[str] = None) -> None:
     """Merges the XSpaces of several hosts into one file, as ``profkit merge`` does."""
     paths = list(inputs)
-    _run(["merge", *[os.fspath(p) for p in paths], os.fspath(out)], [*paths, out])
+    args = ["merge", *[os.fspath(p) for p in paths], os.fspath(out)]
+    _run(args + _limit_args(max_inflated, None), [*paths, out])
 
 
 def report(
@@ -308,6 +404,8 @@ def report(
     place: Optional[str] = None,
     as_data: bool = False,
     format: Optional[str] = None,
+    max_inflated: Optional[str] = None,
+    paddle_bytes_per_message: Optional[int] = None,
 ) -> Union[str, Dict[str, Any]]:
     """The tables PaddlePaddle's ``Profiler.summary()`` prints, of a profile (Paddle's node trees,
     an XSpace, a Chrome trace), as ``profkit report`` prints them; a legacy Paddle ``Profile``
@@ -347,8 +445,9 @@ def report(
         args += ["--time-unit", time_unit]
     if as_data:
         args.append("--json")
+    args += _limit_args(max_inflated, paddle_bytes_per_message)
     done = _run(args, [path])
-    return json.loads(done.stdout) if as_data else done.stdout
+    return _json(done.stdout, [path]) if as_data else done.stdout
 
 
 def formats() -> List[str]:
@@ -398,6 +497,8 @@ def tables(
     events: bool = True,
     progress: Progress = None,
     layout: str = DEFAULT_LAYOUT,
+    max_inflated: Optional[str] = None,
+    paddle_bytes_per_message: Optional[int] = None,
 ) -> Tables:
     """Every table of an input, read in one pass.
 
@@ -412,6 +513,8 @@ def tables(
             ``offset_ps`` as ``int64``, ``stats`` as the text of a JSON object) or ``"parquet"``
             (exactly the Parquet dataset's columns: ``start_ps`` as ``decimal128(38, 0)``,
             ``stats`` as a map). Both hold the same values exactly; see docs/python.md.
+        max_inflated, paddle_bytes_per_message: the limits, as :func:`inspect` takes them (a
+            gzip-compressed input is read as it is decompressed, as the command line reads it).
 
     Raises:
         ProfkitError: the input cannot be read (subclass and attributes say why and where).
@@ -420,7 +523,17 @@ def tables(
 
     callback, close = _progress_callback(progress, _file_size(path))
     try:
-        read = _native.read_tables(os.fspath(path), format, host, batch_rows, events, callback, layout)
+        read = _native.read_tables(
+            os.fspath(path),
+            format,
+            host,
+            batch_rows,
+            events,
+            callback,
+            layout,
+            None if max_inflated is None else str(max_inflated),
+            paddle_bytes_per_message,
+        )
     finally:
         close()
     return Tables(
@@ -441,6 +554,8 @@ def events(
     batch_rows: int = TABLE_BATCH_ROWS,
     progress: Progress = None,
     layout: str = DEFAULT_LAYOUT,
+    max_inflated: Optional[str] = None,
+    paddle_bytes_per_message: Optional[int] = None,
 ) -> "pyarrow.Table":
     """The events of a profile as a ``pyarrow.Table``: one row per event with its host, plane,
     line, name, start, duration (``duration_ps``), the common stats as typed columns and every
@@ -458,7 +573,14 @@ def events(
     files larger than memory.
     """
     return tables(
-        path, format=format, host=host, batch_rows=batch_rows, progress=progress, layout=layout
+        path,
+        format=format,
+        host=host,
+        batch_rows=batch_rows,
+        progress=progress,
+        layout=layout,
+        max_inflated=max_inflated,
+        paddle_bytes_per_message=paddle_bytes_per_message,
     ).events
 
 
@@ -503,12 +625,21 @@ class EventStream:
         batch_rows: int = DEFAULT_BATCH_ROWS,
         progress: Progress = None,
         layout: str = DEFAULT_LAYOUT,
+        max_inflated: Optional[str] = None,
+        paddle_bytes_per_message: Optional[int] = None,
     ) -> None:
         import pyarrow  # noqa: F401
 
         self._callback, self._close_progress = _progress_callback(progress, _file_size(path))
         self._inner = _native.EventStream(
-            os.fspath(path), format, host, batch_rows, self._callback, layout
+            os.fspath(path),
+            format,
+            host,
+            batch_rows,
+            self._callback,
+            layout,
+            None if max_inflated is None else str(max_inflated),
+            paddle_bytes_per_message,
         )
 
     @property
@@ -566,6 +697,8 @@ def stream_events(
     batch_rows: int = DEFAULT_BATCH_ROWS,
     progress: Progress = None,
     layout: str = DEFAULT_LAYOUT,
+    max_inflated: Optional[str] = None,
+    paddle_bytes_per_message: Optional[int] = None,
 ) -> EventStream:
     """The events of a profile as a stream of ``pyarrow.RecordBatch`` (see :class:`EventStream`)
     for files larger than memory (``layout`` as :func:`events` says)::
@@ -574,5 +707,12 @@ def stream_events(
             df = batch.to_pandas()
     """
     return EventStream(
-        path, format=format, host=host, batch_rows=batch_rows, progress=progress, layout=layout
+        path,
+        format=format,
+        host=host,
+        batch_rows=batch_rows,
+        progress=progress,
+        layout=layout,
+        max_inflated=max_inflated,
+        paddle_bytes_per_message=paddle_bytes_per_message,
     )

@@ -121,7 +121,13 @@ def _class_for(kind: str, message: str) -> type:
         return ConversionError
     if "truncated" in lower or "input ends" in lower:
         return TruncatedError
-    if "over the limit" in lower or "nested deeper" in lower or "limit of" in lower:
+    if (
+        "over the limit" in lower
+        or "nested deeper" in lower
+        or "limit of" in lower
+        or "the limit for gzip input" in lower
+        or "more than the budget of" in lower
+    ):
         return LimitError
     return DecodeError
 

@@ -17,6 +17,8 @@ def read_tables(
     events: bool = True,
     progress: _Progress = None,
     layout: Literal["frame", "parquet"] = "frame",
+    max_inflated: Optional[str] = None,
+    paddle_bytes_per_message: Optional[int] = None,
 ) -> Dict[str, Any]:
     """``{"events"?, "planes", "lines", "metadata": pyarrow.Table, "format": str,
     "warnings": list[str]}``; the GIL is released while reading. ``layout="frame"``: the events'
@@ -46,6 +48,8 @@ class EventStream:
         batch_rows: int = 65536,
         progress: _Progress = None,
         layout: Literal["frame", "parquet"] = "frame",
+        max_inflated: Optional[str] = None,
+        paddle_bytes_per_message: Optional[int] = None,
     ) -> None: ...
     def __iter__(self) -> "EventStream": ...
     def __next__(self) -> pyarrow.RecordBatch: ...
