@@ -117,6 +117,9 @@ pub enum WarningKind {
     DuplicateKey,
     /// Events of phases an XSpace has no place for (samples, objects, memory dumps).
     Unsupported,
+    /// A string with a lone UTF-16 surrogate escape or bytes that are not UTF-8, kept with
+    /// U+FFFD in their place.
+    ReplacedText,
 }
 
 impl WarningKind {
@@ -393,18 +396,43 @@ const READ_BUFFER: usize = 1 << 20;
 /// [`read_chrome`] with explicit settings.
 pub fn read_chrome_with<R: Read>(reader: R, options: ChromeReadOptions) -> Result<ChromeImport> {
     let trace = Rc::new(RefCell::new(Trace::new()));
-    let json_options = ReadOptions::default().open_top_array(true);
+    // A bad string spoils one name or arg, not the trace: it is kept as replaced text, with a
+    // warning naming where.
+    let json_options = ReadOptions::default()
+        .open_top_array(true)
+        .replace_invalid(true);
     let mut json = Reader::with_buffer(skip_bom(reader), json_options, READ_BUFFER);
     if options.fast_events {
         json.set_raw_hook(Box::new(fast::FastEvents::new(Rc::clone(&trace))));
     }
     let result = json.read_document_seed(Document { trace: &trace });
+    let (replaced, places) = json.replaced_strings();
+    let places = places.to_vec();
     drop(json);
     let trace = std::mem::replace(&mut *trace.borrow_mut(), Trace::new());
-    match result {
-        Ok(()) => trace.into_import(),
-        Err(e) => Err(chrome_error(e)),
+    let mut import = match result {
+        Ok(()) => trace.into_import()?,
+        Err(e) => return Err(chrome_error(e)),
+    };
+    if replaced > 0 {
+        for place in places.iter().take(WARNINGS_PER_KIND) {
+            import.warnings.push(format!(
+                "{} (line {}, column {}): a string with a lone surrogate or bytes that are not UTF-8, kept with U+FFFD in their place",
+                place.path, place.line, place.column
+            ));
+        }
+        let shown = places.len().min(WARNINGS_PER_KIND) as u64;
+        if replaced > shown {
+            import
+                .warnings
+                .push(format!("... and {} more such strings", replaced - shown));
+        }
+        *import
+            .warning_counts
+            .entry(WarningKind::ReplacedText)
+            .or_default() += replaced;
     }
+    Ok(import)
 }
 
 fn chrome_error(e: profkit_json::Error) -> Error {

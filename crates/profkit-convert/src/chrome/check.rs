@@ -48,6 +48,14 @@ impl ChromeImport {
                 check
                     .errors
                     .push((format!("{kind:?}"), format!("{count} events: {kind:?}")));
+            } else if *kind == super::WarningKind::ReplacedText {
+                // Damage to the text itself, which the XSpace no longer shows.
+                check.warnings.push((
+                    format!("{kind:?}"),
+                    format!(
+                        "{count} strings with a lone surrogate or bytes that are not UTF-8, kept with U+FFFD in their place"
+                    ),
+                ));
             }
         }
         let problems = profkit_xplane::validate(space);
