@@ -286,6 +286,20 @@ def test_convert_is_the_cli(tmp_path):
         profkit.convert([SAMPLE], tmp_path / "ds", to="parquet")
 
 
+def test_convert_layouts(tmp_path):
+    trace = CONFORMANCE / "chrome/kineto-event-sync/input.json"
+    space = tmp_path / "trace.xplane.pb"
+    profkit.convert(trace, space)
+    back, xprof = tmp_path / "back.json", tmp_path / "xprof.json"
+    profkit.convert(space, back)
+    profkit.convert(space, xprof, layout="xprof")
+    events = json.loads(back.read_text())["traceEvents"]
+    assert any(e.get("ph") == "s" for e in events), "flow events come back"
+    shown = json.loads(xprof.read_text())["traceEvents"]
+    assert not any(e.get("ph") == "s" for e in shown)
+    assert any("flow" in e.get("args", {}) for e in shown), "xprof's flow args"
+
+
 def test_report(tmp_path):
     path = CONFORMANCE / "paddle/nodetree-sample/input.paddle_trace.pb"
     text = profkit.report(path)

@@ -146,13 +146,7 @@ pub fn run_bytes(bytes: &[u8]) -> Result<Outputs, String> {
     check_summary_forest(bytes, &space)?;
 
     let dump = view::to_json(&space);
-    let problems: String = validate(&space)
-        .iter()
-        .map(|p| match p.severity {
-            profkit_xplane::Severity::Error => format!("{p}\n"),
-            _ => format!("warning: {p}\n"),
-        })
-        .collect();
+    let problems = validate_text(&space);
     let summary = serde_json::to_string_pretty(&Summary::of(&space))
         .map_err(|e| format!("cannot serialise the summary: {e}"))?;
     outputs.insert("dump.json".into(), dump.into_bytes());
@@ -160,6 +154,17 @@ pub fn run_bytes(bytes: &[u8]) -> Result<Outputs, String> {
     outputs.insert("summary.json".into(), format!("{summary}\n").into_bytes());
     outputs.insert("chrome.json".into(), chrome(bytes, &space)?);
     Ok(outputs)
+}
+
+/// What `validate` finds in a space, a problem a line (warnings marked so), as `validate.txt`.
+pub fn validate_text(space: &XSpace) -> String {
+    validate(space)
+        .iter()
+        .map(|p| match p.severity {
+            profkit_xplane::Severity::Error => format!("{p}\n"),
+            _ => format!("warning: {p}\n"),
+        })
+        .collect()
 }
 
 /// `convert --to xspace` (`reencode`, which copies what is already canonical) writes the bytes of

@@ -14,10 +14,10 @@
 use std::io::Read;
 use std::path::Path;
 
+use profkit_xplane::decode;
 use profkit_xplane::summary::Summary;
-use profkit_xplane::{decode, validate};
 
-use crate::xplane::{check_reencode, chrome, flows_renamed};
+use crate::xplane::{check_reencode, chrome, flows_renamed, validate_text};
 use crate::{Format, Outputs};
 
 /// The handler for `conformance/xplane-device/`.
@@ -57,14 +57,7 @@ impl Format for XPlaneDeviceFormat {
         }
         let mut outputs = Outputs::new();
         outputs.insert("trace.txt".into(), trace_counts(&ours).into_bytes());
-        let problems: String = validate(&space)
-            .iter()
-            .map(|p| match p.severity {
-                profkit_xplane::Severity::Error => format!("{p}\n"),
-                _ => format!("warning: {p}\n"),
-            })
-            .collect();
-        outputs.insert("validate.txt".into(), problems.into_bytes());
+        outputs.insert("validate.txt".into(), validate_text(&space).into_bytes());
         let summary = serde_json::to_string_pretty(&Summary::of(&space))
             .map_err(|e| format!("cannot serialise the summary: {e}"))?;
         outputs.insert("summary.json".into(), format!("{summary}\n").into_bytes());

@@ -4,8 +4,9 @@
 //! base for the program itself.
 //!
 //! The peak is the child's own maximum resident set, which `wait4` returns for the one child it
-//! reaps (so tests running in parallel do not see each other's children). This is a memory
-//! bound, not a timing threshold.
+//! reaps (so tests running in parallel do not see each other's children), the child started from
+//! a fresh process so that this one's own peak does not count (see `profkit_measured`). This is a
+//! memory bound, not a timing threshold.
 
 // wait4 is the one call here that is not safe Rust; it only fills the two values it is given.
 #![allow(unsafe_code)]
@@ -34,13 +35,22 @@ struct Run {
     peak: u64,
 }
 
-// The child is reaped by wait4 below, which std does not know of.
-#[allow(clippy::zombie_processes)]
+/// Runs profkit with `args` and measures its peak. The child is started from a fresh process (this
+/// test binary run again for [`measured_child`] alone), not from this one: a child spawned here
+/// (std spawns with vfork) would report at least this process's own peak, which the hostile
+/// inputs other tests build in memory can raise past the bound.
 fn profkit_measured(args: &[&str], stdin: Stdin<'_>) -> Run {
-    let mut child = Command::new(env!("CARGO_BIN_EXE_profkit"))
-        .args(args)
+    let mut child = Command::new(std::env::current_exe().unwrap())
+        .args([
+            "measured_child",
+            "--exact",
+            "--nocapture",
+            "--test-threads=1",
+            "-q",
+        ])
+        .env(MEASURED_ARGS, args.join("\u{1f}"))
         .stdin(Stdio::piped())
-        .stdout(Stdio::null())
+        .stdout(Stdio::piped())
         .stderr(Stdio::piped())
         .spawn()
         .unwrap();
@@ -73,6 +83,43 @@ fn profkit_measured(args: &[&str], stdin: Stdin<'_>) -> Run {
         let _ = stderr_pipe.read_to_string(&mut text);
         text
     });
+    let mut report = String::new();
+    let _ = child.stdout.take().unwrap().read_to_string(&mut report);
+    let _ = child.wait();
+    let _ = writer.join();
+    let stderr = reader.join().unwrap();
+    let line = report
+        .lines()
+        .find_map(|l| l.strip_prefix("PROFKIT_MEASURED "))
+        .unwrap_or_else(|| panic!("no measurement from the helper process: {report}{stderr}"));
+    let mut fields = line.split(' ');
+    let peak = fields.next().and_then(|f| f.parse().ok()).unwrap_or(0);
+    let code = fields.next().and_then(|f| f.parse().ok());
+    Run { code, stderr, peak }
+}
+
+/// The environment variable that makes [`measured_child`] run profkit (its args joined by
+/// U+001F).
+const MEASURED_ARGS: &str = "PROFKIT_MEASURED_ARGS";
+
+/// Not a test of its own: in the fresh process [`profkit_measured`] starts, runs profkit with the
+/// given args (standard input and error passed through) and prints its exit code and the peak
+/// `wait4` reports for it. Does nothing when run as a test.
+// The child is reaped by wait4 below, which std does not know of.
+#[allow(clippy::zombie_processes)]
+#[test]
+fn measured_child() {
+    let Ok(args) = std::env::var(MEASURED_ARGS) else {
+        return;
+    };
+    let args: Vec<&str> = args.split('\u{1f}').collect();
+    let child = Command::new(env!("CARGO_BIN_EXE_profkit"))
+        .args(&args)
+        .stdin(Stdio::inherit())
+        .stdout(Stdio::null())
+        .stderr(Stdio::inherit())
+        .spawn()
+        .unwrap();
     let pid = child.id() as libc::pid_t;
     let mut status: libc::c_int = 0;
     // SAFETY: a zeroed rusage is a valid value of the plain C struct; wait4 writes only to the
@@ -80,12 +127,14 @@ fn profkit_measured(args: &[&str], stdin: Stdin<'_>) -> Run {
     let mut usage: libc::rusage = unsafe { std::mem::zeroed() };
     let reaped = unsafe { libc::wait4(pid, &mut status, 0, &mut usage) };
     assert_eq!(reaped, pid, "wait4: {}", std::io::Error::last_os_error());
-    let _ = writer.join();
-    let stderr = reader.join().unwrap();
-    let code = libc::WIFEXITED(status).then(|| libc::WEXITSTATUS(status));
+    let code = if libc::WIFEXITED(status) {
+        libc::WEXITSTATUS(status).to_string()
+    } else {
+        "signal".to_owned()
+    };
     // Linux gives ru_maxrss in KiB.
     let peak = u64::try_from(usage.ru_maxrss).unwrap_or(0) * 1024;
-    Run { code, stderr, peak }
+    println!("PROFKIT_MEASURED {peak} {code}");
 }
 
 fn mb(bytes: u64) -> String {
@@ -374,7 +423,7 @@ fn duplicate_chrome_keys_are_warned_of() {
     );
     let written = std::fs::read_to_string(&out).unwrap();
     assert!(
-        written.contains(r#"{"args": {"x": "3", "y": "2"}, "dur": 20.0, "name": "b""#),
+        written.contains(r#"{"args": {"x": 3, "y": 2}, "dur": 20.0, "name": "b""#),
         "{written}"
     );
     let run = profkit(&["validate", input.to_str().unwrap()], None);

@@ -336,6 +336,7 @@ def convert(
     max_file_mb: Optional[float] = None,
     overwrite: bool = False,
     progress: Progress = None,
+    layout: Optional[str] = None,
     max_inflated: Optional[str] = None,
     paddle_bytes_per_message: Optional[int] = None,
 ) -> List[str]:
@@ -352,6 +353,10 @@ def convert(
         overwrite: replace what is already in the output (datasets, hosts).
         progress: a callable ``(inputs_done, inputs_total)`` called as each input is finished,
             or ``True`` for a tqdm bar.
+        layout: Chrome output: ``"xprof"`` (xprof's trace viewer JSON exactly) or
+            ``"trace-event"`` (the Trace Event Format's own members: flow events, ``cat``, typed
+            args, counter events, as PyTorch's tools read them); by default ``xprof`` for an
+            XSpace unless profkit made it from a Chrome trace, ``trace-event`` for other inputs.
         max_inflated, paddle_bytes_per_message: the limits, as :func:`inspect` takes them.
 
     A failure or an interrupt (``KeyboardInterrupt``) leaves ``out`` as it was, and no
@@ -372,6 +377,8 @@ def convert(
         args += ["--max-file-mb", str(max_file_mb)]
     if overwrite:
         args.append("--overwrite")
+    if layout:
+        args += ["--layout", layout]
     args += _limit_args(max_inflated, paddle_bytes_per_message)
     callback, close = _progress_callback(progress, len(paths))
     try:
