@@ -41,6 +41,6 @@ mod reader;
 pub use error::{Error, Location, Result};
 pub use reader::{
     DEFAULT_MAX_STRING_BYTES, DeError, MAX_DEPTH, Number, RAW_HOOK_TOKEN, RAW_NUMBER_TOKEN,
-    RawHook, RawRead, ReadOptions, Reader, U32_ARRAY_TOKEN, U64_ARRAY_TOKEN, from_reader,
-    from_reader_with, from_slice, from_str, number_at, number_text_len,
+    REPLACED_PLACES_KEPT, RawHook, RawRead, ReadOptions, Reader, U32_ARRAY_TOKEN, U64_ARRAY_TOKEN,
+    from_reader, from_reader_with, from_slice, from_str, number_at, number_text_len,
 };
