@@ -109,11 +109,16 @@ fn check_event(event: &Value) -> Result<(), String> {
                 other => return Err(format!("unknown metadata event {other:?}")),
             }
         }
-        "s" | "f" => {
-            // Flows, which the writer gives the events read from Chrome JSON's flows.
+        "s" | "t" | "f" => {
+            // Flows, which the writer gives the events read from Chrome JSON's flows (and from
+            // TSL's flow stats). Their id is a string or, as PyTorch writes it, a number.
             string("name")?;
             string("cat")?;
-            string("id")?;
+            match fields.get("id") {
+                Some(Value::String(_)) => {}
+                Some(Value::Number(n)) if n.is_u64() || n.is_i64() => {}
+                other => return Err(format!("{ph} event: id is {other:?}")),
+            }
             integer("pid")?;
             integer("tid")?;
             number("ts")?;
