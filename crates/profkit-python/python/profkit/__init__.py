@@ -122,6 +122,10 @@ def _run(args: List[str], files: Sequence[PathLike], ok: Sequence[int] = (0,)) -
         encoding="utf-8",
         errors="replace",
     )
+    # On an interrupt, `communicate` would first give the child a quarter of a second to end on
+    # its own (as if the interrupt had reached it too), time in which a conversion can finish and
+    # leave its output: stop it at once instead.
+    child._sigint_wait_secs = 0
     try:
         stdout, stderr = child.communicate()
     except BaseException:
