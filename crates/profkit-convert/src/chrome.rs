@@ -3232,6 +3232,12 @@ impl<'de> Visitor<'de> for Text {
     }
 }
 
+/// A pid or tid written as a number that is not an integer, as text: the shortest form that
+/// reads back as the same double (`1.5`, `1.8446744073709552e19`), not every digit of its value.
+fn float_id(v: f64) -> String {
+    format!("{v:?}")
+}
+
 /// A pid or tid.
 struct IdSeed;
 
@@ -3261,7 +3267,7 @@ impl<'de> Visitor<'de> for IdSeed {
         Ok(Id::Int(v))
     }
     fn visit_f64<E>(self, v: f64) -> std::result::Result<Id, E> {
-        Ok(Id::Text(v.to_string().into()))
+        Ok(Id::Text(float_id(v).into()))
     }
     fn visit_str<E>(self, v: &str) -> std::result::Result<Id, E> {
         Ok(Id::Text(v.into()))
@@ -3860,6 +3866,24 @@ mod tests {
 
     /// Flows of different categories on one slice keep each its own: a `flow_cat` per flow
     /// stat, which the writer pairs by position (found by the `chrome_json` fuzz target).
+    #[test]
+    fn ids_that_are_not_integers_keep_their_shortest_text() {
+        let text = br#"[{"ph": "X", "name": "a", "pid": 1, "tid": 1.5, "ts": 1, "dur": 2},
+            {"ph": "X", "name": "b", "pid": 1, "tid": 1.8446744073709552e19, "ts": 1, "dur": 2}]"#;
+        for fast in [true, false] {
+            let import =
+                read_chrome_with(&text[..], ChromeReadOptions::default().fast_events(fast))
+                    .unwrap();
+            let names: Vec<&str> = import.space.planes[0]
+                .lines
+                .iter()
+                .map(|l| l.name.as_str())
+                .collect();
+            assert!(names.contains(&"1.5"), "{names:?}");
+            assert!(names.contains(&"1.8446744073709552e19"), "{names:?}");
+        }
+    }
+
     #[test]
     fn flows_of_several_categories_on_one_slice() {
         let text = br#"[{"ph": "X", "name": "task", "pid": 1, "tid": 1, "ts": 10, "dur": 30,

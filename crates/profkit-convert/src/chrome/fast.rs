@@ -691,7 +691,7 @@ impl FastEvents {
                         Val::Str(a, z) => Id::Text(str_of(a, z).into()),
                         Val::Num(Arg::Int(i)) => Id::Int(i),
                         Val::Num(Arg::Uint(u)) => Id::Text(u.to_string().into()),
-                        Val::Num(Arg::Double(d)) => Id::Text(d.to_string().into()),
+                        Val::Num(Arg::Double(d)) => Id::Text(super::float_id(d).into()),
                         Val::Bool(b) => Id::Text(b.to_string().into()),
                         Val::Null => Id::Int(0),
                         _ => return false,
