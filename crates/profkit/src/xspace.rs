@@ -112,12 +112,23 @@ pub(crate) fn inspect(input: Input, json: bool, max_planes: Option<usize>) -> Re
 /// whole document: six-space indents at that depth).
 fn write_json_plane(out: &mut impl Write, p: &PlaneSummary, first: bool) -> std::io::Result<()> {
     let text = serde_json::to_string_pretty(p).map_err(std::io::Error::other)?;
+    write_json_element(out, &text, first, b"      ")
+}
+
+/// A pretty-printed JSON value as an element of a list being written: the separator, then each
+/// line indented by `indent` (the depth of the list in the whole document).
+fn write_json_element(
+    out: &mut impl Write,
+    text: &str,
+    first: bool,
+    indent: &[u8],
+) -> std::io::Result<()> {
     out.write_all(if first { b"\n" } else { b",\n" })?;
     for (i, line) in text.lines().enumerate() {
         if i > 0 {
             out.write_all(b"\n")?;
         }
-        out.write_all(b"      ")?;
+        out.write_all(indent)?;
         out.write_all(line.as_bytes())?;
     }
     Ok(())
@@ -344,15 +355,7 @@ fn write_json_problem(
 ) -> std::io::Result<()> {
     let value = serde_json::to_value(problem).map_err(std::io::Error::other)?;
     let text = serde_json::to_string_pretty(&value).map_err(std::io::Error::other)?;
-    out.write_all(if first { b"\n" } else { b",\n" })?;
-    for (i, line) in text.lines().enumerate() {
-        if i > 0 {
-            out.write_all(b"\n")?;
-        }
-        out.write_all(b"    ")?;
-        out.write_all(line.as_bytes())?;
-    }
-    Ok(())
+    write_json_element(out, &text, first, b"    ")
 }
 
 /// `inspect` of a Chrome trace: the summary of the XSpace it reads as.
