@@ -1,5 +1,5 @@
 //! The `chrome` format: Chrome trace JSON (the Trace Event Format) read with
-//! `profkit_convert::chrome` into an XSpace.
+//! `profkit_chrome` into an XSpace.
 //!
 //! A case holds `input.json` (or `input.json.gz`, gzipped as its producer wrote it). The outputs
 //! are `xspace.json` (the canonical JSON view of the
@@ -14,12 +14,10 @@
 
 use std::path::Path;
 
-use profkit_convert::chrome::{
-    ChromeImport, ChromeReadOptions, chrome_to_xspace, read_chrome_with,
-};
+use profkit_chrome::{ChromeImport, ChromeReadOptions, chrome_to_xspace, read_chrome_with};
 use profkit_convert::events::xspace_to_recording;
-use profkit_convert::trace_viewer::{self, Layout, TraceViewerOptions};
 use profkit_events::report::{Report, ReportOptions};
+use profkit_xprof::trace_viewer::{self, Layout, TraceViewerOptions};
 
 use crate::{Format, Outputs};
 
@@ -126,7 +124,7 @@ pub fn run_bytes(bytes: &[u8]) -> Result<Outputs, String> {
 
 /// What `profkit validate` prints for the trace (every problem, uncapped), its events named in
 /// the trace's own terms.
-fn validate_text(import: &profkit_convert::chrome::ChromeImport, bytes: &[u8]) -> String {
+fn validate_text(import: &profkit_chrome::ChromeImport, bytes: &[u8]) -> String {
     let check = import.check_source(bytes);
     let mut text = String::new();
     for (_, w) in &check.warnings {
@@ -147,8 +145,8 @@ fn validate_text(import: &profkit_convert::chrome::ChromeImport, bytes: &[u8]) -
 /// fast path off) gives the same import, or the same error.
 fn same_without_fast_path(
     bytes: &[u8],
-    fast: profkit_convert::Result<ChromeImport>,
-) -> Result<profkit_convert::Result<ChromeImport>, String> {
+    fast: profkit_chrome::Result<ChromeImport>,
+) -> Result<profkit_chrome::Result<ChromeImport>, String> {
     let slow = read_chrome_with(bytes, ChromeReadOptions::default().fast_events(false));
     match (&fast, &slow) {
         (Ok(a), Ok(b)) if a == b => {}

@@ -26,10 +26,10 @@ use std::path::Path;
 
 use profkit_convert::events::{recording_to_xspace, xspace_to_recording};
 use profkit_convert::paddle::{SINGLE_KEY, write_timeline};
-use profkit_convert::trace_viewer;
 use profkit_events::paddle::{ReadOptions, legacy, nodetree};
 use profkit_events::report::{Place, Report, ReportOptions, SortKey, parse_rows};
 use profkit_events::{Recording, Spans, pair};
+use profkit_xprof::trace_viewer;
 use serde_json::{Value, json};
 
 use crate::{Format, GeneratedFile, Outputs};
@@ -247,8 +247,8 @@ fn chrome(
     let _ = report;
     let mut out = Vec::new();
     // As `profkit convert` writes any input but an XSpace.
-    let options = profkit_convert::trace_viewer::TraceViewerOptions::of_layout(
-        profkit_convert::trace_viewer::Layout::TraceEvent,
+    let options = profkit_xprof::trace_viewer::TraceViewerOptions::of_layout(
+        profkit_xprof::trace_viewer::Layout::TraceEvent,
     );
     trace_viewer::write_space(&space, &mut out, &options).map_err(|e| e.to_string())?;
     Ok(out)

@@ -16,7 +16,7 @@
 
 use std::path::Path;
 
-use profkit_convert::chrome::chrome_to_xspace;
+use profkit_chrome::chrome_to_xspace;
 use profkit_convert::events::{recording_to_xspace, xspace_to_recording};
 use profkit_events::paddle::nodetree;
 use profkit_events::report::summary::{Forest, SortedKey, Summary, SummaryOptions, TimeUnit};

@@ -73,10 +73,10 @@ fn chrome(case_dir: &Path) -> Result<Option<Vec<u8>>, String> {
         .map_err(|e| e.to_string())?;
     let mut out = Vec::new();
     // As `profkit convert` writes any input but an XSpace.
-    let options = profkit_convert::trace_viewer::TraceViewerOptions::of_layout(
-        profkit_convert::trace_viewer::Layout::TraceEvent,
+    let options = profkit_xprof::trace_viewer::TraceViewerOptions::of_layout(
+        profkit_xprof::trace_viewer::Layout::TraceEvent,
     );
-    profkit_convert::trace_viewer::write_space(&space, &mut out, &options)
+    profkit_xprof::trace_viewer::write_space(&space, &mut out, &options)
         .map_err(|e| e.to_string())?;
     Ok(Some(out))
 }

@@ -118,10 +118,10 @@ pub fn run_case(case_dir: &Path) -> Result<Outputs, String> {
             .map_err(|e| format!("the XSpace conversion fails: {e}"))?;
         let mut chrome = Vec::new();
         // As `profkit convert` writes any input but an XSpace.
-        let chrome_options = profkit_convert::trace_viewer::TraceViewerOptions::of_layout(
-            profkit_convert::trace_viewer::Layout::TraceEvent,
+        let chrome_options = profkit_xprof::trace_viewer::TraceViewerOptions::of_layout(
+            profkit_xprof::trace_viewer::Layout::TraceEvent,
         );
-        profkit_convert::trace_viewer::write_space(&space, &mut chrome, &chrome_options)
+        profkit_xprof::trace_viewer::write_space(&space, &mut chrome, &chrome_options)
             .map_err(|e| format!("the Chrome conversion fails: {e}"))?;
         outputs.insert("chrome.json".into(), chrome);
     }

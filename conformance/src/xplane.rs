@@ -17,12 +17,12 @@ use std::path::Path;
 
 use profkit_convert::events::{xspace_forest, xspace_to_recording};
 use profkit_convert::merge::{reencode, reencode_decoded};
-use profkit_convert::trace_viewer::{self, TraceViewerOptions};
 use profkit_events::report::summary::{
     Forest, SortedKey, Summary as ReportSummary, SummaryOptions,
 };
 use profkit_xplane::summary::Summary;
 use profkit_xplane::{ReadOptions, XSpace, XSpaceReader, decode, encode, validate, view};
+use profkit_xprof::trace_viewer::{self, TraceViewerOptions};
 
 use crate::{Format, GeneratedFile, Outputs};
 
@@ -255,9 +255,9 @@ pub fn chrome(bytes: &[u8], space: &XSpace) -> Result<Vec<u8>, String> {
 }
 
 /// Trace viewer JSON with each `flow` arg's id renamed by first appearance (see
-/// [`profkit_convert::xprof::flows::ids_renamed`]): what can be compared of xprof's salted ids.
+/// [`profkit_xprof::flows::ids_renamed`]): what can be compared of xprof's salted ids.
 pub fn flows_renamed(text: &str) -> String {
-    profkit_convert::xprof::flows::ids_renamed(text)
+    profkit_xprof::flows::ids_renamed(text)
 }
 
 /// Whether two spaces hold the same data. `==` would do but for NaN doubles (NaN != NaN), so

@@ -96,7 +96,7 @@ fn trace_counts(json: &str) -> String {
                 .collect();
             if let Ok(value) = digits.parse::<u64>() {
                 with_flow += 1;
-                flows.insert(profkit_convert::xprof::flows::decode(value).0);
+                flows.insert(profkit_xprof::flows::decode(value).0);
             }
         }
     }

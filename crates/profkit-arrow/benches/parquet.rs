@@ -29,10 +29,10 @@ use std::process::Command;
 use std::time::Instant;
 
 use profkit_arrow::{HostInfo, Options, WriteOptions, sources};
-use profkit_convert::trace_viewer::{TraceViewerOptions, convert};
 use profkit_xplane::ReadOptions;
+use profkit_xprof::trace_viewer::{TraceViewerOptions, convert};
 
-#[path = "../../profkit-convert/benches/large/mod.rs"]
+#[path = "../../profkit-xprof/benches/large/mod.rs"]
 mod large;
 use large::write_large;
 

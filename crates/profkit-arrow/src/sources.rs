@@ -3,10 +3,7 @@
 
 use std::io::Read;
 
-use profkit_convert::{
-    chrome as chrome_convert, events as events_convert, poplar as poplar_convert,
-    xdl as xdl_convert,
-};
+use profkit_convert::{events as events_convert, poplar as poplar_convert, xdl as xdl_convert};
 use profkit_events::paddle::{ReadOptions as PaddleReadOptions, legacy, nodetree};
 use profkit_poplar::{ExecutionProfile, GraphProfile};
 use profkit_xplane::{ReadOptions, XSpace, XSpaceReader};
@@ -45,7 +42,7 @@ pub fn chrome(json: &[u8], info: HostInfo, options: Options) -> Result<Prepared>
 
 /// Chrome trace JSON read from any reader, streaming (standard input, say): as [`chrome`].
 pub fn chrome_reader(reader: impl Read, info: HostInfo, options: Options) -> Result<Prepared> {
-    let import = chrome_convert::read_chrome(reader)?;
+    let import = profkit_chrome::read_chrome(reader).map_err(profkit_convert::Error::from)?;
     let mut warnings = import.warnings;
     for (phase, count) in &import.skipped {
         warnings.push(format!(

@@ -21,21 +21,10 @@ pub enum Error {
     /// Reading a Poplar profile failed.
     #[error(transparent)]
     Poplar(#[from] profkit_poplar::Error),
-    /// A Chrome trace is not JSON, or not the Trace Event Format.
-    #[error(
-        "Chrome trace JSON {} (line {line}, column {column}): {reason}",
-        at(path)
-    )]
-    Chrome {
-        /// The JSON path of the value (`traceEvents[12].ts`), empty for the whole document.
-        path: String,
-        /// Line, from 1 (0 when unknown).
-        line: u64,
-        /// Column, from 1 (0 when unknown).
-        column: u64,
-        /// What is wrong there.
-        reason: String,
-    },
+    /// A Chrome trace is not JSON, or not the Trace Event Format (its read errors are
+    /// [`Error::Io`]).
+    #[error(transparent)]
+    Chrome(profkit_chrome::Error),
     /// The input is valid but cannot be converted the way asked, as the real tool could not
     /// either (for example an event type Paddle's `timeline.py` has no process for).
     #[error("{0}")]
@@ -48,12 +37,22 @@ pub enum Error {
     InFile(InFile<Error>),
 }
 
-/// Where a Chrome error is: its JSON path, or the top level for the empty path.
-fn at(path: &str) -> String {
-    if path.is_empty() {
-        "at the top level".to_owned()
-    } else {
-        format!("at {path}")
+impl From<profkit_xprof::Error> for Error {
+    fn from(e: profkit_xprof::Error) -> Error {
+        match e {
+            profkit_xprof::Error::Io(io) => Error::Io(io),
+            profkit_xprof::Error::Xspace(x) => Error::Xspace(x),
+            other => Error::Unsupported(other.to_string()),
+        }
+    }
+}
+
+impl From<profkit_chrome::Error> for Error {
+    fn from(e: profkit_chrome::Error) -> Error {
+        match e {
+            profkit_chrome::Error::Io(io) => Error::Io(io),
+            other => Error::Chrome(other),
+        }
     }
 }
 

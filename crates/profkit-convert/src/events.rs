@@ -40,7 +40,7 @@ use profkit_xplane::{
 
 /// The stat that holds an event's category (a Paddle node's event type); the Chrome trace writer
 /// writes it as the event's `cat`, and reading takes a Chrome trace's `cat` stat as one too.
-pub const CATEGORY_STAT: &str = "category";
+pub const CATEGORY_STAT: &str = profkit_chrome::CATEGORY_STAT;
 
 /// The name of the host plane's line of memory events (Paddle's memory nodes), one instant
 /// event per allocator event, named by its kind, its fields as stats.

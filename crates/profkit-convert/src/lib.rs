@@ -31,17 +31,22 @@
     warn(clippy::unwrap_used, clippy::expect_used, clippy::panic)
 )]
 
-pub mod chrome;
+/// Chrome trace JSON, read into an XSpace (moved to the `profkit-chrome` crate; kept here for
+/// the 0.x releases).
+pub use profkit_chrome as chrome;
 pub mod detect;
 mod error;
 pub mod events;
-mod lite;
 pub mod merge;
 pub mod paddle;
 pub mod poplar;
-pub mod text;
-pub mod trace_viewer;
+/// Numbers and strings as the tools we reproduce print them (moved to `profkit_json::write`;
+/// kept here for the 0.x releases).
+pub use profkit_json::write as text;
+/// xprof's trace viewer (moved to the `profkit-xprof` crate; kept here for the 0.x releases).
+pub use profkit_xprof::trace_viewer;
 pub mod xdl;
-pub mod xprof;
+/// xprof's preprocessing (moved to the `profkit-xprof` crate; kept here for the 0.x releases).
+pub use profkit_xprof::preprocess as xprof;
 
 pub use error::{Error, Result};

@@ -24,7 +24,7 @@ use std::io::Write;
 use profkit_events::paddle::legacy::Profile;
 
 use crate::error::{Error, Result};
-use crate::text::{push_json_str, push_py_float};
+use profkit_json::write::{push_json_str, push_py_float};
 
 /// The key timeline.py gives a single profile.
 pub const SINGLE_KEY: &str = "trainer";

@@ -1,6 +1,7 @@
-//! The streaming JSON reader profkit's JSON format crates share (Poplar profiles in
-//! `profkit-poplar`, Chrome trace JSON in `profkit-convert`), as `profkit-wire` is shared by the
-//! protobuf ones.
+//! The JSON profkit's JSON format crates share (Poplar profiles in `profkit-poplar`, Chrome trace
+//! JSON in `profkit-chrome`, xprof's trace viewer in `profkit-xprof`), as `profkit-wire` is shared
+//! by the protobuf ones: a streaming reader, and in [`write`] strings and numbers as the Python
+//! tools we reproduce write them.
 //!
 //! [`Reader`] takes any `Read`, holds one fixed buffer of it at a time, and is a serde
 //! `Deserializer`: a caller reads typed values with `Deserialize`, or walks a long array one
@@ -37,6 +38,7 @@ mod error;
 pub mod number;
 pub mod path;
 mod reader;
+pub mod write;
 
 pub use error::{Error, Location, Result};
 pub use reader::{

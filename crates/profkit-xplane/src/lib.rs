@@ -47,6 +47,7 @@ mod codec;
 pub mod constants;
 mod encoder;
 mod error;
+pub mod flow;
 mod stream;
 pub mod summary;
 pub mod utils;

@@ -12,13 +12,14 @@ use std::io::{BufReader, Cursor, IsTerminal, Read, Seek, Write};
 use std::path::{Path, PathBuf};
 
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
+use profkit_chrome as chrome;
 use profkit_convert::merge::{HostInput, merge, reencode};
-use profkit_convert::trace_viewer::{self, Layout, TraceViewerOptions};
-use profkit_convert::{chrome, events, paddle as paddle_timeline, poplar, xdl};
+use profkit_convert::{events, paddle as paddle_timeline, poplar, xdl};
 use profkit_events::Recording;
 use profkit_events::paddle::{legacy, nodetree};
 use profkit_poplar::ProfileFile;
 use profkit_xplane::{ReadOptions, XSpace, encode};
+use profkit_xprof::trace_viewer::{self, Layout, TraceViewerOptions};
 
 use crate::format::Format;
 use crate::input::Input;
@@ -317,14 +318,14 @@ pub(crate) fn chrome_space(input: Input) -> Result<(String, XSpace), Failure> {
 
 /// A Chrome trace input read (streaming), its warnings printed.
 pub(crate) fn chrome_import(input: Input) -> Result<(String, chrome::ChromeImport), Failure> {
-    let import = chrome::read_chrome(input.reader).map_err(|e| failure(&input.name, e))?;
+    let import = chrome::read_chrome(input.reader).map_err(|e| failure(&input.name, e.into()))?;
     Ok((input.name.clone(), imported(&input.name, import)))
 }
 
 /// A Chrome trace read from its whole text (which `validate` keeps, to name the events of its
 /// problems), its warnings printed.
 pub(crate) fn chrome_import_text(name: &str, text: &[u8]) -> Result<chrome::ChromeImport, Failure> {
-    let import = chrome::read_chrome(text).map_err(|e| failure(name, e))?;
+    let import = chrome::read_chrome(text).map_err(|e| failure(name, e.into()))?;
     Ok(imported(name, import))
 }
 
@@ -400,7 +401,8 @@ fn spaces_of(inputs: Vec<Input>) -> Result<Vec<(String, XSpace)>, Failure> {
             )));
         }
         let execution = executions.first().and_then(|(_, f)| f.execution());
-        let space = poplar::poplar_to_xspace(execution, graph).map_err(|e| failure(&name, e))?;
+        let space =
+            poplar::poplar_to_xspace(execution, graph).map_err(|e| failure(&name, e))?;
         spaces.push((name, space));
     }
     if !datasets.is_empty() {
@@ -434,8 +436,8 @@ fn merged(spaces: Vec<(String, XSpace)>) -> Result<(String, XSpace), Failure> {
         })
         .collect();
     let mut out = Vec::new();
-    let summary =
-        merge(&mut inputs, &mut out, ReadOptions::default()).map_err(|e| failure(&name, e))?;
+    let summary = merge(&mut inputs, &mut out, ReadOptions::default())
+        .map_err(|e| failure(&name, e))?;
     print_warnings(&name, summary.warnings);
     let space =
         profkit_xplane::decode(out).map_err(|e| Failure::BadInput(format!("{name}: {e}")))?;
@@ -560,7 +562,7 @@ pub(crate) fn convert(
         }
         _ => trace_viewer::write_space(&space, writer, &chrome_options(layout, false))
             .map(|_| ())
-            .map_err(|e| failure(&name, e)),
+            .map_err(|e| failure(&name, e.into())),
     };
     output.finish(result)
 }
@@ -627,7 +629,7 @@ fn convert_xspaces(
         let (output, writer) = Output::create(out)?;
         let result = trace_viewer::convert(Cursor::new(merged_bytes), writer, &chrome, None)
             .map(|s| note_unreproduced(&name, &s.unreproduced))
-            .map_err(|e| failure(&name, e));
+            .map_err(|e| failure(&name, e.into()));
         return output.finish(result);
     }
     let Some(input) = inputs.into_iter().next() else {
@@ -649,7 +651,7 @@ fn convert_xspaces(
         let mut report = |n: u64| progress.inc(n);
         let result = trace_viewer::convert(&mut source, writer, &chrome, Some(&mut report))
             .map(|s| note_unreproduced(&name, &s.unreproduced))
-            .map_err(|e| failure(&name, e));
+            .map_err(|e| failure(&name, e.into()));
         progress.finish();
         result
     };
@@ -680,7 +682,8 @@ pub(crate) fn merge_command(paths: Vec<PathBuf>, out: PathBuf) -> Result<(), Fai
     }
     let name = names.join(" + ");
     let (output, writer) = Output::create(&out)?;
-    let result = merge(&mut hosts, writer, ReadOptions::default()).map_err(|e| failure(&name, e));
+    let result =
+        merge(&mut hosts, writer, ReadOptions::default()).map_err(|e| failure(&name, e));
     let summary = output.finish(result)?;
     print_warnings(&name, summary.warnings.iter().cloned());
     if out.as_os_str() != "-" {

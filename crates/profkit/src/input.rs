@@ -7,7 +7,7 @@ use std::path::{Path, PathBuf};
 
 use std::cell::{Cell, RefCell};
 
-use profkit_convert::chrome::{JsonShape, sniff_json};
+use profkit_chrome::{JsonShape, sniff_json};
 use profkit_gzip::{GzipReader, Limit};
 
 use crate::Failure;
@@ -335,7 +335,7 @@ fn probe(
         Format::Poplar => profkit_poplar::from_reader::<profkit_poplar::ProfileFile, _>(reader)
             .map(|_| ())
             .map_err(|e| e.to_string()),
-        Format::Chrome | Format::PaddleTimeline => profkit_convert::chrome::read_chrome(reader)
+        Format::Chrome | Format::PaddleTimeline => profkit_chrome::read_chrome(reader)
             .map(|_| ())
             .map_err(|e| e.to_string()),
         Format::Parquet => Err("an output format only".to_owned()),

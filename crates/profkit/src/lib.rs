@@ -358,7 +358,7 @@ where
     }
 }
 
-/// The layouts of `convert --to chrome` (see `profkit_convert::trace_viewer::Layout`).
+/// The layouts of `convert --to chrome` (see `profkit_xprof::trace_viewer::Layout`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
 pub enum ChromeLayout {
     /// xprof's trace viewer JSON, exactly.

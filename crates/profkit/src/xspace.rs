@@ -408,7 +408,7 @@ pub(crate) fn validate_chrome(
         .map_err(|e| Failure::BadInput(format!("{}: {e}", input.name)))?;
     let name = input.name;
     let import = crate::convert::chrome_import_text(&name, &text)?;
-    let profkit_convert::chrome::ChromeCheck { errors, warnings } = import.check_source(&text);
+    let profkit_chrome::ChromeCheck { errors, warnings } = import.check_source(&text);
     drop(text);
     let mut out = std::io::stdout().lock();
     let all = cap.is_all();

@@ -12,10 +12,10 @@
 //! threads by them); and a category the first write took from a `category` stat (written as the
 //! event's `cat`) may come back in the args (see [`categories_in_args`]).
 
-use profkit_convert::Error;
-use profkit_convert::chrome::{ChromeReadOptions, chrome_to_xspace, read_chrome, read_chrome_with};
-use profkit_convert::trace_viewer::{TraceViewerOptions, write_space};
+use profkit_chrome::Error;
+use profkit_chrome::{ChromeReadOptions, chrome_to_xspace, read_chrome, read_chrome_with};
 use profkit_xplane::ProblemKind;
+use profkit_xprof::trace_viewer::{TraceViewerOptions, write_space};
 
 fn write(space: &profkit_xplane::XSpace) -> Vec<u8> {
     let options = TraceViewerOptions {
@@ -102,7 +102,7 @@ pub fn run(data: &[u8]) {
     }
     let import = match fast {
         Ok(import) => import,
-        Err(e @ Error::Chrome { line, column, .. }) => {
+        Err(e @ Error::Json { line, column, .. }) => {
             assert_eq!(
                 streamed.map_err(|e| e.to_string()).err(),
                 Some(e.to_string()),
@@ -124,7 +124,7 @@ pub fn run(data: &[u8]) {
     // A string with a lone surrogate or bad UTF-8 is kept as replaced text, with a warning.
     let replaced = import
         .warning_counts
-        .contains_key(&profkit_convert::chrome::WarningKind::ReplacedText);
+        .contains_key(&profkit_chrome::WarningKind::ReplacedText);
     assert!(
         serde_ok || open_array || replaced,
         "the reader accepts a text serde_json refuses: {:?}",

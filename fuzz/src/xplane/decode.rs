@@ -50,19 +50,19 @@ pub fn run(data: &[u8]) {
     // The trace viewer conversion (which reads most planes lightly first) accepts exactly what the
     // streaming reader accepts, fails with its error, and the in-memory conversion agrees.
     let mut converted = Vec::new();
-    let result = profkit_convert::trace_viewer::convert(
+    let result = profkit_xprof::trace_viewer::convert(
         std::io::Cursor::new(data),
         &mut converted,
-        &profkit_convert::trace_viewer::TraceViewerOptions::default(),
+        &profkit_xprof::trace_viewer::TraceViewerOptions::default(),
         None,
     );
     match (&streamed, result) {
         (Ok(items), Ok(_)) => {
             let mut again = Vec::new();
-            profkit_convert::trace_viewer::write_space(
+            profkit_xprof::trace_viewer::write_space(
                 &collect(items),
                 &mut again,
-                &profkit_convert::trace_viewer::TraceViewerOptions::default(),
+                &profkit_xprof::trace_viewer::TraceViewerOptions::default(),
             )
             .unwrap_or_else(|e| panic!("the in-memory conversion fails: {e}"));
             assert!(

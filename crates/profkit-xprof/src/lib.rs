@@ -1,0 +1,50 @@
+//! What xprof (the TensorFlow and JAX profiler's own tool) makes of an XSpace, reproduced without
+//! xprof: its preprocessing of a space ([`preprocess`]: step grouping, derived timelines, flows,
+//! the TPU runtime's rewrites) and its trace viewer ([`trace_viewer`]: the Chrome trace JSON it
+//! shows, byte for byte as xprof 2.24.2 writes it, or in the Trace Event Format's own layout for a
+//! space read from a Chrome trace), streamed plane by plane.
+//!
+//! Where each rule lives, by xprof's and TSL's own names:
+//!
+//! | xprof / TSL | module |
+//! |---|---|
+//! | `PreprocessSingleHostXSpace`, what it skips on grouped spaces | `preprocess` |
+//! | `PreprocessXPlane`'s rewrites of the TPU runtime's events | `preprocess::runtime` |
+//! | `ThreadpoolListener::Region` events | `preprocess::regions` |
+//! | `GroupTfEvents`, the event forest, step roots, `group_id`, `step_name`, `is_eager` | `preprocess::grouping` |
+//! | `GroupTpuEventsOSS`, TPU steps | `preprocess::grouping` (its `tpu` part) |
+//! | `GenerateDerivedTimeLines`: `Steps`, `XLA Modules`, `XLA Ops`, name scopes, source | `preprocess::derived` |
+//! | `AddFlowsToXplane`, `XFlow` ids | [`flows`] (and `profkit_xplane::flow`) |
+//! | the `Launch Stats` line | `preprocess::launch_stats` |
+//! | `SortXPlane` on TPU planes | `preprocess::sort` |
+//! | `HostEventType` and `StatType` names | `preprocess::event_types` |
+//! | the trace viewer's processes, threads, args and JSON | [`trace_viewer`] |
+//!
+//! ```
+//! use profkit_xprof::trace_viewer::{TraceViewerOptions, write_space};
+//! use profkit_xplane::{PlaneBuilder, XPlane, XSpace};
+//! let mut plane = XPlane::default();
+//! let mut b = PlaneBuilder::new(&mut plane);
+//! b.set_name("/host:CPU");
+//! b.line(7).set_name("main").add_event("step").set_offset_ps(1_000_000).set_duration_ps(2_500_000);
+//! let space = XSpace { planes: vec![plane], ..XSpace::default() };
+//! let mut json = Vec::new();
+//! write_space(&space, &mut json, &TraceViewerOptions::default())?;
+//! let json = String::from_utf8(json).unwrap();
+//! assert!(json.contains(r#"{"dur": 2.5, "name": "step", "ph": "X", "pid": 701, "tid": 7, "ts": 1.0},"#));
+//! # Ok::<(), profkit_xprof::Error>(())
+//! ```
+
+#![forbid(unsafe_code)]
+#![cfg_attr(
+    not(test),
+    warn(clippy::unwrap_used, clippy::expect_used, clippy::panic)
+)]
+
+mod error;
+mod lite;
+pub mod preprocess;
+pub mod trace_viewer;
+
+pub use error::{Error, Result};
+pub use preprocess::flows;
