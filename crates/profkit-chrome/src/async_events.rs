@@ -2,11 +2,9 @@
 //! `id2` says `local`), and legacy `S`/`T`/`F` (steps counted in a `steps` stat), on lines of their
 //! own, one per process and name, as Perfetto shows them.
 
-use serde::de;
-
 use crate::arg::{Arg, Id, KeyArg};
 use crate::event::{Pending, RawEvent};
-use crate::trace::{Placing, Trace, Track, need_ts};
+use crate::trace::{Placing, Trace, Track};
 use crate::warnings::WarningKind;
 
 /// Async events waiting for their end: by (pid, category, id, scope).
@@ -19,46 +17,28 @@ pub(crate) fn first_begin(items: &[(usize, Pending)]) -> Option<(usize, i128)> {
 
 impl Trace {
     /// An async begin (`b`, or legacy `S`).
-    pub(crate) fn async_begin<E: de::Error>(
-        &mut self,
-        raw: &mut RawEvent,
-        stats: &mut [KeyArg],
-        event: Placing,
-    ) -> std::result::Result<(), E> {
+    pub(crate) fn async_begin(&mut self, raw: &mut RawEvent, stats: &mut [KeyArg], event: Placing) {
         let Placing {
-            phase, pid, name, ..
+            ts: start,
+            pid,
+            name,
+            ..
         } = event;
-        let ph = phase.as_str();
-        let start = need_ts(ph, raw.ts)?;
         let key = self.async_key(&pid, raw);
         let thread = self.thread(&pid, Track::Async(name));
         let item = self.pending(thread, name, start, stats);
         self.async_open.entry(key).or_default().push((thread, item));
-        Ok(())
     }
 
     /// An async end (`e`, or legacy `F`): closes the most recent begin of its key.
-    pub(crate) fn async_end<E: de::Error>(
-        &mut self,
-        raw: &mut RawEvent,
-        stats: &mut [KeyArg],
-        event: Placing,
-    ) -> std::result::Result<(), E> {
+    pub(crate) fn async_end(&mut self, raw: &mut RawEvent, stats: &mut [KeyArg], event: Placing) {
         let Placing {
-            phase, pid, name, ..
+            ts: end, pid, name, ..
         } = event;
-        let ph = phase.as_str();
-        let end = need_ts(ph, raw.ts)?;
         let key = self.async_key(&pid, raw);
         let open = self.async_open.get_mut(&key).and_then(Vec::pop);
         match open {
-            Some((thread, mut item)) => {
-                if let Some(t) = self.threads.get_mut(thread) {
-                    t.args.extend(&mut item.at, &mut item.len, stats);
-                }
-                let args = (item.at, item.len);
-                self.push_item(thread, item.name, args, item.start, end.max(item.start));
-            }
+            Some((thread, item)) => self.close(thread, item, stats, end),
             None => {
                 let index = self.index;
                 let name_text = self.strings.get(name).to_owned();
@@ -70,33 +50,23 @@ impl Trace {
                 });
             }
         }
-        Ok(())
     }
 
     /// An async instant (`n`).
-    pub(crate) fn async_instant<E: de::Error>(
-        &mut self,
-        raw: &mut RawEvent,
-        stats: &mut [KeyArg],
-        event: Placing,
-    ) -> std::result::Result<(), E> {
+    pub(crate) fn async_instant(&mut self, stats: &mut [KeyArg], event: Placing) {
         let Placing {
-            phase, pid, name, ..
+            ts: start,
+            pid,
+            name,
+            ..
         } = event;
-        let ph = phase.as_str();
-        let start = need_ts(ph, raw.ts)?;
         let thread = self.thread(&pid, Track::Async(name));
         let args = self.keep_args(thread, stats);
         self.push_item(thread, name, args, start, start);
-        Ok(())
     }
 
     /// A step of a legacy async event (`T`, `p`): counted on the open event.
-    pub(crate) fn async_step<E: de::Error>(
-        &mut self,
-        raw: &mut RawEvent,
-        event: Placing,
-    ) -> std::result::Result<(), E> {
+    pub(crate) fn async_step(&mut self, raw: &mut RawEvent, event: Placing) {
         let Placing { pid, .. } = event;
         let key = self.async_key(&pid, raw);
         let steps = self.keys.steps;
@@ -121,7 +91,6 @@ impl Trace {
                 }
             }
         }
-        Ok(())
     }
 
     /// Async ids are global (an async event may end in another process, as catapult reads

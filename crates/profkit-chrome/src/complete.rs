@@ -1,31 +1,22 @@
 //! Complete events (`X`) and duration events (`B`/`E`: an `E` closes its thread's most recent open
 //! `B`): events with a duration on their thread's line.
 
-use serde::de;
-
 use crate::arg::{Arg, Id, KeyArg};
 use crate::event::RawEvent;
-use crate::trace::{Placing, Trace, Track, need_ts};
+use crate::trace::{Placing, Trace, Track};
 use crate::warnings::WarningKind;
 
 impl Trace {
     /// A complete event (`X`).
-    pub(crate) fn complete<E: de::Error>(
-        &mut self,
-        raw: &mut RawEvent,
-        stats: &mut Vec<KeyArg>,
-        event: Placing,
-    ) -> std::result::Result<(), E> {
+    pub(crate) fn complete(&mut self, raw: &mut RawEvent, stats: &mut Vec<KeyArg>, event: Placing) {
         let Placing {
-            phase,
+            ts: mut start,
             pid,
             tid,
             name,
             gpu,
             ..
         } = event;
-        let ph = phase.as_str();
-        let mut start = need_ts(ph, raw.ts)?;
         let mut dur = raw.dur.unwrap_or(0);
         if dur < 0 {
             let name_text = self.strings.get(name).to_owned();
@@ -63,60 +54,38 @@ impl Trace {
         }
         let args = self.keep_args(thread, stats);
         self.push_item(thread, name, args, start, start + dur);
-        Ok(())
     }
 
     /// A begin (`B`), open until its end.
-    pub(crate) fn begin<E: de::Error>(
-        &mut self,
-        raw: &mut RawEvent,
-        stats: &mut Vec<KeyArg>,
-        event: Placing,
-    ) -> std::result::Result<(), E> {
+    pub(crate) fn begin(&mut self, raw: &mut RawEvent, stats: &mut Vec<KeyArg>, event: Placing) {
         let Placing {
-            phase,
+            ts: start,
             pid,
             tid,
             name,
             ..
         } = event;
-        let ph = phase.as_str();
-        let start = need_ts(ph, raw.ts)?;
         let thread = self.thread(&pid, Track::Thread(tid));
         self.flow_stats(raw, stats);
         let item = self.pending(thread, name, start, stats);
         if let Some(t) = self.threads.get_mut(thread) {
             t.open.push(item);
         }
-        Ok(())
     }
 
     /// An end (`E`): closes its thread's most recent open begin.
-    pub(crate) fn end<E: de::Error>(
-        &mut self,
-        raw: &mut RawEvent,
-        stats: &mut [KeyArg],
-        event: Placing,
-    ) -> std::result::Result<(), E> {
+    pub(crate) fn end(&mut self, stats: &mut [KeyArg], event: Placing) {
         let Placing {
-            phase,
+            ts: end,
             pid,
             tid,
             name,
             ..
         } = event;
-        let ph = phase.as_str();
-        let end = need_ts(ph, raw.ts)?;
         let thread = self.thread(&pid, Track::Thread(tid.clone()));
         let open = self.threads.get_mut(thread).and_then(|t| t.open.pop());
         match open {
-            Some(mut item) => {
-                if let Some(t) = self.threads.get_mut(thread) {
-                    t.args.extend(&mut item.at, &mut item.len, stats);
-                }
-                let args = (item.at, item.len);
-                self.push_item(thread, item.name, args, item.start, end.max(item.start));
-            }
+            Some(item) => self.close(thread, item, stats, end),
             None => {
                 let index = self.index;
                 let name_text = self.strings.get(name).to_owned();
@@ -129,6 +98,5 @@ impl Trace {
                 });
             }
         }
-        Ok(())
     }
 }

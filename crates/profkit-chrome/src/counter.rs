@@ -1,29 +1,20 @@
 //! Counter events (`C`): events of the host plane's `_counters_` line, every series an arg (stat)
 //! of one event.
 
-use serde::de;
-
 use crate::arg::KeyArg;
 use crate::event::{Item, RawEvent};
-use crate::trace::{Placing, Trace, need_ts};
+use crate::trace::{Placing, Trace};
 use crate::warnings::WarningKind;
 
 impl Trace {
     /// A counter event.
-    pub(crate) fn counter<E: de::Error>(
-        &mut self,
-        raw: &mut RawEvent,
-        stats: &mut [KeyArg],
-        event: Placing,
-    ) -> std::result::Result<(), E> {
+    pub(crate) fn counter(&mut self, raw: &mut RawEvent, stats: &mut [KeyArg], event: Placing) {
         let Placing {
-            phase,
+            ts: start,
             pid,
             mut name,
             ..
         } = event;
-        let ph = phase.as_str();
-        let start = need_ts(ph, raw.ts)?;
         if !stats.iter().any(|a| a.arg().is_numeric()) {
             let index = self.index;
             let name_text = self.strings.get(name).to_owned();
@@ -32,7 +23,7 @@ impl Trace {
                     "traceEvents[{index}]: counter {name_text:?} has no numeric value; left out"
                 )
             });
-            return Ok(());
+            return;
         }
         self.process(&pid);
         if let Some(id) = raw.id.take() {
@@ -52,6 +43,5 @@ impl Trace {
                 end,
             },
         ));
-        Ok(())
     }
 }

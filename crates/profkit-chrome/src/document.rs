@@ -6,7 +6,7 @@ use std::cell::RefCell;
 use std::fmt;
 
 use profkit_json::RAW_HOOK_TOKEN;
-use serde::de::{self, DeserializeSeed, IgnoredAny, MapAccess, SeqAccess, Visitor};
+use serde::de::{self, IgnoredAny, MapAccess, SeqAccess, Visitor};
 
 use crate::members::EventMembers;
 use crate::trace::Trace;
@@ -17,12 +17,7 @@ pub(crate) struct Document<'t> {
     pub(crate) trace: &'t RefCell<Trace>,
 }
 
-impl<'de> DeserializeSeed<'de> for Document<'_> {
-    type Value = ();
-    fn deserialize<D: de::Deserializer<'de>>(self, d: D) -> std::result::Result<(), D::Error> {
-        d.deserialize_any(self)
-    }
-}
+seed!(Document<'_> => (), deserialize_any);
 
 impl<'de> Visitor<'de> for Document<'_> {
     type Value = ();
@@ -194,12 +189,7 @@ pub(crate) struct Events<'t> {
     pub(crate) trace: &'t RefCell<Trace>,
 }
 
-impl<'de> DeserializeSeed<'de> for Events<'_> {
-    type Value = ();
-    fn deserialize<D: de::Deserializer<'de>>(self, d: D) -> std::result::Result<(), D::Error> {
-        d.deserialize_seq(self)
-    }
-}
+seed!(Events<'_> => (), deserialize_seq);
 
 impl<'de> Visitor<'de> for Events<'_> {
     type Value = ();
@@ -226,12 +216,7 @@ pub(crate) struct EventSeed<'t> {
     pub(crate) trace: &'t RefCell<Trace>,
 }
 
-impl<'de> DeserializeSeed<'de> for EventSeed<'_> {
-    type Value = ();
-    fn deserialize<D: de::Deserializer<'de>>(self, d: D) -> std::result::Result<(), D::Error> {
-        d.deserialize_newtype_struct(RAW_HOOK_TOKEN, self)
-    }
-}
+seed!(EventSeed<'_> => (), deserialize_newtype_struct, RAW_HOOK_TOKEN);
 
 impl<'de> Visitor<'de> for EventSeed<'_> {
     type Value = ();

@@ -7,7 +7,7 @@ use serde::de;
 
 use crate::arg::{Arg, KeyArg};
 use crate::event::{Item, RawEvent};
-use crate::trace::{Keys, Placing, Thread, Trace, Track, need_ts};
+use crate::trace::{Keys, Placing, Thread, Trace, Track};
 use crate::warnings::WarningKind;
 
 /// A flow event, bound to a slice once all are read.
@@ -127,17 +127,12 @@ impl Trace {
     pub(crate) fn flow_event<E: de::Error>(
         &mut self,
         raw: &mut RawEvent,
+        ph: &str,
         event: Placing,
     ) -> std::result::Result<(), E> {
         let Placing {
-            phase,
-            pid,
-            tid,
-            name,
-            ..
+            ts, pid, tid, name, ..
         } = event;
-        let ph = phase.as_str();
-        let ts = need_ts(ph, raw.ts)?;
         // Borrowed: the event's buffer is used again for the next event's id.
         let Some(id) = raw.id.as_deref() else {
             return Err(E::custom(format!("the flow event {ph:?} has no \"id\"")));

@@ -91,6 +91,22 @@
     warn(clippy::unwrap_used, clippy::expect_used, clippy::panic)
 )]
 
+/// `DeserializeSeed` for a visitor that reads itself by the deserializer's method named:
+/// `seed!(Type => Value, deserialize_any)`, or with the newtype token the method takes before it.
+macro_rules! seed {
+    ($ty:ty => $value:ty, $method:ident $(, $token:expr)?) => {
+        impl<'de> serde::de::DeserializeSeed<'de> for $ty {
+            type Value = $value;
+            fn deserialize<D: serde::de::Deserializer<'de>>(
+                self,
+                d: D,
+            ) -> std::result::Result<$value, D::Error> {
+                d.$method($($token,)? self)
+            }
+        }
+    };
+}
+
 mod arg;
 mod async_events;
 mod check;

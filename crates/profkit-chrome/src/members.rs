@@ -4,7 +4,7 @@
 use std::cell::RefCell;
 use std::fmt;
 
-use serde::de::{self, DeserializeSeed, IgnoredAny, MapAccess, SeqAccess, Visitor};
+use serde::de::{self, IgnoredAny, MapAccess, SeqAccess, Visitor};
 
 use crate::arg::Arg;
 use crate::fast;
@@ -215,15 +215,7 @@ impl Phase {
 /// The phase: a string, or `None` for any other value.
 pub(crate) struct PhaseSeed;
 
-impl<'de> DeserializeSeed<'de> for PhaseSeed {
-    type Value = Option<Phase>;
-    fn deserialize<D: de::Deserializer<'de>>(
-        self,
-        d: D,
-    ) -> std::result::Result<Self::Value, D::Error> {
-        d.deserialize_any(self)
-    }
-}
+seed!(PhaseSeed => Option<Phase>, deserialize_any);
 
 impl<'de> Visitor<'de> for PhaseSeed {
     type Value = Option<Phase>;

@@ -4,7 +4,7 @@
 use std::fmt;
 
 use profkit_json::RAW_NUMBER_TOKEN;
-use serde::de::{self, DeserializeSeed, IgnoredAny, MapAccess, SeqAccess, Visitor};
+use serde::de::{self, IgnoredAny, MapAccess, SeqAccess, Visitor};
 
 use crate::arg::{Arg, Id, KeyArg};
 use crate::intern::Interner;
@@ -15,12 +15,7 @@ use crate::trace::Trace;
 /// container.
 pub(crate) struct Text;
 
-impl<'de> DeserializeSeed<'de> for Text {
-    type Value = String;
-    fn deserialize<D: de::Deserializer<'de>>(self, d: D) -> std::result::Result<String, D::Error> {
-        d.deserialize_newtype_struct(RAW_NUMBER_TOKEN, self)
-    }
-}
+seed!(Text => String, deserialize_newtype_struct, RAW_NUMBER_TOKEN);
 
 impl<'de> Visitor<'de> for Text {
     type Value = String;
@@ -72,13 +67,8 @@ pub(crate) fn float_id(v: f64) -> String {
 /// A pid or tid.
 pub(crate) struct IdSeed;
 
-impl<'de> DeserializeSeed<'de> for IdSeed {
-    type Value = Id;
-    fn deserialize<D: de::Deserializer<'de>>(self, d: D) -> std::result::Result<Id, D::Error> {
-        // Integers take the reader's fast path; a fraction keeps its text through `visit_f64`.
-        d.deserialize_any(self)
-    }
-}
+// Integers take the reader's fast path; a fraction keeps its text through `visit_f64`.
+seed!(IdSeed => Id, deserialize_any);
 
 impl<'de> Visitor<'de> for IdSeed {
     type Value = Id;
@@ -120,15 +110,7 @@ impl<'de> Visitor<'de> for IdSeed {
 /// A time in microseconds (a number, or a string holding one) as picoseconds, with its decimals.
 pub(crate) struct TimeSeed;
 
-impl<'de> DeserializeSeed<'de> for TimeSeed {
-    type Value = Option<(i128, u32)>;
-    fn deserialize<D: de::Deserializer<'de>>(
-        self,
-        d: D,
-    ) -> std::result::Result<Self::Value, D::Error> {
-        d.deserialize_newtype_struct(RAW_NUMBER_TOKEN, self)
-    }
-}
+seed!(TimeSeed => Option<(i128, u32)>, deserialize_newtype_struct, RAW_NUMBER_TOKEN);
 
 impl<'de> Visitor<'de> for TimeSeed {
     type Value = Option<(i128, u32)>;
@@ -177,12 +159,7 @@ pub(crate) struct ArgsSeed<'t> {
     pub(crate) trace: &'t mut Trace,
 }
 
-impl<'de> DeserializeSeed<'de> for ArgsSeed<'_> {
-    type Value = ();
-    fn deserialize<D: de::Deserializer<'de>>(self, d: D) -> std::result::Result<(), D::Error> {
-        d.deserialize_any(self)
-    }
-}
+seed!(ArgsSeed<'_> => (), deserialize_any);
 
 impl<'de> Visitor<'de> for ArgsSeed<'_> {
     type Value = ();
@@ -240,13 +217,8 @@ pub(crate) struct KeySeed<'s> {
     pub(crate) likely: Option<u32>,
 }
 
-impl<'de> DeserializeSeed<'de> for KeySeed<'_> {
-    type Value = u32;
-    fn deserialize<D: de::Deserializer<'de>>(self, d: D) -> std::result::Result<u32, D::Error> {
-        // As bytes: profkit-json's reader checked the key for UTF-8 once already.
-        d.deserialize_bytes(self)
-    }
-}
+// As bytes: profkit-json's reader checked the key for UTF-8 once already.
+seed!(KeySeed<'_> => u32, deserialize_bytes);
 
 impl Visitor<'_> for KeySeed<'_> {
     type Value = u32;
@@ -277,14 +249,9 @@ pub(crate) struct ArgSeed<'s> {
     pub(crate) strings: &'s mut Interner,
 }
 
-impl<'de> DeserializeSeed<'de> for ArgSeed<'_> {
-    type Value = Arg;
-    fn deserialize<D: de::Deserializer<'de>>(self, d: D) -> std::result::Result<Arg, D::Error> {
-        // Strings come as bytes, looked up before they are checked for UTF-8 (profkit-json's
-        // reader hands any other value over as `deserialize_any` does).
-        d.deserialize_bytes(self)
-    }
-}
+// Strings come as bytes, looked up before they are checked for UTF-8 (profkit-json's
+// reader hands any other value over as `deserialize_any` does).
+seed!(ArgSeed<'_> => Arg, deserialize_bytes);
 
 impl<'de> Visitor<'de> for ArgSeed<'_> {
     type Value = Arg;
@@ -349,12 +316,7 @@ impl Compact<'_> {
     }
 }
 
-impl<'de> DeserializeSeed<'de> for Compact<'_> {
-    type Value = ();
-    fn deserialize<D: de::Deserializer<'de>>(self, d: D) -> std::result::Result<(), D::Error> {
-        d.deserialize_any(self)
-    }
-}
+seed!(Compact<'_> => (), deserialize_any);
 
 impl<'de> Visitor<'de> for Compact<'_> {
     type Value = ();

@@ -4,7 +4,7 @@ use std::fmt;
 use std::io::Read;
 
 use profkit_json::{ReadOptions, Reader};
-use serde::de::{self, DeserializeSeed, IgnoredAny, MapAccess, SeqAccess, Visitor};
+use serde::de::{self, IgnoredAny, MapAccess, SeqAccess, Visitor};
 
 /// Whether `prefix` (the first bytes of a file) looks like Chrome trace JSON: an object whose
 /// first bytes name `traceEvents` or a key Kineto writes first, or an array whose first element
@@ -44,15 +44,7 @@ pub(crate) const FOUND: &str = "$profkit::chrome::found";
 /// the first element of a bare array).
 pub fn sniff_json<R: Read>(reader: R) -> JsonShape {
     struct Sniff;
-    impl<'de> DeserializeSeed<'de> for Sniff {
-        type Value = JsonShape;
-        fn deserialize<D: de::Deserializer<'de>>(
-            self,
-            d: D,
-        ) -> std::result::Result<JsonShape, D::Error> {
-            d.deserialize_any(self)
-        }
-    }
+    seed!(Sniff => JsonShape, deserialize_any);
     impl<'de> Visitor<'de> for Sniff {
         type Value = JsonShape;
         fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
@@ -124,17 +116,8 @@ pub fn sniff_json<R: Read>(reader: R) -> JsonShape {
                     Ok(false)
                 }
             }
-            struct FirstSeed;
-            impl<'de> DeserializeSeed<'de> for FirstSeed {
-                type Value = bool;
-                fn deserialize<D: de::Deserializer<'de>>(
-                    self,
-                    d: D,
-                ) -> std::result::Result<bool, D::Error> {
-                    d.deserialize_any(First)
-                }
-            }
-            match seq.next_element_seed(FirstSeed)? {
+            seed!(First => bool, deserialize_any);
+            match seq.next_element_seed(First)? {
                 // An empty array, or one that starts with the empty event `{}`.
                 None | Some(true) => Err(de::Error::custom(FOUND)),
                 Some(false) => Ok(JsonShape::OtherJson),

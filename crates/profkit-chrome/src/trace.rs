@@ -13,7 +13,6 @@ use crate::event::{Item, Pending, RawEvent, event_error};
 use crate::flows::FlowPoint;
 use crate::intern::Interner;
 use crate::kineto::is_gpu_category;
-use crate::members::Phase;
 use crate::paddle::{paddle_thread, strip_paddle_duration};
 use crate::time::Clock;
 use crate::warnings::{WarningKind, Warnings};
@@ -74,19 +73,15 @@ pub(crate) struct Keys {
 
 /// An event on its way to its line: what [`Trace::event`] found of it.
 pub(crate) struct Placing {
-    pub(crate) phase: Phase,
     pub(crate) pid: Id,
     pub(crate) tid: Id,
     pub(crate) name: u32,
+    /// Its time: `ts` for the phases that need one (checked by [`event_error`]), else 0.
+    pub(crate) ts: i128,
     /// Of a GPU category (Kineto).
     pub(crate) gpu: bool,
     /// `MemoryAllocation` or `MemoryDeallocation` for Paddle's `[memory]` instants.
     pub(crate) memory_kind: Option<u32>,
-}
-
-/// The `ts` an event of phase `ph` must have.
-pub(crate) fn need_ts<E: de::Error>(ph: &str, ts: Option<i128>) -> std::result::Result<i128, E> {
-    ts.ok_or_else(|| E::custom(format!("the {ph:?} event has no \"ts\"")))
 }
 
 pub(crate) struct Trace {
@@ -253,6 +248,15 @@ impl Trace {
         }
     }
 
+    /// Closes a begin of `thread` at `end`, the end's args added to the begin's: an item.
+    pub(crate) fn close(&mut self, thread: usize, mut item: Pending, args: &[KeyArg], end: i128) {
+        if let Some(t) = self.threads.get_mut(thread) {
+            t.args.extend(&mut item.at, &mut item.len, args);
+        }
+        let at = (item.at, item.len);
+        self.push_item(thread, item.name, at, item.start, end.max(item.start));
+    }
+
     /// A begin of `thread` with these args, waiting for its end.
     pub(crate) fn pending(
         &mut self,
@@ -397,51 +401,48 @@ impl Trace {
         // The args buffer is reused from event to event; the event's args are copied to its
         // thread's buffer.
         let mut stats = std::mem::take(&mut raw.args);
+        if is_launch {
+            self.correlation_ids(&mut stats);
+        }
         let event = Placing {
-            phase,
             pid,
             tid,
             name,
+            ts: raw.ts.unwrap_or(0),
             gpu,
             memory_kind,
         };
-        let result = self.place(raw, &mut stats, event, is_launch);
+        let result = self.place(raw, &mut stats, ph, event);
         stats.clear();
         raw.args = stats;
         result
     }
 
     /// Puts an event (its members in `raw`, its args in `stats`) on its line, by its phase.
-    pub(crate) fn place<E: de::Error>(
+    fn place<E: de::Error>(
         &mut self,
         raw: &mut RawEvent,
         stats: &mut Vec<KeyArg>,
+        phase: &str,
         event: Placing,
-        is_launch: bool,
     ) -> std::result::Result<(), E> {
-        if is_launch {
-            self.correlation_ids(stats);
-        }
-        match event.phase.as_str() {
+        match phase {
             "X" => self.complete(raw, stats, event),
             "B" => self.begin(raw, stats, event),
-            "E" => self.end(raw, stats, event),
-            "i" | "I" | "R" => self.instant(raw, stats, event),
+            "E" => self.end(stats, event),
+            "i" | "I" | "R" => self.instant(stats, event),
             "C" => self.counter(raw, stats, event),
             "M" => {
                 let kind = self.strings.get(event.name).to_owned();
                 self.metadata(kind, &event.pid, &event.tid, stats);
-                Ok(())
             }
             "b" | "S" => self.async_begin(raw, stats, event),
             "e" | "F" => self.async_end(raw, stats, event),
-            "n" => self.async_instant(raw, stats, event),
+            "n" => self.async_instant(stats, event),
             "T" | "p" => self.async_step(raw, event),
-            "s" | "t" | "f" => self.flow_event(raw, event),
-            other => {
-                *self.skipped.entry(other.to_owned()).or_default() += 1;
-                Ok(())
-            }
+            "s" | "t" | "f" => return self.flow_event(raw, phase, event),
+            other => *self.skipped.entry(other.to_owned()).or_default() += 1,
         }
+        Ok(())
     }
 }

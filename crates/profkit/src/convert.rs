@@ -401,8 +401,7 @@ fn spaces_of(inputs: Vec<Input>) -> Result<Vec<(String, XSpace)>, Failure> {
             )));
         }
         let execution = executions.first().and_then(|(_, f)| f.execution());
-        let space =
-            poplar::poplar_to_xspace(execution, graph).map_err(|e| failure(&name, e))?;
+        let space = poplar::poplar_to_xspace(execution, graph).map_err(|e| failure(&name, e))?;
         spaces.push((name, space));
     }
     if !datasets.is_empty() {
@@ -436,8 +435,8 @@ fn merged(spaces: Vec<(String, XSpace)>) -> Result<(String, XSpace), Failure> {
         })
         .collect();
     let mut out = Vec::new();
-    let summary = merge(&mut inputs, &mut out, ReadOptions::default())
-        .map_err(|e| failure(&name, e))?;
+    let summary =
+        merge(&mut inputs, &mut out, ReadOptions::default()).map_err(|e| failure(&name, e))?;
     print_warnings(&name, summary.warnings);
     let space =
         profkit_xplane::decode(out).map_err(|e| Failure::BadInput(format!("{name}: {e}")))?;
@@ -682,8 +681,7 @@ pub(crate) fn merge_command(paths: Vec<PathBuf>, out: PathBuf) -> Result<(), Fai
     }
     let name = names.join(" + ");
     let (output, writer) = Output::create(&out)?;
-    let result =
-        merge(&mut hosts, writer, ReadOptions::default()).map_err(|e| failure(&name, e));
+    let result = merge(&mut hosts, writer, ReadOptions::default()).map_err(|e| failure(&name, e));
     let summary = output.finish(result)?;
     print_warnings(&name, summary.warnings.iter().cloned());
     if out.as_os_str() != "-" {
