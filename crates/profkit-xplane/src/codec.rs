@@ -7,35 +7,9 @@ use bytes::Bytes;
 use profkit_wire::{LEN, VARINT, read_varint};
 
 use crate::error::{Error, Result};
+use crate::options::{ReadOptions, check_size};
 use crate::proto::{XPlane, XSpace};
 use crate::xview::{XPlaneView, XSpaceView};
-
-/// The default limit on an encoded XSpace read whole: 2 GiB, the largest message protobuf's own
-/// parsers accept. Use [`crate::XSpaceReader`] for larger files.
-pub const DEFAULT_MAX_SIZE: u64 = 2 << 30;
-
-/// Settings for reading an XSpace.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct ReadOptions {
-    /// The largest encoded message accepted, in bytes. For the streaming reader this bounds each
-    /// plane (and each string of the space); for whole reads the whole input.
-    pub max_size: u64,
-}
-
-impl Default for ReadOptions {
-    fn default() -> Self {
-        ReadOptions {
-            max_size: DEFAULT_MAX_SIZE,
-        }
-    }
-}
-
-impl ReadOptions {
-    /// Options with the given size limit.
-    pub fn with_max_size(max_size: u64) -> Self {
-        ReadOptions { max_size }
-    }
-}
 
 /// Decodes an XSpace from bytes. Byte fields share `bytes`' buffer rather than copying it.
 pub fn decode(bytes: impl Into<Bytes>) -> Result<XSpace> {
@@ -114,10 +88,6 @@ fn write_space<W: Write>(space: &XSpace, writer: W) -> Result<W> {
         .iter()
         .for_each(|s| out.add_hostname(s.as_str()));
     out.finish()
-}
-
-pub(crate) fn check_size(what: &str, offset: u64, size: u64, limit: u64) -> Result<()> {
-    profkit_error::OverLimit::check(what, offset, size, limit).map_err(Error::TooLarge)
 }
 
 /// Reads all of `reader` into memory, refusing more than `limit` bytes. The buffer grows with

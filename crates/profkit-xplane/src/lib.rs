@@ -48,6 +48,7 @@ pub mod constants;
 mod encoder;
 mod error;
 pub mod flow;
+mod options;
 mod stream;
 pub mod summary;
 pub mod utils;
@@ -60,10 +61,11 @@ pub mod xview;
 
 pub use builder::{EventBuilder, EventMetadataBuilder, LineBuilder, PlaneBuilder, StatValue};
 pub use codec::{
-    DEFAULT_MAX_SIZE, ReadOptions, decode, decode_plane, decode_with, encode, encode_plane,
-    looks_like_xspace, read, read_bytes, read_file, write, write_file,
+    decode, decode_plane, decode_with, encode, encode_plane, looks_like_xspace, read, read_bytes,
+    read_file, write, write_file,
 };
 pub use error::{Error, Result};
+pub use options::{DEFAULT_MAX_SIZE, ReadOptions};
 pub use proto::{
     XEvent, XEventMetadata, XLine, XPlane, XSpace, XStat, XStatMetadata, x_event, x_stat,
 };

@@ -10,8 +10,8 @@ use profkit_wire::{
     END_GROUP, FaultError, LEN, MAX_FIELD_NUMBER, Problem, START_GROUP, WireReader, split_tag,
 };
 
-use crate::codec::ReadOptions;
 use crate::error::{Error, Result};
+use crate::options::ReadOptions;
 use crate::proto::{XPlane, XSpace};
 use crate::wire::MAX_GROUP_DEPTH;
 use crate::xview::XPlaneView;
@@ -214,7 +214,7 @@ impl<R: Read> XSpaceReader<R> {
             }
             let len = self.input.varint(&path)?;
             let body_offset = self.input.offset();
-            crate::codec::check_size(&path, body_offset, len, self.options.max_size)?;
+            crate::options::check_size(&path, body_offset, len, self.options.max_size)?;
             let body = self.input.body(len, &path)?;
             if number == 1 {
                 return Ok(Some(RawSpaceItem::Plane(PlaneBytes {

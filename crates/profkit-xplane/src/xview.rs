@@ -55,8 +55,8 @@ use profkit_wire::{
     read_varint, split_tag,
 };
 
-use crate::codec::{ReadOptions, check_size};
 use crate::error::{Error, Result};
+use crate::options::{ReadOptions, check_size};
 use crate::proto::{
     XEvent, XEventMetadata, XLine, XPlane, XSpace, XStat, XStatMetadata, x_event, x_stat,
 };

@@ -26,6 +26,7 @@
 use std::path::PathBuf;
 use std::time::Duration;
 
+mod calls;
 mod channel;
 mod collect;
 mod init;
@@ -37,10 +38,11 @@ mod runner;
 mod session;
 mod text;
 
+pub use calls::{busy_work, resident_memory};
 pub use channel::{CHANNEL_ENV, ChildChannel, OUTPUT_TAIL};
 pub use isolated::run_isolated;
 pub use protocol::Message;
-pub use runner::{busy_work, resident_memory, run_in_process};
+pub use runner::run_in_process;
 
 /// How the checks run.
 #[derive(Clone, Debug, PartialEq, Eq)]

@@ -1,8 +1,8 @@
 //! The child's side: the checks run in order against the plugin, every call announced and timed.
 
 use std::path::Path;
-use std::time::{Duration, Instant};
 
+use super::calls::{Runner, resident_memory};
 use super::{Check, CheckId, CheckOptions, Message};
 use super::{collect, init, limits, restart};
 use crate::host::{Library, PluginProfiler, Registration};
@@ -20,56 +20,7 @@ pub fn run_in_process(library: &Path, options: &CheckOptions, emit: &mut dyn FnM
     (runner.emit)(&Message::Done);
 }
 
-/// Busy CPU work for `duration`, so a sampling plugin sees this thread run.
-pub fn busy_work(duration: Duration) {
-    let started = Instant::now();
-    let mut x: u64 = 0x9E37_79B9_7F4A_7C15;
-    while started.elapsed() < duration {
-        for _ in 0..10_000 {
-            x ^= x << 13;
-            x ^= x >> 7;
-            x ^= x << 17;
-        }
-        std::hint::black_box(x);
-    }
-}
-
-/// Resident memory of this process in bytes, from `/proc/self/status`.
-pub fn resident_memory() -> Option<u64> {
-    let status = std::fs::read_to_string("/proc/self/status").ok()?;
-    let line = status.lines().find(|l| l.starts_with("VmRSS:"))?;
-    let kib: u64 = line.split_whitespace().nth(1)?.parse().ok()?;
-    Some(kib * 1024)
-}
-
-pub(super) struct Runner<'e> {
-    emit: &'e mut dyn FnMut(&Message),
-    options: CheckOptions,
-    /// The slowest call so far: (call, session, duration).
-    slowest: Option<(String, Option<u32>, Duration)>,
-}
-
 impl Runner<'_> {
-    fn report(&mut self, check: Check) {
-        (self.emit)(&Message::Check { check });
-    }
-
-    /// Runs `f` as the plugin call `call` of `session`: announced, timed.
-    pub(super) fn call<R>(&mut self, call: &str, session: Option<u32>, f: impl FnOnce() -> R) -> R {
-        (self.emit)(&Message::Begin {
-            call: call.to_owned(),
-            session,
-        });
-        let started = Instant::now();
-        let result = f();
-        let took = started.elapsed();
-        (self.emit)(&Message::End);
-        if self.slowest.as_ref().is_none_or(|(_, _, d)| took > *d) {
-            self.slowest = Some((call.to_owned(), session, took));
-        }
-        result
-    }
-
     fn skip_rest(&mut self, from: CheckId, why: &str) {
         let start = CheckId::ALL.iter().position(|&c| c == from).unwrap_or(0);
         for &id in CheckId::ALL.get(start..).unwrap_or(&[]) {

@@ -4,7 +4,7 @@ use std::time::Duration;
 
 use profkit_xplane::XSpace;
 
-use super::runner::{Runner, busy_work};
+use super::calls::{Runner, busy_work};
 use crate::Result;
 use crate::host::{DEFAULT_MAX_XSPACE_SIZE, PluginProfiler};
 use crate::status::HostStatus;

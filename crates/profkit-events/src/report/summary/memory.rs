@@ -1,6 +1,6 @@
 //! The Memory tables (Paddle's `MemorySummary`).
 
-use super::build::Ordered;
+use super::ordered::Ordered;
 use super::{EventType, Forest, MemoryRow, MemoryTable, Node};
 use crate::event::MemEventKind;
 

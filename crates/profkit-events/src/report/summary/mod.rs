@@ -50,6 +50,7 @@
 mod build;
 mod forest;
 mod memory;
+mod ordered;
 mod ranges;
 mod text;
 
