@@ -2,13 +2,16 @@
 //!
 //! The XSpace is the hub: every format converts to it (Paddle's `Profile` and node trees and the
 //! recorder's event model through [`events`], Poplar execution profiles through [`poplar`], XDL
-//! datasets through [`xdl`], Chrome trace JSON through [`chrome`]) and from it to Chrome trace
-//! JSON exactly as xprof's trace viewer writes it ([`trace_viewer`], with the parts of xprof's
-//! preprocessing that change what it shows in [`xprof`]), streamed plane by plane. Beside the
-//! hub: Paddle's legacy `Profile` to the timeline `tools/timeline.py` writes, byte for byte
-//! ([`paddle`]); the XSpace back to the event model (so Paddle's report works on any XSpace);
-//! writing XSpaces item by item and merging those of several hosts ([`merge`]); and the number
-//! and string formatting of the tools reproduced ([`text`]).
+//! datasets through [`xdl`], Chrome trace JSON through the `profkit-chrome` crate) and from it to
+//! Chrome trace JSON exactly as xprof's trace viewer writes it (the `profkit-xprof` crate),
+//! streamed plane by plane. Beside the hub: Paddle's legacy `Profile` to the timeline
+//! `tools/timeline.py` writes, byte for byte ([`paddle`]); the XSpace back to the event model (so
+//! Paddle's report works on any XSpace); detection of an input's format ([`detect`]); writing
+//! XSpaces item by item and merging those of several hosts ([`merge`]).
+//!
+//! [`chrome`], [`trace_viewer`], [`xprof`] and [`text`] are the modules that moved to
+//! `profkit-chrome`, `profkit-xprof` and `profkit-json`, re-exported under their old names for the
+//! 0.x releases: new code should use those crates.
 //!
 //! ```
 //! use profkit_convert::trace_viewer::{TraceViewerOptions, write_space};

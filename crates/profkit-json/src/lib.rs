@@ -1,6 +1,6 @@
 //! The JSON profkit's JSON format crates share (Poplar profiles in `profkit-poplar`, Chrome trace
 //! JSON in `profkit-chrome`, xprof's trace viewer in `profkit-xprof`), as `profkit-wire` is shared
-//! by the protobuf ones: a streaming reader, and in [`write`] strings and numbers as the Python
+//! by the protobuf ones: a streaming reader, and in [`write`](mod@write) strings and numbers as the Python
 //! tools we reproduce write them.
 //!
 //! [`Reader`] takes any `Read`, holds one fixed buffer of it at a time, and is a serde

@@ -24,7 +24,7 @@ pub(super) struct Inner {
 }
 
 /// The error type of the deserializer (what visitors see): boxed so that results stay small on
-/// the hot path. [`Reader::read_document`] turns it into an [`Error`]; [`DeError::into_error`]
+/// the hot path. [`Reader::read_document`](super::Reader::read_document) turns it into an [`Error`]; [`DeError::into_error`]
 /// does so for errors taken from the deserializer directly.
 #[derive(Debug)]
 pub struct DeError(pub(super) Box<Inner>);
