@@ -26,7 +26,7 @@ from conftest import CONFORMANCE, REPO
 #: The size of each hostile input (the Rust test uses 6 MiB; a Python call costs more to start).
 SIZE = int(os.environ.get("PROFKIT_PY_HOSTILE_BYTES", str(2 << 20)))
 #: The bombs' compressed megabytes.
-BOMB_MEMBERS = 128
+BOMB_MEMBERS = int(os.environ.get("PROFKIT_PY_BOMB_MEMBERS", "128"))
 #: What a Python process with pyarrow and the extension takes whatever the input.
 BASE = 256 << 20
 FACTOR = 64
@@ -59,6 +59,11 @@ CHILD = textwrap.dedent(
 
 @pytest.fixture(scope="module")
 def hostile(tmp_path_factory):
+    # check.sh makes them before it runs the tests where no Rust toolchain is on the path (the
+    # installed wheel's run), with the same PROFKIT_PY_HOSTILE_BYTES and PROFKIT_PY_BOMB_MEMBERS.
+    made = os.environ.get("PROFKIT_PY_HOSTILE_DIR")
+    if made:
+        return json.loads((Path(made) / "cases.json").read_text())
     out = tmp_path_factory.mktemp("hostile")
     subprocess.run(
         ["cargo", "run", "-q", "-p", "conformance", "--bin", "make-hostile-cases", "--",

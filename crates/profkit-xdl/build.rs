@@ -1,10 +1,14 @@
 //! Generates the XDL trace types from `proto/` with prost, compiling the schema with protox so that
 //! no system `protoc` is needed.
+//!
+//! The schema is read from the crate's own `proto/`, whose files are symbolic links to the
+//! repository's top-level `proto/` (the one copy that is edited): `cargo package` stores a linked
+//! file's content, so the packaged crate builds on its own, and the two cannot drift.
 
 use std::path::PathBuf;
 
 fn main() -> Result<(), Box<dyn std::error::Error>> {
-    let proto_root = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../proto");
+    let proto_root = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("proto");
     let file = "xdl/proto/trace.proto";
     println!("cargo:rerun-if-changed={}", proto_root.join(file).display());
 
