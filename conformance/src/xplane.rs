@@ -147,6 +147,19 @@ pub fn run_bytes(bytes: &[u8]) -> Result<Outputs, String> {
     check_summary_forest(bytes, &space)?;
 
     let dump = view::to_json(&space);
+    // `dump` writes the same text plane by plane as it reads them.
+    let mut streamed = Vec::new();
+    view::write_json_streamed(
+        profkit_xplane::XSpaceReader::new(bytes, profkit_xplane::ReadOptions::default()),
+        &mut streamed,
+    )
+    .map_err(|e| format!("the streamed canonical JSON fails: {e}"))?;
+    if streamed != dump.as_bytes() {
+        return Err(format!(
+            "the streamed canonical JSON differs from the whole one:\n{}",
+            crate::diff::diff(&dump, &String::from_utf8_lossy(&streamed))
+        ));
+    }
     let problems = validate_text(&space);
     let summary = serde_json::to_string_pretty(&Summary::of(&space))
         .map_err(|e| format!("cannot serialise the summary: {e}"))?;
