@@ -7,6 +7,7 @@ use bytes::Bytes;
 use profkit_wire::{LEN, VARINT, read_varint};
 
 use crate::error::{Error, Result};
+use crate::gzip::MaybeGzip;
 use crate::proto::{XPlane, XSpace};
 use crate::xview::{XPlaneView, XSpaceView};
 
@@ -18,14 +19,20 @@ pub const DEFAULT_MAX_SIZE: u64 = 2 << 30;
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct ReadOptions {
     /// The largest encoded message accepted, in bytes. For the streaming reader this bounds each
-    /// plane (and each string of the space); for whole reads the whole input.
+    /// plane (and each string of the space); for whole reads the whole input. For a gzipped
+    /// input it bounds the decompressed message.
     pub max_size: u64,
+    /// What a gzipped input may decompress to (inputs starting with gzip's magic are
+    /// decompressed as they are read): by default 16 times the compressed size plus 4 MiB, so
+    /// that a gzip bomb is refused after a few megabytes.
+    pub max_inflated: profkit_gzip::Limit,
 }
 
 impl Default for ReadOptions {
     fn default() -> Self {
         ReadOptions {
             max_size: DEFAULT_MAX_SIZE,
+            max_inflated: profkit_gzip::Limit::default(),
         }
     }
 }
@@ -33,7 +40,18 @@ impl Default for ReadOptions {
 impl ReadOptions {
     /// Options with the given size limit.
     pub fn with_max_size(max_size: u64) -> Self {
-        ReadOptions { max_size }
+        ReadOptions {
+            max_size,
+            ..ReadOptions::default()
+        }
+    }
+
+    /// These options with `limit` on what a gzipped input may decompress to.
+    pub fn with_max_inflated(self, limit: profkit_gzip::Limit) -> Self {
+        ReadOptions {
+            max_inflated: limit,
+            ..self
+        }
     }
 }
 
@@ -54,20 +72,31 @@ pub fn decode_plane(bytes: impl Into<Bytes>) -> Result<XPlane> {
     XPlaneView::new(&bytes)?.owned_with(Some(&bytes))
 }
 
-/// Reads everything from `reader` (at most `options.max_size` bytes) and decodes it.
+/// Reads everything from `reader` (at most `options.max_size` bytes) and decodes it. A gzipped
+/// input is decompressed (under `options.max_inflated`).
 pub fn read(reader: impl Read, options: ReadOptions) -> Result<XSpace> {
+    let reader = MaybeGzip::new(reader, options.max_inflated, None);
     let buf = read_limited(reader, options.max_size, "XSpace")?;
     decode_with(buf, options)
 }
 
-/// Reads and decodes an XSpace file. Errors name the file.
+/// Reads and decodes an XSpace file, gzipped (`.xplane.pb.gz`, told by its content) or not.
+/// Errors name the file.
+///
+/// ```no_run
+/// let space = profkit_xplane::read_file("tpu.xplane.pb.gz", Default::default())?;
+/// println!("{} planes", space.planes.len());
+/// # Ok::<(), profkit_xplane::Error>(())
+/// ```
 pub fn read_file(path: impl AsRef<Path>, options: ReadOptions) -> Result<XSpace> {
     let path = path.as_ref();
     let inner = || -> Result<XSpace> {
         let file = std::fs::File::open(path)?;
         let len = file.metadata()?.len();
         check_size("XSpace", 0, len, options.max_size)?;
-        read(file, options)
+        let reader = MaybeGzip::new(file, options.max_inflated, Some(len));
+        let buf = read_limited(reader, options.max_size, "XSpace")?;
+        decode_with(buf, options)
     };
     inner().map_err(|e| e.in_file(path))
 }
@@ -136,7 +165,9 @@ fn read_limited(reader: impl Read, limit: u64, what: &str) -> Result<Vec<u8>> {
 /// Reads all of `reader` into memory as [`read`] does, without decoding it: at most
 /// `options.max_size` bytes, refused at the first fault of the encoding as the bytes arrive. For
 /// callers that need an XSpace they cannot seek in (standard input) in memory, to read it twice.
+/// A gzipped input is decompressed; the bytes returned are the encoded XSpace.
 pub fn read_bytes(reader: impl Read, options: ReadOptions) -> Result<Vec<u8>> {
+    let reader = MaybeGzip::new(reader, options.max_inflated, None);
     read_limited(reader, options.max_size, "XSpace")
 }
 

@@ -47,6 +47,8 @@ mod codec;
 pub mod constants;
 mod encoder;
 mod error;
+mod gzip;
+pub mod line_role;
 mod stream;
 pub mod summary;
 pub mod utils;
@@ -63,6 +65,7 @@ pub use codec::{
     looks_like_xspace, read, read_bytes, read_file, write, write_file,
 };
 pub use error::{Error, Result};
+pub use line_role::{LINE_ROLES, LineRole, line_role};
 pub use proto::{
     XEvent, XEventMetadata, XLine, XPlane, XSpace, XStat, XStatMetadata, x_event, x_stat,
 };

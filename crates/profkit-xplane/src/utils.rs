@@ -312,3 +312,42 @@ pub fn has_aggregated_events(plane: &XPlane) -> bool {
         .flat_map(|l| &l.events)
         .any(|e| matches!(e.data, Some(x_event::Data::NumOccurrences(_))))
 }
+
+/// Each event's self (exclusive) time within its line's nesting: its duration less the
+/// durations of the events directly inside it. `spans` holds a line's events in any order, each
+/// as its start and duration in picoseconds, or `None` for an aggregated event (one with
+/// `num_occurrences`, which has no place in time and gets `None` back). An event is inside
+/// another when its span lies within the other's; of two equal spans the earlier in `spans` is
+/// the outer. An event that overlaps another only in part is not inside it. A negative duration
+/// counts as zero.
+///
+/// ```
+/// use profkit_xplane::utils::self_times;
+/// // A 10 ps step holding two ops of 3 and 4 ps, the second holding a 1 ps op.
+/// let spans = [Some((0, 10)), Some((1, 3)), Some((5, 4)), Some((6, 1)), None];
+/// assert_eq!(self_times(&spans), [Some(3), Some(3), Some(3), Some(1), None]);
+/// ```
+pub fn self_times(spans: &[Option<(i128, i64)>]) -> Vec<Option<i64>> {
+    let mut result: Vec<Option<i64>> = spans.iter().map(|s| s.map(|(_, d)| d.max(0))).collect();
+    let mut order: Vec<(i128, i64, usize)> = spans
+        .iter()
+        .enumerate()
+        .filter_map(|(i, s)| s.map(|(start, d)| (start, d.max(0), i)))
+        .collect();
+    // By start, the longer first, then in line order: an outer event comes before what it holds.
+    order.sort_by(|a, b| a.0.cmp(&b.0).then(b.1.cmp(&a.1)).then(a.2.cmp(&b.2)));
+    let mut stack: Vec<(usize, i128)> = Vec::new();
+    for (start, duration, i) in order {
+        let end = start + i128::from(duration);
+        while stack.last().is_some_and(|&(_, top_end)| top_end < end) {
+            stack.pop();
+        }
+        if let Some(&(parent, _)) = stack.last()
+            && let Some(Some(t)) = result.get_mut(parent)
+        {
+            *t = t.saturating_sub(duration);
+        }
+        stack.push((i, end));
+    }
+    result
+}
