@@ -839,6 +839,8 @@ fn host_plane_forest(
             types.push(EventType::from_category(category));
         }
         let spans = paired_ranges(&ranges);
+        let name = line.display_name();
+        builder.thread_name(tid, if name.is_empty() { line.name() } else { name });
         builder.thread(
             tid,
             spans.iter().filter_map(|&(j, begin, end)| {

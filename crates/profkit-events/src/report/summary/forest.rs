@@ -218,6 +218,9 @@ pub struct Forest {
     pub left_out: usize,
     /// Device activity not tied to the calls that launched it (inputs other than node trees).
     pub unlinked: Unlinked,
+    /// Thread names by thread id, where the input names its threads (an XSpace's lines, a
+    /// Chrome trace's `thread_name`): `--thread-sep` heads a thread's tables by its name.
+    pub thread_names: BTreeMap<u64, String>,
 }
 
 fn new_node(name: Arc<str>, ty: EventType, start_ns: u64, end_ns: u64, thread_id: u64) -> Node {
@@ -379,6 +382,9 @@ impl Forest {
         builder.left_out(spans.warnings().count());
         for (thread, thread_spans) in recording.threads.iter().zip(&spans.threads) {
             let tid = thread.os_tid.unwrap_or(u64::from(thread.thread));
+            if let Some(name) = thread.name.as_deref() {
+                builder.thread_name(tid, name);
+            }
             builder.thread(
                 tid,
                 thread_spans.spans.iter().map(|span| {
@@ -504,6 +510,13 @@ impl ForestBuilder {
     /// A key/value of the run's information (a later value of a key replaces an earlier one).
     pub fn info(&mut self, key: String, value: String) {
         self.forest.extra_info.insert(key, value);
+    }
+
+    /// Names thread `tid` (see [`Forest::thread_names`]); an empty name is ignored.
+    pub fn thread_name(&mut self, tid: u64, name: &str) {
+        if !name.is_empty() {
+            self.forest.thread_names.insert(tid, name.to_owned());
+        }
     }
 
     /// Counts ranges that were left out because they did not pair.
