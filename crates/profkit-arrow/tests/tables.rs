@@ -135,6 +135,16 @@ fn events_have_names_times_and_typed_stats() {
         ints(batch, "duration_ps"),
         [Some(10_000), Some(2_000), Some(7)]
     );
+    // The op lies inside the step on its line: the step's self time is the rest.
+    assert_eq!(ints(batch, "self_ps"), [Some(8_000), Some(2_000), Some(7)]);
+    assert_eq!(
+        dict_values(batch, "line_role"),
+        [
+            Some("host_thread".into()),
+            Some("host_thread".into()),
+            Some("stream".into())
+        ]
+    );
     assert_eq!(ints(batch, "step_num"), [Some(3), None, None]);
     assert_eq!(ints(batch, "group_id"), [Some(9), None, None]);
     assert_eq!(ints(batch, "correlation_id"), [None, Some(42), None]);
@@ -170,6 +180,11 @@ fn events_have_names_times_and_typed_stats() {
     assert_eq!(times(&side.planes, "start_ps")[0], Some(1_000_000));
     assert_eq!(times(&side.planes, "end_ps")[0], Some(1_010_000));
     assert_eq!(side.lines.num_rows(), 2);
+    let roles = side.lines.column_by_name("line_role").unwrap().as_string::<i32>();
+    assert_eq!(
+        roles.iter().collect::<Vec<_>>(),
+        [Some("host_thread"), Some("stream")]
+    );
     let meta = &side.metadata;
     let keys = meta.column_by_name("key").unwrap().as_string::<i32>();
     let values = meta.column_by_name("value").unwrap().as_string::<i32>();
@@ -178,7 +193,7 @@ fn events_have_names_times_and_typed_stats() {
         .zip(values.iter())
         .map(|(k, v)| (k.unwrap().to_owned(), v.unwrap().to_owned()))
         .collect();
-    assert!(facts.contains(&("schema_version".into(), "1".into())));
+    assert!(facts.contains(&("schema_version".into(), "2".into())));
     assert!(facts.contains(&("hostname".into(), "machine-1".into())));
     assert!(facts.contains(&("warning".into(), "clock skew".into())));
     assert!(facts.contains(&("source".into(), "worker0.xplane.pb".into())));
@@ -241,7 +256,7 @@ fn batches_span_planes_and_hold_at_most_batch_rows() {
     let schema = reader.schema();
     let rows: usize = reader.map(|b| b.unwrap().num_rows()).sum();
     assert_eq!(rows, 3);
-    assert_eq!(schema.metadata()[profkit_arrow::schema::VERSION_KEY], "1");
+    assert_eq!(schema.metadata()[profkit_arrow::schema::VERSION_KEY], "2");
 }
 
 #[test]
@@ -362,7 +377,7 @@ fn a_host_is_written_whole_and_read_back() {
     assert_eq!(rows, 3);
     assert_eq!(dir, root.join("host=worker0"));
     let (events, kv) = read_parquet(&dir.join("table=events/part-0.parquet"));
-    assert!(kv.contains(&("profkit.schema_version".into(), "1".into())));
+    assert!(kv.contains(&("profkit.schema_version".into(), "2".into())));
     assert!(kv.contains(&("profkit.table".into(), "events".into())));
     let total: usize = events.iter().map(RecordBatch::num_rows).sum();
     assert_eq!(total, 3);
