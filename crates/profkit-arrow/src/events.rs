@@ -17,8 +17,11 @@ use arrow_array::types::Int32Type;
 use arrow_array::{Array, ArrayRef, DictionaryArray, Int32Array, RecordBatch, RecordBatchReader};
 use arrow_schema::{ArrowError, SchemaRef};
 use base64::Engine as _;
+use profkit_xplane::utils::SelfTimer;
 use profkit_xplane::xview::{Events, Lines, StatValueView, XStatView};
-use profkit_xplane::{LineRole, PlaneBytes, RawSpaceItem, ReadOptions, XSpace, XSpaceReader, line_role};
+use profkit_xplane::{
+    LineRole, PlaneBytes, RawSpaceItem, ReadOptions, XSpace, XSpaceReader, line_role,
+};
 
 use crate::error::{Error, Result};
 use crate::schema::{self, Layout, TYPED_STATS, TypedKind};
@@ -744,9 +747,39 @@ impl Side {
 // The plane being read
 
 /// Each event's self time on a line whose events are `events` (see [`LineState::self_times`]).
+/// A line in order (as profilers write them) is timed as it streams; one out of order is sorted.
 /// A damaged event ends the walk: the rows' own walk reports it (where decoding would).
 fn line_self_times(timestamp_ns: i64, events: Events<'_>) -> Vec<Option<i64>> {
     let base = i128::from(timestamp_ns) * 1000;
+    let mut result: Vec<Option<i64>> = Vec::new();
+    let mut timer = SelfTimer::new();
+    let mut in_order = true;
+    for event in events.clone().map_while(|event| event.ok()) {
+        let index = result.len();
+        if event.num_occurrences().is_some() {
+            result.push(None);
+            continue;
+        }
+        result.push(Some(event.duration_ps().max(0)));
+        let start = base + i128::from(event.offset_ps());
+        let set = |i: usize, t: i64| {
+            if let Some(slot) = result.get_mut(i) {
+                *slot = Some(t);
+            }
+        };
+        if !timer.push(start, event.duration_ps(), index, set) {
+            in_order = false;
+            break;
+        }
+    }
+    if in_order {
+        timer.finish(|i, t| {
+            if let Some(slot) = result.get_mut(i) {
+                *slot = Some(t);
+            }
+        });
+        return result;
+    }
     let spans: Vec<Option<(i128, i64)>> = events
         .map_while(|event| event.ok())
         .map(|event| match event.num_occurrences() {

@@ -180,7 +180,11 @@ fn events_have_names_times_and_typed_stats() {
     assert_eq!(times(&side.planes, "start_ps")[0], Some(1_000_000));
     assert_eq!(times(&side.planes, "end_ps")[0], Some(1_010_000));
     assert_eq!(side.lines.num_rows(), 2);
-    let roles = side.lines.column_by_name("line_role").unwrap().as_string::<i32>();
+    let roles = side
+        .lines
+        .column_by_name("line_role")
+        .unwrap()
+        .as_string::<i32>();
     assert_eq!(
         roles.iter().collect::<Vec<_>>(),
         [Some("host_thread"), Some("stream")]

@@ -36,8 +36,8 @@ use profkit_xplane::constants::{
 };
 use profkit_xplane::xview::{PlaneMetadata, XEventView, XPlaneView};
 use profkit_xplane::{
-    LineRole, PlaneBuilder, PlaneVisitor, RawSpaceItem, ReadOptions, StatValue, StatValueRef, XPlane, XSpace,
-    XSpaceReader, line_role,
+    LineRole, PlaneBuilder, PlaneVisitor, RawSpaceItem, ReadOptions, StatValue, StatValueRef,
+    XPlane, XSpace, XSpaceReader, line_role,
 };
 
 /// The stat that holds an event's category (a Paddle node's event type); the Chrome trace writer

@@ -170,7 +170,11 @@ mod tests {
             ("/device:GPU:4", "Stream #134(Compute)", LineRole::Stream),
             ("/device:GPU:4", "Stream #63(MemcpyH2D)", LineRole::Stream),
             ("/device:GPU:4", "TensorFlow Ops", LineRole::FrameworkOps),
-            ("/device:GPU:4", "TensorFlow Name Scope", LineRole::NameScope),
+            (
+                "/device:GPU:4",
+                "TensorFlow Name Scope",
+                LineRole::NameScope,
+            ),
             ("/device:GPU:4", "Steps", LineRole::Steps),
             ("/device:GPU:0", "Stream #17(Kernel)", LineRole::Stream),
             ("/device:GPU:0", "XLA Ops", LineRole::XlaOpsDerived),

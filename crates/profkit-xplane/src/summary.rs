@@ -6,6 +6,7 @@ use serde::Serialize;
 
 use crate::line_role::{LINE_ROLES, LineRole, line_role};
 use crate::proto::{XPlane, XSpace};
+use crate::utils::SelfTimer;
 use crate::visitor::{PlaneViewVisitor, PlaneVisitor};
 use crate::xview::{SpaceItemView, XPlaneView, XSpaceView};
 
@@ -201,14 +202,57 @@ impl PlaneSummary {
         let mut tally = Tally::default();
         let mut events = Vec::new();
         let mut spans = Vec::new();
+        let mut timer = SelfTimer::new();
         for (line, role) in visitor.lines().zip(&roles) {
+            let line = line?;
+            let ranked = !device_ops || role.holds_device_ops();
+            // A line in order (as profilers write them) is timed as it streams, in memory the
+            // depth of its nesting; one out of order is held and sorted.
+            let mut in_order = true;
+            let mut last: Option<(i128, i64)> = None;
+            for event in line.events() {
+                let event = event?;
+                if event.num_occurrences().is_some() {
+                    continue;
+                }
+                let key = (event.timestamp_ps(), event.duration_ps().max(0));
+                if last.is_some_and(|(s, d)| key.0 < s || (key.0 == s && key.1 > d)) {
+                    in_order = false;
+                    break;
+                }
+                last = Some(key);
+            }
+            if in_order {
+                for event in line.events() {
+                    let event = event?;
+                    let span = (event.timestamp_ps(), event.end_timestamp_ps());
+                    let (id, duration) = (event.metadata_id(), event.duration_ps());
+                    let occurrences = event.num_occurrences();
+                    if occurrences.is_some() {
+                        tally.add(id, occurrences, span, (duration, duration), ranked);
+                        continue;
+                    }
+                    timer.push(
+                        span.0,
+                        duration,
+                        (id, span, duration),
+                        |(id, span, d), t| tally.add(id, None, span, (d, t), ranked),
+                    );
+                }
+                timer.finish(|(id, span, d), t| tally.add(id, None, span, (d, t), ranked));
+                continue;
+            }
             events.clear();
             spans.clear();
-            for event in line?.events() {
+            for event in line.events() {
                 let event = event?;
                 let span = (event.timestamp_ps(), event.end_timestamp_ps());
                 let occurrences = event.num_occurrences();
-                spans.push(occurrences.is_none().then_some((span.0, event.duration_ps())));
+                spans.push(
+                    occurrences
+                        .is_none()
+                        .then_some((span.0, event.duration_ps())),
+                );
                 events.push((event.metadata_id(), occurrences, span, event.duration_ps()));
             }
             let selfs = crate::utils::self_times(&spans);
@@ -218,7 +262,7 @@ impl PlaneSummary {
                     occurrences,
                     span,
                     (duration, self_ps.unwrap_or(duration)),
-                    !device_ops || role.holds_device_ops(),
+                    ranked,
                 );
             }
         }

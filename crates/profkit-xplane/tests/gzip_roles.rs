@@ -8,8 +8,7 @@ use std::path::PathBuf;
 use profkit_xplane::summary::Summary;
 use profkit_xplane::utils::self_times;
 use profkit_xplane::{
-    LineRole, ReadOptions, SpaceItem, XSpaceReader, XSpaceView, decode, line_role, read,
-    read_file,
+    LineRole, ReadOptions, SpaceItem, XSpaceReader, XSpaceView, decode, line_role, read, read_file,
 };
 
 fn sample(case: &str) -> PathBuf {
@@ -68,7 +67,10 @@ fn gzip_keeps_its_limit_and_says_so() {
         panic!("a bomb reads");
     };
     let err = err.to_string();
-    assert!(err.contains("gzip") && err.contains("max_inflated"), "{err}");
+    assert!(
+        err.contains("gzip") && err.contains("max_inflated"),
+        "{err}"
+    );
     let mut read_before = 0usize;
     let mut failed = false;
     for item in XSpaceReader::new(&bomb[..], ReadOptions::default()) {
@@ -86,12 +88,19 @@ fn the_real_device_lines_have_the_roles_their_names_say() {
     let mut roles: BTreeMap<(&str, LineRole), usize> = BTreeMap::new();
     let spaces: Vec<_> = ["gpu", "rocm1", "tpu"]
         .iter()
-        .map(|case| (*case, read_file(sample(case), ReadOptions::default()).unwrap()))
+        .map(|case| {
+            (
+                *case,
+                read_file(sample(case), ReadOptions::default()).unwrap(),
+            )
+        })
         .collect();
     for (case, space) in &spaces {
         for plane in &space.planes {
             for line in &plane.lines {
-                *roles.entry((case, line_role(&plane.name, &line.name))).or_default() += 1;
+                *roles
+                    .entry((case, line_role(&plane.name, &line.name)))
+                    .or_default() += 1;
             }
         }
     }
@@ -122,17 +131,26 @@ fn inspect_ranks_device_ops_with_self_time() {
     assert!(tpu0.top_events_device_ops);
     // Modules (`jit_f(...)`) are not ops; ops are ranked over `XLA Ops` alone.
     assert!(tpu0.top_events.iter().all(|e| !e.name.starts_with("jit_")));
-    assert!(tpu0.top_events.iter().all(|e| e.self_duration_ps <= e.total_duration_ps));
+    assert!(
+        tpu0.top_events
+            .iter()
+            .all(|e| e.self_duration_ps <= e.total_duration_ps)
+    );
     // JAX gives every plane id 0: the index tells them apart.
     let indexes: Vec<usize> = summary.planes.iter().map(|p| p.index).collect();
     assert_eq!(indexes, (0..space.planes.len()).collect::<Vec<_>>());
-    let host = summary.planes.iter().find(|p| p.name == "/host:CPU").unwrap();
+    let host = summary
+        .planes
+        .iter()
+        .find(|p| p.name == "/host:CPU")
+        .unwrap();
     assert!(!host.top_events_device_ops);
     // Host threads nest: some name's self time is less than its total.
-    assert!(host
-        .top_events
-        .iter()
-        .any(|e| e.self_duration_ps < e.total_duration_ps));
+    assert!(
+        host.top_events
+            .iter()
+            .any(|e| e.self_duration_ps < e.total_duration_ps)
+    );
 
     // The streamed summary says the same.
     let bytes = gunzip(&sample("tpu"));

@@ -672,7 +672,10 @@ fn convert_xspaces(
         let names: Vec<String> = inputs.iter().map(|i| i.name.clone()).collect();
         let name = names.join(" + ");
         let mut hosts = Vec::with_capacity(inputs.len());
-        for (input, host) in inputs.into_iter().zip(given.into_iter().chain(std::iter::repeat(None))) {
+        for (input, host) in inputs
+            .into_iter()
+            .zip(given.into_iter().chain(std::iter::repeat(None)))
+        {
             let fallback_host = host_of(&input);
             hosts.push(HostInput {
                 fallback_host,

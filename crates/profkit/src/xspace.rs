@@ -216,17 +216,29 @@ fn write_plane(out: &mut impl Write, p: &PlaneSummary) -> std::io::Result<()> {
         } else {
             ""
         };
-        writeln!(out, "  top events by total duration{lines}, with self time:")?;
+        writeln!(
+            out,
+            "  top events by total duration{lines}, with self time:"
+        )?;
         let width = crate::text::width(p.top_events.iter().map(|e| e.name.as_str()));
-        for e in &p.top_events {
+        let totals: Vec<String> = p
+            .top_events
+            .iter()
+            .map(|e| us(e.total_duration_ps))
+            .collect();
+        let selfs: Vec<String> = p
+            .top_events
+            .iter()
+            .map(|e| us(e.self_duration_ps))
+            .collect();
+        let total_width = totals.iter().map(String::len).max().unwrap_or(0);
+        let self_width = selfs.iter().map(String::len).max().unwrap_or(0);
+        for ((e, total), self_time) in p.top_events.iter().zip(&totals).zip(&selfs) {
             writeln!(
                 out,
-                "    {:width$}  {:>8} x  total {}  self {}",
+                "    {:width$}  {:>8} x  total {total:>total_width$}  self {self_time:>self_width$}",
                 clip(&e.name),
                 e.count,
-                us(e.total_duration_ps),
-                us(e.self_duration_ps),
-                width = width
             )?;
         }
     }
