@@ -22,7 +22,7 @@
 
 use std::fmt;
 
-use crate::constants::{self as c};
+use crate::constants as c;
 
 /// What a line holds (the `line_role` column of profkit's tables).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]

@@ -327,8 +327,8 @@ pub(crate) struct SummaryArgs {
     /// Summary: one Operator and UserDefined table per thread (Paddle's `thread_sep=True`).
     #[arg(long)]
     thread_sep: bool,
-    /// Summary: the unit of times (default: ms for Paddle's files, as Paddle prints them; us for
-    /// XSpaces and Chrome traces, whose XLA CPU ops take microseconds and would all print 0.00).
+    /// Summary: the unit of times (default: us for XSpaces, whose XLA CPU ops take microseconds
+    /// and would all print 0.00 in ms; ms, as Paddle prints them, for the other inputs).
     #[arg(long, value_enum)]
     time_unit: Option<UnitArg>,
 }
@@ -375,9 +375,11 @@ pub(crate) fn report_command(
     json: bool,
 ) -> Result<(), Failure> {
     let legacy = legacy || input.format == Format::Paddle;
+    // Paddle's unit for what Paddle reads (its files and Chrome traces); XSpaces, whose XLA
+    // CPU ops take microseconds, in microseconds.
     let default_unit = match input.format {
-        Format::Paddle | Format::PaddleNodeTrees => UnitArg::Ms,
-        _ => UnitArg::Us,
+        Format::Xspace => UnitArg::Us,
+        _ => UnitArg::Ms,
     };
     if legacy && summary.given() {
         return Err(Failure::Usage(

@@ -218,8 +218,9 @@ pub struct Forest {
     pub left_out: usize,
     /// Device activity not tied to the calls that launched it (inputs other than node trees).
     pub unlinked: Unlinked,
-    /// Thread names by thread id, where the input names its threads (an XSpace's lines, a
-    /// Chrome trace's `thread_name`): `--thread-sep` heads a thread's tables by its name.
+    /// Thread names by thread id, where the builder was told them (an XSpace's lines; not
+    /// Paddle's files and Chrome traces, whose tables Paddle heads by thread id):
+    /// `--thread-sep` heads a thread's tables by its name.
     pub thread_names: BTreeMap<u64, String>,
 }
 
@@ -382,9 +383,6 @@ impl Forest {
         builder.left_out(spans.warnings().count());
         for (thread, thread_spans) in recording.threads.iter().zip(&spans.threads) {
             let tid = thread.os_tid.unwrap_or(u64::from(thread.thread));
-            if let Some(name) = thread.name.as_deref() {
-                builder.thread_name(tid, name);
-            }
             builder.thread(
                 tid,
                 thread_spans.spans.iter().map(|span| {
