@@ -271,6 +271,18 @@ impl Forest {
         self.roots.sort_by_key(|r| r.0);
     }
 
+    /// Names the threads of `recording` (see [`Forest::thread_names`]), as the summary of an
+    /// XSpace names them: what [`Forest::from_recording`] leaves out, since Paddle heads the
+    /// tables of its own files by thread id.
+    pub fn name_threads(&mut self, recording: &Recording) {
+        for thread in &recording.threads {
+            let tid = thread.os_tid.unwrap_or(u64::from(thread.thread));
+            if let Some(name) = thread.name.as_deref().filter(|n| !n.is_empty()) {
+                self.thread_names.insert(tid, name.to_owned());
+            }
+        }
+    }
+
     /// The trees of Paddle's node trees, as Paddle holds them in memory. A node whose parent is
     /// missing, or whose parent links never reach the root, is left out (counted).
     pub fn from_node_trees(trees: &NodeTreesProto) -> Forest {
