@@ -134,7 +134,10 @@ fn merge_takes_a_host_per_input() {
         "rocm-0",
     ]);
     assert_eq!(code, 0, "{stderr}");
-    assert!(stdout.contains("merged 2 hosts (gpu-0, rocm-0)"), "{stdout}");
+    assert!(
+        stdout.contains("merged 2 hosts (gpu-0, rocm-0)"),
+        "{stdout}"
+    );
     // Without --host: the hostnames the spaces record.
     let (code, stdout, stderr) = run(&["merge", &files[0], &files[1], out.to_str().unwrap()]);
     assert_eq!(code, 0, "{stderr}");
@@ -160,7 +163,11 @@ fn the_kernel_summary_holds_kernels_not_steps_or_scopes() {
     for scope in ["0", "bert_span_labeler", "replica_6", "dropout"] {
         assert!(!kernels.contains(&scope), "{scope} in {kernels:?}");
     }
-    assert!(kernels.iter().all(|k| k.contains("Kernel") || k.contains("kernel")));
+    assert!(
+        kernels
+            .iter()
+            .all(|k| k.contains("Kernel") || k.contains("kernel"))
+    );
 }
 
 #[test]
@@ -170,13 +177,19 @@ fn inspect_numbers_jax_planes_and_shows_self_time() {
     assert_eq!(code, 0, "{stderr}");
     assert!(stdout.contains("plane 0 \"/host:metadata\""), "{stdout}");
     assert!(stdout.contains("plane 1 (id 0) \"/host:CPU\""), "{stdout}");
-    assert!(stdout.contains("plane 2 (id 0) \"Task Environment\""), "{stdout}");
+    assert!(
+        stdout.contains("plane 2 (id 0) \"Task Environment\""),
+        "{stdout}"
+    );
     // `PjitFunction(step)` holds the ops it launched: its self time is a small part of it.
     let line = stdout
         .lines()
         .find(|l| l.contains("PjitFunction(step)"))
         .unwrap();
-    assert!(line.contains("total  712.270000 us  self   68.638000 us"), "{line}");
+    assert!(
+        line.contains("total  712.270000 us  self   68.638000 us"),
+        "{line}"
+    );
 
     // A TPU plane's ops, not its modules.
     let (code, stdout, _) = run(&["inspect", &device("tpu"), "--json"]);
@@ -213,7 +226,14 @@ fn report_sorts_by_self_time_and_heads_jax_threads_by_name() {
             .collect()
     };
     let by_total = rows(&["report", jax, "--json", "--no-op-detail"]);
-    let by_self = rows(&["report", jax, "--json", "--no-op-detail", "--sorted-by", "self"]);
+    let by_self = rows(&[
+        "report",
+        jax,
+        "--json",
+        "--no-op-detail",
+        "--sorted-by",
+        "self",
+    ]);
     // `trace` and `__exit__` only wrap `stop_trace`: first by total, not by self.
     assert_eq!(by_total[0], "$profiler.py:307 trace");
     assert_eq!(by_self[0], "$profiler.py:271 stop_trace");
@@ -229,7 +249,13 @@ fn report_sorts_by_self_time_and_heads_jax_threads_by_name() {
     assert!(!stdout.contains("Thread: 1"), "{stdout}");
     // Microseconds by default for an XSpace: XLA's CPU ops are not all 0.00.
     assert!(stdout.contains("Time unit: us"));
-    let fusion = stdout.lines().find(|l| l.starts_with("ynn_fusion")).unwrap();
+    let fusion = stdout
+        .lines()
+        .find(|l| l.starts_with("ynn_fusion"))
+        .unwrap();
     // CPU total, average, longest and shortest call (the GPU column is 0: no device).
-    assert!(fusion.contains(" 28.28 / 9.43 / 23.79 / 1.72 / "), "{fusion}");
+    assert!(
+        fusion.contains(" 28.28 / 9.43 / 23.79 / 1.72 / "),
+        "{fusion}"
+    );
 }
