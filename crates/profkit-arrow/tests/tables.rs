@@ -737,3 +737,62 @@ fn json_pairs(text: &str) -> Vec<(String, String)> {
     }
     serde_json::from_str::<Pairs>(text).unwrap().0
 }
+
+/// The real TPU and GPU profiles (gzipped, read by the XSpace reader as they are): the rows whose
+/// `line_role` holds device ops are exactly those of the `XLA Ops` and stream lines, and every
+/// self time lies between 0 and its duration.
+#[test]
+fn line_roles_and_self_times_of_the_real_device_profiles() {
+    use std::collections::BTreeMap;
+    for case in ["tpu", "gpu"] {
+        let path = repo()
+            .join("conformance/xplane-device")
+            .join(case)
+            .join("input.xplane.pb.gz");
+        let info = HostInfo::new(case, "xspace", [case]);
+        let mut batches = sources::xspace(
+            File::open(&path).unwrap(),
+            info,
+            Options::default(),
+            ReadOptions::default(),
+        );
+        let (mut by_role, mut by_name) = (BTreeMap::new(), BTreeMap::new());
+        let mut rows = 0;
+        for batch in collect(&mut batches) {
+            let planes = dict_values(&batch, "plane");
+            let lines = dict_values(&batch, "line");
+            let roles = dict_values(&batch, "line_role");
+            let names = dict_values(&batch, "display_name");
+            let durations = ints(&batch, "duration_ps");
+            let selfs = ints(&batch, "self_ps");
+            for i in 0..batch.num_rows() {
+                rows += 1;
+                let (plane, line) = (planes[i].as_deref().unwrap(), lines[i].as_deref().unwrap());
+                let (duration, self_ps) = (durations[i].unwrap(), selfs[i].unwrap());
+                assert!(
+                    (0..=duration).contains(&self_ps),
+                    "{line}: {self_ps} of {duration}"
+                );
+                let name = names[i].clone().unwrap();
+                if matches!(roles[i].as_deref(), Some("xla_ops" | "stream")) {
+                    *by_role.entry(name.clone()).or_insert(0i64) += duration;
+                }
+                let op_line = (plane.starts_with("/device:TPU:") && line == "XLA Ops")
+                    || (plane.starts_with("/device:GPU:") && line.starts_with("Stream #"));
+                if op_line {
+                    *by_name.entry(name).or_insert(0i64) += duration;
+                }
+            }
+        }
+        assert!(rows > 20_000, "{case}: {rows} rows");
+        assert!(!by_role.is_empty());
+        assert_eq!(by_role, by_name, "{case}");
+        let side = batches.side_tables().unwrap();
+        let roles = side
+            .lines
+            .column_by_name("line_role")
+            .unwrap()
+            .as_string::<i32>();
+        assert!(roles.iter().all(|r| r.is_some_and(|r| !r.is_empty())));
+    }
+}
