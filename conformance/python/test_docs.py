@@ -2,8 +2,9 @@
 
 Every ```python block holding `>>>` lines is a doctest, run from `conformance/` (where the pages
 say the cells run) with the package installed; `...` in an expected output stands for any text
-(doctest's ELLIPSIS). Files the examples write go to a temporary directory: `/tmp/` in an example
-is that directory.
+(doctest's ELLIPSIS) and runs of spaces compare equal. Files the examples write go to a
+temporary directory: `/tmp/` in an example is that directory. The cells of a page share their
+names, as a notebook's do.
 """
 
 import doctest
@@ -38,6 +39,14 @@ GLOBALS = {}
 @pytest.mark.parametrize("page,line,block", examples())
 def test_example_prints_what_the_page_says(page, line, block, tmp_path, monkeypatch):
     monkeypatch.chdir(CONFORMANCE)
+    # Frames print whole, as in a notebook or a wide terminal (pandas cuts them at 80 columns
+    # when it cannot see a terminal).
+    pandas = pytest.importorskip("pandas")
+    with pandas.option_context("display.width", 250, "display.max_columns", 50):
+        run_cell(page, line, block, tmp_path)
+
+
+def run_cell(page, line, block, tmp_path):
     block = block.replace("/tmp/", f"{tmp_path}/")
     parser = doctest.DocTestParser()
     globs = GLOBALS.setdefault(page, {})
@@ -45,6 +54,8 @@ def test_example_prints_what_the_page_says(page, line, block, tmp_path, monkeypa
     runner = doctest.DocTestRunner(optionflags=doctest.ELLIPSIS | doctest.NORMALIZE_WHITESPACE)
     out = []
     runner.run(test, out=out.append, clear_globs=False)
+    # A doctest runs in a copy of the names it is given: keep what the cell defined.
+    globs.update(test.globs)
     assert runner.failures == 0, "".join(out)
 
 
