@@ -305,8 +305,12 @@ pub(crate) fn says_nothing(host: &str) -> bool {
 }
 
 /// The first of the `hostnames` an XSpace file records, read through (gzip or not); `None`
-/// when it records none or does not read (reading it for real reports why).
+/// when it records none or does not read (reading it for real reports why), and for anything
+/// but a regular file: a FIFO or a device is read once, by the conversion.
 pub(crate) fn recorded_hostname(path: &Path) -> Option<String> {
+    if !std::fs::metadata(path).is_ok_and(|m| m.is_file()) {
+        return None;
+    }
     let file = std::fs::File::open(path).ok()?;
     let mut reader = profkit_xplane::XSpaceReader::new(file, ReadOptions::default());
     while let Some(item) = reader.next_raw() {
