@@ -5,8 +5,15 @@
    and the count and total duration of each of the plane's busiest event names (those
    `profkit inspect --json` lists), and the plane's time span equal what `profkit inspect --json`
    says of the same input (for Paddle's protobufs: of the XSpace `profkit convert --to xspace`
-   makes of them, as `--to parquet` does). Every file carries schema version 1.
-2. A dataset of several hosts (the made-up cluster of `profkit-arrow`'s `cluster` example,
+   makes of them, as `--to parquet` does). Every file carries schema version 2. Where inspect
+   ranks a device plane's events over its device op lines only (`top_events_device_ops`), the
+   readers sum the rows whose `line_role` is `xla_ops` or `stream`.
+2. The real device profiles (`../shared/samples/xspace-device-real/{gpu,rocm1,tpu}/host.xplane.pb.gz`,
+   all three named `host`) convert into one dataset, each host named by the `hostnames` it records;
+   the docs' `time_per_op` query over it equals the per-op sums (hosts, calls, total, slowest host)
+   of the device op lines alone, picked by their names as the profilers write them (a TPU plane's
+   `XLA Ops`, a GPU plane's `Stream #...` lines) and summed in Python with pyarrow.
+3. A dataset of several hosts (the made-up cluster of `profkit-arrow`'s `cluster` example,
    converted host by host, appending) is queried with the SQL of docs/scale.md by DuckDB and by
    Spark in local mode (one session for all queries); the answers must be equal.
 
@@ -76,7 +83,9 @@ def expected_planes(profkit, fmt, path, work):
     planes = {}
     for p in summary["planes"]:
         key = (p["id"], p["name"])
-        entry = planes.setdefault(key, {"events": 0, "top": {}, "start": None, "end": None})
+        entry = planes.setdefault(key, {"events": 0, "top": {}, "start": None, "end": None,
+                                        "ops_only": False})
+        entry["ops_only"] = p["top_events_device_ops"]
         entry["events"] += p["events"]
         for e in p["top_events"]:
             entry["top"][e["name"]] = (e["count"], e["total_duration_ps"])
@@ -99,6 +108,15 @@ def duckdb_planes(con, host):
            FROM events WHERE host = ? GROUP BY plane_id, plane, display_name""", [host]).fetchall()
     for r in names:
         planes[(r[0], r[1])].setdefault("names", {})[r[2]] = (int(r[3]), int(r[4]))
+    op_names = con.execute(
+        """SELECT plane_id, plane, display_name,
+                  SUM(CASE WHEN num_occurrences IS NULL THEN 1 WHEN num_occurrences < 0 THEN 0
+                           ELSE num_occurrences END),
+                  SUM(duration_ps)
+           FROM events WHERE host = ? AND line_role IN ('xla_ops', 'stream')
+           GROUP BY plane_id, plane, display_name""", [host]).fetchall()
+    for r in op_names:
+        planes[(r[0], r[1])].setdefault("op_names", {})[r[2]] = (int(r[3]), int(r[4]))
     side = con.execute(
         "SELECT plane_id, plane, events FROM planes WHERE host = ?", [host]).fetchall()
     return planes, {(r[0], r[1]): r[2] for r in side}
@@ -113,8 +131,9 @@ def compare(source, host, expected, got):
             problems.append(f"plane {key}: {have['events']} events, inspect says {want['events']}")
         if side.get(key, 0) != want["events"]:
             problems.append(f"plane {key}: planes table says {side.get(key)} events, inspect {want['events']}")
+        by_name = have.get("op_names" if want["ops_only"] else "names", {})
         for name, (count, total) in want["top"].items():
-            got_name = have.get("names", {}).get(name)
+            got_name = by_name.get(name)
             if got_name != (count, total):
                 problems.append(f"plane {key} event {name!r}: {got_name}, inspect says {(count, total)}")
         if want["start"] is not None:
@@ -140,7 +159,8 @@ def pyarrow_planes(root, host):
         pc.coalesce(table.column("num_occurrences"), pa.scalar(1, pa.int64())), pa.scalar(0, pa.int64()))
     flat = pa.table({"plane_id": table.column("plane_id"), "plane": plane, "name": name,
                      "n": occurrences, "duration_ps": table.column("duration_ps"),
-                     "start_ps": table.column("start_ps")})
+                     "start_ps": table.column("start_ps"),
+                     "role": table.column("line_role").cast(pa.string())})
     per_plane = flat.group_by(["plane_id", "plane"]).aggregate(
         [("n", "count"), ("start_ps", "min")]).to_pylist()
     ends = pc.add(flat.column("start_ps").cast(pa.decimal128(30, 0)),
@@ -154,6 +174,10 @@ def pyarrow_planes(root, host):
     for r in flat.group_by(["plane_id", "plane", "name"]).aggregate(
             [("n", "sum"), ("duration_ps", "sum")]).to_pylist():
         planes[(r["plane_id"], r["plane"])].setdefault("names", {})[r["name"]] = (r["n_sum"], r["duration_ps_sum"])
+    ops = flat.filter(pc.is_in(flat.column("role"), pa.array(["xla_ops", "stream"])))
+    for r in ops.group_by(["plane_id", "plane", "name"]).aggregate(
+            [("n", "sum"), ("duration_ps", "sum")]).to_pylist():
+        planes[(r["plane_id"], r["plane"])].setdefault("op_names", {})[r["name"]] = (r["n_sum"], r["duration_ps_sum"])
     side_files = sorted((root / f"host={host}" / "table=planes").glob("*.parquet"))
     side_table = pq.read_table(side_files[0])
     side = {(r["plane_id"], r["plane"]): r["events"] for r in side_table.to_pylist()}
@@ -199,7 +223,7 @@ def conformance_cases(repo, profkit, work):
     for f in root.glob("host=*/table=*/*.parquet"):
         kv = pq.read_metadata(f).metadata or {}
         versions.add((kv.get(b"profkit.schema_version"), kv.get(b"profkit.table") == f.parent.name[6:].encode()))
-    check(versions == {(b"1", True)}, "every file carries schema version 1 and its table", f"{versions}")
+    check(versions == {(b"2", True)}, "every file carries schema version 2 and its table", f"{versions}")
 
 
 def queries(repo):
@@ -214,6 +238,55 @@ def normal(value):
     if isinstance(value, float) and value.is_integer():
         return int(value)
     return value
+
+
+def device_op_sums(root):
+    """Per op: (hosts, calls, total_ps, slowest host, its total) of the device op lines alone,
+    picked by name as the profilers write them (not by `line_role`), summed with pyarrow."""
+    files = sorted(root.glob("host=*/table=events/*.parquet"))
+    table = ds.dataset([str(f) for f in files], format="parquet", partitioning="hive",
+                       partition_base_dir=str(root)).to_table()
+    plane = table.column("plane").cast(pa.string()).to_pylist()
+    line = table.column("line").cast(pa.string()).to_pylist()
+    name = table.column("display_name").cast(pa.string()).to_pylist()
+    host = table.column("host").to_pylist()
+    duration = table.column("duration_ps").to_pylist()
+    per = {}
+    for p, l, n, h, d in zip(plane, line, name, host, duration):
+        if (p.startswith("/device:TPU:") and l == "XLA Ops") or \
+           (p.startswith("/device:GPU:") and l.startswith("Stream #")):
+            calls, total = per.setdefault(n, {}).get(h, (0, 0))
+            per[n][h] = (calls + 1, total + d)
+    out = []
+    for op, hosts in per.items():
+        slowest = sorted(hosts.items(), key=lambda kv: (-kv[1][1], kv[0]))[0]
+        out.append((op, len(hosts), sum(c for c, _ in hosts.values()), sum(t for _, t in hosts.values()),
+                    slowest[0], slowest[1][1]))
+    return sorted(out, key=lambda r: (-r[3], r[0]))
+
+
+def device_samples(repo, profkit, work):
+    samples = repo.parent / "shared/samples/xspace-device-real"
+    if not samples.is_dir():
+        samples = repo / "conformance/xplane-device"
+        files = [samples / d / "input.xplane.pb.gz" for d in ("gpu", "rocm1", "tpu")]
+    else:
+        files = [samples / d / "host.xplane.pb.gz" for d in ("gpu", "rocm1", "tpu")]
+    root = work / "devices"
+    out = run([profkit, "convert", *files, root, "--to", "parquet"])
+    hosts = sorted(p.name for p in root.glob("host=*"))
+    # The TPU profile records no hostnames: it keeps its file's name.
+    check(hosts == ["host=34.83.195.179_6003", "host=host", "host=tw003"],
+          "the three device profiles make one dataset, hosts named by their hostnames", f"{hosts} {out}")
+    con = duckdb_connect(root)
+    sql = dict(queries(repo)).get("time_per_op", "")
+    got = [tuple(normal(v) for v in r) for r in con.execute(sql).fetchall()]
+    want = device_op_sums(root)
+    first = next(((a, b) for a, b in zip(got, want) if a != b), (len(got), len(want)))
+    check(got == want, f"the docs' time_per_op on the real TPU and GPU profiles equals the device op lines' sums ({len(want)} ops)",
+          f"first difference: {first}")
+    top = got[0][0] if got else None
+    check(top is not None and not top.startswith("jit_"), "no XLA module is counted as an op", f"{top}")
 
 
 def cluster(repo, profkit, work, hosts):
@@ -276,6 +349,7 @@ def main():
     with tempfile.TemporaryDirectory(prefix="profkit-arrow-check-") as tmp:
         work = Path(tmp)
         conformance_cases(args.repo, args.profkit, work)
+        device_samples(args.repo, args.profkit, work)
         cluster(args.repo, args.profkit, work, args.hosts)
     print(f"{len(PASSED)} passed, {len(FAILED)} failed")
     return 1 if FAILED else 0

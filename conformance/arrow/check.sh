@@ -43,4 +43,4 @@ cd "$repo"
 # Spark in local mode talks to itself only.
 export SPARK_LOCAL_IP="${SPARK_LOCAL_IP:-127.0.0.1}"
 cargo build -q -p profkit
-exec "$venv/bin/python" "$here/check.py" --repo "$repo" --profkit "$repo/target/debug/profkit" "$@"
+exec "$venv/bin/python" "$here/check.py" --repo "$repo" --profkit "${CARGO_TARGET_DIR:-$repo/target}/debug/profkit" "$@"

@@ -17,8 +17,11 @@ use arrow_array::types::Int32Type;
 use arrow_array::{Array, ArrayRef, DictionaryArray, Int32Array, RecordBatch, RecordBatchReader};
 use arrow_schema::{ArrowError, SchemaRef};
 use base64::Engine as _;
+use profkit_xplane::utils::SelfTimer;
 use profkit_xplane::xview::{Events, Lines, StatValueView, XStatView};
-use profkit_xplane::{PlaneBytes, RawSpaceItem, ReadOptions, XSpace, XSpaceReader};
+use profkit_xplane::{
+    LineRole, PlaneBytes, RawSpaceItem, ReadOptions, XSpace, XSpaceReader, line_role,
+};
 
 use crate::error::{Error, Result};
 use crate::schema::{self, Layout, TYPED_STATS, TypedKind};
@@ -430,10 +433,12 @@ struct Builders {
     plane_id: Int64Builder,
     line: DictColumn,
     line_id: Int64Builder,
+    line_role: DictColumn,
     name: DictColumn,
     display_name: DictColumn,
     times: TimeColumns,
     duration_ps: Int64Builder,
+    self_ps: Int64Builder,
     num_occurrences: Int64Builder,
     typed_int: Vec<Int64Builder>,
     typed_str: Vec<DictColumn>,
@@ -464,6 +469,7 @@ impl Builders {
             plane_id: Int64Builder::with_capacity(capacity),
             line: DictColumn::new(capacity),
             line_id: Int64Builder::with_capacity(capacity),
+            line_role: DictColumn::new(capacity),
             name: DictColumn::new(capacity),
             display_name: DictColumn::new(capacity),
             times: match layout {
@@ -474,6 +480,7 @@ impl Builders {
                 },
             },
             duration_ps: Int64Builder::with_capacity(capacity),
+            self_ps: Int64Builder::with_capacity(capacity),
             num_occurrences: Int64Builder::with_capacity(capacity),
             typed_int: (0..ints)
                 .map(|_| Int64Builder::with_capacity(capacity))
@@ -528,6 +535,7 @@ impl Builders {
             Arc::new(self.plane_id.finish()),
             Arc::new(self.line.finish()?),
             Arc::new(self.line_id.finish()),
+            Arc::new(self.line_role.finish()?),
             Arc::new(self.name.finish()?),
             Arc::new(self.display_name.finish()?),
         ];
@@ -544,6 +552,7 @@ impl Builders {
             }
         }
         columns.push(Arc::new(self.duration_ps.finish()));
+        columns.push(Arc::new(self.self_ps.finish()));
         columns.push(Arc::new(self.num_occurrences.finish()));
         let (mut ints, mut strs) = (self.typed_int.iter_mut(), self.typed_str.iter_mut());
         for (_, _, kind) in TYPED_STATS {
@@ -608,6 +617,7 @@ struct LineRows {
     id: Int64Builder,
     display_id: Int64Builder,
     display_name: StringBuilder,
+    role: StringBuilder,
     timestamp_ns: Int64Builder,
     duration_ps: Int64Builder,
     events: Int64Builder,
@@ -649,6 +659,7 @@ impl Side {
                 id: Int64Builder::new(),
                 display_id: Int64Builder::new(),
                 display_name: StringBuilder::new(),
+                role: StringBuilder::new(),
                 timestamp_ns: Int64Builder::new(),
                 duration_ps: Int64Builder::new(),
                 events: Int64Builder::new(),
@@ -711,6 +722,7 @@ impl Side {
                 Arc::new(l.id.finish()),
                 Arc::new(l.display_id.finish()),
                 Arc::new(l.display_name.finish()),
+                Arc::new(l.role.finish()),
                 Arc::new(l.timestamp_ns.finish()),
                 Arc::new(l.duration_ps.finish()),
                 Arc::new(l.events.finish()),
@@ -734,14 +746,65 @@ impl Side {
 // ---------------------------------------------------------------------------------------------
 // The plane being read
 
+/// Each event's self time on a line whose events are `events` (see [`LineState::self_times`]).
+/// A line in order (as profilers write them) is timed as it streams; one out of order is sorted.
+/// A damaged event ends the walk: the rows' own walk reports it (where decoding would).
+fn line_self_times(timestamp_ns: i64, events: Events<'_>) -> Vec<Option<i64>> {
+    let base = i128::from(timestamp_ns) * 1000;
+    let mut result: Vec<Option<i64>> = Vec::new();
+    let mut timer = SelfTimer::new();
+    let mut in_order = true;
+    for event in events.clone().map_while(|event| event.ok()) {
+        let index = result.len();
+        if event.num_occurrences().is_some() {
+            result.push(None);
+            continue;
+        }
+        result.push(Some(event.duration_ps().max(0)));
+        let start = base + i128::from(event.offset_ps());
+        let set = |i: usize, t: i64| {
+            if let Some(slot) = result.get_mut(i) {
+                *slot = Some(t);
+            }
+        };
+        if !timer.push(start, event.duration_ps(), index, set) {
+            in_order = false;
+            break;
+        }
+    }
+    if in_order {
+        timer.finish(|i, t| {
+            if let Some(slot) = result.get_mut(i) {
+                *slot = Some(t);
+            }
+        });
+        return result;
+    }
+    let spans: Vec<Option<(i128, i64)>> = events
+        .map_while(|event| event.ok())
+        .map(|event| match event.num_occurrences() {
+            Some(_) => None,
+            None => Some((base + i128::from(event.offset_ps()), event.duration_ps())),
+        })
+        .collect();
+    profkit_xplane::utils::self_times(&spans)
+}
+
 /// The line being turned into rows.
 struct LineState<'a> {
     name: &'a str,
     id: i64,
+    role: LineRole,
     timestamp_ns: i64,
     events: Events<'a>,
     /// This line's key in the batch of generation `.0`.
     key: (u32, i32),
+    /// The line's role's key in the batch of generation `.0`.
+    role_key: (u32, i32),
+    /// Each event's self time, in line order ([`profkit_xplane::utils::self_times`]); the line's
+    /// events are walked once before their rows are made, since an event's self time depends on
+    /// the events after it.
+    self_times: std::vec::IntoIter<Option<i64>>,
 }
 
 /// The plane being turned into rows, viewed in its bytes, and where in it.
@@ -845,15 +908,20 @@ impl<'a> PlaneState<'a> {
                 l.id.append_value(line.id());
                 l.display_id.append_value(line.raw_display_id());
                 l.display_name.append_value(line.raw_display_name());
+                let role = line_role(self.name, line.name());
+                l.role.append_value(role.as_str());
                 l.timestamp_ns.append_value(line.timestamp_ns());
                 l.duration_ps.append_value(line.duration_ps());
                 l.events.append_value(count(line.event_count()));
                 self.line = Some(LineState {
                     name: line.name(),
                     id: line.id(),
+                    role,
                     timestamp_ns: line.timestamp_ns(),
                     events: line.events(),
                     key: (0, 0),
+                    role_key: (0, 0),
+                    self_times: line_self_times(line.timestamp_ns(), line.events()).into_iter(),
                 });
             }
             if self.rows(b, batch_rows, text)? {
@@ -891,6 +959,10 @@ impl<'a> PlaneState<'a> {
             }
             b.line.append_key(line.key.1);
             b.line_id.append_value(line.id);
+            if line.role_key.0 != generation {
+                line.role_key = (generation, b.line_role.intern(line.role.as_str()));
+            }
+            b.line_role.append_key(line.role_key.1);
 
             // Names: keys cached per metadata and batch.
             let md_position = tables.event_index.get(event.metadata_id());
@@ -940,6 +1012,7 @@ impl<'a> PlaneState<'a> {
             }
             b.num_occurrences.append_option(occurrences);
             b.duration_ps.append_value(duration);
+            b.self_ps.append_option(line.self_times.next().flatten());
             self.total += i128::from(duration);
             if occurrences.is_none() {
                 let start = base + i128::from(offset);

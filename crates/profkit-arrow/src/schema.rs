@@ -1,4 +1,4 @@
-//! The tables and their columns: schema version 1.
+//! The tables and their columns: schema version 2.
 //!
 //! Every schema carries two metadata keys, [`VERSION_KEY`] (the schema version, [`VERSION`]) and
 //! [`TABLE_KEY`] (the table's name); the Parquet files repeat them in their key-value metadata.
@@ -14,8 +14,9 @@ use std::sync::Arc;
 
 use arrow_schema::{DataType, Field, Fields, Schema, SchemaRef};
 
-/// The schema version this crate writes.
-pub const VERSION: &str = "1";
+/// The schema version this crate writes. Version 2 added the `line_role` column to the `lines`
+/// and `events` tables and `self_ps` to `events`.
+pub const VERSION: &str = "2";
 /// Schema metadata key holding [`VERSION`].
 pub const VERSION_KEY: &str = "profkit.schema_version";
 /// Schema metadata key holding the table's name.
@@ -44,6 +45,7 @@ pub const UNIQUE_COLUMNS: &[&str] = &[
     "start_ps",
     "end_ps",
     "duration_ps",
+    "self_ps",
     "correlation_id",
     "bytes_accessed",
     "flops",
@@ -152,6 +154,7 @@ pub fn events_for(layout: Layout) -> SchemaRef {
         Field::new("plane_id", DataType::Int64, false),
         Field::new("line", dict_type(), false),
         Field::new("line_id", DataType::Int64, false),
+        Field::new("line_role", dict_type(), false),
         Field::new("name", dict_type(), false),
         Field::new("display_name", dict_type(), false),
     ];
@@ -163,6 +166,7 @@ pub fn events_for(layout: Layout) -> SchemaRef {
         }
     }
     fields.push(Field::new("duration_ps", DataType::Int64, false));
+    fields.push(Field::new("self_ps", DataType::Int64, true));
     fields.push(Field::new("num_occurrences", DataType::Int64, true));
     for (column, _, kind) in TYPED_STATS {
         let data_type = match kind {
@@ -218,6 +222,7 @@ pub fn lines() -> SchemaRef {
             Field::new("line_id", DataType::Int64, false),
             Field::new("display_id", DataType::Int64, false),
             Field::new("display_name", DataType::Utf8, false),
+            Field::new("line_role", DataType::Utf8, false),
             Field::new("timestamp_ns", DataType::Int64, false),
             Field::new("duration_ps", DataType::Int64, false),
             Field::new("events", DataType::Int64, false),

@@ -135,6 +135,16 @@ fn events_have_names_times_and_typed_stats() {
         ints(batch, "duration_ps"),
         [Some(10_000), Some(2_000), Some(7)]
     );
+    // The op lies inside the step on its line: the step's self time is the rest.
+    assert_eq!(ints(batch, "self_ps"), [Some(8_000), Some(2_000), Some(7)]);
+    assert_eq!(
+        dict_values(batch, "line_role"),
+        [
+            Some("host_thread".into()),
+            Some("host_thread".into()),
+            Some("stream".into())
+        ]
+    );
     assert_eq!(ints(batch, "step_num"), [Some(3), None, None]);
     assert_eq!(ints(batch, "group_id"), [Some(9), None, None]);
     assert_eq!(ints(batch, "correlation_id"), [None, Some(42), None]);
@@ -170,6 +180,15 @@ fn events_have_names_times_and_typed_stats() {
     assert_eq!(times(&side.planes, "start_ps")[0], Some(1_000_000));
     assert_eq!(times(&side.planes, "end_ps")[0], Some(1_010_000));
     assert_eq!(side.lines.num_rows(), 2);
+    let roles = side
+        .lines
+        .column_by_name("line_role")
+        .unwrap()
+        .as_string::<i32>();
+    assert_eq!(
+        roles.iter().collect::<Vec<_>>(),
+        [Some("host_thread"), Some("stream")]
+    );
     let meta = &side.metadata;
     let keys = meta.column_by_name("key").unwrap().as_string::<i32>();
     let values = meta.column_by_name("value").unwrap().as_string::<i32>();
@@ -178,7 +197,7 @@ fn events_have_names_times_and_typed_stats() {
         .zip(values.iter())
         .map(|(k, v)| (k.unwrap().to_owned(), v.unwrap().to_owned()))
         .collect();
-    assert!(facts.contains(&("schema_version".into(), "1".into())));
+    assert!(facts.contains(&("schema_version".into(), "2".into())));
     assert!(facts.contains(&("hostname".into(), "machine-1".into())));
     assert!(facts.contains(&("warning".into(), "clock skew".into())));
     assert!(facts.contains(&("source".into(), "worker0.xplane.pb".into())));
@@ -241,7 +260,7 @@ fn batches_span_planes_and_hold_at_most_batch_rows() {
     let schema = reader.schema();
     let rows: usize = reader.map(|b| b.unwrap().num_rows()).sum();
     assert_eq!(rows, 3);
-    assert_eq!(schema.metadata()[profkit_arrow::schema::VERSION_KEY], "1");
+    assert_eq!(schema.metadata()[profkit_arrow::schema::VERSION_KEY], "2");
 }
 
 #[test]
@@ -362,7 +381,7 @@ fn a_host_is_written_whole_and_read_back() {
     assert_eq!(rows, 3);
     assert_eq!(dir, root.join("host=worker0"));
     let (events, kv) = read_parquet(&dir.join("table=events/part-0.parquet"));
-    assert!(kv.contains(&("profkit.schema_version".into(), "1".into())));
+    assert!(kv.contains(&("profkit.schema_version".into(), "2".into())));
     assert!(kv.contains(&("profkit.table".into(), "events".into())));
     let total: usize = events.iter().map(RecordBatch::num_rows).sum();
     assert_eq!(total, 3);
@@ -717,4 +736,63 @@ fn json_pairs(text: &str) -> Vec<(String, String)> {
         }
     }
     serde_json::from_str::<Pairs>(text).unwrap().0
+}
+
+/// The real TPU and GPU profiles (gzipped, read by the XSpace reader as they are): the rows whose
+/// `line_role` holds device ops are exactly those of the `XLA Ops` and stream lines, and every
+/// self time lies between 0 and its duration.
+#[test]
+fn line_roles_and_self_times_of_the_real_device_profiles() {
+    use std::collections::BTreeMap;
+    for case in ["tpu", "gpu"] {
+        let path = repo()
+            .join("conformance/xplane-device")
+            .join(case)
+            .join("input.xplane.pb.gz");
+        let info = HostInfo::new(case, "xspace", [case]);
+        let mut batches = sources::xspace(
+            File::open(&path).unwrap(),
+            info,
+            Options::default(),
+            ReadOptions::default(),
+        );
+        let (mut by_role, mut by_name) = (BTreeMap::new(), BTreeMap::new());
+        let mut rows = 0;
+        for batch in collect(&mut batches) {
+            let planes = dict_values(&batch, "plane");
+            let lines = dict_values(&batch, "line");
+            let roles = dict_values(&batch, "line_role");
+            let names = dict_values(&batch, "display_name");
+            let durations = ints(&batch, "duration_ps");
+            let selfs = ints(&batch, "self_ps");
+            for i in 0..batch.num_rows() {
+                rows += 1;
+                let (plane, line) = (planes[i].as_deref().unwrap(), lines[i].as_deref().unwrap());
+                let (duration, self_ps) = (durations[i].unwrap(), selfs[i].unwrap());
+                assert!(
+                    (0..=duration).contains(&self_ps),
+                    "{line}: {self_ps} of {duration}"
+                );
+                let name = names[i].clone().unwrap();
+                if matches!(roles[i].as_deref(), Some("xla_ops" | "stream")) {
+                    *by_role.entry(name.clone()).or_insert(0i64) += duration;
+                }
+                let op_line = (plane.starts_with("/device:TPU:") && line == "XLA Ops")
+                    || (plane.starts_with("/device:GPU:") && line.starts_with("Stream #"));
+                if op_line {
+                    *by_name.entry(name).or_insert(0i64) += duration;
+                }
+            }
+        }
+        assert!(rows > 20_000, "{case}: {rows} rows");
+        assert!(!by_role.is_empty());
+        assert_eq!(by_role, by_name, "{case}");
+        let side = batches.side_tables().unwrap();
+        let roles = side
+            .lines
+            .column_by_name("line_role")
+            .unwrap()
+            .as_string::<i32>();
+        assert!(roles.iter().all(|r| r.is_some_and(|r| !r.is_empty())));
+    }
 }

@@ -17,7 +17,9 @@
 //!
 //! From XSpace: each line of `/host:CPU` (but the counter line) is a thread (its index the line
 //! id when that fits and is free, else the line's position) whose events are ranges (events marked
-//! `event_kind: mark` are marks), and the events of device planes are device spans; times are
+//! `event_kind: mark` are marks), and the events of device planes' streams and `XLA Ops` lines
+//! are device spans (not the steps, name scopes, framework ops or modules derived from them:
+//! see [`profkit_xplane::LineRole`]); times are
 //! `profile_start_time` plus the event's offset, in whole nanoseconds.
 
 use std::collections::{BTreeMap, HashSet};
@@ -34,8 +36,8 @@ use profkit_xplane::constants::{
 };
 use profkit_xplane::xview::{PlaneMetadata, XEventView, XPlaneView};
 use profkit_xplane::{
-    PlaneBuilder, PlaneVisitor, RawSpaceItem, ReadOptions, StatValue, StatValueRef, XPlane, XSpace,
-    XSpaceReader,
+    LineRole, PlaneBuilder, PlaneVisitor, RawSpaceItem, ReadOptions, StatValue, StatValueRef,
+    XPlane, XSpace, XSpaceReader, line_role,
 };
 
 /// The stat that holds an event's category (a Paddle node's event type); the Chrome trace writer
@@ -579,8 +581,13 @@ pub fn xspace_to_recording(space: &XSpace) -> Recording {
             .next()
             .and_then(|n| n.parse::<i64>().ok())
             .unwrap_or(plane.id);
-        for line in visitor.lines() {
-            if line.id() == COUNTERS_LINE_ID {
+        let roles: Vec<LineRole> = visitor
+            .lines()
+            .map(|l| line_role(&plane.name, l.name()))
+            .collect();
+        let kept = device_activity_lines(&roles);
+        for (line, keep) in visitor.lines().zip(kept) {
+            if line.id() == COUNTERS_LINE_ID || !keep {
                 continue;
             }
             for event in line.events() {
@@ -832,6 +839,8 @@ fn host_plane_forest(
             types.push(EventType::from_category(category));
         }
         let spans = paired_ranges(&ranges);
+        let name = line.display_name();
+        builder.thread_name(tid, if name.is_empty() { line.name() } else { name });
         builder.thread(
             tid,
             spans.iter().filter_map(|&(j, begin, end)| {
@@ -858,9 +867,14 @@ fn device_plane_forest(
         .unwrap_or(plane.id());
     let device = u64::try_from(device).unwrap_or(0);
     let memcpy_id = metadata.stat_id(stats::MEMCPY_DETAILS);
+    let mut roles = Vec::with_capacity(plane.line_count());
     for line in plane.lines() {
+        roles.push(line_role(plane.name(), line?.name()));
+    }
+    let kept = device_activity_lines(&roles);
+    for (line, keep) in plane.lines().zip(kept) {
         let line = line?;
-        if line.id() == COUNTERS_LINE_ID {
+        if line.id() == COUNTERS_LINE_ID || !keep {
             continue;
         }
         for event in line.events() {
@@ -887,6 +901,18 @@ fn device_plane_forest(
         }
     }
     Ok(())
+}
+
+/// Which lines of a device plane (by their roles) hold its activity, the kernels and copies of
+/// the summary: the streams and `XLA Ops` lines ([`LineRole::holds_device_ops`]); the other
+/// lines (steps, name scopes, framework ops, modules) hold the same instants again, grouped. A
+/// plane without such lines keeps the lines of no known role.
+fn device_activity_lines(roles: &[LineRole]) -> Vec<bool> {
+    let any_ops = roles.iter().any(|r| r.holds_device_ops());
+    roles
+        .iter()
+        .map(|r| r.holds_device_ops() || (!any_ops && *r == LineRole::Other))
+        .collect()
 }
 
 /// The thread index of a line: its id when that is one and free, else its position, else the next

@@ -12,8 +12,8 @@
 //! and with several hosts every line's display name is prefixed with its host (`host-1: python3`).
 //! Times are aligned on the hosts' `profile_start_time` (the `Task Environment` plane): a host
 //! that started later has its lines moved later by the difference, and the merged `Task
-//! Environment` spans from the earliest start to the latest stop. Host names come from each
-//! space's `hostnames`, else from the caller (xprof uses the file name's `<host>.xplane.pb`).
+//! Environment` spans from the earliest start to the latest stop. Host names come from the
+//! caller's [`HostInput::host`], else each space's `hostnames`, else from the caller (xprof uses the file name's `<host>.xplane.pb`).
 //!
 //! A device plane is checked through a view and written with what merging leaves as it was copied
 //! as encoded: its lines when the host's times do not move, else each line's events. Only the rest
@@ -172,11 +172,13 @@ pub fn reencode_decoded<R: Read, W: Write>(
     Ok(planes)
 }
 
-/// One host's space to merge: a name to use when the space names no host, and the encoded
-/// space, which is read twice.
+/// One host's space to merge: a name to use when the space names no host (or one to use
+/// whatever it says), and the encoded space, which is read twice.
 pub struct HostInput<R> {
     /// The host name when the space has no `hostnames` (for example the file name's host).
     pub fallback_host: String,
+    /// The host name to use whatever the space's `hostnames` say (the user's choice).
+    pub host: Option<String>,
     /// The encoded space.
     pub reader: R,
 }
@@ -403,7 +405,13 @@ pub fn merge<R: Read + Seek, W: Write>(
             }
         }
         input.reader.seek(SeekFrom::Start(origin))?;
-        hosts.push(host.unwrap_or_else(|| input.fallback_host.clone()));
+        hosts.push(
+            input
+                .host
+                .clone()
+                .or(host)
+                .unwrap_or_else(|| input.fallback_host.clone()),
+        );
         starts.push(start);
     }
     let earliest = starts.iter().flatten().copied().min();

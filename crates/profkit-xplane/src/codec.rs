@@ -7,6 +7,7 @@ use bytes::Bytes;
 use profkit_wire::{LEN, VARINT, read_varint};
 
 use crate::error::{Error, Result};
+use crate::gzip::MaybeGzip;
 use crate::options::{ReadOptions, check_size};
 use crate::proto::{XPlane, XSpace};
 use crate::xview::{XPlaneView, XSpaceView};
@@ -28,20 +29,31 @@ pub fn decode_plane(bytes: impl Into<Bytes>) -> Result<XPlane> {
     XPlaneView::new(&bytes)?.owned_with(Some(&bytes))
 }
 
-/// Reads everything from `reader` (at most `options.max_size` bytes) and decodes it.
+/// Reads everything from `reader` (at most `options.max_size` bytes) and decodes it. A gzipped
+/// input is decompressed (under `options.max_inflated`).
 pub fn read(reader: impl Read, options: ReadOptions) -> Result<XSpace> {
+    let reader = MaybeGzip::new(reader, options.max_inflated, None);
     let buf = read_limited(reader, options.max_size, "XSpace")?;
     decode_with(buf, options)
 }
 
-/// Reads and decodes an XSpace file. Errors name the file.
+/// Reads and decodes an XSpace file, gzipped (`.xplane.pb.gz`, told by its content) or not.
+/// Errors name the file.
+///
+/// ```no_run
+/// let space = profkit_xplane::read_file("tpu.xplane.pb.gz", Default::default())?;
+/// println!("{} planes", space.planes.len());
+/// # Ok::<(), profkit_xplane::Error>(())
+/// ```
 pub fn read_file(path: impl AsRef<Path>, options: ReadOptions) -> Result<XSpace> {
     let path = path.as_ref();
     let inner = || -> Result<XSpace> {
         let file = std::fs::File::open(path)?;
         let len = file.metadata()?.len();
         check_size("XSpace", 0, len, options.max_size)?;
-        read(file, options)
+        let reader = MaybeGzip::new(file, options.max_inflated, Some(len));
+        let buf = read_limited(reader, options.max_size, "XSpace")?;
+        decode_with(buf, options)
     };
     inner().map_err(|e| e.in_file(path))
 }
@@ -106,7 +118,9 @@ fn read_limited(reader: impl Read, limit: u64, what: &str) -> Result<Vec<u8>> {
 /// Reads all of `reader` into memory as [`read`] does, without decoding it: at most
 /// `options.max_size` bytes, refused at the first fault of the encoding as the bytes arrive. For
 /// callers that need an XSpace they cannot seek in (standard input) in memory, to read it twice.
+/// A gzipped input is decompressed; the bytes returned are the encoded XSpace.
 pub fn read_bytes(reader: impl Read, options: ReadOptions) -> Result<Vec<u8>> {
+    let reader = MaybeGzip::new(reader, options.max_inflated, None);
     read_limited(reader, options.max_size, "XSpace")
 }
 

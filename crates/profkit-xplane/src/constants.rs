@@ -37,6 +37,22 @@ pub const COUNTERS_LINE_NAME: &str = "_counters_";
 pub const COUNTERS_LINE_ID: i64 = i64::MAX;
 /// Line of source code annotations.
 pub const SOURCE_LINE_NAME: &str = "Source code";
+/// Line of kernel launch statistics (derived on GPU planes).
+pub const KERNEL_LAUNCH_LINE_NAME: &str = "Launch Stats";
+/// Line of ops offloaded to the host.
+pub const HOST_OFFLOAD_OP_LINE_NAME: &str = "Host Offload Ops";
+/// Line of a TPU SparseCore's steps.
+pub const SPARSE_CORE_STEP_LINE_NAME: &str = "Sparse Core Steps";
+/// Line of a TPU SparseCore's modules.
+pub const SPARSE_CORE_MODULE_LINE_NAME: &str = "Sparse Core Modules";
+/// Line of a TPU SparseCore's ops.
+pub const SPARSE_CORE_OP_LINE_NAME: &str = "Sparse Core Ops";
+/// [`TENSORFLOW_NAME_SCOPE_LINE_NAME`] as TensorFlow 2.x's profiler wrote it.
+pub const LEGACY_TENSORFLOW_NAME_SCOPE_LINE_NAME: &str = "TensorFlow Name Scope";
+/// [`TENSORFLOW_OP_LINE_NAME`] as TensorFlow 2.x's profiler wrote it.
+pub const LEGACY_TENSORFLOW_OP_LINE_NAME: &str = "TensorFlow Ops";
+/// Prefix of GPU stream lines (`Stream #134(Compute)`, `Stream #17(Kernel)`).
+pub const STREAM_LINE_PREFIX: &str = "Stream #";
 
 /// Stat names the tools read.
 pub mod stats {

@@ -25,6 +25,27 @@
 //! assert_eq!((event.name(), event.end_timestamp_ps()), ("step", 6_000));
 //! # Ok::<(), profkit_xplane::Error>(())
 //! ```
+//!
+//! Reading a profile (gzipped or not: [`read_file`] and [`XSpaceReader`] tell by its first
+//! bytes) and counting its events per plane, and how many of them are the device's own ops
+//! rather than the steps, modules or name scopes over them ([`LineRole`]):
+//!
+//! ```
+//! use profkit_xplane::{ReadOptions, line_role, read_file};
+//! let space = read_file("../../conformance/xplane-device/tpu/input.xplane.pb.gz", ReadOptions::default())?;
+//! for plane in &space.planes {
+//!     let events: usize = plane.lines.iter().map(|l| l.events.len()).sum();
+//!     let ops: usize = plane.lines.iter()
+//!         .filter(|l| line_role(&plane.name, &l.name).holds_device_ops())
+//!         .map(|l| l.events.len())
+//!         .sum();
+//!     println!("{}: {events} events, {ops} device ops", plane.name);
+//! }
+//! let tpu0 = &space.planes[0];
+//! assert_eq!(tpu0.name, "/device:TPU:0");
+//! assert_eq!(tpu0.lines.iter().map(|l| l.events.len()).sum::<usize>(), 2317);
+//! # Ok::<(), profkit_xplane::Error>(())
+//! ```
 
 #![forbid(unsafe_code)]
 #![cfg_attr(
@@ -48,6 +69,8 @@ pub mod constants;
 mod encoder;
 mod error;
 pub mod flow;
+mod gzip;
+pub mod line_role;
 mod options;
 mod stream;
 pub mod summary;
@@ -65,6 +88,7 @@ pub use codec::{
     read_file, write, write_file,
 };
 pub use error::{Error, Result};
+pub use line_role::{LINE_ROLES, LineRole, line_role};
 pub use options::{DEFAULT_MAX_SIZE, ReadOptions};
 pub use proto::{
     XEvent, XEventMetadata, XLine, XPlane, XSpace, XStat, XStatMetadata, x_event, x_stat,

@@ -10,14 +10,20 @@ pub const DEFAULT_MAX_SIZE: u64 = 2 << 30;
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct ReadOptions {
     /// The largest encoded message accepted, in bytes. For the streaming reader this bounds each
-    /// plane (and each string of the space); for whole reads the whole input.
+    /// plane (and each string of the space); for whole reads the whole input. For a gzipped
+    /// input it bounds the decompressed message.
     pub max_size: u64,
+    /// What a gzipped input may decompress to (inputs starting with gzip's magic are
+    /// decompressed as they are read): by default 16 times the compressed size plus 4 MiB, so
+    /// that a gzip bomb is refused after a few megabytes.
+    pub max_inflated: profkit_gzip::Limit,
 }
 
 impl Default for ReadOptions {
     fn default() -> Self {
         ReadOptions {
             max_size: DEFAULT_MAX_SIZE,
+            max_inflated: profkit_gzip::Limit::default(),
         }
     }
 }
@@ -25,7 +31,18 @@ impl Default for ReadOptions {
 impl ReadOptions {
     /// Options with the given size limit.
     pub fn with_max_size(max_size: u64) -> Self {
-        ReadOptions { max_size }
+        ReadOptions {
+            max_size,
+            ..ReadOptions::default()
+        }
+    }
+
+    /// These options with `limit` on what a gzipped input may decompress to.
+    pub fn with_max_inflated(self, limit: profkit_gzip::Limit) -> Self {
+        ReadOptions {
+            max_inflated: limit,
+            ..self
+        }
     }
 }
 

@@ -11,6 +11,7 @@ use profkit_wire::{
 };
 
 use crate::error::{Error, Result};
+use crate::gzip::MaybeGzip;
 use crate::options::ReadOptions;
 use crate::proto::{XPlane, XSpace};
 use crate::wire::MAX_GROUP_DEPTH;
@@ -93,15 +94,18 @@ impl PlaneBytes {
 /// # Ok::<(), profkit_xplane::Error>(())
 /// ```
 pub struct XSpaceReader<R> {
-    input: WireReader<R, Error>,
+    input: WireReader<MaybeGzip<R>, Error>,
     options: ReadOptions,
     counts: [u64; 5],
     done: bool,
 }
 
 impl<R: Read> XSpaceReader<R> {
-    /// A reader over `reader`, which should yield an encoded XSpace.
+    /// A reader over `reader`, which should yield an encoded XSpace, gzipped or not (told by
+    /// its first bytes; decompressed under [`ReadOptions::max_inflated`]). Offsets in errors
+    /// count decompressed bytes.
     pub fn new(reader: R, options: ReadOptions) -> Self {
+        let reader = MaybeGzip::new(reader, options.max_inflated, None);
         XSpaceReader {
             input: WireReader::new(reader, Error::from_fault),
             options,

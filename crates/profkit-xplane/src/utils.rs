@@ -312,3 +312,135 @@ pub fn has_aggregated_events(plane: &XPlane) -> bool {
         .flat_map(|l| &l.events)
         .any(|e| matches!(e.data, Some(x_event::Data::NumOccurrences(_))))
 }
+
+/// Each event's self (exclusive) time within its line's nesting: its duration less the
+/// durations of the events directly inside it. `spans` holds a line's events in any order, each
+/// as its start and duration in picoseconds, or `None` for an aggregated event (one with
+/// `num_occurrences`, which has no place in time and gets `None` back). An event is inside
+/// another when its span lies within the other's; of two equal spans the earlier in `spans` is
+/// the outer. An event that overlaps another only in part is not inside it. A negative duration
+/// counts as zero. For a line too long to hold, [`SelfTimer`] gives the same times streamed.
+///
+/// ```
+/// use profkit_xplane::utils::self_times;
+/// // A 10 ps step holding two ops of 3 and 4 ps, the second holding a 1 ps op.
+/// let spans = [Some((0, 10)), Some((1, 3)), Some((5, 4)), Some((6, 1)), None];
+/// assert_eq!(self_times(&spans), [Some(3), Some(3), Some(3), Some(1), None]);
+/// ```
+pub fn self_times(spans: &[Option<(i128, i64)>]) -> Vec<Option<i64>> {
+    let mut result: Vec<Option<i64>> = spans.iter().map(|s| s.map(|(_, d)| d.max(0))).collect();
+    let mut timer = SelfTimer::new();
+    let mut set = |i: usize, t: i64| {
+        if let Some(slot) = result.get_mut(i) {
+            *slot = Some(t);
+        }
+    };
+    // Lines are usually in order already: then nothing is sorted.
+    let mut in_order = true;
+    for (i, span) in spans.iter().enumerate() {
+        if let Some((start, duration)) = *span
+            && !timer.push(start, duration, i, &mut set)
+        {
+            in_order = false;
+            break;
+        }
+    }
+    if in_order {
+        timer.finish(&mut set);
+        return result;
+    }
+    let mut order: Vec<(i128, i64, usize)> = spans
+        .iter()
+        .enumerate()
+        .filter_map(|(i, s)| s.map(|(start, d)| (start, d.max(0), i)))
+        .collect();
+    // By start, the longer first, then in line order: an outer event comes before what it holds.
+    order.sort_by(|a, b| a.0.cmp(&b.0).then(b.1.cmp(&a.1)).then(a.2.cmp(&b.2)));
+    let mut timer = SelfTimer::new();
+    for (start, duration, i) in order {
+        timer.push(start, duration, i, &mut set);
+    }
+    timer.finish(&mut set);
+    result
+}
+
+/// Self times of a line's events streamed (see [`self_times`]): events pushed in order of
+/// start, the longer first among equal starts (the order lines are written in), each handed
+/// back with its self time once nothing more can lie inside it. Memory is the depth of the
+/// nesting, not the length of the line.
+///
+/// ```
+/// use profkit_xplane::utils::SelfTimer;
+/// let mut timer = SelfTimer::new();
+/// let mut done = Vec::new();
+/// for (start, duration, name) in [(0, 10, "step"), (1, 3, "a"), (5, 4, "b")] {
+///     assert!(timer.push(start, duration, name, |n, t| done.push((n, t))));
+/// }
+/// timer.finish(|n, t| done.push((n, t)));
+/// assert_eq!(done, [("a", 3), ("b", 4), ("step", 3)]);
+/// ```
+#[derive(Debug)]
+pub struct SelfTimer<T> {
+    /// The events that may still hold later ones: (end, self time so far, payload).
+    open: Vec<(i128, i64, T)>,
+    /// The last event's start and duration, to see that the order holds.
+    last: Option<(i128, i64)>,
+}
+
+impl<T> Default for SelfTimer<T> {
+    fn default() -> Self {
+        SelfTimer {
+            open: Vec::new(),
+            last: None,
+        }
+    }
+}
+
+impl<T> SelfTimer<T> {
+    /// A timer with no events.
+    pub fn new() -> SelfTimer<T> {
+        SelfTimer::default()
+    }
+
+    /// Adds an event; `done` gets each event that can hold nothing more, with its self time.
+    /// False (and nothing done) when the event comes before the last one in the order above:
+    /// the line is not in order, and [`self_times`] sorts it.
+    pub fn push(
+        &mut self,
+        start: i128,
+        duration: i64,
+        payload: T,
+        mut done: impl FnMut(T, i64),
+    ) -> bool {
+        let duration = duration.max(0);
+        if let Some((last_start, last_duration)) = self.last
+            && (start < last_start || (start == last_start && duration > last_duration))
+        {
+            return false;
+        }
+        self.last = Some((start, duration));
+        let end = start + i128::from(duration);
+        while self
+            .open
+            .last()
+            .is_some_and(|&(top_end, _, _)| top_end < end)
+        {
+            if let Some((_, t, p)) = self.open.pop() {
+                done(p, t);
+            }
+        }
+        if let Some((_, t, _)) = self.open.last_mut() {
+            *t = t.saturating_sub(duration);
+        }
+        self.open.push((end, duration, payload));
+        true
+    }
+
+    /// Hands back the events still open, innermost first.
+    pub fn finish(&mut self, mut done: impl FnMut(T, i64)) {
+        while let Some((_, t, p)) = self.open.pop() {
+            done(p, t);
+        }
+        self.last = None;
+    }
+}

@@ -295,8 +295,8 @@ const T5_VARINT: u8 = tag(5, VARINT);
 const T6_LEN: u8 = tag(6, LEN);
 const T7_VARINT: u8 = tag(7, VARINT);
 
-/// Reads an XSpace file into memory for viewing, refusing one over `options.max_size`. Errors name
-/// the file.
+/// Reads an XSpace file into memory for viewing, refusing one over `options.max_size`; a gzipped
+/// file is decompressed (under `options.max_inflated`). Errors name the file.
 pub fn read_file_bytes(path: impl AsRef<Path>, options: ReadOptions) -> Result<Vec<u8>> {
     let path = path.as_ref();
     let inner = || -> Result<Vec<u8>> {
@@ -304,6 +304,7 @@ pub fn read_file_bytes(path: impl AsRef<Path>, options: ReadOptions) -> Result<V
         let len = file.metadata()?.len();
         check_size("XSpace", 0, len, options.max_size)?;
         let mut buf = Vec::with_capacity(usize::try_from(len).unwrap_or(0));
+        let file = crate::gzip::MaybeGzip::new(file, options.max_inflated, Some(len));
         std::io::Read::read_to_end(
             &mut std::io::Read::take(file, options.max_size.saturating_add(1)),
             &mut buf,

@@ -274,6 +274,56 @@ impl<R: Read, W: Write> Read for SpoolTee<R, W> {
     }
 }
 
+/// `--host NAME`, given once per input in their order: each input's host, `None` for every one
+/// when none is given.
+pub(crate) fn hosts_given(hosts: &[String], inputs: usize) -> Result<Vec<Option<String>>, Failure> {
+    if hosts.is_empty() {
+        return Ok(vec![None; inputs]);
+    }
+    if hosts.len() != inputs {
+        return Err(Failure::Usage(format!(
+            "--host is given once per input, in the inputs' order: {} inputs, {} --host",
+            inputs,
+            hosts.len()
+        )));
+    }
+    if let Some(empty) = hosts.iter().position(|h| h.trim().is_empty()) {
+        return Err(Failure::Usage(format!(
+            "--host number {} is empty: name the host",
+            empty + 1
+        )));
+    }
+    Ok(hosts.iter().cloned().map(Some).collect())
+}
+
+/// Whether a host named after a file (by [`host_of`]) says nothing of the host: the names
+/// profilers and tools give every file (`host.xplane.pb`, `trace.json`, `input.xplane.pb`).
+pub(crate) fn says_nothing(host: &str) -> bool {
+    matches!(
+        host,
+        "" | "host" | "trace" | "stdin" | "input" | "profile" | "xplane" | "localhost"
+    )
+}
+
+/// The first of the `hostnames` an XSpace file records, read through (gzip or not); `None`
+/// when it records none or does not read (reading it for real reports why), and for anything
+/// but a regular file: a FIFO or a device is read once, by the conversion.
+pub(crate) fn recorded_hostname(path: &Path) -> Option<String> {
+    if !std::fs::metadata(path).is_ok_and(|m| m.is_file()) {
+        return None;
+    }
+    let file = std::fs::File::open(path).ok()?;
+    let mut reader = profkit_xplane::XSpaceReader::new(file, ReadOptions::default());
+    while let Some(item) = reader.next_raw() {
+        if let profkit_xplane::RawSpaceItem::Hostname(h) = item.ok()?
+            && !h.trim().is_empty()
+        {
+            return Some(h);
+        }
+    }
+    None
+}
+
 /// The host xprof would see for a file: `<host>.xplane.pb` gives `host`, any other name its
 /// stem; standard input is `stdin`.
 pub(crate) fn host_of(input: &Input) -> String {
@@ -431,6 +481,7 @@ fn merged(spaces: Vec<(String, XSpace)>) -> Result<(String, XSpace), Failure> {
         .enumerate()
         .map(|(i, (_, space))| HostInput {
             fallback_host: format!("host-{i}"),
+            host: None,
             reader: Cursor::new(encode(space)),
         })
         .collect();
@@ -499,6 +550,7 @@ fn paddle_timeline(paths: &[PathBuf], from: Option<Format>, out: &Path) -> Resul
 }
 
 /// `profkit convert IN... OUT [--from F] [--to F]`.
+#[allow(clippy::too_many_arguments)]
 pub(crate) fn convert(
     paths: Vec<PathBuf>,
     out: PathBuf,
@@ -507,16 +559,23 @@ pub(crate) fn convert(
     max_file_mb: Option<f64>,
     overwrite: bool,
     layout: Option<ChromeLayout>,
+    hosts: Vec<Option<String>>,
 ) -> Result<(), Failure> {
     let to = match to {
         Some(to) => to,
         None => infer_target(&out)?,
     };
+    let named = hosts.iter().any(Option::is_some);
+    if to == Format::Parquet {
+        return crate::parquet::convert(&paths, from, &out, overwrite, &hosts);
+    }
+    if named && !matches!(to, Format::Xspace | Format::Chrome) {
+        return Err(Failure::Usage(format!(
+            "--host names the hosts of --to parquet and of several XSpaces merged, not of --to {to}"
+        )));
+    }
     if to == Format::PaddleTimeline {
         return paddle_timeline(&paths, from, &out);
-    }
-    if to == Format::Parquet {
-        return crate::parquet::convert(&paths, from, &out, overwrite);
     }
     if to == Format::Xdl {
         let mut inputs = Vec::with_capacity(paths.len());
@@ -543,7 +602,12 @@ pub(crate) fn convert(
         inputs.push(Input::open(path, from)?);
     }
     if inputs.iter().all(|i| i.format == Format::Xspace) {
-        return convert_xspaces(inputs, &out, to, chrome_options(layout, true));
+        return convert_xspaces(inputs, &out, to, chrome_options(layout, true), hosts);
+    }
+    if named {
+        return Err(Failure::Usage(
+            "--host names the hosts of --to parquet and of several XSpaces merged; these inputs are not all XSpaces".into(),
+        ));
     }
     let spaces = spaces_of(inputs)?;
     let (name, space) = merged(spaces)?;
@@ -600,17 +664,27 @@ fn convert_xspaces(
     out: &Path,
     to: Format,
     chrome: TraceViewerOptions,
+    given: Vec<Option<String>>,
 ) -> Result<(), Failure> {
     let options = ReadOptions::default();
+    if inputs.len() == 1 && given.iter().any(Option::is_some) {
+        return Err(Failure::Usage(
+            "--host names the hosts of several XSpaces merged (or of --to parquet); one XSpace keeps its own".into(),
+        ));
+    }
     if inputs.len() > 1 {
         // Several hosts: merged first (in memory for Chrome output, which reads it twice).
         let names: Vec<String> = inputs.iter().map(|i| i.name.clone()).collect();
         let name = names.join(" + ");
         let mut hosts = Vec::with_capacity(inputs.len());
-        for input in inputs {
+        for (input, host) in inputs
+            .into_iter()
+            .zip(given.into_iter().chain(std::iter::repeat(None)))
+        {
             let fallback_host = host_of(&input);
             hosts.push(HostInput {
                 fallback_host,
+                host,
                 reader: Source::open(input)?,
             });
         }
@@ -666,16 +740,21 @@ fn note_unreproduced(name: &str, what: &[&str]) {
 }
 
 /// `profkit merge IN... OUT`: the spaces of several hosts in one.
-pub(crate) fn merge_command(paths: Vec<PathBuf>, out: PathBuf) -> Result<(), Failure> {
+pub(crate) fn merge_command(
+    paths: Vec<PathBuf>,
+    out: PathBuf,
+    given: Vec<Option<String>>,
+) -> Result<(), Failure> {
     refuse_inputs(&paths, &out)?;
     let mut hosts = Vec::with_capacity(paths.len());
     let mut names = Vec::new();
-    for path in &paths {
+    for (path, host) in paths.iter().zip(given) {
         let input = Input::open(path, Some(Format::Xspace))?;
         names.push(input.name.clone());
         let fallback_host = host_of(&input);
         hosts.push(HostInput {
             fallback_host,
+            host,
             reader: Source::open(input)?,
         });
     }

@@ -165,6 +165,11 @@ enum Command {
         /// `trace-event` for every other input.
         #[arg(long, value_enum)]
         layout: Option<ChromeLayout>,
+        /// `--to parquet`, and several XSpaces merged: the host of the next input, given once
+        /// per input in their order (default: an XSpace's recorded `hostnames` when the file's
+        /// name says nothing, as `host.xplane.pb` or `trace.json`, else the file's name).
+        #[arg(long = "host", value_name = "NAME")]
+        hosts: Vec<String>,
     },
     /// Merge the XSpaces of several hosts into one file (device planes renumbered, host threads
     /// kept apart, times aligned on each host's session start).
@@ -175,6 +180,10 @@ enum Command {
         /// The merged XSpace (`-` for standard output).
         #[arg(value_name = "OUT", required = true)]
         out: PathBuf,
+        /// The host of the next input, given once per input in their order, whatever the
+        /// XSpace's `hostnames` say (default: its `hostnames`, else the file's name).
+        #[arg(long = "host", value_name = "NAME")]
+        hosts: Vec<String>,
     },
     /// List the formats profkit reads and writes, and the conversions between them.
     Formats,
@@ -288,15 +297,20 @@ fn run(cli: Cli) -> Result<(), Failure> {
             max_file_mb,
             overwrite,
             layout,
+            hosts,
         } => {
             if max_file_mb.is_some_and(|m| m.is_nan() || m < 0.0) {
                 return Err(Failure::Usage(
                     "--max-file-mb must be a non-negative number".into(),
                 ));
             }
-            convert::convert(paths, out, to, from, max_file_mb, overwrite, layout)
+            let hosts = convert::hosts_given(&hosts, paths.len())?;
+            convert::convert(paths, out, to, from, max_file_mb, overwrite, layout, hosts)
         }
-        Command::Merge { inputs, out } => convert::merge_command(inputs, out),
+        Command::Merge { inputs, out, hosts } => {
+            let hosts = convert::hosts_given(&hosts, inputs.len())?;
+            convert::merge_command(inputs, out, hosts)
+        }
         Command::Formats => convert::formats(),
         Command::Report {
             file,

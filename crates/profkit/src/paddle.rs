@@ -296,6 +296,9 @@ pub(crate) enum SortedArg {
     /// GPU shortest call (ascending).
     #[value(name = "GPUMin", alias = "gpu-min")]
     GpuMin,
+    /// CPU self time: each call's time less the calls inside it (not one of Paddle's keys).
+    #[value(name = "CPUSelf", alias = "cpu-self", alias = "self")]
+    CpuSelf,
 }
 
 /// The `--time-unit` values of `profkit report`.
@@ -324,7 +327,8 @@ pub(crate) struct SummaryArgs {
     /// Summary: one Operator and UserDefined table per thread (Paddle's `thread_sep=True`).
     #[arg(long)]
     thread_sep: bool,
-    /// Summary: the unit of times (default: ms).
+    /// Summary: the unit of times (default: us for XSpaces, whose XLA CPU ops take microseconds
+    /// and would all print 0.00 in ms; ms, as Paddle prints them, for the other inputs).
     #[arg(long, value_enum)]
     time_unit: Option<UnitArg>,
 }
@@ -334,7 +338,8 @@ impl SummaryArgs {
         self.sorted_by.is_some() || self.no_op_detail || self.thread_sep || self.time_unit.is_some()
     }
 
-    fn options(&self) -> SummaryOptions {
+    /// The summary's options; `default_unit` when `--time-unit` is not given.
+    fn options(&self, default_unit: UnitArg) -> SummaryOptions {
         SummaryOptions {
             sorted_by: match self.sorted_by.unwrap_or(SortedArg::CpuTotal) {
                 SortedArg::CpuTotal => SortedKey::CPUTotal,
@@ -345,10 +350,11 @@ impl SummaryArgs {
                 SortedArg::GpuAvg => SortedKey::GPUAvg,
                 SortedArg::GpuMax => SortedKey::GPUMax,
                 SortedArg::GpuMin => SortedKey::GPUMin,
+                SortedArg::CpuSelf => SortedKey::CPUSelf,
             },
             op_detail: !self.no_op_detail,
             thread_sep: self.thread_sep,
-            time_unit: match self.time_unit.unwrap_or(UnitArg::Ms) {
+            time_unit: match self.time_unit.unwrap_or(default_unit) {
                 UnitArg::S => TimeUnit::S,
                 UnitArg::Ms => TimeUnit::Ms,
                 UnitArg::Us => TimeUnit::Us,
@@ -369,6 +375,12 @@ pub(crate) fn report_command(
     json: bool,
 ) -> Result<(), Failure> {
     let legacy = legacy || input.format == Format::Paddle;
+    // Paddle's unit for what Paddle reads (its files and Chrome traces); XSpaces, whose XLA
+    // CPU ops take microseconds, in microseconds.
+    let default_unit = match input.format {
+        Format::Xspace => UnitArg::Us,
+        _ => UnitArg::Ms,
+    };
     if legacy && summary.given() {
         return Err(Failure::Usage(
             "--sorted-by, --no-op-detail, --thread-sep and --time-unit are options of the summary, not of the legacy report (--legacy, --sort, --place, or a legacy Profile)".into(),
@@ -421,7 +433,7 @@ pub(crate) fn report_command(
         (None, Some(r)) => Forest::from_recording(r),
         (None, None) => Forest::default(),
     };
-    let summary = Summary::new(&forest, summary.options());
+    let summary = Summary::new(&forest, summary.options(default_unit));
     if json {
         return json_out(&summary);
     }

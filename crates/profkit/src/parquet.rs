@@ -2,8 +2,10 @@
 //! dataset (`OUT_DIR/host=<host>/table=<table>/*.parquet`, see profkit-arrow).
 //!
 //! XSpaces stream plane by plane; the other formats are read whole into an XSpace first. The host
-//! is named after the input file as xprof names hosts (`<host>.xplane.pb` gives `host`, any other
-//! file its stem); Poplar's graph and execution profiles make one host together, named after the
+//! is the one `--host` gives, else named after the input file as xprof names hosts
+//! (`<host>.xplane.pb` gives `host`, any other file its stem), except that an XSpace whose file
+//! name says nothing (`host.xplane.pb`, `input.xplane.pb.gz`) is named after the `hostnames` it
+//! records; Poplar's graph and execution profiles make one host together, named after the
 //! execution profile. A host already in the dataset is refused (before anything is written)
 //! unless `--overwrite` replaces it; other hosts are never rewritten.
 
@@ -61,6 +63,7 @@ pub(crate) fn convert(
     from: Option<Format>,
     out: &Path,
     overwrite: bool,
+    given: &[Option<String>],
 ) -> Result<(), Failure> {
     if out.as_os_str() == "-" {
         return Err(Failure::Usage(
@@ -75,32 +78,50 @@ pub(crate) fn convert(
     }
     let mut planned: Vec<Host> = Vec::new();
     let mut poplar: Option<usize> = None;
-    for path in paths {
+    for (index, path) in paths.iter().enumerate() {
         let input = Input::open(path, from)?;
+        let given = given.get(index).cloned().flatten();
         if input.format == Format::Poplar {
             match poplar.and_then(|i| planned.get_mut(i)) {
-                Some(host) => host.inputs.push(input),
+                Some(host) => {
+                    if let Some(given) = given {
+                        host.name = host_name(&given);
+                    }
+                    host.inputs.push(input);
+                }
                 None => {
                     poplar = Some(planned.len());
                     planned.push(Host {
-                        name: host_name(&poplar_host(&input)),
+                        name: host_name(&given.unwrap_or_else(|| poplar_host(&input))),
                         inputs: vec![input],
                     });
                 }
             }
             continue;
         }
+        let name = match given {
+            Some(given) => given,
+            None => default_host(&input),
+        };
         planned.push(Host {
-            name: host_name(&host_of(&input)),
+            name: host_name(&name),
             inputs: vec![input],
         });
     }
-    let mut seen = std::collections::BTreeSet::new();
+    let mut seen = std::collections::BTreeMap::new();
     for host in &planned {
-        if !seen.insert(host.name.clone()) {
+        let inputs = || {
+            host.inputs
+                .iter()
+                .map(|i| i.name.as_str())
+                .collect::<Vec<_>>()
+                .join(" + ")
+        };
+        if let Some(first) = seen.insert(host.name.clone(), inputs()) {
             return Err(Failure::Usage(format!(
-                "two inputs make host {} (hosts are named after their files); nothing was written: convert them into different datasets, or rename one",
-                host.name
+                "two inputs make host {} ({first} and {}; a host is named after its file, or after the hostnames an XSpace records when its file name says nothing); nothing was written: name each input's host with --host NAME (once per input, in the inputs' order), or convert them into different datasets",
+                host.name,
+                inputs()
             )));
         }
     }
@@ -124,6 +145,23 @@ pub(crate) fn convert(
         created.keep();
     }
     Ok(())
+}
+
+/// An input's host when none is given: its file's name as xprof names hosts, or, when that says
+/// nothing (`host.xplane.pb`), the first of the `hostnames` an XSpace records.
+fn default_host(input: &Input) -> String {
+    let from_file = host_of(input);
+    if input.format == Format::Xspace
+        && crate::convert::says_nothing(&from_file)
+        && let Some(recorded) = input
+            .path
+            .as_deref()
+            .filter(|p| p.as_os_str() != "-")
+            .and_then(crate::convert::recorded_hostname)
+    {
+        return recorded;
+    }
+    from_file
 }
 
 fn info(host: &Host, format: Format) -> HostInfo {

@@ -52,7 +52,8 @@ pub(crate) fn inspect(input: Input, json: bool, max_planes: Option<usize>) -> Re
         match item.map_err(bad)? {
             RawSpaceItem::Plane(plane) => {
                 let view = plane.view().map_err(bad)?;
-                let p = PlaneSummary::of_view(&view).map_err(bad)?;
+                let mut p = PlaneSummary::of_view(&view).map_err(bad)?;
+                p.index = planes;
                 // The summary reads only what it counts: the rest of the plane is checked too,
                 // so that a damaged file is reported, not summarised.
                 view.check().map_err(bad)?;
@@ -181,12 +182,25 @@ fn write_head(
 
 fn write_plane(out: &mut impl Write, p: &PlaneSummary) -> std::io::Result<()> {
     writeln!(out)?;
-    writeln!(out, "plane {} \"{}\"", p.id, clip(&p.name))?;
+    // JAX gives every plane id 0: the index tells them apart, the id follows when it differs.
+    if i64::try_from(p.index).is_ok_and(|i| i == p.id) {
+        writeln!(out, "plane {} \"{}\"", p.index, clip(&p.name))?;
+    } else {
+        writeln!(out, "plane {} (id {}) \"{}\"", p.index, p.id, clip(&p.name))?;
+    }
     writeln!(
         out,
         "  lines: {}, events: {}, event metadata: {}, stat metadata: {}, plane stats: {}",
         p.lines, p.events, p.event_metadata, p.stat_metadata, p.stats
     )?;
+    if !p.line_roles.is_empty() {
+        let roles: Vec<String> = p
+            .line_roles
+            .iter()
+            .map(|(role, n)| format!("{role} {n}"))
+            .collect();
+        writeln!(out, "  line roles: {}", roles.join(", "))?;
+    }
     if let (Some(start), Some(end)) = (p.start_ps, p.end_ps) {
         writeln!(
             out,
@@ -197,16 +211,34 @@ fn write_plane(out: &mut impl Write, p: &PlaneSummary) -> std::io::Result<()> {
         )?;
     }
     if !p.top_events.is_empty() {
-        writeln!(out, "  top events by total duration:")?;
+        let lines = if p.top_events_device_ops {
+            " (device op lines: streams, XLA Ops)"
+        } else {
+            ""
+        };
+        writeln!(
+            out,
+            "  top events by total duration{lines}, with self time:"
+        )?;
         let width = crate::text::width(p.top_events.iter().map(|e| e.name.as_str()));
-        for e in &p.top_events {
+        let totals: Vec<String> = p
+            .top_events
+            .iter()
+            .map(|e| us(e.total_duration_ps))
+            .collect();
+        let selfs: Vec<String> = p
+            .top_events
+            .iter()
+            .map(|e| us(e.self_duration_ps))
+            .collect();
+        let total_width = totals.iter().map(String::len).max().unwrap_or(0);
+        let self_width = selfs.iter().map(String::len).max().unwrap_or(0);
+        for ((e, total), self_time) in p.top_events.iter().zip(&totals).zip(&selfs) {
             writeln!(
                 out,
-                "    {:width$}  {:>8} x  {}",
+                "    {:width$}  {:>8} x  total {total:>total_width$}  self {self_time:>self_width$}",
                 clip(&e.name),
                 e.count,
-                us(e.total_duration_ps),
-                width = width
             )?;
         }
     }

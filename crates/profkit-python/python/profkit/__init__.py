@@ -341,6 +341,7 @@ def convert(
     overwrite: bool = False,
     progress: Progress = None,
     layout: Optional[str] = None,
+    hosts: Optional[Sequence[str]] = None,
     max_inflated: Optional[str] = None,
     paddle_bytes_per_message: Optional[int] = None,
 ) -> List[str]:
@@ -361,6 +362,9 @@ def convert(
             ``"trace-event"`` (the Trace Event Format's own members: flow events, ``cat``, typed
             args, counter events, as PyTorch's tools read them); by default ``xprof`` for an
             XSpace unless profkit made it from a Chrome trace, ``trace-event`` for other inputs.
+        hosts: ``to="parquet"`` and several XSpaces merged: each input's host, one per input in
+            their order (``--host``); by default an XSpace's recorded ``hostnames`` when its file
+            name says nothing (``host.xplane.pb``), else the file's name.
         max_inflated, paddle_bytes_per_message: the limits, as :func:`inspect` takes them.
 
     A failure or an interrupt (``KeyboardInterrupt``) leaves ``out`` as it was, and no
@@ -383,6 +387,8 @@ def convert(
         args.append("--overwrite")
     if layout:
         args += ["--layout", layout]
+    for host in hosts or []:
+        args += ["--host", host]
     args += _limit_args(max_inflated, paddle_bytes_per_message)
     callback, close = _progress_callback(progress, len(paths))
     try:
@@ -396,10 +402,20 @@ def convert(
     return [line[len("profkit: "):] for line in done.stderr.splitlines() if ": warning: " in line]
 
 
-def merge(inputs: Sequence[PathLike], out: PathLike, *, max_inflated: Optional[str] = None) -> None:
-    """Merges the XSpaces of several hosts into one file, as ``profkit merge`` does."""
+def merge(
+    inputs: Sequence[PathLike],
+    out: PathLike,
+    *,
+    hosts: Optional[Sequence[str]] = None,
+    max_inflated: Optional[str] = None,
+) -> None:
+    """Merges the XSpaces of several hosts into one file, as ``profkit merge`` does; ``hosts``
+    names each input's host (one per input, in their order, ``--host``) whatever the spaces
+    record."""
     paths = list(inputs)
     args = ["merge", *[os.fspath(p) for p in paths], os.fspath(out)]
+    for host in hosts or []:
+        args += ["--host", host]
     _run(args + _limit_args(max_inflated, None), [*paths, out])
 
 
@@ -425,10 +441,11 @@ def report(
     Args:
         sorted_by: the summary's sort key, one of Paddle's ``SortedKeys`` (``"CPUTotal"``, the
             default, ``"CPUAvg"``, ``"CPUMax"``, ``"CPUMin"``, ``"GPUTotal"``, ``"GPUAvg"``,
-            ``"GPUMax"``, ``"GPUMin"``).
+            ``"GPUMax"``, ``"GPUMin"``), or ``"CPUSelf"`` (``"self"``): the calls' self time.
         op_detail: the Operator Summary's inner rows (``summary(op_detail=...)``).
         thread_sep: a table per thread (``summary(thread_sep=...)``).
-        time_unit: ``"s"``, ``"ms"`` (the default), ``"us"`` or ``"ns"``.
+        time_unit: ``"s"``, ``"ms"``, ``"us"`` or ``"ns"`` (default: ``"us"`` for XSpaces,
+            ``"ms"`` for the other inputs, as Paddle prints them).
         legacy: the legacy report, for any input.
         sort: the legacy report's order among siblings (``"calls"``, ``"total"``, ``"max"``,
             ``"min"``, ``"ave"``); implies ``legacy``.

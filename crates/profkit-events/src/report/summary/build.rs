@@ -2,7 +2,7 @@
 
 use std::borrow::Cow;
 use std::cmp::Reverse;
-use std::collections::{HashMap, VecDeque};
+use std::collections::{HashMap, HashSet, VecDeque};
 
 use super::memory::memory_tables;
 use super::ordered::Ordered;
@@ -40,6 +40,8 @@ fn pieces_time<'p>(pieces: impl Iterator<Item = &'p Cow<'p, [(i64, i64)]>>) -> i
 #[derive(Clone, Copy, Debug, Default)]
 struct NodeStat {
     cpu: i64,
+    /// `cpu` less the children's `cpu`.
+    cpu_self: i64,
     gpu: i64,
     general: i64,
 }
@@ -55,6 +57,8 @@ struct Item {
     name: String,
     calls: u64,
     cpu: Times,
+    /// Summed self time of the calls, ns.
+    cpu_self: i64,
     gpu: Times,
     general: Times,
     inners: Ordered<Item>,
@@ -88,6 +92,7 @@ impl Analysis<'_> {
         let s = self.stat(i);
         item.calls += 1;
         item.cpu.add(s.cpu);
+        item.cpu_self = item.cpu_self.saturating_add(s.cpu_self);
         item.gpu.add(s.gpu);
         item.general.add(s.general);
         if deep {
@@ -113,6 +118,7 @@ impl Analysis<'_> {
         let s = self.stat(i);
         item.calls += 1;
         item.cpu.add(s.cpu);
+        item.cpu_self = item.cpu_self.saturating_add(s.cpu_self);
         item.gpu.add(s.gpu);
         item.general.add(s.general);
     }
@@ -141,12 +147,15 @@ impl Summary {
             // Children before parents: the reverse of a pre-order walk.
             for i in forest.traverse(root).into_iter().rev() {
                 let Some(node) = forest.node(i) else { continue };
+                let cpu = dur(node.start_ns, node.end_ns);
                 let mut s = NodeStat {
-                    cpu: dur(node.start_ns, node.end_ns),
+                    cpu,
+                    cpu_self: cpu,
                     ..NodeStat::default()
                 };
                 for &c in &node.children {
                     let cs = stats.get(c).copied().unwrap_or_default();
+                    s.cpu_self = s.cpu_self.saturating_sub(cs.cpu);
                     s.gpu = s.gpu.saturating_add(cs.gpu);
                     s.general = s.general.saturating_add(cs.general);
                 }
@@ -579,11 +588,20 @@ impl Summary {
 
         // Operator.
         let sorted_by = options.sorted_by;
+        let shared_names: HashSet<&str> = {
+            let mut seen = HashSet::new();
+            forest
+                .thread_names
+                .values()
+                .filter(|n| !seen.insert(n.as_str()))
+                .map(String::as_str)
+                .collect()
+        };
         let groups: Vec<(String, &Ordered<Item>)> = if options.thread_sep {
             thread_operators
                 .items
                 .iter()
-                .map(|(t, items)| (t.to_string(), items))
+                .map(|(t, items)| (thread_label(forest, &shared_names, *t), items))
                 .collect()
         } else {
             vec![("All threads merged".to_owned(), &operators)]
@@ -688,7 +706,7 @@ impl Summary {
                 thread_user
                     .items
                     .iter()
-                    .map(|(t, items)| (t.to_string(), items))
+                    .map(|(t, items)| (thread_label(forest, &shared_names, *t), items))
                     .collect()
             } else {
                 vec![("All threads merged".to_owned(), &user)]
@@ -719,6 +737,16 @@ impl Summary {
             notes,
             left_out: forest.left_out,
         }
+    }
+}
+
+/// How `--thread-sep` heads thread `tid`: its name where the input names it (with its id when
+/// another thread has the same name), else its id, as Paddle prints it.
+fn thread_label(forest: &Forest, shared: &HashSet<&str>, tid: u64) -> String {
+    match forest.thread_names.get(&tid) {
+        Some(name) if shared.contains(name.as_str()) => format!("{name} ({tid})"),
+        Some(name) => name.clone(),
+        None => tid.to_string(),
     }
 }
 
@@ -765,6 +793,7 @@ fn sort_items(items: &[Item], key: SortedKey) -> Vec<&Item> {
         }
         SortedKey::GPUMax => v.sort_by_key(|x| Reverse(x.general.max)),
         SortedKey::GPUMin => v.sort_by_key(|x| min(&x.general)),
+        SortedKey::CPUSelf => v.sort_by_key(|x| Reverse(x.cpu_self)),
     }
     v
 }

@@ -218,6 +218,10 @@ pub struct Forest {
     pub left_out: usize,
     /// Device activity not tied to the calls that launched it (inputs other than node trees).
     pub unlinked: Unlinked,
+    /// Thread names by thread id, where the builder was told them (an XSpace's lines; not
+    /// Paddle's files and Chrome traces, whose tables Paddle heads by thread id):
+    /// `--thread-sep` heads a thread's tables by its name.
+    pub thread_names: BTreeMap<u64, String>,
 }
 
 fn new_node(name: Arc<str>, ty: EventType, start_ns: u64, end_ns: u64, thread_id: u64) -> Node {
@@ -265,6 +269,18 @@ impl Forest {
             });
         }
         self.roots.sort_by_key(|r| r.0);
+    }
+
+    /// Names the threads of `recording` (see [`Forest::thread_names`]), as the summary of an
+    /// XSpace names them: what [`Forest::from_recording`] leaves out, since Paddle heads the
+    /// tables of its own files by thread id.
+    pub fn name_threads(&mut self, recording: &Recording) {
+        for thread in &recording.threads {
+            let tid = thread.os_tid.unwrap_or(u64::from(thread.thread));
+            if let Some(name) = thread.name.as_deref().filter(|n| !n.is_empty()) {
+                self.thread_names.insert(tid, name.to_owned());
+            }
+        }
     }
 
     /// The trees of Paddle's node trees, as Paddle holds them in memory. A node whose parent is
@@ -504,6 +520,13 @@ impl ForestBuilder {
     /// A key/value of the run's information (a later value of a key replaces an earlier one).
     pub fn info(&mut self, key: String, value: String) {
         self.forest.extra_info.insert(key, value);
+    }
+
+    /// Names thread `tid` (see [`Forest::thread_names`]); an empty name is ignored.
+    pub fn thread_name(&mut self, tid: u64, name: &str) {
+        if !name.is_empty() {
+            self.forest.thread_names.insert(tid, name.to_owned());
+        }
     }
 
     /// Counts ranges that were left out because they did not pair.

@@ -78,6 +78,9 @@ pub enum SortedKey {
     GPUMax,
     /// GPU shortest call (ascending).
     GPUMin,
+    /// CPU self time: each call's time less the calls inside it, summed (not one of Paddle's
+    /// keys; the Kernel table, whose rows nest nothing, sorts by GPU total time).
+    CPUSelf,
 }
 
 /// The unit the tables print times in.
@@ -202,7 +205,8 @@ pub(super) fn avg(total: i64, calls: u64) -> f64 {
 /// A group of rows: one thread, or all threads merged.
 #[derive(Clone, Debug, PartialEq, Serialize)]
 pub struct Group {
-    /// `All threads merged` or the thread id.
+    /// `All threads merged`, or the thread's name where the input names it (with its id when
+    /// another thread has the same name), else its id.
     pub thread: String,
     /// The rows, sorted, each operator followed by its detail rows.
     pub rows: Vec<Row>,
