@@ -3,12 +3,10 @@
 //! own, one per process and name, as Perfetto shows them.
 
 use crate::arg::{Arg, Id, KeyArg};
+use crate::dispatch::Placing;
 use crate::event::{Pending, RawEvent};
-use crate::trace::{Placing, Trace, Track};
+use crate::trace::{AsyncKey, Trace, Track};
 use crate::warnings::WarningKind;
-
-/// Async events waiting for their end: by (pid, category, id, scope).
-pub(crate) type AsyncKey = (Id, u32, String, String);
 
 /// Where the first of some open async begins is: its thread and start.
 pub(crate) fn first_begin(items: &[(usize, Pending)]) -> Option<(usize, i128)> {

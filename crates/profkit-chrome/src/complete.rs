@@ -2,8 +2,9 @@
 //! `B`): events with a duration on their thread's line.
 
 use crate::arg::{Arg, Id, KeyArg};
+use crate::dispatch::Placing;
 use crate::event::RawEvent;
-use crate::trace::{Placing, Trace, Track};
+use crate::trace::{Trace, Track};
 use crate::warnings::WarningKind;
 
 impl Trace {

@@ -2,8 +2,9 @@
 //! of one event.
 
 use crate::arg::KeyArg;
+use crate::dispatch::Placing;
 use crate::event::{Item, RawEvent};
-use crate::trace::{Placing, Trace};
+use crate::trace::Trace;
 use crate::warnings::WarningKind;
 
 impl Trace {

@@ -122,3 +122,14 @@ pub(crate) struct Pending {
     pub(crate) at: u64,
     pub(crate) start: i128,
 }
+
+/// A flow event, bound to a slice once all are read.
+pub(crate) struct FlowPoint {
+    pub(crate) thread: usize,
+    pub(crate) ts: i128,
+    pub(crate) phase: u8,
+    pub(crate) enclosing: bool,
+    /// The flow's id: a number, or an interned string.
+    pub(crate) id: Arg,
+    pub(crate) cat: u32,
+}

@@ -17,7 +17,7 @@ use profkit_json::{Number, RawHook, RawRead, number_at, number_text_len};
 
 use crate::arg::{Arg, Id, KeyArg};
 use crate::event::{RawEvent, event_error};
-use crate::members::{Field, Phase};
+use crate::members::{Field, Phase, field_of};
 use crate::time::{micros_to_ps, plain_micros_to_ps};
 use crate::trace::Trace;
 
@@ -509,28 +509,6 @@ fn arg_of_number(n: Number) -> Arg {
         Number::U64(v) => i64::try_from(v).map_or(Arg::Uint(v), Arg::Int),
         Number::I64(v) => Arg::Int(v),
         Number::F64(v) => Arg::Double(v),
-    }
-}
-
-/// The event member a key names (the serde path's field visitor asks it too).
-pub(super) fn field_of(key: &[u8]) -> Field {
-    match key {
-        b"ph" => Field::Ph,
-        b"name" => Field::Name,
-        b"cat" => Field::Cat,
-        b"pid" => Field::Pid,
-        b"tid" => Field::Tid,
-        b"ts" => Field::Ts,
-        b"dur" => Field::Dur,
-        b"id" => Field::Id,
-        b"id2" => Field::Id2,
-        b"scope" => Field::Scope,
-        b"bp" => Field::Bp,
-        b"bind_id" => Field::BindId,
-        b"flow_in" => Field::FlowIn,
-        b"flow_out" => Field::FlowOut,
-        b"args" => Field::Args,
-        _ => Field::Other,
     }
 }
 

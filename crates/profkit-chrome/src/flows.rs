@@ -6,20 +6,10 @@
 use serde::de;
 
 use crate::arg::{Arg, KeyArg};
-use crate::event::{Item, RawEvent};
-use crate::trace::{Keys, Placing, Thread, Trace, Track};
+use crate::dispatch::Placing;
+use crate::event::{FlowPoint, Item, RawEvent};
+use crate::trace::{Keys, Thread, Trace, Track};
 use crate::warnings::WarningKind;
-
-/// A flow event, bound to a slice once all are read.
-pub(crate) struct FlowPoint {
-    pub(crate) thread: usize,
-    pub(crate) ts: i128,
-    pub(crate) phase: u8,
-    pub(crate) enclosing: bool,
-    /// The flow's id: a number, or an interned string.
-    pub(crate) id: Arg,
-    pub(crate) cat: u32,
-}
 
 /// Keeps the flow categories each item of `thread` needs among its flow args (which hold, per
 /// bound flow, its keys then its category). An event has one `flow_cat` stat for all its flows

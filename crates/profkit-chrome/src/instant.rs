@@ -1,7 +1,8 @@
 //! Instant events (`i`, `I`) and marks (`R`): events without a duration on their thread's line.
 
 use crate::arg::KeyArg;
-use crate::trace::{Placing, Trace, Track};
+use crate::dispatch::Placing;
+use crate::trace::{Trace, Track};
 
 impl Trace {
     /// An instant or a mark.

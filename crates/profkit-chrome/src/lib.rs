@@ -57,7 +57,8 @@
 //! | the document, its top-level keys (`traceEvents`, `deviceProperties`, `distributedInfo`, `displayTimeUnit`, `stackFrames`, `samples`) | `document` |
 //! | an event's members (`ph`, `name`, `pid`, `ts`, `args`, ...) and their values | `members`, `seeds`, `event`, `arg`, `time` |
 //! | the fast path that reads whole events from the buffer | `fast` |
-//! | what every event goes through, dispatch by phase | `trace` |
+//! | the trace as read (threads, items, open begins) | `trace` |
+//! | what every event goes through, dispatch by phase | `dispatch` |
 //! | complete and duration events (`X`, `B`/`E`) | `complete` |
 //! | instants and marks (`i`, `I`, `R`) | `instant` |
 //! | async events (`b`/`e`/`n`, `S`/`T`/`F`) | `async_events` |
@@ -112,6 +113,7 @@ mod async_events;
 mod check;
 mod complete;
 mod counter;
+mod dispatch;
 mod document;
 mod error;
 mod event;

@@ -7,7 +7,6 @@ use std::fmt;
 use serde::de::{self, IgnoredAny, MapAccess, SeqAccess, Visitor};
 
 use crate::arg::Arg;
-use crate::fast;
 use crate::seeds::{ArgSeed, ArgsSeed, IdSeed, Text, TimeSeed};
 use crate::trace::Trace;
 
@@ -73,7 +72,7 @@ impl<'de> de::Deserialize<'de> for Field {
             }
             // profkit-json's reader hands identifiers over as bytes (already checked for UTF-8).
             fn visit_bytes<E: de::Error>(self, v: &[u8]) -> std::result::Result<Field, E> {
-                Ok(fast::field_of(v))
+                Ok(field_of(v))
             }
         }
         d.deserialize_identifier(V)
@@ -258,5 +257,27 @@ impl<'de> Visitor<'de> for PhaseSeed {
     ) -> std::result::Result<Self::Value, A::Error> {
         while map.next_entry::<IgnoredAny, IgnoredAny>()?.is_some() {}
         Ok(None)
+    }
+}
+
+/// The event member a key names (the serde path's field visitor asks it too).
+pub(crate) fn field_of(key: &[u8]) -> Field {
+    match key {
+        b"ph" => Field::Ph,
+        b"name" => Field::Name,
+        b"cat" => Field::Cat,
+        b"pid" => Field::Pid,
+        b"tid" => Field::Tid,
+        b"ts" => Field::Ts,
+        b"dur" => Field::Dur,
+        b"id" => Field::Id,
+        b"id2" => Field::Id2,
+        b"scope" => Field::Scope,
+        b"bp" => Field::Bp,
+        b"bind_id" => Field::BindId,
+        b"flow_in" => Field::FlowIn,
+        b"flow_out" => Field::FlowOut,
+        b"args" => Field::Args,
+        _ => Field::Other,
     }
 }

@@ -38,6 +38,7 @@
 mod cap;
 mod convert;
 mod format;
+mod hosts;
 mod input;
 mod output;
 mod paddle;

@@ -18,8 +18,8 @@ use profkit_poplar::ProfileFile;
 use profkit_xplane::ReadOptions;
 
 use crate::Failure;
-use crate::convert::host_of;
 use crate::format::Format;
+use crate::hosts::host_of;
 use crate::input::Input;
 use crate::output::{Temp, holding_signals};
 
@@ -152,12 +152,12 @@ pub(crate) fn convert(
 fn default_host(input: &Input) -> String {
     let from_file = host_of(input);
     if input.format == Format::Xspace
-        && crate::convert::says_nothing(&from_file)
+        && crate::hosts::says_nothing(&from_file)
         && let Some(recorded) = input
             .path
             .as_deref()
             .filter(|p| p.as_os_str() != "-")
-            .and_then(crate::convert::recorded_hostname)
+            .and_then(crate::hosts::recorded_hostname)
     {
         return recorded;
     }
