@@ -428,15 +428,15 @@ pub fn write_json_streamed<R: std::io::Read>(
             crate::SpaceItem::Plane(plane) => {
                 writer.write_all(if planes == 0 { b"\n" } else { b",\n" })?;
                 planes += 1;
-                // A plane is two levels deep in the document: its own pretty text, indented.
-                let text = serde_json::to_string_pretty(&borrowed::Plane(&plane)).map_err(json)?;
-                for (i, line) in text.split('\n').enumerate() {
-                    if i > 0 {
-                        writer.write_all(b"\n")?;
-                    }
-                    writer.write_all(b"    ")?;
-                    writer.write_all(line.as_bytes())?;
-                }
+                // A plane is two levels deep in the document: its own pretty text, indented as
+                // it is written (no copy of the plane's text: a plane of millions of empty lines
+                // is hundreds of megabytes of it).
+                let mut indented = Indented {
+                    inner: &mut writer,
+                    line_start: true,
+                };
+                serde_json::to_writer_pretty(&mut indented, &borrowed::Plane(&plane))
+                    .map_err(json)?;
             }
             crate::SpaceItem::Error(e) => rest.errors.push(e),
             crate::SpaceItem::Warning(w) => rest.warnings.push(w),
@@ -452,6 +452,41 @@ pub fn write_json_streamed<R: std::io::Read>(
     writer.write_all(after.as_bytes())?;
     writer.write_all(b"\n")?;
     Ok(())
+}
+
+/// A writer that starts every line it writes with four spaces.
+struct Indented<W> {
+    inner: W,
+    line_start: bool,
+}
+
+impl<W: std::io::Write> std::io::Write for Indented<W> {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        let mut rest = buf;
+        while !rest.is_empty() {
+            if self.line_start {
+                self.inner.write_all(b"    ")?;
+                self.line_start = false;
+            }
+            match rest.iter().position(|&b| b == b'\n') {
+                Some(i) => {
+                    let (line, after) = rest.split_at(i + 1);
+                    self.inner.write_all(line)?;
+                    self.line_start = true;
+                    rest = after;
+                }
+                None => {
+                    self.inner.write_all(rest)?;
+                    rest = &[];
+                }
+            }
+        }
+        Ok(buf.len())
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        self.inner.flush()
+    }
 }
 
 /// Reads the canonical JSON layout back into an XSpace.
