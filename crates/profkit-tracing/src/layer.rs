@@ -1,0 +1,193 @@
+//! The layer: spans entered and exited become the recorder's pushes and pops on the thread that
+//! entered them, events its marks; fields and links go to the store under a serial that the push
+//! or mark carries as its tag.
+//!
+//! The hot path (entering and exiting a span without fields) is a relaxed load of the recorder's
+//! state, a lookup of the span in the registry, a push or pop (a time-stamp counter read and a
+//! few stores into the thread's block) and an entry on a per-thread stack of what was entered, so
+//! that a span entered before recording started, or after it ended, gets no lone pop.
+
+use std::cell::RefCell;
+
+use profkit_events::recorder;
+use tracing_core::span::{Attributes, Id, Record};
+use tracing_core::{Event, Interest, Metadata, Subscriber};
+use tracing_subscriber::layer::{Context, Filter, Layer};
+use tracing_subscriber::registry::LookupSpan;
+
+use crate::fields::{Collect, Fields};
+use crate::store;
+
+/// The serial of a span with fields or links, kept in its registry extensions.
+struct Serial(u64);
+
+thread_local! {
+    /// The spans this thread entered while recording: (span id, name), innermost last.
+    static ENTERED: RefCell<Vec<(u64, &'static str)>> = const { RefCell::new(Vec::new()) };
+}
+
+/// A `tracing_subscriber::Layer` that records spans with profkit's recorder.
+///
+/// It records only while the recorder is on ([`profkit_events::recorder::enable`], which
+/// [`crate::Builder::build`] and the plugin bridge call): off, each callback returns after one
+/// relaxed atomic load. Spans and events are still created by `tracing` for the other layers of
+/// the subscriber; wrap this one with [`ProfkitLayer::gated`] (a per-layer filter) so that, when
+/// it is the only layer, spans are not even created while the recorder is off.
+#[derive(Clone, Debug, Default)]
+pub struct ProfkitLayer {
+    fields: Fields,
+}
+
+impl ProfkitLayer {
+    /// A layer that keeps every field.
+    pub fn new() -> ProfkitLayer {
+        ProfkitLayer::default()
+    }
+
+    /// The layer keeping the given fields.
+    pub fn with_fields(fields: Fields) -> ProfkitLayer {
+        ProfkitLayer { fields }
+    }
+
+    /// The layer under [`Gate`], a per-layer filter that lets spans and events through only while
+    /// the recorder is on.
+    pub fn gated<S>(self) -> tracing_subscriber::filter::Filtered<ProfkitLayer, Gate, S>
+    where
+        S: Subscriber + for<'a> LookupSpan<'a>,
+    {
+        self.with_filter(Gate)
+    }
+
+    fn collect(&self, record: impl FnOnce(&mut Collect<'_>)) -> Vec<(&'static str, Value)> {
+        let mut collect = Collect {
+            filter: &self.fields,
+            values: Vec::new(),
+        };
+        if self.fields.any() {
+            record(&mut collect);
+        }
+        collect.values
+    }
+}
+
+use crate::fields::Value;
+
+/// The serial of span `id`, made if it has none.
+fn serial_of<S>(id: &Id, ctx: &Context<'_, S>) -> Option<u64>
+where
+    S: Subscriber + for<'a> LookupSpan<'a>,
+{
+    let span = ctx.span(id)?;
+    if let Some(serial) = span.extensions().get::<Serial>() {
+        return Some(serial.0);
+    }
+    let serial = store::serial();
+    span.extensions_mut().insert(Serial(serial));
+    Some(serial)
+}
+
+impl<S> Layer<S> for ProfkitLayer
+where
+    S: Subscriber + for<'a> LookupSpan<'a>,
+{
+    fn on_new_span(&self, attrs: &Attributes<'_>, id: &Id, ctx: Context<'_, S>) {
+        if !recorder::is_enabled() || attrs.fields().is_empty() {
+            return;
+        }
+        let fields = self.collect(|c| attrs.record(c));
+        if fields.is_empty() {
+            return;
+        }
+        if let Some(serial) = serial_of(id, &ctx) {
+            store::add(serial, fields, None);
+        }
+    }
+
+    fn on_record(&self, id: &Id, values: &Record<'_>, ctx: Context<'_, S>) {
+        if !recorder::is_enabled() {
+            return;
+        }
+        let fields = self.collect(|c| values.record(c));
+        if fields.is_empty() {
+            return;
+        }
+        if let Some(serial) = serial_of(id, &ctx) {
+            store::add(serial, fields, None);
+        }
+    }
+
+    fn on_follows_from(&self, id: &Id, follows: &Id, ctx: Context<'_, S>) {
+        if !recorder::is_enabled() {
+            return;
+        }
+        if let (Some(serial), Some(cause)) = (serial_of(id, &ctx), serial_of(follows, &ctx)) {
+            store::add(serial, Vec::new(), Some(cause));
+        }
+    }
+
+    fn on_event(&self, event: &Event<'_>, _ctx: Context<'_, S>) {
+        if !recorder::is_enabled() {
+            return;
+        }
+        let name = event.metadata().name();
+        let fields = self.collect(|c| event.record(c));
+        if fields.is_empty() {
+            recorder::mark(name);
+        } else {
+            let serial = store::serial();
+            store::add(serial, fields, None);
+            recorder::mark_tagged(name, serial);
+        }
+    }
+
+    fn on_enter(&self, id: &Id, ctx: Context<'_, S>) {
+        if !recorder::is_enabled() {
+            return;
+        }
+        let Some(span) = ctx.span(id) else {
+            return;
+        };
+        let name = span.name();
+        match span.extensions().get::<Serial>() {
+            Some(serial) => recorder::push_range_tagged(name, serial.0),
+            None => recorder::push_range(name),
+        }
+        let _ = ENTERED.try_with(|entered| {
+            if let Ok(mut entered) = entered.try_borrow_mut() {
+                entered.push((id.into_u64(), name));
+            }
+        });
+    }
+
+    fn on_exit(&self, id: &Id, _ctx: Context<'_, S>) {
+        let id = id.into_u64();
+        let name = ENTERED
+            .try_with(|entered| {
+                let mut entered = entered.try_borrow_mut().ok()?;
+                // Spans exit innermost first but for guards dropped out of order: search down.
+                let at = entered.iter().rposition(|(i, _)| *i == id)?;
+                Some(entered.remove(at).1)
+            })
+            .ok()
+            .flatten();
+        if let Some(name) = name {
+            recorder::pop_range(name);
+        }
+    }
+}
+
+/// A per-layer filter that passes spans and events only while the recorder is on (see
+/// [`ProfkitLayer::gated`]).
+#[derive(Clone, Copy, Debug, Default)]
+pub struct Gate;
+
+impl<S> Filter<S> for Gate {
+    fn enabled(&self, _meta: &Metadata<'_>, _ctx: &Context<'_, S>) -> bool {
+        recorder::is_enabled()
+    }
+
+    fn callsite_enabled(&self, _meta: &'static Metadata<'static>) -> Interest {
+        // Whether the recorder is on changes at run time: ask every time.
+        Interest::sometimes()
+    }
+}

@@ -1,0 +1,76 @@
+//! What the layer keeps beside the recorder's events: the fields of spans and events and the
+//! `follows_from` links, under a serial number that the recorder stores with the span's push (its
+//! tag). Everything kept is charged to the recorder's memory cap; what does not fit is counted.
+
+use std::collections::HashMap;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Mutex, MutexGuard};
+
+use profkit_events::recorder;
+
+use crate::fields::Value;
+
+/// What is kept for one span or event.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Info {
+    /// Its kept fields, in the order recorded.
+    pub fields: Vec<(&'static str, Value)>,
+    /// The serials of the spans it follows from.
+    pub follows: Vec<u64>,
+}
+
+/// The infos of a session, by serial.
+#[derive(Debug, Default)]
+pub(crate) struct Store {
+    pub(crate) infos: HashMap<u64, Info>,
+    /// Fields and links left out at the memory cap.
+    pub(crate) dropped: u64,
+}
+
+static STORE: Mutex<Option<Store>> = Mutex::new(None);
+static SERIAL: AtomicU64 = AtomicU64::new(1);
+
+/// What an entry costs beside its values.
+const ENTRY_BYTES: usize = 64;
+
+fn lock() -> MutexGuard<'static, Option<Store>> {
+    // A panic elsewhere while holding the lock leaves plain data behind; go on with it.
+    STORE.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+/// A new serial (never 0).
+pub(crate) fn serial() -> u64 {
+    SERIAL.fetch_add(1, Ordering::Relaxed)
+}
+
+/// Starts an empty store for a new session.
+pub(crate) fn reset() {
+    *lock() = Some(Store::default());
+}
+
+/// Ends the session's store and returns it.
+pub(crate) fn take() -> Store {
+    lock().take().unwrap_or_default()
+}
+
+/// Adds `fields` and `follows` to the info of `serial`, if the recorder's cap allows.
+pub(crate) fn add(serial: u64, fields: Vec<(&'static str, Value)>, follows: Option<u64>) {
+    let bytes = fields.iter().map(|(_, v)| v.bytes() + 16).sum::<usize>()
+        + follows.map_or(0, |_| 8)
+        + ENTRY_BYTES;
+    if !recorder::is_enabled() {
+        return;
+    }
+    let fits = recorder::charge(bytes);
+    let mut guard = lock();
+    let Some(store) = guard.as_mut() else {
+        return;
+    };
+    if !fits {
+        store.dropped += 1;
+        return;
+    }
+    let info = store.infos.entry(serial).or_default();
+    info.fields.extend(fields);
+    info.follows.extend(follows);
+}
