@@ -9,7 +9,8 @@
 //! `open_at_end` = `true`. An event of `tracing` is an event without duration named by its
 //! `message` field if it has one (else by `tracing`'s name for it), its other fields as stats. A
 //! `follows_from` link is a flow (a `flow` stat, as TensorFlow links events; category 0, generic)
-//! out of the first event of the span followed and into the first event of the follower.
+//! out of an event of the span followed and into one of the follower (see
+//! `Capture::add_flows`).
 //! Times are relative to the session's start, kept in the `Task Environment` plane as
 //! `profile_start_time` (nanoseconds since the Unix epoch) with `profile_stop_time`, as
 //! TensorFlow writes a profile for xprof; what was dropped at the memory cap is counted there too
@@ -23,7 +24,8 @@ use profkit_xplane::flow::{self, Flow};
 use profkit_xplane::{PlaneBuilder, StatValue, XPlane, XSpace};
 
 use crate::fields::Value;
-use crate::store::{Info, Store};
+use crate::layer::LINK_MARK;
+use crate::store::{FIRST_SERIAL, Info, SpanKey, Store};
 
 /// The marks the recorder puts on the thread that starts and ends a session.
 const SESSION_MARKS: [&str; 2] = ["_start_profiler_", "_stop_profiler_"];
@@ -86,10 +88,7 @@ impl Capture {
             + self
                 .infos
                 .values()
-                .map(|i| {
-                    64 + i.follows.len() * 8
-                        + i.fields.iter().map(|(_, v)| v.bytes() + 16).sum::<usize>()
-                })
+                .map(|i| 64 + i.fields.iter().map(|(_, v)| v.bytes() + 16).sum::<usize>())
                 .sum::<usize>()
     }
 
@@ -187,7 +186,9 @@ impl Capture {
                     }
                 }
                 EventKind::Mark => {
-                    if event.tag.is_none() && SESSION_MARKS.contains(&event.name.as_ref()) {
+                    if (event.tag.is_none() && SESSION_MARKS.contains(&event.name.as_ref()))
+                        || event.name == LINK_MARK
+                    {
                         continue;
                     }
                     items.push(self.item(event, event.cpu_ns, false));
@@ -217,7 +218,10 @@ impl Capture {
     }
 
     fn item(&self, event: &profkit_events::Event, end: u64, open: bool) -> Item {
-        let info = event.tag.and_then(|t| self.infos.get(&t));
+        let info = event
+            .tag
+            .filter(|t| *t >= FIRST_SERIAL)
+            .and_then(|t| self.infos.get(&t));
         let span = event.kind == EventKind::PushRange;
         let mut name = event.name.to_string();
         let mut stats = Vec::new();
@@ -239,34 +243,63 @@ impl Capture {
             start: event.cpu_ns,
             end,
             span,
-            serial: event.tag,
+            tag: event.tag,
             stats,
             flows: Vec::new(),
         }
     }
 
-    /// Puts each `follows_from` link on the first events of the two spans.
+    /// Puts each `follows_from` link on an event of each of the two spans: the first one
+    /// carrying the span's serial, else (a span without fields) the one carrying its registry id
+    /// that started last before the link was made (else first after it).
     fn add_flows(&self, lines: &mut [Line]) {
-        let mut first: HashMap<u64, (usize, usize, u64)> = HashMap::new();
+        let links: Vec<(u64, SpanKey, SpanKey)> = {
+            let mut links: Vec<_> = self
+                .infos
+                .iter()
+                .filter_map(|(serial, info)| info.link.map(|(c, e)| (*serial, c, e)))
+                .collect();
+            links.sort_unstable_by_key(|l| l.0);
+            links
+        };
+        if links.is_empty() {
+            return;
+        }
+        let mut times: HashMap<u64, u64> = HashMap::new();
+        for event in self.recording.threads.iter().flat_map(|t| &t.events) {
+            if let (EventKind::Mark, Some(tag)) = (event.kind, event.tag)
+                && event.name == LINK_MARK
+            {
+                times.insert(tag, event.cpu_ns);
+            }
+        }
+        let mut by_tag: HashMap<u64, Vec<(usize, usize, u64)>> = HashMap::new();
         for (l, line) in lines.iter().enumerate() {
             for (i, item) in line.items.iter().enumerate() {
-                if let (Some(serial), true) = (item.serial, item.span) {
-                    let entry = first.entry(serial).or_insert((l, i, item.start));
-                    if item.start < entry.2 {
-                        *entry = (l, i, item.start);
-                    }
+                if let (Some(tag), true) = (item.tag, item.span) {
+                    by_tag.entry(tag).or_default().push((l, i, item.start));
                 }
             }
         }
-        let mut links: Vec<(u64, u64)> = self
-            .infos
-            .iter()
-            .flat_map(|(serial, info)| info.follows.iter().map(move |cause| (*cause, *serial)))
-            .collect();
-        links.sort_unstable();
-        for (id, (cause, effect)) in links.into_iter().enumerate() {
-            let (Some(&(cl, ci, _)), Some(&(el, ei, _))) = (first.get(&cause), first.get(&effect))
-            else {
+        let find = |key: SpanKey, at: u64| -> Option<(usize, usize)> {
+            if let Some(found) = key
+                .serial
+                .and_then(|s| by_tag.get(&s))
+                .and_then(|c| c.iter().min_by_key(|c| c.2))
+            {
+                return Some((found.0, found.1));
+            }
+            let candidates = by_tag.get(&key.id)?;
+            candidates
+                .iter()
+                .filter(|c| c.2 <= at)
+                .max_by_key(|c| c.2)
+                .or_else(|| candidates.iter().filter(|c| c.2 > at).min_by_key(|c| c.2))
+                .map(|c| (c.0, c.1))
+        };
+        for (id, (link, cause, effect)) in links.into_iter().enumerate() {
+            let at = times.get(&link).copied().unwrap_or(u64::MAX);
+            let (Some((cl, ci)), Some((el, ei))) = (find(cause, at), find(effect, at)) else {
                 continue;
             };
             let id = id as u64 + 1;
@@ -297,7 +330,8 @@ struct Item {
     end: u64,
     /// A span (else an event of `tracing`).
     span: bool,
-    serial: Option<u64>,
+    /// The span's serial, or its registry id.
+    tag: Option<u64>,
     stats: Vec<(&'static str, StatValue)>,
     flows: Vec<Flow>,
 }

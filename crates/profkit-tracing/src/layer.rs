@@ -12,14 +12,17 @@ use std::cell::RefCell;
 use profkit_events::recorder;
 use tracing_core::span::{Attributes, Id, Record};
 use tracing_core::{Event, Interest, Metadata, Subscriber};
-use tracing_subscriber::layer::{Context, Filter, Layer};
+use tracing_subscriber::layer::{Context, Layer};
 use tracing_subscriber::registry::LookupSpan;
 
 use crate::fields::{Collect, Fields};
-use crate::store;
+use crate::store::{self, SpanKey};
 
 /// The serial of a span with fields or links, kept in its registry extensions.
 struct Serial(u64);
+
+/// The name of the mark that times a `follows_from` link (it is not written out).
+pub(crate) const LINK_MARK: &str = "profkit_tracing::follows_from";
 
 thread_local! {
     /// The spans this thread entered while recording: (span id, name), innermost last.
@@ -31,11 +34,12 @@ thread_local! {
 /// It records only while the recorder is on ([`profkit_events::recorder::enable`], which
 /// [`crate::Builder::build`] and the plugin bridge call): off, each callback returns after one
 /// relaxed atomic load. Spans and events are still created by `tracing` for the other layers of
-/// the subscriber; wrap this one with [`ProfkitLayer::gated`] (a per-layer filter) so that, when
-/// it is the only layer, spans are not even created while the recorder is off.
+/// the subscriber. When this is the only layer, make it [`ProfkitLayer::gated`]: then, while the
+/// recorder is off, `tracing` does not even create spans, and a span costs a nanosecond or two.
 #[derive(Clone, Debug, Default)]
 pub struct ProfkitLayer {
     fields: Fields,
+    gated: bool,
 }
 
 impl ProfkitLayer {
@@ -46,16 +50,19 @@ impl ProfkitLayer {
 
     /// The layer keeping the given fields.
     pub fn with_fields(fields: Fields) -> ProfkitLayer {
-        ProfkitLayer { fields }
+        ProfkitLayer {
+            fields,
+            gated: false,
+        }
     }
 
-    /// The layer under [`Gate`], a per-layer filter that lets spans and events through only while
-    /// the recorder is on.
-    pub fn gated<S>(self) -> tracing_subscriber::filter::Filtered<ProfkitLayer, Gate, S>
-    where
-        S: Subscriber + for<'a> LookupSpan<'a>,
-    {
-        self.with_filter(Gate)
+    /// The layer telling `tracing` that spans and events are wanted only while the recorder is
+    /// on. This filters the whole subscriber: other layers beside it see nothing while the
+    /// recorder is off either, so gate only a layer that is alone (or wrap it in a per-layer
+    /// filter of `tracing_subscriber` instead).
+    pub fn gated(mut self) -> ProfkitLayer {
+        self.gated = true;
+        self
     }
 
     fn collect(&self, record: impl FnOnce(&mut Collect<'_>)) -> Vec<(&'static str, Value)> {
@@ -86,10 +93,36 @@ where
     Some(serial)
 }
 
+/// How a link names span `id`.
+fn key_of<S>(id: &Id, ctx: &Context<'_, S>) -> SpanKey
+where
+    S: Subscriber + for<'a> LookupSpan<'a>,
+{
+    SpanKey {
+        serial: ctx
+            .span(id)
+            .and_then(|span| span.extensions().get::<Serial>().map(|s| s.0)),
+        id: id.into_u64(),
+    }
+}
+
 impl<S> Layer<S> for ProfkitLayer
 where
     S: Subscriber + for<'a> LookupSpan<'a>,
 {
+    fn register_callsite(&self, _meta: &'static Metadata<'static>) -> Interest {
+        if self.gated {
+            // Whether the recorder is on changes at run time: ask every time.
+            Interest::sometimes()
+        } else {
+            Interest::always()
+        }
+    }
+
+    fn enabled(&self, _meta: &Metadata<'_>, _ctx: Context<'_, S>) -> bool {
+        !self.gated || recorder::is_enabled()
+    }
+
     fn on_new_span(&self, attrs: &Attributes<'_>, id: &Id, ctx: Context<'_, S>) {
         if !recorder::is_enabled() || attrs.fields().is_empty() {
             return;
@@ -120,8 +153,13 @@ where
         if !recorder::is_enabled() {
             return;
         }
-        if let (Some(serial), Some(cause)) = (serial_of(id, &ctx), serial_of(follows, &ctx)) {
-            store::add(serial, Vec::new(), Some(cause));
+        // The span followed has usually run already, its pushes tagged with its serial or its
+        // registry id: the link names it by both, and a mark gives the time at which the id was
+        // its.
+        let link = store::serial();
+        let (cause, effect) = (key_of(follows, &ctx), key_of(id, &ctx));
+        if store::add(link, Vec::new(), Some((cause, effect))) {
+            recorder::mark_tagged(LINK_MARK, link);
         }
     }
 
@@ -147,11 +185,16 @@ where
         let Some(span) = ctx.span(id) else {
             return;
         };
-        let name = span.name();
-        match span.extensions().get::<Serial>() {
-            Some(serial) => recorder::push_range_tagged(name, serial.0),
-            None => recorder::push_range(name),
-        }
+        let meta = span.metadata();
+        let name = meta.name();
+        // Only a span whose call site declares fields can have a serial (links name the others
+        // by registry id): the others skip the look-up of their extensions.
+        let serial = if meta.fields().is_empty() {
+            None
+        } else {
+            span.extensions().get::<Serial>().map(|s| s.0)
+        };
+        recorder::push_range_tagged(name, serial.unwrap_or_else(|| id.into_u64()));
         let _ = ENTERED.try_with(|entered| {
             if let Ok(mut entered) = entered.try_borrow_mut() {
                 entered.push((id.into_u64(), name));
@@ -173,21 +216,5 @@ where
         if let Some(name) = name {
             recorder::pop_range(name);
         }
-    }
-}
-
-/// A per-layer filter that passes spans and events only while the recorder is on (see
-/// [`ProfkitLayer::gated`]).
-#[derive(Clone, Copy, Debug, Default)]
-pub struct Gate;
-
-impl<S> Filter<S> for Gate {
-    fn enabled(&self, _meta: &Metadata<'_>, _ctx: &Context<'_, S>) -> bool {
-        recorder::is_enabled()
-    }
-
-    fn callsite_enabled(&self, _meta: &'static Metadata<'static>) -> Interest {
-        // Whether the recorder is on changes at run time: ask every time.
-        Interest::sometimes()
     }
 }

@@ -60,9 +60,9 @@ use profkit_events::recorder::{self, RecorderConfig};
 pub use capture::{Capture, DROPPED_EVENTS_STAT, DROPPED_FIELDS_STAT, OPEN_STAT};
 pub use error::{Error, Result};
 pub use fields::{Fields, Value};
-pub use layer::{Gate, ProfkitLayer};
+pub use layer::ProfkitLayer;
 pub use profkit_events::recorder::DEFAULT_MAX_BYTES;
-pub use store::Info;
+pub use store::{Info, SpanKey};
 
 /// What to write.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

@@ -10,14 +10,28 @@ use profkit_events::recorder;
 
 use crate::fields::Value;
 
-/// What is kept for one span or event.
+/// What is kept for one span or event, or for a `follows_from` link.
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct Info {
     /// Its kept fields, in the order recorded.
     pub fields: Vec<(&'static str, Value)>,
-    /// The serials of the spans it follows from.
-    pub follows: Vec<u64>,
+    /// For a link: the span followed and the follower.
+    pub link: Option<(SpanKey, SpanKey)>,
 }
+
+/// How a link names a span: by its serial when it has one (its pushes carry it), else by its
+/// registry id (which its pushes carry instead, and which `tracing` reuses once the span is
+/// closed: the span is the one alive with that id at the link's time).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct SpanKey {
+    /// The span's serial, if it has fields.
+    pub serial: Option<u64>,
+    /// Its registry id.
+    pub id: u64,
+}
+
+/// Serials are at least this; tags below it are registry ids.
+pub(crate) const FIRST_SERIAL: u64 = 1 << 63;
 
 /// The infos of a session, by serial.
 #[derive(Debug, Default)]
@@ -28,7 +42,7 @@ pub(crate) struct Store {
 }
 
 static STORE: Mutex<Option<Store>> = Mutex::new(None);
-static SERIAL: AtomicU64 = AtomicU64::new(1);
+static SERIAL: AtomicU64 = AtomicU64::new(FIRST_SERIAL);
 
 /// What an entry costs beside its values.
 const ENTRY_BYTES: usize = 64;
@@ -38,7 +52,7 @@ fn lock() -> MutexGuard<'static, Option<Store>> {
     STORE.lock().unwrap_or_else(|e| e.into_inner())
 }
 
-/// A new serial (never 0).
+/// A new serial.
 pub(crate) fn serial() -> u64 {
     SERIAL.fetch_add(1, Ordering::Relaxed)
 }
@@ -53,24 +67,30 @@ pub(crate) fn take() -> Store {
     lock().take().unwrap_or_default()
 }
 
-/// Adds `fields` and `follows` to the info of `serial`, if the recorder's cap allows.
-pub(crate) fn add(serial: u64, fields: Vec<(&'static str, Value)>, follows: Option<u64>) {
-    let bytes = fields.iter().map(|(_, v)| v.bytes() + 16).sum::<usize>()
-        + follows.map_or(0, |_| 8)
-        + ENTRY_BYTES;
+/// Adds `fields` and `link` to the info of `serial`, if the recorder's cap allows; whether
+/// they were kept.
+pub(crate) fn add(
+    serial: u64,
+    fields: Vec<(&'static str, Value)>,
+    link: Option<(SpanKey, SpanKey)>,
+) -> bool {
+    let bytes = fields.iter().map(|(_, v)| v.bytes() + 16).sum::<usize>() + ENTRY_BYTES;
     if !recorder::is_enabled() {
-        return;
+        return false;
     }
     let fits = recorder::charge(bytes);
     let mut guard = lock();
     let Some(store) = guard.as_mut() else {
-        return;
+        return false;
     };
     if !fits {
         store.dropped += 1;
-        return;
+        return false;
     }
     let info = store.infos.entry(serial).or_default();
     info.fields.extend(fields);
-    info.follows.extend(follows);
+    if link.is_some() {
+        info.link = link;
+    }
+    true
 }
