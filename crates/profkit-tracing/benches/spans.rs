@@ -4,20 +4,21 @@
 //!
 //! A span is `let _s = tracing::info_span!("span").entered();` (fastrace:
 //! `LocalSpan::enter_with_local_parent("span")` under a root span): its creation, enter, exit and
-//! close. Each `tracing` layer sits on the registry, installed with `dispatcher::with_default`:
-//! - profkit-tracing: `ProfkitLayer` gated (`ProfkitLayer::gated`, as the builder's docs
-//!   recommend when it is the only layer) with the recorder on (sessions of at most 1M spans,
-//!   started and stopped outside the timed loop);
+//! close. Each library runs in a process of its own (the bench runs itself once per library), so
+//! that each `tracing` layer is installed as a program installs it, the global default
+//! (`set_global_default`, on the registry), and none pays for another's dispatcher:
+//! - profkit-tracing: `ProfkitLayer::gated()` (as the crate recommends for a layer that is alone)
+//!   with a session on (`profkit_tracing::start`; sessions of at most 1M spans, started and
+//!   stopped outside the timed loop);
 //! - tracing-chrome: its `ChromeLayer` writing to `std::io::sink()` (its writer thread gets every
 //!   span through a channel inside the loop);
 //! - tracing-perfetto: its `PerfettoLayer` writing to `std::io::sink()`;
 //! - fastrace: a reporter that discards; roots of 1,000 spans, made and dropped outside the loop.
 //!
-//! Disabled: profkit-tracing's gated layer with the recorder off, as the process's global
-//! default (what a program installs once) and as a scoped default (`with_default`, which makes
-//! `tracing` look the dispatcher up per span); fastrace without a local parent.
+//! Disabled: profkit-tracing's gated layer with no session; fastrace without a local parent
+//! (tracing-chrome and tracing-perfetto have no off switch).
 //!
-//! `cargo bench -p profkit-tracing --bench spans` runs it (about three minutes) and prints a table
+//! `cargo bench -p profkit-tracing --bench spans` runs it (about four minutes) and prints a table
 //! of nanoseconds per span; docs/performance.md records the figures. Without `--bench` (as under
 //! `cargo test --benches`) it runs each case briefly as a smoke test.
 
@@ -97,7 +98,7 @@ fn dispatch(lib: Lib) -> Option<(tracing::Dispatch, Option<tracing_chrome::Flush
     }
 }
 
-/// Times `n` spans on this thread (the library set up by the caller).
+/// Times `n` spans on this thread.
 fn spans(lib: Lib, n: u64, enabled: bool) -> Duration {
     match lib {
         Lib::Fastrace => {
@@ -128,18 +129,14 @@ fn spans(lib: Lib, n: u64, enabled: bool) -> Duration {
     }
 }
 
-/// Runs `body` with profkit's session on (if `lib` is profkit and `on`).
+/// Runs `body` within a profkit session (if `lib` is profkit and `on`).
 fn session<T>(lib: Lib, on: bool, body: impl FnOnce() -> T) -> T {
     if lib == Lib::Profkit && on {
         let _ = profkit_tracing::stop();
         profkit_tracing::start(profkit_tracing::DEFAULT_MAX_BYTES).expect("start");
         let out = body();
         let capture = profkit_tracing::stop().expect("stop");
-        assert_eq!(
-            capture.dropped_events(),
-            0,
-            "the bench must stay within the cap"
-        );
+        assert_eq!(capture.dropped_events(), 0, "the bench must stay within the cap");
         black_box(capture);
         out
     } else {
@@ -147,17 +144,13 @@ fn session<T>(lib: Lib, on: bool, body: impl FnOnce() -> T) -> T {
     }
 }
 
-/// One thread, `iters` spans, recording.
-fn one_thread(lib: Lib, iters: u64) -> Duration {
-    let setup = dispatch(lib);
+/// One thread, `iters` spans.
+fn one_thread(lib: Lib, iters: u64, enabled: bool) -> Duration {
     let mut elapsed = Duration::ZERO;
     let mut left = iters;
     while left > 0 {
         let batch = lib.batch(left);
-        elapsed += session(lib, true, || match &setup {
-            Some((d, _)) => tracing::dispatcher::with_default(d, || spans(lib, batch, true)),
-            None => spans(lib, batch, true),
-        });
+        elapsed += session(lib, enabled, || spans(lib, batch, enabled));
         left -= batch;
     }
     elapsed
@@ -165,8 +158,6 @@ fn one_thread(lib: Lib, iters: u64) -> Duration {
 
 /// Two threads at once, `iters` spans each; the slower thread's time.
 fn two_threads(lib: Lib, iters: u64) -> Duration {
-    let setup = dispatch(lib);
-    let dispatcher = setup.as_ref().map(|(d, _)| d.clone());
     let mut elapsed = Duration::ZERO;
     let mut left = iters;
     while left > 0 {
@@ -182,14 +173,7 @@ fn two_threads(lib: Lib, iters: u64) -> Duration {
         };
         let times = session(lib, true, || {
             std::thread::scope(|s| {
-                let handles: Vec<_> = (0..2)
-                    .map(|_| {
-                        s.spawn(|| match &dispatcher {
-                            Some(d) => tracing::dispatcher::with_default(d, run),
-                            None => run(),
-                        })
-                    })
-                    .collect();
+                let handles: Vec<_> = (0..2).map(|_| s.spawn(run)).collect();
                 handles
                     .into_iter()
                     .map(|h| h.join().expect("bench thread"))
@@ -202,127 +186,130 @@ fn two_threads(lib: Lib, iters: u64) -> Duration {
     elapsed
 }
 
-/// Disabled cases.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-enum Off {
-    /// profkit-tracing's gated layer the global default, the recorder off.
-    ProfkitGlobal,
-    /// The same layer as a scoped default.
-    ProfkitScoped,
-    /// fastrace without a local parent.
-    Fastrace,
-}
+const CASES: [(&str, &str); 3] = [
+    ("enabled_1_thread", "enabled, 1 thread"),
+    ("enabled_2_threads", "enabled, 2 threads"),
+    ("disabled", "disabled"),
+];
 
-const OFFS: [Off; 3] = [Off::ProfkitGlobal, Off::ProfkitScoped, Off::Fastrace];
-
-impl Off {
-    fn name(self) -> &'static str {
-        match self {
-            Off::ProfkitGlobal => "profkit-tracing (global default)",
-            Off::ProfkitScoped => "profkit-tracing (with_default)",
-            Off::Fastrace => "fastrace",
-        }
+fn measure(lib: Lib, case: &str, iters: u64) -> Duration {
+    match case {
+        "enabled_1_thread" => one_thread(lib, iters, true),
+        "enabled_2_threads" => two_threads(lib, iters),
+        _ => one_thread(lib, iters, false),
     }
 }
 
-fn disabled(off: Off, iters: u64) -> Duration {
-    match off {
-        // The global default is installed once in main.
-        Off::ProfkitGlobal => spans(Lib::Profkit, iters, false),
-        Off::ProfkitScoped => {
-            let (d, _) = dispatch(Lib::Profkit).expect("profkit dispatch");
-            tracing::dispatcher::with_default(&d, || spans(Lib::Profkit, iters, false))
-        }
-        Off::Fastrace => spans(Lib::Fastrace, iters, false),
-    }
+/// Whether `lib` has an off switch to measure.
+fn has_off(lib: Lib) -> bool {
+    matches!(lib, Lib::Profkit | Lib::Fastrace)
 }
 
-fn main() {
+const CHILD: &str = "PROFKIT_TRACING_BENCH_LIB";
+
+/// One library, in a process of its own: its layer the global default.
+fn child(lib: Lib, bench_mode: bool) {
     fastrace::set_reporter(Discard, Config::default());
-    let (global, _) = dispatch(Lib::Profkit).expect("profkit dispatch");
-    tracing::dispatcher::set_global_default(global).expect("global default");
-    let bench_mode = std::env::args().any(|a| a == "--bench");
+    let setup = dispatch(lib);
+    if let Some((d, _)) = &setup {
+        tracing::dispatcher::set_global_default(d.clone()).expect("global default");
+    }
+    let cases: Vec<_> = CASES
+        .iter()
+        .filter(|(case, _)| *case != "disabled" || has_off(lib))
+        .collect();
     if !bench_mode {
-        // Smoke test: every case runs, and the layer records what it should.
-        for lib in LIBS {
-            one_thread(lib, 2_000);
-            two_threads(lib, 2_000);
+        for (case, _) in &cases {
+            measure(lib, case, 2_000);
         }
-        for off in OFFS {
-            disabled(off, 2_000);
+        if lib == Lib::Profkit {
+            profkit_tracing::start(profkit_tracing::DEFAULT_MAX_BYTES).expect("start");
+            spans(lib, 10, true);
+            let capture = profkit_tracing::stop().expect("stop");
+            // 10 pushes and pops, and the session's two marks.
+            assert_eq!(capture.recording.event_count(), 22);
+            // Off, the gated layer turns spans away before they are made.
+            assert!(tracing::info_span!("off").is_disabled());
         }
-        let (d, _) = dispatch(Lib::Profkit).expect("profkit dispatch");
-        profkit_tracing::start(profkit_tracing::DEFAULT_MAX_BYTES).expect("start");
-        tracing::dispatcher::with_default(&d, || spans(Lib::Profkit, 10, true));
-        let capture = profkit_tracing::stop().expect("stop");
-        // 10 pushes and pops, and the session's two marks.
-        assert_eq!(capture.recording.event_count(), 22);
-        println!("spans bench: smoke test passed (run with --bench to measure)");
         return;
     }
-
     let mut c = Criterion::default()
         .configure_from_args()
         .warm_up_time(Duration::from_millis(500))
         .measurement_time(Duration::from_secs(3));
-    let mut results: Vec<(&'static str, &'static str, f64)> = Vec::new();
     let n = 500_000u64;
-    for (case, label) in [
-        ("enabled_1_thread", "enabled, 1 thread"),
-        ("enabled_2_threads", "enabled, 2 threads"),
-    ] {
+    for (case, label) in cases {
         let mut group = c.benchmark_group(format!("spans/{case}"));
-        for lib in LIBS {
-            group.bench_function(lib.name(), |b| {
-                b.iter_custom(|iters| match case {
-                    "enabled_1_thread" => one_thread(lib, iters),
-                    _ => two_threads(lib, iters),
-                })
-            });
-        }
+        group.bench_function(lib.name(), |b| b.iter_custom(|iters| measure(lib, case, iters)));
         group.finish();
         // A direct figure for the table: the best of five runs of 500k spans.
-        for lib in LIBS {
-            let best = (0..5)
-                .map(|_| match case {
-                    "enabled_1_thread" => one_thread(lib, n),
-                    _ => two_threads(lib, n),
-                })
-                .min()
-                .unwrap_or_default();
-            results.push((lib.name(), label, best.as_secs_f64() * 1e9 / n as f64));
-        }
-    }
-    let mut group = c.benchmark_group("spans/disabled");
-    for off in OFFS {
-        group.bench_function(off.name(), |b| b.iter_custom(|iters| disabled(off, iters)));
-    }
-    group.finish();
-    for off in OFFS {
-        let best = (0..5).map(|_| disabled(off, n)).min().unwrap_or_default();
-        results.push((off.name(), "disabled", best.as_secs_f64() * 1e9 / n as f64));
-    }
-    c.final_summary();
-    println!("\nns per span (best of 5 runs of 500,000 spans; two threads: the slower one)");
-    println!("| library | enabled, 1 thread | enabled, 2 threads |");
-    println!("|---|---|---|");
-    let cell = |name: &str, label: &str| {
-        results
-            .iter()
-            .find(|(l, c, _)| *l == name && *c == label)
-            .map_or("-".to_owned(), |(_, _, ns)| format!("{ns:.2}"))
-    };
-    for lib in LIBS {
+        let best = (0..5)
+            .map(|_| measure(lib, case, n))
+            .min()
+            .unwrap_or_default();
         println!(
-            "| {} | {} | {} |",
+            "RESULT\t{}\t{label}\t{:.2}",
             lib.name(),
-            cell(lib.name(), "enabled, 1 thread"),
-            cell(lib.name(), "enabled, 2 threads")
+            best.as_secs_f64() * 1e9 / n as f64
         );
     }
-    println!("\n| disabled | ns per span |");
-    println!("|---|---|");
-    for off in OFFS {
-        println!("| {} | {} |", off.name(), cell(off.name(), "disabled"));
+    c.final_summary();
+}
+
+fn main() {
+    let bench_mode = std::env::args().any(|a| a == "--bench");
+    if let Ok(name) = std::env::var(CHILD) {
+        let lib = LIBS
+            .into_iter()
+            .find(|l| l.name() == name)
+            .expect("a library of the bench");
+        child(lib, bench_mode);
+        return;
+    }
+    let exe = std::env::current_exe().expect("the bench's own path");
+    let mut results: Vec<(String, String, String)> = Vec::new();
+    for lib in LIBS {
+        let out = std::process::Command::new(&exe)
+            .args(std::env::args().skip(1))
+            .env(CHILD, lib.name())
+            .stderr(std::process::Stdio::inherit())
+            .output()
+            .expect("the bench's child");
+        let text = String::from_utf8_lossy(&out.stdout);
+        for line in text.lines() {
+            match line.strip_prefix("RESULT\t") {
+                Some(result) => {
+                    let mut parts = result.split('\t').map(str::to_owned);
+                    if let (Some(l), Some(c), Some(ns)) = (parts.next(), parts.next(), parts.next())
+                    {
+                        results.push((l, c, ns));
+                    }
+                }
+                None => println!("{line}"),
+            }
+        }
+        assert!(out.status.success(), "{} failed", lib.name());
+    }
+    if !bench_mode {
+        println!("spans bench: smoke test passed (run with --bench to measure)");
+        return;
+    }
+    println!("\nns per span (best of 5 runs of 500,000 spans; two threads: the slower one)");
+    println!("| library | enabled, 1 thread | enabled, 2 threads | disabled |");
+    println!("|---|---|---|---|");
+    for lib in LIBS {
+        let cell = |label: &str| {
+            results
+                .iter()
+                .find(|(l, c, _)| l == lib.name() && c == label)
+                .map_or("-".to_owned(), |(_, _, ns)| ns.clone())
+        };
+        println!(
+            "| {} | {} | {} | {} |",
+            lib.name(),
+            cell("enabled, 1 thread"),
+            cell("enabled, 2 threads"),
+            cell("disabled")
+        );
     }
 }

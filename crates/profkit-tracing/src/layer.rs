@@ -11,7 +11,7 @@ use std::cell::RefCell;
 
 use profkit_events::recorder;
 use tracing_core::span::{Attributes, Id, Record};
-use tracing_core::{Event, Interest, Metadata, Subscriber};
+use tracing_core::{Event, Interest, LevelFilter, Metadata, Subscriber};
 use tracing_subscriber::layer::{Context, Layer};
 use tracing_subscriber::registry::LookupSpan;
 
@@ -57,9 +57,12 @@ impl ProfkitLayer {
     }
 
     /// The layer telling `tracing` that spans and events are wanted only while the recorder is
-    /// on. This filters the whole subscriber: other layers beside it see nothing while the
-    /// recorder is off either, so gate only a layer that is alone (or wrap it in a per-layer
-    /// filter of `tracing_subscriber` instead).
+    /// on, so that, off, a span costs `tracing`'s level check and nothing more. This filters the
+    /// whole subscriber: other layers beside it see nothing while the recorder is off either, so
+    /// gate only a layer that is alone (or wrap it in a per-layer filter of `tracing_subscriber`
+    /// instead). `tracing` caches the answer per call site: start and stop sessions with
+    /// [`crate::start`] and [`crate::stop`] (or the [`crate::Builder`] and its guard), which have
+    /// it asked again, rather than with the recorder's own `enable` and `disable`.
     pub fn gated(mut self) -> ProfkitLayer {
         self.gated = true;
         self
@@ -111,16 +114,23 @@ where
     S: Subscriber + for<'a> LookupSpan<'a>,
 {
     fn register_callsite(&self, _meta: &'static Metadata<'static>) -> Interest {
-        if self.gated {
-            // Whether the recorder is on changes at run time: ask every time.
-            Interest::sometimes()
-        } else {
+        // `tracing` caches this per call site; `crate::start` and `crate::stop` have it asked
+        // again, so that a gated layer's call sites are off (`never`, one load and a compare)
+        // while the recorder is.
+        if !self.gated || recorder::is_enabled() {
             Interest::always()
+        } else {
+            Interest::never()
         }
     }
 
     fn enabled(&self, _meta: &Metadata<'_>, _ctx: Context<'_, S>) -> bool {
         !self.gated || recorder::is_enabled()
+    }
+
+    fn max_level_hint(&self) -> Option<LevelFilter> {
+        // Off, `tracing`'s global level check turns every span and event away first.
+        (self.gated && !recorder::is_enabled()).then_some(LevelFilter::OFF)
     }
 
     fn on_new_span(&self, attrs: &Attributes<'_>, id: &Id, ctx: Context<'_, S>) {

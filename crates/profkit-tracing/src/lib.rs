@@ -99,12 +99,15 @@ impl Format {
 pub fn start(max_bytes: usize) -> Result<()> {
     store::reset();
     recorder::enable(RecorderConfig::default().max_bytes(max_bytes))?;
+    // Gated layers' call sites were off: have `tracing` ask them again.
+    tracing_core::callsite::rebuild_interest_cache();
     Ok(())
 }
 
 /// Ends the session and returns what it recorded. Fails if the recorder is off.
 pub fn stop() -> Result<Capture> {
     let recording = recorder::disable()?;
+    tracing_core::callsite::rebuild_interest_cache();
     Ok(Capture::new(recording, store::take()))
 }
 
