@@ -15,7 +15,8 @@
 //! - tracing-perfetto: its `PerfettoLayer` writing to `std::io::sink()`;
 //! - fastrace: a reporter that discards; roots of 1,000 spans, made and dropped outside the loop.
 //!
-//! Disabled: profkit-tracing's gated layer with no session; fastrace without a local parent
+//! Disabled: profkit-tracing's gated layer with no session; fastrace without a local parent;
+//! and, as the floor of any `tracing` layer, `tracing` in a process with no subscriber at all
 //! (tracing-chrome and tracing-perfetto have no off switch).
 //!
 //! `cargo bench -p profkit-tracing --bench spans` runs it (about four minutes) and prints a table
@@ -51,9 +52,17 @@ enum Lib {
     Chrome,
     Perfetto,
     Fastrace,
+    /// `tracing` with no subscriber at all: the floor of a disabled `tracing` span.
+    Bare,
 }
 
-const LIBS: [Lib; 4] = [Lib::Profkit, Lib::Chrome, Lib::Perfetto, Lib::Fastrace];
+const LIBS: [Lib; 5] = [
+    Lib::Profkit,
+    Lib::Chrome,
+    Lib::Perfetto,
+    Lib::Fastrace,
+    Lib::Bare,
+];
 
 impl Lib {
     fn name(self) -> &'static str {
@@ -62,6 +71,7 @@ impl Lib {
             Lib::Chrome => "tracing-chrome",
             Lib::Perfetto => "tracing-perfetto",
             Lib::Fastrace => "fastrace",
+            Lib::Bare => "tracing (no subscriber)",
         }
     }
 
@@ -94,7 +104,7 @@ fn dispatch(lib: Lib) -> Option<(tracing::Dispatch, Option<tracing_chrome::Flush
                 tracing_perfetto::PerfettoLayer::new(std::io::sink as fn() -> std::io::Sink);
             Some((tracing::Dispatch::new(registry.with(layer)), None))
         }
-        Lib::Fastrace => None,
+        Lib::Fastrace | Lib::Bare => None,
     }
 }
 
@@ -202,7 +212,12 @@ fn measure(lib: Lib, case: &str, iters: u64) -> Duration {
 
 /// Whether `lib` has an off switch to measure.
 fn has_off(lib: Lib) -> bool {
-    matches!(lib, Lib::Profkit | Lib::Fastrace)
+    matches!(lib, Lib::Profkit | Lib::Fastrace | Lib::Bare)
+}
+
+/// Whether `lib` records anything.
+fn has_on(lib: Lib) -> bool {
+    lib != Lib::Bare
 }
 
 const CHILD: &str = "PROFKIT_TRACING_BENCH_LIB";
@@ -216,7 +231,7 @@ fn child(lib: Lib, bench_mode: bool) {
     }
     let cases: Vec<_> = CASES
         .iter()
-        .filter(|(case, _)| *case != "disabled" || has_off(lib))
+        .filter(|(case, _)| if *case == "disabled" { has_off(lib) } else { has_on(lib) })
         .collect();
     if !bench_mode {
         for (case, _) in &cases {
