@@ -169,7 +169,10 @@ mod tests {
                 .iter()
                 .map(|e| plane.event_metadata[&e.metadata_id].name.as_str())
                 .collect();
-            assert!(names.contains(&"load_batch") && names.contains(&"decode"), "{names:?}");
+            assert!(
+                names.contains(&"load_batch") && names.contains(&"decode"),
+                "{names:?}"
+            );
             assert!(collector.collect().unwrap().is_none(), "collected once");
         }
     }

@@ -146,7 +146,11 @@ fn session<T>(lib: Lib, on: bool, body: impl FnOnce() -> T) -> T {
         profkit_tracing::start(profkit_tracing::DEFAULT_MAX_BYTES).expect("start");
         let out = body();
         let capture = profkit_tracing::stop().expect("stop");
-        assert_eq!(capture.dropped_events(), 0, "the bench must stay within the cap");
+        assert_eq!(
+            capture.dropped_events(),
+            0,
+            "the bench must stay within the cap"
+        );
         black_box(capture);
         out
     } else {
@@ -231,7 +235,13 @@ fn child(lib: Lib, bench_mode: bool) {
     }
     let cases: Vec<_> = CASES
         .iter()
-        .filter(|(case, _)| if *case == "disabled" { has_off(lib) } else { has_on(lib) })
+        .filter(|(case, _)| {
+            if *case == "disabled" {
+                has_off(lib)
+            } else {
+                has_on(lib)
+            }
+        })
         .collect();
     if !bench_mode {
         for (case, _) in &cases {
@@ -255,7 +265,9 @@ fn child(lib: Lib, bench_mode: bool) {
     let n = 500_000u64;
     for (case, label) in cases {
         let mut group = c.benchmark_group(format!("spans/{case}"));
-        group.bench_function(lib.name(), |b| b.iter_custom(|iters| measure(lib, case, iters)));
+        group.bench_function(lib.name(), |b| {
+            b.iter_custom(|iters| measure(lib, case, iters))
+        });
         group.finish();
         // A direct figure for the table: the best of five runs of 500k spans.
         let best = (0..5)

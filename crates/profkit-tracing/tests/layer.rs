@@ -383,6 +383,10 @@ fn chrome_json_has_the_spans_fields_and_flows() {
     assert_eq!(cause["args"]["n"], 1);
     let phases: Vec<&str> = events.iter().filter_map(|e| e["ph"].as_str()).collect();
     assert!(phases.contains(&"s") && phases.contains(&"f"), "{phases:?}");
+    // The Trace Event Format's own rules, as `profkit validate` checks them.
+    let import = profkit_chrome::read_chrome(text.as_bytes()).unwrap();
+    let check = import.check_source(text.as_bytes());
+    assert!(check.errors.is_empty(), "{:?}", check.errors);
 }
 
 #[test]
