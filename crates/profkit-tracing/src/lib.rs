@@ -331,10 +331,8 @@ fn write_parquet(space: profkit_xplane::XSpace, path: &Path, host: &str) -> Resu
     use profkit_arrow::{HostInfo, Options, WriteOptions, sources};
     let info = HostInfo::new(host, "xspace", ["profkit-tracing"]);
     let mut batches = sources::space(space, info, Options::default());
-    let options = WriteOptions {
-        overwrite: true,
-        ..WriteOptions::default()
-    };
+    let mut options = WriteOptions::default();
+    options.overwrite = true;
     profkit_arrow::write_host(path, &mut batches, options)
         .map(|_| ())
         .map_err(|source| Error::Parquet {

@@ -413,3 +413,19 @@ fn formats_follow_the_file_name() {
     #[cfg(not(feature = "parquet"))]
     assert!(Builder::new().file("dataset").build().is_err());
 }
+
+#[cfg(feature = "parquet")]
+#[test]
+fn parquet_output_is_a_host_partition() {
+    let _serial = serial();
+    let root = temp("dataset");
+    let (layer, guard) = Builder::new().file(&root).host("worker0").build().unwrap();
+    tracing::dispatcher::with_default(&dispatch(layer), || {
+        let _s = tracing::info_span!("span", n = 1).entered();
+    });
+    guard.finish().unwrap();
+    let events = root.join("host=worker0/table=events/part-0.parquet");
+    let exists = events.exists();
+    std::fs::remove_dir_all(&root).ok();
+    assert!(exists, "{}", events.display());
+}
