@@ -6,7 +6,8 @@
 //! of the same name that closes it (searching down the thread's stack, as the recorder's own
 //! pairing does) are one event, named by the span, its kept fields as stats (numbers as numbers,
 //! booleans and text as text); a span still open when the session ended ends there, with the stat
-//! `open_at_end` = `true`. An event of `tracing` is an event without duration named by its
+//! `open_at_end` = `true` (as does a span whose end was dropped at the memory cap: past the cap, a
+//! thread records nothing more). An event of `tracing` is an event without duration named by its
 //! `message` field if it has one (else by `tracing`'s name for it), its other fields as stats. A
 //! `follows_from` link is a flow (a `flow` stat, as TensorFlow links events; category 0, generic)
 //! out of an event of the span followed and into one of the follower (see
@@ -30,7 +31,8 @@ use crate::store::{FIRST_SERIAL, Info, SpanKey, Store};
 /// The marks the recorder puts on the thread that starts and ends a session.
 const SESSION_MARKS: [&str; 2] = ["_start_profiler_", "_stop_profiler_"];
 
-/// The stat of a span still open when its session ended.
+/// The stat of a span still open when its session ended (or whose end came after its thread
+/// reached the memory cap).
 pub const OPEN_STAT: &str = "open_at_end";
 /// The `Task Environment` stat counting events dropped at the memory cap.
 pub const DROPPED_EVENTS_STAT: &str = "dropped_events";

@@ -49,10 +49,10 @@ pub enum Fields {
     /// Every field (the default).
     #[default]
     All,
-    /// None: spans and events are recorded by name and time only, which costs nothing per
-    /// field.
+    /// None: spans and events are recorded by name and time only (an event's name is still its
+    /// message).
     None,
-    /// Only the fields of these names (`message` is an event's text).
+    /// Only the fields of these names (an event's `message`, its text, always names it).
     Only(Vec<String>),
 }
 
@@ -74,12 +74,18 @@ impl Fields {
 /// Collects the kept fields of a span or event.
 pub(crate) struct Collect<'a> {
     pub(crate) filter: &'a Fields,
+    /// Keep `message` whatever the filter says (an event's text, which names it).
+    pub(crate) message: bool,
     pub(crate) values: Vec<(&'static str, Value)>,
 }
 
 impl Collect<'_> {
+    fn keeps(&self, field: &Field) -> bool {
+        self.filter.keeps(field.name()) || (self.message && field.name() == "message")
+    }
+
     fn put(&mut self, field: &Field, value: Value) {
-        if self.filter.keeps(field.name()) {
+        if self.keeps(field) {
             self.values.push((field.name(), value));
         }
     }
@@ -103,14 +109,14 @@ impl Visit for Collect<'_> {
     }
 
     fn record_str(&mut self, field: &Field, value: &str) {
-        if self.filter.keeps(field.name()) {
+        if self.keeps(field) {
             self.values
                 .push((field.name(), Value::Str(value.to_owned())));
         }
     }
 
     fn record_debug(&mut self, field: &Field, value: &dyn fmt::Debug) {
-        if self.filter.keeps(field.name()) {
+        if self.keeps(field) {
             self.values
                 .push((field.name(), Value::Str(format!("{value:?}"))));
         }

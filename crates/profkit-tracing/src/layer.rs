@@ -15,7 +15,7 @@ use tracing_core::{Event, Interest, LevelFilter, Metadata, Subscriber};
 use tracing_subscriber::layer::{Context, Layer};
 use tracing_subscriber::registry::LookupSpan;
 
-use crate::fields::{Collect, Fields};
+use crate::fields::{Collect, Fields, Value};
 use crate::store::{self, SpanKey};
 
 /// The serial of a span with fields or links, kept in its registry extensions.
@@ -68,19 +68,23 @@ impl ProfkitLayer {
         self
     }
 
-    fn collect(&self, record: impl FnOnce(&mut Collect<'_>)) -> Vec<(&'static str, Value)> {
+    /// The kept fields `record` visits; `message` too when `named` (an event's text names it).
+    fn collect(
+        &self,
+        named: bool,
+        record: impl FnOnce(&mut Collect<'_>),
+    ) -> Vec<(&'static str, Value)> {
         let mut collect = Collect {
             filter: &self.fields,
+            message: named,
             values: Vec::new(),
         };
-        if self.fields.any() {
+        if named || self.fields.any() {
             record(&mut collect);
         }
         collect.values
     }
 }
-
-use crate::fields::Value;
 
 /// The serial of span `id`, made if it has none.
 fn serial_of<S>(id: &Id, ctx: &Context<'_, S>) -> Option<u64>
@@ -137,7 +141,7 @@ where
         if !recorder::is_enabled() || attrs.fields().is_empty() {
             return;
         }
-        let fields = self.collect(|c| attrs.record(c));
+        let fields = self.collect(false, |c| attrs.record(c));
         if fields.is_empty() {
             return;
         }
@@ -150,7 +154,7 @@ where
         if !recorder::is_enabled() {
             return;
         }
-        let fields = self.collect(|c| values.record(c));
+        let fields = self.collect(false, |c| values.record(c));
         if fields.is_empty() {
             return;
         }
@@ -178,7 +182,7 @@ where
             return;
         }
         let name = event.metadata().name();
-        let fields = self.collect(|c| event.record(c));
+        let fields = self.collect(true, |c| event.record(c));
         if fields.is_empty() {
             recorder::mark(name);
         } else {

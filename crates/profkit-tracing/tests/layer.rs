@@ -354,11 +354,17 @@ fn only_the_fields_asked_for_become_stats() {
         .unwrap();
     tracing::dispatcher::with_default(&dispatch(layer), || {
         let _s = tracing::info_span!("span", keep = 1, skip = 2).entered();
+        tracing::info!(skip = 3, "still named by its message");
     });
     let all = events(&guard.finish().unwrap().to_xspace());
     let span = all.iter().find(|e| e.name == "span").unwrap();
     assert!(span.stats.contains_key("keep"));
     assert!(!span.stats.contains_key("skip"));
+    let event = all
+        .iter()
+        .find(|e| e.name == "still named by its message")
+        .unwrap();
+    assert!(event.stats.is_empty());
 }
 
 #[test]
