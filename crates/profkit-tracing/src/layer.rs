@@ -31,11 +31,12 @@ thread_local! {
 
 /// A `tracing_subscriber::Layer` that records spans with profkit's recorder.
 ///
-/// It records only while the recorder is on ([`profkit_events::recorder::enable`], which
-/// [`crate::Builder::build`] and the plugin bridge call): off, each callback returns after one
-/// relaxed atomic load. Spans and events are still created by `tracing` for the other layers of
-/// the subscriber. When this is the only layer, make it [`ProfkitLayer::gated`]: then, while the
-/// recorder is off, `tracing` does not even create spans, and a span costs a nanosecond or two.
+/// It records only during a session ([`crate::start`] to [`crate::stop`], which
+/// [`crate::Builder::build`] and its [`crate::FlushGuard`] call, as a profiler plugin does): the
+/// recorder on. Off, each callback returns after one relaxed atomic load, and spans and events are
+/// still made by `tracing` for the other layers of the subscriber. When this is the only layer,
+/// make it [`ProfkitLayer::gated`]: then, off, `tracing` does not even make them, and a span costs
+/// about as much as with no subscriber at all.
 #[derive(Clone, Debug, Default)]
 pub struct ProfkitLayer {
     fields: Fields,
