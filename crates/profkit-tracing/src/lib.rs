@@ -4,7 +4,9 @@
 //! ([`profkit_events::recorder`]): entering a span on a thread is a push on that thread, exiting
 //! it the pop, at a time-stamp counter read and a few stores each, without allocating or taking a
 //! lock; the recorder's memory cap bounds what a session keeps (events past it are counted as
-//! dropped) and its off switch makes every callback one relaxed atomic load. A span's fields and
+//! dropped) and its off switch makes every callback one relaxed atomic load (and, for a layer
+//! that is alone and [`ProfkitLayer::gated`], turns spans away before `tracing` makes them). A
+//! span's fields and
 //! the fields of `tracing`'s events are kept beside the events, typed, and become stats;
 //! `follows_from` links become flows; threads are lines named after the thread (or its first
 //! span). [`Builder`] starts a session and gives the layer and a [`FlushGuard`] that writes, on
