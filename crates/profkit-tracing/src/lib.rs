@@ -99,8 +99,9 @@ impl Format {
 /// Starts a recording session: the recorder on with a cap of `max_bytes` (events, names and the
 /// layer's fields together), the layer's store emptied. Fails if the recorder is already on.
 pub fn start(max_bytes: usize) -> Result<()> {
-    store::reset();
+    // The recorder first: if a session is running, its store is left alone.
     recorder::enable(RecorderConfig::default().max_bytes(max_bytes))?;
+    store::reset();
     // Gated layers' call sites were off: have `tracing` ask them again.
     tracing_core::callsite::rebuild_interest_cache();
     Ok(())

@@ -435,3 +435,18 @@ fn parquet_output_is_a_host_partition() {
     std::fs::remove_dir_all(&root).ok();
     assert!(exists, "{}", events.display());
 }
+
+#[test]
+fn a_second_session_is_refused_and_leaves_the_first_whole() {
+    let _serial = serial();
+    let (layer, guard) = Builder::new().build().unwrap();
+    let dispatch = dispatch(layer);
+    tracing::dispatcher::with_default(&dispatch, || {
+        let _s = tracing::info_span!("first", kept = 1).entered();
+    });
+    assert!(Builder::new().build().is_err());
+    assert!(profkit_tracing::start(1 << 20).is_err());
+    let all = events(&guard.finish().unwrap().to_xspace());
+    let first = all.iter().find(|e| e.name == "first").unwrap();
+    assert_eq!(first.stats["kept"], "i1");
+}
