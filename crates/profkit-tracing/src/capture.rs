@@ -1,7 +1,8 @@
 //! A session's spans, and the XSpace they become.
 //!
 //! Each thread that recorded is a line of the host plane `/host:CPU`, as TensorFlow lays out its
-//! host threads: the line's id is the recorder's thread index, its name the thread's name (an
+//! host threads: the line's id is the thread's id in the operating system (on Linux; elsewhere,
+//! or should two lines share one, the recorder's thread index), its name the thread's name (an
 //! unnamed thread is named after the first span it entered, with its index). A push and the pop
 //! of the same name that closes it (searching down the thread's stack, as the recorder's own
 //! pairing does) are one event, named by the span, its kept fields as stats (numbers as numbers,
@@ -25,7 +26,7 @@ use profkit_xplane::flow::{self, Flow};
 use profkit_xplane::{PlaneBuilder, StatValue, XPlane, XSpace};
 
 use crate::fields::Value;
-use crate::layer::LINK_MARK;
+use crate::layer::{LINK_MARK, THREAD_MARK};
 use crate::store::{FIRST_SERIAL, Info, SpanKey, Store};
 
 /// The marks the recorder puts on the thread that starts and ends a session.
@@ -144,6 +145,16 @@ impl Capture {
             .filter_map(|t| self.line(t, stop))
             .collect();
         self.add_flows(&mut lines);
+        // Line ids are thread ids, as TensorFlow's, where every line has one of its own (else
+        // every line keeps the recorder's thread index, which cannot collide).
+        let mut tids: Vec<i64> = lines.iter().filter_map(|l| l.tid).collect();
+        tids.sort_unstable();
+        tids.dedup();
+        if tids.len() == lines.len() {
+            for line in &mut lines {
+                line.id = line.tid.unwrap_or(line.id);
+            }
+        }
         let mut plane = XPlane::default();
         let mut builder = PlaneBuilder::new(&mut plane);
         builder.set_id(0).set_name(HOST_PLANE_NAME);
@@ -190,6 +201,7 @@ impl Capture {
                 EventKind::Mark => {
                     if (event.tag.is_none() && SESSION_MARKS.contains(&event.name.as_ref()))
                         || event.name == LINK_MARK
+                        || event.name == THREAD_MARK
                     {
                         continue;
                     }
@@ -212,8 +224,14 @@ impl Capture {
             (None, Some(first)) => format!("{} #{}", first.name, thread.thread),
             (None, None) => format!("thread {}", thread.thread),
         };
+        let tid = events
+            .iter()
+            .find(|e| e.kind == EventKind::Mark && e.name == THREAD_MARK)
+            .and_then(|e| e.tag)
+            .and_then(|t| i64::try_from(t).ok());
         Some(Line {
             id: i64::from(thread.thread),
+            tid,
             name,
             items,
         })
@@ -321,7 +339,10 @@ impl Capture {
 }
 
 struct Line {
+    /// The recorder's thread index.
     id: i64,
+    /// The operating system's thread id, when the layer saw it.
+    tid: Option<i64>,
     name: String,
     items: Vec<Item>,
 }

@@ -24,9 +24,44 @@ struct Serial(u64);
 /// The name of the mark that times a `follows_from` link (it is not written out).
 pub(crate) const LINK_MARK: &str = "profkit_tracing::follows_from";
 
-thread_local! {
+/// The name of the mark that gives a thread's operating-system id (it is not written out).
+pub(crate) const THREAD_MARK: &str = "profkit_tracing::thread";
+
+/// What the layer keeps per thread.
+struct Local {
     /// The spans this thread entered while recording: (span id, name), innermost last.
-    static ENTERED: RefCell<Vec<(u64, &'static str)>> = const { RefCell::new(Vec::new()) };
+    entered: Vec<(u64, &'static str)>,
+    /// The session in which the thread last said its id.
+    session: u64,
+    /// The thread's operating-system id, once looked up (`None` inside: there is none to have).
+    tid: Option<Option<u64>>,
+}
+
+thread_local! {
+    static LOCAL: RefCell<Local> = const {
+        RefCell::new(Local { entered: Vec::new(), session: 0, tid: None })
+    };
+}
+
+/// The calling thread's id as the operating system knows it (Linux: from `/proc/thread-self`,
+/// `<pid>/task/<tid>`), as TensorFlow names the lines of its host threads.
+fn os_tid() -> Option<u64> {
+    let link = std::fs::read_link("/proc/thread-self").ok()?;
+    link.file_name()?.to_str()?.parse().ok()
+}
+
+impl Local {
+    /// Records the thread's id once per session, as a mark the capture turns into the line id.
+    #[inline]
+    fn say_tid(&mut self) {
+        let session = store::session();
+        if self.session != session {
+            self.session = session;
+            if let Some(tid) = *self.tid.get_or_insert_with(os_tid) {
+                recorder::mark_tagged(THREAD_MARK, tid);
+            }
+        }
+    }
 }
 
 /// A `tracing_subscriber::Layer` that records spans with profkit's recorder.
@@ -182,6 +217,11 @@ where
         if !recorder::is_enabled() {
             return;
         }
+        let _ = LOCAL.try_with(|local| {
+            if let Ok(mut local) = local.try_borrow_mut() {
+                local.say_tid();
+            }
+        });
         let name = event.metadata().name();
         let fields = self.collect(true, |c| event.record(c));
         if fields.is_empty() {
@@ -209,19 +249,20 @@ where
         } else {
             span.extensions().get::<Serial>().map(|s| s.0)
         };
-        recorder::push_range_tagged(name, serial.unwrap_or_else(|| id.into_u64()));
-        let _ = ENTERED.try_with(|entered| {
-            if let Ok(mut entered) = entered.try_borrow_mut() {
-                entered.push((id.into_u64(), name));
+        let _ = LOCAL.try_with(|local| {
+            if let Ok(mut local) = local.try_borrow_mut() {
+                local.say_tid();
+                local.entered.push((id.into_u64(), name));
             }
         });
+        recorder::push_range_tagged(name, serial.unwrap_or_else(|| id.into_u64()));
     }
 
     fn on_exit(&self, id: &Id, _ctx: Context<'_, S>) {
         let id = id.into_u64();
-        let name = ENTERED
-            .try_with(|entered| {
-                let mut entered = entered.try_borrow_mut().ok()?;
+        let name = LOCAL
+            .try_with(|local| {
+                let entered = &mut local.try_borrow_mut().ok()?.entered;
                 // Spans exit innermost first but for guards dropped out of order: search down.
                 let at = entered.iter().rposition(|(i, _)| *i == id)?;
                 Some(entered.remove(at).1)

@@ -42,6 +42,8 @@ pub(crate) struct Store {
 }
 
 static STORE: Mutex<Option<Store>> = Mutex::new(None);
+/// Counts sessions, so that a thread can tell the first time it records in one.
+static SESSION: AtomicU64 = AtomicU64::new(0);
 static SERIAL: AtomicU64 = AtomicU64::new(FIRST_SERIAL);
 
 /// What an entry costs beside its values.
@@ -60,6 +62,13 @@ pub(crate) fn serial() -> u64 {
 /// Starts an empty store for a new session.
 pub(crate) fn reset() {
     *lock() = Some(Store::default());
+    SESSION.fetch_add(1, Ordering::Relaxed);
+}
+
+/// The current session's number.
+#[inline]
+pub(crate) fn session() -> u64 {
+    SESSION.load(Ordering::Relaxed)
 }
 
 /// Ends the session's store and returns it.

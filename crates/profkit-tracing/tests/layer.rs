@@ -450,3 +450,37 @@ fn a_second_session_is_refused_and_leaves_the_first_whole() {
     let first = all.iter().find(|e| e.name == "first").unwrap();
     assert_eq!(first.stats["kept"], "i1");
 }
+
+#[cfg(target_os = "linux")]
+#[test]
+fn lines_are_named_and_numbered_as_the_operating_system_knows_the_threads() {
+    let _serial = serial();
+    let (layer, guard) = Builder::new().build().unwrap();
+    let dispatch = dispatch(layer);
+    let tid = std::thread::Builder::new()
+        .name("numbered".into())
+        .spawn(move || {
+            tracing::dispatcher::with_default(&dispatch, || {
+                tracing::info_span!("span").in_scope(|| {});
+            });
+            let link = std::fs::read_link("/proc/thread-self").unwrap();
+            link.file_name()
+                .unwrap()
+                .to_str()
+                .unwrap()
+                .parse::<i64>()
+                .unwrap()
+        })
+        .unwrap()
+        .join()
+        .unwrap();
+    let space = guard.finish().unwrap().to_xspace();
+    let line = host(&space)
+        .lines
+        .iter()
+        .find(|l| l.name == "numbered")
+        .unwrap();
+    assert_eq!(line.id, tid);
+    // The thread's id mark is not an event of its own.
+    assert_eq!(line.events.len(), 1);
+}
