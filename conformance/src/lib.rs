@@ -96,6 +96,7 @@ pub const NON_FORMAT_DIRS: &[&str] = &[
     "target",
     "arrow",
     "python",
+    "engines",
 ];
 
 /// Whether to compare with the expectations or rewrite them.

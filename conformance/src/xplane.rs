@@ -45,6 +45,7 @@ impl Format for XPlaneFormat {
             "validate.txt",
             "summary.json",
             "chrome.json",
+            "tools.json",
             "error.txt",
         ]
     }
@@ -146,6 +147,19 @@ pub fn run_bytes(bytes: &[u8]) -> Result<Outputs, String> {
     check_summary_forest(bytes, &space)?;
 
     let dump = view::to_json(&space);
+    // `dump` writes the same text plane by plane as it reads them.
+    let mut streamed = Vec::new();
+    view::write_json_streamed(
+        profkit_xplane::XSpaceReader::new(bytes, profkit_xplane::ReadOptions::default()),
+        &mut streamed,
+    )
+    .map_err(|e| format!("the streamed canonical JSON fails: {e}"))?;
+    if streamed != dump.as_bytes() {
+        return Err(format!(
+            "the streamed canonical JSON differs from the whole one:\n{}",
+            crate::diff::diff(&dump, &String::from_utf8_lossy(&streamed))
+        ));
+    }
     let problems = validate_text(&space);
     let summary = serde_json::to_string_pretty(&Summary::of(&space))
         .map_err(|e| format!("cannot serialise the summary: {e}"))?;
@@ -153,6 +167,7 @@ pub fn run_bytes(bytes: &[u8]) -> Result<Outputs, String> {
     outputs.insert("validate.txt".into(), problems.into_bytes());
     outputs.insert("summary.json".into(), format!("{summary}\n").into_bytes());
     outputs.insert("chrome.json".into(), chrome(bytes, &space)?);
+    outputs.insert("tools.json".into(), tools_json(&space).into_bytes());
     Ok(outputs)
 }
 
@@ -315,4 +330,14 @@ pub fn host_name(case: &str, space: Option<&XSpace>) -> String {
         Some(host) if plain(host) => host.clone(),
         _ => case.to_owned(),
     }
+}
+
+/// The tools xprof lists for a space (`profkit_xprof::tools`), as a JSON list the way Python's
+/// `json.dump` writes xprof's `xspace_to_tool_names` (what `conformance/xprof/check.sh` compares).
+pub fn tools_json(space: &profkit_xplane::XSpace) -> String {
+    let names: Vec<String> = profkit_xprof::tools::tool_names(std::slice::from_ref(space))
+        .iter()
+        .map(|n| format!("\"{n}\""))
+        .collect();
+    format!("[{}]\n", names.join(", "))
 }

@@ -1,7 +1,8 @@
 //! Real device profiles (`conformance/xplane-device/`): XSpaces that TensorFlow and JAX wrote on
 //! GPUs and TPUs, kept gzipped with xprof 2.24.2's trace viewer output for each.
 //!
-//! A case folder holds `input.xplane.pb.gz` and `xprof.trace_viewer.json.gz`. The runner converts
+//! A case folder holds `input.xplane.pb.gz`, `xprof.trace_viewer.json.gz` and `xprof.tools.json`
+//! (`xspace_to_tool_names`, which the runner requires of `profkit_xprof::tools`). The runner converts
 //! the input as `profkit convert --to chrome` does (the streaming converter, checked against the
 //! in-memory one) and requires xprof's text exactly, flow ids compared as the partition they make
 //! ([`crate::xplane::flows_renamed`]), so every event, arg and flow is compared. It records:
@@ -27,6 +28,8 @@ pub struct XPlaneDeviceFormat;
 pub const INPUT: &str = "input.xplane.pb.gz";
 /// xprof's trace viewer output for it.
 pub const XPROF: &str = "xprof.trace_viewer.json.gz";
+/// The tools xprof lists for it (`xspace_to_tool_names`).
+pub const XPROF_TOOLS: &str = "xprof.tools.json";
 
 impl Format for XPlaneDeviceFormat {
     fn name(&self) -> &'static str {
@@ -53,6 +56,19 @@ impl Format for XPlaneDeviceFormat {
             return Err(format!(
                 "our trace viewer JSON differs from xprof's ({XPROF}, flow ids renamed by first appearance; - xprof, + profkit):\n{}",
                 crate::diff::diff(&theirs_renamed, &ours_renamed)
+            ));
+        }
+        // The tools xprof listed for the file.
+        let listed = std::fs::read_to_string(case_dir.join(XPROF_TOOLS))
+            .map_err(|e| format!("cannot read {XPROF_TOOLS}: {e}"))?;
+        let tools = crate::xplane::tools_json(&space);
+        if serde_json::from_str::<serde_json::Value>(&listed).ok()
+            != serde_json::from_str::<serde_json::Value>(&tools).ok()
+        {
+            return Err(format!(
+                "xprof lists the tools {}, profkit {}",
+                listed.trim(),
+                tools.trim()
             ));
         }
         let mut outputs = Outputs::new();

@@ -45,6 +45,9 @@ def convert(path, out_path):
         data = data.decode("utf-8")
     with open(out_path, "w", encoding="utf-8") as f:
         f.write(data)
+    # The tools xprof lists for the file, which profkit_xprof::tools reproduces.
+    with open(out_path + ".tools.json", "w", encoding="utf-8") as f:
+        json.dump(r.xspace_to_tool_names([path]), f)
     return 0
 
 
@@ -227,6 +230,18 @@ def main():
                 failed += 1
                 print(f"FAIL {label}: {message}")
             if ok and variant == "input":
+                # The tool list: xprof's, live, against the case's tools.json (profkit's).
+                theirs_path = os.path.join(tmp, "work", case, variant, "trace_viewer.json.tools.json")
+                ours_path = os.path.join(cases_dir, case, "tools.json")
+                with open(theirs_path, encoding="utf-8") as f:
+                    theirs_tools = json.load(f)
+                ours_tools = json.load(open(ours_path, encoding="utf-8")) if os.path.exists(ours_path) else None
+                if theirs_tools == ours_tools:
+                    passed += 1
+                    print(f"ok   {case} (tools): {len(theirs_tools)} tools as xprof lists them")
+                else:
+                    failed += 1
+                    print(f"FAIL {case} (tools): xprof lists {theirs_tools}, profkit {ours_tools}")
                 ours_ok, ours_message = check_ours(profkit, path, raw, os.path.join(tmp, "work", case, variant))
                 if ours_ok:
                     passed += 1

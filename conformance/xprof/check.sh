@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Checks that the real xprof (2.24.2) reads every XSpace in conformance/xplane/, as given and as
-# re-encoded by profkit: its trace_viewer tool must return JSON with traceEvents, not None.
+# re-encoded by profkit: its trace_viewer tool must return JSON with traceEvents, not None. First,
+# that the OpStats schema under proto/xprof/ is xprof's own (conformance/xprof/protos.py).
 #
 # Usage: conformance/xprof/check.sh            (from anywhere in the repository)
 #        BLESS=1 conformance/xprof/check.sh    also saves xprof's output as
@@ -32,4 +33,9 @@ if ! has_xprof; then
 fi
 
 cd "$repo"
+# The OpStats schema profkit-xprof compiles (proto/xprof/) is xprof's: the vendored files are what
+# xprof's descriptors print, and what protox compiles of them equals those descriptors.
+fds="${CARGO_TARGET_DIR:-$repo/target}/op_stats_schema.fds"
+cargo run -q -p profkit-xprof --example op_stats_schema > "$fds"
+"$venv/bin/python" "$here/protos.py" "$repo" --check --compare "$fds"
 exec "$venv/bin/python" "$here/check.py" --repo "$repo"

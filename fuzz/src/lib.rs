@@ -25,6 +25,7 @@ pub mod json;
 pub mod paddle;
 pub mod poplar;
 pub mod smoke;
+pub mod text;
 pub mod wire;
 pub mod xdl;
 pub mod xplane;
@@ -148,6 +149,11 @@ pub const TARGETS: &[Target] = &[
         name: "gzip",
         run: gzip::run,
         describe: |data| format!("{data:02x?}"),
+    },
+    Target {
+        name: "text_summaries",
+        run: text::summaries::run,
+        describe: text::summaries::describe,
     },
 ];
 

@@ -320,6 +320,35 @@ fn run_cli(py: Python<'_>, argv: Vec<String>, self_command: Option<Vec<String>>)
     })
 }
 
+/// An empty table of the schema `table` (`events`, `planes`, `lines`, `metadata`) has when read
+/// with `layout`: the columns without reading any file (what an engine asks for before it plans).
+#[pyfunction]
+#[pyo3(signature = (table, layout="frame"))]
+fn empty_table(py: Python<'_>, table: &str, layout: &str) -> PyResult<Py<PyAny>> {
+    use profkit_arrow::schema;
+    let layout = match layout {
+        "frame" => schema::Layout::Frame,
+        "parquet" => schema::Layout::Dataset,
+        other => {
+            return Err(pyo3::exceptions::PyValueError::new_err(format!(
+                "layout is \"frame\" or \"parquet\", not {other:?}"
+            )));
+        }
+    };
+    let schema = match table {
+        "events" => schema::events_for(layout),
+        "planes" => schema::planes(),
+        "lines" => schema::lines(),
+        "metadata" => schema::metadata_table(),
+        other => {
+            return Err(pyo3::exceptions::PyValueError::new_err(format!(
+                "table is one of events, planes, lines, metadata, not {other:?}"
+            )));
+        }
+    };
+    self::table(py, schema, Vec::new())
+}
+
 /// The formats `events()` and friends read.
 #[pyfunction]
 fn formats() -> Vec<&'static str> {
@@ -333,6 +362,7 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(xdl_records, m)?)?;
     m.add_function(wrap_pyfunction!(run_cli, m)?)?;
     m.add_function(wrap_pyfunction!(formats, m)?)?;
+    m.add_function(wrap_pyfunction!(empty_table, m)?)?;
     m.add_class::<EventStream>()?;
     m.add("SCHEMA_VERSION", profkit_arrow::schema::VERSION)?;
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;

@@ -67,8 +67,8 @@ pub use dataset::{
 pub use error::{Error, Result};
 pub use frame::{DEFAULT_MAX_FRAME_SIZE, Frame, FrameReader, FrameWriter, ReadOptions};
 pub use meta::{
-    MetaCheck, MetaTracker, check_meta, compute_meta, decode_meta, encode_meta, read_meta_file,
-    write_meta_file,
+    MetaCheck, MetaTracker, check_meta, compute_meta, decode_meta, encode_meta, is_meta_path,
+    read_meta_file, write_meta_file,
 };
 pub use proto::{Column, Header, Meta, Record};
 pub use source::FileSource;

@@ -143,6 +143,12 @@ pub fn encode_meta(meta: &Meta) -> Vec<u8> {
     prost::Message::encode_to_vec(meta)
 }
 
+/// Whether a path is named as a meta file (`*.meta`, or gzipped `*.meta.gz`).
+pub fn is_meta_path(path: impl AsRef<Path>) -> bool {
+    let name = path.as_ref().to_string_lossy();
+    name.strip_suffix(".gz").unwrap_or(&name).ends_with(".meta")
+}
+
 /// Reads and decodes a meta file, gzipped or not (see [`crate::FileSource`]). Errors name the
 /// file.
 pub fn read_meta_file(path: impl AsRef<Path>) -> Result<Meta> {

@@ -411,6 +411,49 @@ pub fn write_json(space: &XSpace, mut writer: impl std::io::Write) -> Result<()>
     Ok(())
 }
 
+/// [`write_json`] of the space `reader` reads, written plane by plane as the planes are read: the
+/// same text, with one plane in memory (and the space's strings) instead of the whole space. A
+/// read that fails midway leaves the text written so far: check the input first where that
+/// matters (the CLI's `dump` does when it can read its input twice).
+pub fn write_json_streamed<R: std::io::Read>(
+    reader: crate::XSpaceReader<R>,
+    mut writer: impl std::io::Write,
+) -> Result<()> {
+    let json = |e: serde_json::Error| Error::Json(e.to_string());
+    let mut rest = XSpace::default();
+    let mut planes = 0usize;
+    writer.write_all(b"{\n  \"planes\": [")?;
+    for item in reader {
+        match item? {
+            crate::SpaceItem::Plane(plane) => {
+                writer.write_all(if planes == 0 { b"\n" } else { b",\n" })?;
+                planes += 1;
+                // A plane is two levels deep in the document: its own pretty text, indented.
+                let text = serde_json::to_string_pretty(&borrowed::Plane(&plane)).map_err(json)?;
+                for (i, line) in text.split('\n').enumerate() {
+                    if i > 0 {
+                        writer.write_all(b"\n")?;
+                    }
+                    writer.write_all(b"    ")?;
+                    writer.write_all(line.as_bytes())?;
+                }
+            }
+            crate::SpaceItem::Error(e) => rest.errors.push(e),
+            crate::SpaceItem::Warning(w) => rest.warnings.push(w),
+            crate::SpaceItem::Hostname(h) => rest.hostnames.push(h),
+        }
+    }
+    writer.write_all(if planes == 0 { b"]" } else { b"\n  ]" })?;
+    // The rest of the document as `write_json` writes it after the planes.
+    let tail = serde_json::to_string_pretty(&borrowed::Space(&rest)).map_err(json)?;
+    let after = tail
+        .strip_prefix("{\n  \"planes\": []")
+        .ok_or_else(|| Error::Json("the canonical layout does not start with the planes".into()))?;
+    writer.write_all(after.as_bytes())?;
+    writer.write_all(b"\n")?;
+    Ok(())
+}
+
 /// Reads the canonical JSON layout back into an XSpace.
 pub fn from_json(text: &str) -> Result<XSpace> {
     let view: SpaceView = serde_json::from_str(text).map_err(|e| Error::Json(e.to_string()))?;
@@ -431,7 +474,7 @@ mod borrowed {
     };
 
     pub(super) struct Space<'a>(pub(super) &'a XSpace);
-    struct Plane<'a>(&'a XPlane);
+    pub(super) struct Plane<'a>(pub(super) &'a XPlane);
     struct Line<'a>(&'a XLine);
     struct Event<'a>(&'a XEvent);
     struct Seq<'a, T>(&'a [T]);

@@ -44,6 +44,8 @@
 mod error;
 mod lite;
 pub mod preprocess;
+pub mod proto;
+pub mod tools;
 pub mod trace_viewer;
 
 pub use error::{Error, Result};

@@ -326,7 +326,7 @@ fn probe(
         Format::PaddleNodeTrees => nodetree::read_node_trees(reader, paddle_options())
             .map(|_| ())
             .map_err(|e| e.to_string()),
-        Format::Xdl if crate::xdl::is_meta_name(path) => profkit_xdl::read_meta_file(path)
+        Format::Xdl if profkit_xdl::is_meta_path(path) => profkit_xdl::read_meta_file(path)
             .map(|_| ())
             .map_err(|e| e.to_string()),
         Format::Xdl => profkit_xdl::DataReader::new(reader, profkit_xdl::ReadOptions::default())

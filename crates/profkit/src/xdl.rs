@@ -22,19 +22,13 @@ enum Source {
     Meta(PathBuf),
 }
 
-/// Whether a path is named as a meta file (`*.meta`, or gzipped `*.meta.gz`).
-pub(crate) fn is_meta_name(path: &Path) -> bool {
-    let name = path.to_string_lossy();
-    name.strip_suffix(".gz").unwrap_or(&name).ends_with(".meta")
-}
-
 fn source(input: Input) -> Result<Source, Failure> {
     let Some(path) = input.path.clone() else {
         return Ok(Source::Stream(input));
     };
     match discover(&path) {
         Ok(datasets) => Ok(Source::Datasets(datasets)),
-        Err(_) if is_meta_name(&path) => Ok(Source::Meta(path)),
+        Err(_) if profkit_xdl::is_meta_path(&path) => Ok(Source::Meta(path)),
         // A data file under another name: read it alone.
         Err(_) if path.is_file() => Ok(Source::Stream(input)),
         Err(e) => Err(Failure::BadInput(e.to_string())),

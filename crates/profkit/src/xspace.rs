@@ -214,14 +214,40 @@ fn write_plane(out: &mut impl Write, p: &PlaneSummary) -> std::io::Result<()> {
 }
 
 pub(crate) fn dump(input: Input) -> Result<(), Failure> {
-    let space: XSpace = XSpaceReader::new(input.reader, ReadOptions::default())
-        .collect_space()
-        .map_err(|e| Failure::BadInput(format!("{}: {e}", input.name)))?;
+    let name = input.name.clone();
+    let bad = |e: profkit_xplane::Error| Failure::BadInput(format!("{name}: {e}"));
+    // Plane by plane, so that memory is one plane whatever the file. A file is first walked
+    // through views (nothing built) so that a damaged one prints nothing, as when the space was
+    // decoded whole; standard input, which cannot be read twice, is decoded whole first.
+    let reader = match &input.path {
+        Some(path) => {
+            let mut check = XSpaceReader::new(
+                crate::input::open_decoded(path, &input.name, input.gzip)?,
+                ReadOptions::default(),
+            );
+            while let Some(item) = check.next_raw() {
+                if let profkit_xplane::RawSpaceItem::Plane(plane) = item.map_err(bad)? {
+                    plane.view().and_then(|view| view.check()).map_err(bad)?;
+                }
+            }
+            input.reader
+        }
+        None => {
+            let space: XSpace = XSpaceReader::new(input.reader, ReadOptions::default())
+                .collect_space()
+                .map_err(bad)?;
+            Box::new(std::io::Cursor::new(profkit_xplane::encode(&space)))
+        }
+    };
     let out = std::io::stdout().lock();
     let mut out = std::io::BufWriter::new(out);
-    profkit_xplane::view::write_json(&space, &mut out).map_err(|e| match e {
+    profkit_xplane::view::write_json_streamed(
+        XSpaceReader::new(reader, ReadOptions::default()),
+        &mut out,
+    )
+    .map_err(|e| match e {
         profkit_xplane::Error::Io(io) => Failure::Output(io),
-        other => Failure::Output(std::io::Error::other(other.to_string())),
+        other => bad(other),
     })?;
     out.flush().map_err(Failure::Output)
 }

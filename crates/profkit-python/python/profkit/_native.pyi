@@ -34,6 +34,9 @@ def run_cli(argv: List[str], self_command: Optional[List[str]] = None) -> int:
     """Runs the ``profkit`` command in this process; usage errors exit the process.
     ``self_command`` runs the command again (for ``plugin check``)."""
 
+def empty_table(table: str, layout: Literal["frame", "parquet"] = "frame") -> pyarrow.Table:
+    """An empty table with the columns ``table`` has when read with ``layout``."""
+
 def formats() -> List[str]:
     """The formats the readers take."""
 

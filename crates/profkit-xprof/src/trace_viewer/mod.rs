@@ -44,7 +44,10 @@ mod json;
 mod passes;
 mod writer;
 
-use passes::{EventShare, Shadow, full_pass, light_pass, located, refresh_layouts};
+use passes::{
+    EventShare, FirstPass, Kept, Shadow, could_show, full_pass, light_pass, located,
+    refresh_layouts,
+};
 use writer::Writer;
 
 /// xprof's process id for the host plane (`kHostThreadsDeviceId`).
@@ -144,15 +147,18 @@ pub struct TraceViewerSummary {
 pub type Progress<'a> = Option<&'a mut dyn FnMut(u64)>;
 
 /// The planes xprof shows, as indices into the space's planes: the host plane, then the devices.
-fn select(names: &[&str]) -> (Option<usize>, Vec<usize>) {
-    let host = names.iter().position(|n| *n == HOST_PLANE_NAME);
+/// `names` are those of the planes that could be shown, with their indices.
+fn select(names: &[(usize, &str)]) -> (Option<usize>, Vec<usize>) {
+    let host = names
+        .iter()
+        .find(|(_, n)| *n == HOST_PLANE_NAME)
+        .map(|(i, _)| *i);
     let mut devices = Vec::new();
     for prefix in [GPU_PLANE_PREFIX, TPU_PLANE_PREFIX, CUSTOM_PLANE_PREFIX] {
         devices = names
             .iter()
-            .enumerate()
             .filter(|(_, n)| n.starts_with(prefix))
-            .map(|(i, _)| i)
+            .map(|(i, _)| *i)
             .collect();
         if !devices.is_empty() {
             break;
@@ -222,8 +228,12 @@ pub fn write_space<W: Write>(
         facts.observe(plane);
     }
     facts.finish();
-    let names: Vec<&str> = space.planes.iter().map(|p| p.name.as_str()).collect();
-    let shadows: Vec<Shadow> = space.planes.iter().map(|p| Shadow::of(p, &facts)).collect();
+    let shadows: Vec<Kept> = space
+        .planes
+        .iter()
+        .map(|p| could_show(&p.name).then(|| Box::new(Shadow::of(p, &facts))))
+        .collect();
+    let names = shown_names(&shadows);
     let mut writer = Writer::new(output, *options, facts);
     let (host, devices) = select(&names);
     writer.metadata(&shadows, host, &devices)?;
@@ -257,7 +267,7 @@ pub fn convert<R: Read + Seek, W: Write>(
     let start = input.stream_position()?;
     // First pass: names, line layouts, what preprocessing needs, and where each plane is; light
     // (events left encoded) for the planes whose events it does not need.
-    let (facts, shadows, ranges) = match light_pass(&mut input, options, &mut progress) {
+    let first = match light_pass(&mut input, options, &mut progress) {
         Some(found) => found,
         None => {
             // Something is off: the streaming reader reads it again, and says what.
@@ -265,16 +275,24 @@ pub fn convert<R: Read + Seek, W: Write>(
             full_pass(&mut input, options, &mut progress)?
         }
     };
-    let mut shadows = shadows;
+    let FirstPass {
+        facts,
+        mut shadows,
+        ranges,
+        decoded,
+    } = first;
     refresh_layouts(&mut input, start, options, &facts, &mut shadows, &ranges)?;
-    let names: Vec<&str> = shadows.iter().map(|s| s.plane.name.as_str()).collect();
+    let names = shown_names(&shadows);
     let (host, devices) = select(&names);
     let mut writer = Writer::new(output, *options, facts);
     writer.metadata(&shadows, host, &devices)?;
     // Second pass: the shown planes, host first.
     let shown: Vec<usize> = host.into_iter().chain(devices.iter().copied()).collect();
     for &index in &shown {
-        let (Some(&(from, to)), Some(shadow)) = (ranges.get(index), shadows.get(index)) else {
+        let (Some(&(from, to)), Some(shadow)) = (
+            ranges.get(index),
+            shadows.get(index).and_then(Option::as_deref),
+        ) else {
             continue;
         };
         input.seek(SeekFrom::Start(start + from))?;
@@ -310,7 +328,7 @@ pub fn convert<R: Read + Seek, W: Write>(
     // The planes not shown were only read lightly: decode them too, so that a malformed one is
     // an error, as it is for xprof.
     for (index, &(from, to)) in ranges.iter().enumerate() {
-        if shown.contains(&index) || shadows.get(index).is_some_and(|s| s.decoded) {
+        if shown.contains(&index) || decoded.get(index).copied().unwrap_or(false) {
             continue;
         }
         input.seek(SeekFrom::Start(start + from))?;
@@ -334,4 +352,11 @@ pub fn convert<R: Read + Seek, W: Write>(
     writer.finish()
 }
 
-type FirstPass = (SpaceFacts, Vec<Shadow>, Vec<(u64, u64)>);
+/// The names of the planes that could be shown, with their indices.
+fn shown_names(shadows: &[Kept]) -> Vec<(usize, &str)> {
+    shadows
+        .iter()
+        .enumerate()
+        .filter_map(|(i, s)| s.as_deref().map(|s| (i, s.plane.name.as_str())))
+        .collect()
+}

@@ -10,12 +10,41 @@ use crate::preprocess::{self, SpaceFacts};
 
 use super::*;
 
+/// What the first pass keeps of each plane: the shadow of a plane xprof could show (the host plane,
+/// a device plane), nothing of the others, so that a space of millions of planes xprof does not
+/// show costs a few bytes a plane.
+pub(super) type Kept = Option<Box<Shadow>>;
+
+/// Whether xprof could show a plane of this name (see `select`).
+pub(super) fn could_show(name: &str) -> bool {
+    name == HOST_PLANE_NAME
+        || [GPU_PLANE_PREFIX, TPU_PLANE_PREFIX, CUSTOM_PLANE_PREFIX]
+            .iter()
+            .any(|prefix| name.starts_with(prefix))
+}
+
+/// The shadow of a plane if it could be shown.
+fn kept(name: &str, shadow: impl FnOnce() -> Option<Shadow>) -> Option<Kept> {
+    if could_show(name) {
+        shadow().map(|s| Some(Box::new(s)))
+    } else {
+        Some(None)
+    }
+}
+
+/// What the first pass learns of a space: the facts preprocessing needs, the shadow of each plane
+/// that could be shown, each plane's place in the input and whether it was decoded whole.
+pub(super) struct FirstPass {
+    pub(super) facts: SpaceFacts,
+    pub(super) shadows: Vec<Kept>,
+    pub(super) ranges: Vec<(u64, u64)>,
+    pub(super) decoded: Vec<bool>,
+}
+
 /// The lines of a plane without their events (and the lines it shows once derived): all the first pass
 /// keeps of a plane.
 pub(super) struct Shadow {
     pub(super) plane: XPlane,
-    /// The first pass decoded the plane whole (so it is known to be well formed).
-    pub(super) decoded: bool,
     /// The plane's lines once xprof has derived its timelines, for planes where it does.
     pub(super) derived: Option<Vec<(i64, String)>>,
     /// How many HLO modules were known when `derived` was made.
@@ -47,7 +76,6 @@ impl Shadow {
         Some(Shadow {
             derived: SpaceFacts::derived_layout_without_events(&shadow, &counts),
             plane: shadow,
-            decoded: false,
             symbols_known: usize::MAX,
         })
     }
@@ -71,7 +99,6 @@ impl Shadow {
     pub(super) fn of_lines(plane: &XPlane) -> Shadow {
         Shadow {
             plane: preprocess::lines_only(plane),
-            decoded: true,
             derived: None,
             symbols_known: 0,
         }
@@ -127,10 +154,13 @@ pub(super) fn refresh_layouts<R: Read + Seek>(
     start: u64,
     options: &TraceViewerOptions,
     facts: &SpaceFacts,
-    shadows: &mut [Shadow],
+    shadows: &mut [Kept],
     ranges: &[(u64, u64)],
 ) -> Result<()> {
     for (shadow, &(from, to)) in shadows.iter_mut().zip(ranges) {
+        let Some(shadow) = shadow.as_deref_mut() else {
+            continue;
+        };
         // (A layout made without events, `symbols_known` at its maximum, needs no symbols.)
         if shadow.derived.is_none() || shadow.symbols_known >= facts.symbols_known() {
             continue;
@@ -177,21 +207,34 @@ pub(super) fn full_pass<R: Read>(
     let mut facts = SpaceFacts::default();
     let mut shadows = Vec::new();
     let mut ranges = Vec::new();
+    let mut decoded = Vec::new();
     let mut reader = XSpaceReader::new(input, options.read);
     loop {
         let before = reader.offset();
         let Some(item) = reader.next() else { break };
         if let SpaceItem::Plane(mut plane) = item? {
             facts.observe_mut(&mut plane);
-            shadows.push(Shadow::of_owned(plane, &facts));
+            let name = std::mem::take(&mut plane.name);
+            let shadow = could_show(&name).then(|| {
+                let mut plane = plane;
+                plane.name = name;
+                Box::new(Shadow::of_owned(plane, &facts))
+            });
+            shadows.push(shadow);
             ranges.push((before, reader.offset()));
+            decoded.push(true);
         }
         if let Some(report) = progress.as_mut() {
             report(reader.offset() - before);
         }
     }
     facts.finish();
-    Ok((facts, shadows, ranges))
+    Ok(FirstPass {
+        facts,
+        shadows,
+        ranges,
+        decoded,
+    })
 }
 
 /// The first pass without decoding the events of planes whose events it does not need (see
@@ -204,6 +247,7 @@ pub(super) fn light_pass<R: Read>(
     let mut facts = SpaceFacts::default();
     let mut shadows = Vec::new();
     let mut ranges = Vec::new();
+    let mut decoded = Vec::new();
     let mut splitter = crate::lite::Splitter::new(input, options.read.max_size);
     let mut done = 0;
     while let Some(item) = splitter.next_item()? {
@@ -218,14 +262,17 @@ pub(super) fn light_pass<R: Read>(
                 drop(lite);
                 let mut plane = profkit_xplane::decode_plane(bytes).ok()?;
                 facts.observe_mut(&mut plane);
-                shadows.push(Shadow::of_owned(plane, &facts));
+                let name = plane.name.clone();
+                shadows.push(kept(&name, || Some(Shadow::of_owned(plane, &facts)))?);
+                decoded.push(true);
             } else {
                 facts.observe_names(
                     &lite.name,
                     lite.event_metadata.values().map(|m| m.name.as_str()),
                     lite.stat_metadata.values().map(|m| m.name.as_str()),
                 );
-                shadows.push(Shadow::of_lite(&lite, &bytes)?);
+                shadows.push(kept(&lite.name, || Shadow::of_lite(&lite, &bytes))?);
+                decoded.push(false);
             }
             ranges.push((from, to));
             if let Some(report) = progress.as_mut() {
@@ -235,5 +282,10 @@ pub(super) fn light_pass<R: Read>(
         }
     }
     facts.finish();
-    Some((facts, shadows, ranges))
+    Some(FirstPass {
+        facts,
+        shadows,
+        ranges,
+        decoded,
+    })
 }

@@ -15,7 +15,7 @@ use crate::preprocess::{self, INTERNAL_EVENTS, SpaceFacts};
 use profkit_chrome::flow_stats;
 
 use super::json::{Arg, Number, Phase, Shown, write_counter, write_event, write_flow};
-use super::passes::{PROGRESS_EVENTS, Shadow};
+use super::passes::{Kept, PROGRESS_EVENTS};
 use super::*;
 
 /// Writes the document piece by piece.
@@ -61,13 +61,13 @@ impl<W: Write> Writer<W> {
 
     pub(super) fn metadata(
         &mut self,
-        shadows: &[Shadow],
+        shadows: &[Kept],
         host: Option<usize>,
         devices: &[usize],
     ) -> Result<()> {
         let mut table = Devices::default();
         for index in host.iter().copied().chain(devices.iter().copied()) {
-            let Some(shadow) = shadows.get(index) else {
+            let Some(shadow) = shadows.get(index).and_then(Option::as_deref) else {
                 continue;
             };
             let pid = if Some(index) == host {

@@ -1,0 +1,3 @@
+//! Targets of the text the commands print.
+
+pub mod summaries;
