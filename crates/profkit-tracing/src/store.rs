@@ -1,7 +1,9 @@
 //! What the layer keeps beside the recorder's events: the fields of spans and events and the
 //! `follows_from` links, under a serial number that the recorder stores with the span's push (its
-//! tag). Everything kept is charged to the recorder's memory cap; what does not fit is counted.
+//! tag). Everything kept is charged to the recorder's memory cap (a thread takes 64 KiB of it at a
+//! time while it can); what does not fit is counted.
 
+use std::cell::Cell;
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Mutex, MutexGuard};
@@ -49,6 +51,39 @@ static SERIAL: AtomicU64 = AtomicU64::new(FIRST_SERIAL);
 /// What an entry costs beside its values.
 const ENTRY_BYTES: usize = 64;
 
+/// Bytes a thread takes from the recorder's cap at a time, so that keeping fields takes the
+/// recorder's lock once per this many bytes rather than once per span.
+const CREDIT: usize = 64 << 10;
+
+thread_local! {
+    /// (session, bytes) this thread has taken from the cap and not used yet.
+    static CREDIT_LEFT: Cell<(u64, usize)> = const { Cell::new((0, 0)) };
+}
+
+/// Takes `bytes` from the session's memory cap: from the thread's credit, else by charging the
+/// recorder for more (exactly `bytes` when a whole credit no longer fits).
+fn reserve(bytes: usize) -> bool {
+    let session = session();
+    CREDIT_LEFT
+        .try_with(|credit| {
+            let (of, left) = credit.get();
+            let left = if of == session { left } else { 0 };
+            if left >= bytes {
+                credit.set((session, left - bytes));
+                return true;
+            }
+            let more = bytes.max(CREDIT);
+            if recorder::charge(more) {
+                credit.set((session, more - bytes));
+                true
+            } else {
+                credit.set((session, 0));
+                recorder::charge(bytes)
+            }
+        })
+        .unwrap_or_else(|_| recorder::charge(bytes))
+}
+
 fn lock() -> MutexGuard<'static, Option<Store>> {
     // A panic elsewhere while holding the lock leaves plain data behind; go on with it.
     STORE.lock().unwrap_or_else(|e| e.into_inner())
@@ -87,7 +122,7 @@ pub(crate) fn add(
     if !recorder::is_enabled() {
         return false;
     }
-    let fits = recorder::charge(bytes);
+    let fits = reserve(bytes);
     let mut guard = lock();
     let Some(store) = guard.as_mut() else {
         return false;
