@@ -53,10 +53,11 @@ pub struct Capture {
 
 impl Capture {
     pub(crate) fn new(recording: Recording, store: Store) -> Capture {
+        let dropped_fields = store.dropped;
         Capture {
             recording,
-            infos: store.infos,
-            dropped_fields: store.dropped,
+            infos: store.infos(),
+            dropped_fields,
         }
     }
 

@@ -181,7 +181,10 @@ where
         if fields.is_empty() {
             return;
         }
-        if let Some(serial) = serial_of(id, &ctx) {
+        // A new span has no serial yet: no need to look for one.
+        if let Some(span) = ctx.span(id) {
+            let serial = store::serial();
+            span.extensions_mut().insert(Serial(serial));
             store::add(serial, fields, None);
         }
     }

@@ -35,12 +35,29 @@ pub struct SpanKey {
 /// Serials are at least this; tags below it are registry ids.
 pub(crate) const FIRST_SERIAL: u64 = 1 << 63;
 
-/// The infos of a session, by serial.
+/// The infos of a session, as recorded: a serial's fields may come in several pieces (at the
+/// span's creation, then from `Span::record`). Appending is cheaper than keeping a map on the
+/// hot path; [`Store::infos`] makes the map once, when the session ends.
 #[derive(Debug, Default)]
 pub(crate) struct Store {
-    pub(crate) infos: HashMap<u64, Info>,
+    records: Vec<(u64, Info)>,
     /// Fields and links left out at the memory cap.
     pub(crate) dropped: u64,
+}
+
+impl Store {
+    /// The infos by serial, pieces joined in the order recorded.
+    pub(crate) fn infos(self) -> HashMap<u64, Info> {
+        let mut infos: HashMap<u64, Info> = HashMap::with_capacity(self.records.len());
+        for (serial, piece) in self.records {
+            let info = infos.entry(serial).or_default();
+            info.fields.extend(piece.fields);
+            if piece.link.is_some() {
+                info.link = piece.link;
+            }
+        }
+        infos
+    }
 }
 
 static STORE: Mutex<Option<Store>> = Mutex::new(None);
@@ -131,10 +148,6 @@ pub(crate) fn add(
         store.dropped += 1;
         return false;
     }
-    let info = store.infos.entry(serial).or_default();
-    info.fields.extend(fields);
-    if link.is_some() {
-        info.link = link;
-    }
+    store.records.push((serial, Info { fields, link }));
     true
 }
