@@ -10,14 +10,10 @@
 //! - profkit-tracing: `ProfkitLayer::gated()` (as the crate recommends for a layer that is alone)
 //!   with a session on (`profkit_tracing::start`; sessions of at most 1M spans, started and
 //!   stopped outside the timed loop);
-//! - tracing-chrome: its `ChromeLayer` writing to `std::io::sink()`, with args (its writer thread
-//!   gets every span through a channel inside the loop);
-//! - tracing-perfetto: its `PerfettoLayer` writing to `std::io::sink()`, with debug annotations
-//!   (its fields);
+//! - tracing-chrome: its `ChromeLayer` writing to `std::io::sink()` (its writer thread gets every
+//!   span through a channel inside the loop);
+//! - tracing-perfetto: its `PerfettoLayer` writing to `std::io::sink()`;
 //! - fastrace: a reporter that discards; roots of 1,000 spans, made and dropped outside the loop.
-//!
-//! With fields: one thread, `info_span!("span", i, kind = "batch")` (an integer that changes, a
-//! string), each layer keeping them; fastrace `with_properties` of the same two, as text.
 //!
 //! Disabled: profkit-tracing's gated layer with no session; fastrace without a local parent;
 //! and, as the floor of any `tracing` layer, `tracing` in a process with no subscriber at all
@@ -99,14 +95,13 @@ fn dispatch(lib: Lib) -> Option<(tracing::Dispatch, Option<tracing_chrome::Flush
         Lib::Chrome => {
             let (layer, guard) = tracing_chrome::ChromeLayerBuilder::new()
                 .writer(std::io::sink())
-                .include_args(true)
+                .include_args(false)
                 .build();
             Some((tracing::Dispatch::new(registry.with(layer)), Some(guard)))
         }
         Lib::Perfetto => {
             let layer =
-                tracing_perfetto::PerfettoLayer::new(std::io::sink as fn() -> std::io::Sink)
-                    .with_debug_annotations(true);
+                tracing_perfetto::PerfettoLayer::new(std::io::sink as fn() -> std::io::Sink);
             Some((tracing::Dispatch::new(registry.with(layer)), None))
         }
         Lib::Fastrace | Lib::Bare => None,
@@ -115,39 +110,7 @@ fn dispatch(lib: Lib) -> Option<(tracing::Dispatch, Option<tracing_chrome::Flush
 
 /// Times `n` spans on this thread.
 fn spans(lib: Lib, n: u64, enabled: bool) -> Duration {
-    spans_with(lib, n, enabled, false)
-}
-
-/// Times `n` spans on this thread, with two fields each if `fields` (an integer that changes and
-/// a string).
-fn spans_with(lib: Lib, n: u64, enabled: bool, fields: bool) -> Duration {
     match lib {
-        Lib::Fastrace if fields => {
-            let mut elapsed = Duration::ZERO;
-            let mut left = n;
-            while left > 0 {
-                let batch = left.min(FASTRACE_BATCH);
-                let root = Span::root("root", SpanContext::random());
-                let guard = root.set_local_parent();
-                let start = Instant::now();
-                for i in 0..batch {
-                    let _s = LocalSpan::enter_with_local_parent("span")
-                        .with_properties(|| [("i", i.to_string()), ("kind", "batch".to_owned())]);
-                }
-                elapsed += start.elapsed();
-                drop(guard);
-                drop(root);
-                left -= batch;
-            }
-            elapsed
-        }
-        _ if fields => {
-            let start = Instant::now();
-            for i in 0..n {
-                let _s = tracing::info_span!("span", i, kind = "batch").entered();
-            }
-            start.elapsed()
-        }
         Lib::Fastrace => {
             let mut elapsed = Duration::ZERO;
             let mut left = n;
@@ -183,10 +146,6 @@ fn session<T>(lib: Lib, on: bool, body: impl FnOnce() -> T) -> T {
         profkit_tracing::start(profkit_tracing::DEFAULT_MAX_BYTES).expect("start");
         let out = body();
         let capture = profkit_tracing::stop().expect("stop");
-        assert_eq!(
-            capture.dropped_fields, 0,
-            "the bench must stay within the cap"
-        );
         assert_eq!(
             capture.dropped_events(),
             0,
@@ -241,25 +200,9 @@ fn two_threads(lib: Lib, iters: u64) -> Duration {
     elapsed
 }
 
-/// Spans with fields per profkit session (their fields kept: about 50 MB).
-const FIELDS_BATCH: u64 = 200_000;
-
-/// One thread, `iters` spans with two fields each.
-fn with_fields(lib: Lib, iters: u64) -> Duration {
-    let mut elapsed = Duration::ZERO;
-    let mut left = iters;
-    while left > 0 {
-        let batch = left.min(FIELDS_BATCH);
-        elapsed += session(lib, true, || spans_with(lib, batch, true, true));
-        left -= batch;
-    }
-    elapsed
-}
-
-const CASES: [(&str, &str); 4] = [
+const CASES: [(&str, &str); 3] = [
     ("enabled_1_thread", "enabled, 1 thread"),
     ("enabled_2_threads", "enabled, 2 threads"),
-    ("enabled_fields", "enabled, 2 fields"),
     ("disabled", "disabled"),
 ];
 
@@ -267,7 +210,6 @@ fn measure(lib: Lib, case: &str, iters: u64) -> Duration {
     match case {
         "enabled_1_thread" => one_thread(lib, iters, true),
         "enabled_2_threads" => two_threads(lib, iters),
-        "enabled_fields" => with_fields(lib, iters),
         _ => one_thread(lib, iters, false),
     }
 }
@@ -384,8 +326,8 @@ fn main() {
         return;
     }
     println!("\nns per span (best of 5 runs of 500,000 spans; two threads: the slower one)");
-    println!("| library | enabled, 1 thread | enabled, 2 threads | enabled, 2 fields | disabled |");
-    println!("|---|---|---|---|---|");
+    println!("| library | enabled, 1 thread | enabled, 2 threads | disabled |");
+    println!("|---|---|---|---|");
     for lib in LIBS {
         let cell = |label: &str| {
             results
@@ -394,11 +336,10 @@ fn main() {
                 .map_or("-".to_owned(), |(_, _, ns)| ns.clone())
         };
         println!(
-            "| {} | {} | {} | {} | {} |",
+            "| {} | {} | {} | {} |",
             lib.name(),
             cell("enabled, 1 thread"),
             cell("enabled, 2 threads"),
-            cell("enabled, 2 fields"),
             cell("disabled")
         );
     }
