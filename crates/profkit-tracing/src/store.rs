@@ -35,25 +35,49 @@ pub struct SpanKey {
 /// Serials are at least this; tags below it are registry ids.
 pub(crate) const FIRST_SERIAL: u64 = 1 << 63;
 
+/// One piece of a serial's info, as recorded (40 bytes).
+#[derive(Debug)]
+struct Piece {
+    serial: u64,
+    fields: Vec<(&'static str, Value)>,
+    link: Option<Box<(SpanKey, SpanKey)>>,
+}
+
+/// Pieces per chunk of the store: chunks are never moved once full, so a long session's store
+/// grows without copying what it holds.
+const CHUNK: usize = 4096;
+
 /// The infos of a session, as recorded: a serial's fields may come in several pieces (at the
 /// span's creation, then from `Span::record`). Appending is cheaper than keeping a map on the
 /// hot path; [`Store::infos`] makes the map once, when the session ends.
 #[derive(Debug, Default)]
 pub(crate) struct Store {
-    records: Vec<(u64, Info)>,
+    chunks: Vec<Vec<Piece>>,
     /// Fields and links left out at the memory cap.
     pub(crate) dropped: u64,
 }
 
 impl Store {
+    fn push(&mut self, piece: Piece) {
+        match self.chunks.last_mut() {
+            Some(chunk) if chunk.len() < CHUNK => chunk.push(piece),
+            _ => {
+                let mut chunk = Vec::with_capacity(CHUNK);
+                chunk.push(piece);
+                self.chunks.push(chunk);
+            }
+        }
+    }
+
     /// The infos by serial, pieces joined in the order recorded.
     pub(crate) fn infos(self) -> HashMap<u64, Info> {
-        let mut infos: HashMap<u64, Info> = HashMap::with_capacity(self.records.len());
-        for (serial, piece) in self.records {
-            let info = infos.entry(serial).or_default();
+        let count = self.chunks.iter().map(Vec::len).sum();
+        let mut infos: HashMap<u64, Info> = HashMap::with_capacity(count);
+        for piece in self.chunks.into_iter().flatten() {
+            let info = infos.entry(piece.serial).or_default();
             info.fields.extend(piece.fields);
-            if piece.link.is_some() {
-                info.link = piece.link;
+            if let Some(link) = piece.link {
+                info.link = Some(*link);
             }
         }
         infos
@@ -148,6 +172,10 @@ pub(crate) fn add(
         store.dropped += 1;
         return false;
     }
-    store.records.push((serial, Info { fields, link }));
+    store.push(Piece {
+        serial,
+        fields,
+        link: link.map(Box::new),
+    });
     true
 }
