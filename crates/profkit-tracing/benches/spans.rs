@@ -19,7 +19,7 @@
 //! and, as the floor of any `tracing` layer, `tracing` in a process with no subscriber at all
 //! (tracing-chrome and tracing-perfetto have no off switch).
 //!
-//! `cargo bench -p profkit-tracing --bench spans` runs it (about four minutes) and prints a table
+//! `cargo bench -p profkit-tracing --bench spans` runs it (about two minutes) and prints a table
 //! of nanoseconds per span; docs/performance.md records the figures. Without `--bench` (as under
 //! `cargo test --benches`) it runs each case briefly as a smoke test.
 
