@@ -1,10 +1,14 @@
-"""Checks that real TensorFlow runs profkit's example profiler plugin and writes its plane.
+"""Checks that real TensorFlow runs profkit's example profiler plugins and writes their planes.
 
-Run through check.sh, which provides the venv and builds the plugin and profkit. TensorFlow runs in
+Run through check.sh, which provides the venv and builds the plugins and profkit. TensorFlow runs in
 a child process (a plugin that TensorFlow refuses aborts the whole process): it imports TensorFlow
 with TF_PLUGGABLE_DEVICE_LIBRARY_PATH pointing at the plugin, profiles a few matmuls with
 tf.profiler.experimental.start/stop, and exits. Then profkit reads the `.xplane.pb` TensorFlow wrote
 under <logdir>/plugins/profile/<run>/ and the checks below look at what it says.
+
+The same is done with profkit-tracing's plugin bridge (crates/profkit-tracing-plugin-example),
+whose stand-in Rust library records `tracing` spans on a thread `rust-loader`: its spans must be in
+the XSpace TensorFlow writes, on the host plane beside TensorFlow's own threads.
 """
 
 import argparse
@@ -70,6 +74,53 @@ def run_tensorflow(plugin, logdir):
     )
 
 
+def tracing_checks(checks, profkit, plugin):
+    """profkit-tracing's plugin bridge: the Rust library's spans in TensorFlow's own profile."""
+    with tempfile.TemporaryDirectory(prefix="profkit-tf-tracing-") as logdir:
+        proc = run_tensorflow(plugin, logdir)
+        files = sorted(glob.glob(os.path.join(logdir, "plugins", "profile", "*", "*.xplane.pb")))
+        ran = checks.check(
+            "tracing-tensorflow",
+            proc.returncode == 0 and "profiled" in proc.stdout and len(files) == 1,
+            "TensorFlow loaded the tracing plugin and wrote one .xplane.pb"
+            if proc.returncode == 0
+            else f"the TensorFlow process ended with {proc.returncode}: {last_words(proc.stderr)}",
+        )
+        if not ran:
+            for name in ["tracing-spans", "tracing-beside-tensorflow"]:
+                checks.check(name, False, "not run: no .xplane.pb to read")
+            return
+        dump, error = profkit_json(profkit, "dump", files[0])
+        loader = []
+        host_lines = []
+        hosts = [p for p in (dump or {}).get("planes", []) if p.get("name") == "/host:CPU"]
+        for p in hosts:
+            metadata = {str(k): v.get("name", "") for k, v in p.get("event_metadata", {}).items()}
+            for line in p.get("lines", []):
+                host_lines.append(line.get("name", ""))
+                if line.get("name") == "rust-loader":
+                    loader += [
+                        metadata.get(str(e.get("metadata_id")), e.get("name", ""))
+                        for e in line.get("events", [])
+                    ]
+        spans = sorted(set(loader))
+        checks.check(
+            "tracing-spans",
+            "load_batch" in spans and "decode" in spans,
+            f"{len(loader)} events of the Rust library's thread rust-loader ({', '.join(spans)})"
+            if loader
+            else f"no rust-loader line on /host:CPU ({error or 'lines: ' + ', '.join(host_lines)})",
+        )
+        others = [n for n in host_lines if n and n != "rust-loader"]
+        checks.check(
+            "tracing-beside-tensorflow",
+            bool(loader) and bool(others) and len(hosts) == 1,
+            f"on TensorFlow's one host plane, with {len(others)} of its own threads"
+            if others and len(hosts) == 1
+            else f"{len(hosts)} host planes, TensorFlow's threads {others}",
+        )
+
+
 def profkit_json(profkit, *args):
     proc = subprocess.run([profkit, *args], capture_output=True, text=True)
     if proc.returncode != 0:
@@ -85,8 +136,11 @@ def main():
     parser = argparse.ArgumentParser()
     parser.add_argument("--plugin", required=True)
     parser.add_argument("--profkit", required=True)
+    parser.add_argument("--tracing-plugin")
     args = parser.parse_args()
     checks = Checks()
+    if args.tracing_plugin:
+        tracing_checks(checks, args.profkit, args.tracing_plugin)
 
     with tempfile.TemporaryDirectory(prefix="profkit-tf-") as logdir:
         proc = run_tensorflow(args.plugin, logdir)

@@ -2,7 +2,9 @@
 # The real client for profkit-plugin: TensorFlow 2.21.0 (tensorflow-cpu) loads the example plugin
 # (crates/profkit-plugin-example) through TF_PLUGGABLE_DEVICE_LIBRARY_PATH, profiles a few matmuls
 # with tf.profiler.experimental.start/stop, and profkit checks that the .xplane.pb TensorFlow wrote
-# holds the plugin's plane with its events. Prints one line per check and `N passed, M failed`.
+# holds the plugin's plane with its events; then the same with profkit-tracing's plugin bridge
+# (crates/profkit-tracing-plugin-example), whose Rust library's spans must be in TensorFlow's host
+# plane. Prints one line per check and `N passed, M failed`.
 #
 # Usage: conformance/tensorflow/check.sh        (from anywhere in the repository)
 # The venv lives in <repo>/.oracle/tensorflow (git-ignored) and is reused when it already imports
@@ -32,9 +34,10 @@ if ! has_tensorflow; then
 fi
 
 cd "$repo"
-cargo build --quiet -p profkit -p profkit-plugin-example
+cargo build --quiet -p profkit -p profkit-plugin-example -p profkit-tracing-plugin-example
 target="$(cargo metadata --format-version 1 --no-deps \
     | "$venv/bin/python" -c 'import json, sys; print(json.load(sys.stdin)["target_directory"])')"
 exec "$venv/bin/python" "$here/check.py" \
     --plugin "$target/debug/libprofkit_plugin_example.so" \
-    --profkit "$target/debug/profkit"
+    --profkit "$target/debug/profkit" \
+    --tracing-plugin "$target/debug/libprofkit_tracing_plugin_example.so"

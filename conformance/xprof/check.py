@@ -189,10 +189,15 @@ def main():
             print("building profkit failed; see above")
             print("0 passed, 1 failed")
             return 1
-        profkit = os.path.join(args.repo, "target", "debug", "profkit")
+        target = os.environ.get("CARGO_TARGET_DIR") or os.path.join(args.repo, "target")
+        profkit = os.path.join(args.repo, target, "debug", "profkit")
+        # CONFORMANCE_CASE=text checks only the cases whose name contains it, as for cargo test.
+        only = os.environ.get("CONFORMANCE_CASE", "")
         files = []
         for line in listing.stdout.splitlines():
             case, variant, rest = line.split("\t", 2)
+            if only and only.split("/")[-1] not in case:
+                continue
             if variant == "skip":
                 print(f"skip {case}: {rest}")
             else:

@@ -6,6 +6,7 @@
 # Usage: conformance/xprof/check.sh            (from anywhere in the repository)
 #        BLESS=1 conformance/xprof/check.sh    also saves xprof's output as
 #                                              conformance/xplane/<case>/xprof.trace_viewer.json
+#        CONFORMANCE_CASE=TEXT conformance/xprof/check.sh   only the cases whose name contains TEXT
 # The venv lives in <repo>/.oracle/xprof (git-ignored) and is reused when it already holds xprof
 # 2.24.2, so CI can cache it. Set XPROF_VENV to use another one.
 set -euo pipefail

@@ -59,6 +59,11 @@ pub struct Event {
     /// dtypes, ...
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub args: Vec<(String, String)>,
+    /// A number the recording program attached to the event
+    /// ([`crate::recorder::push_range_tagged`], [`crate::recorder::mark_tagged`]): profkit-tracing
+    /// links a span's push to its fields with it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tag: Option<u64>,
 }
 
 impl Event {
@@ -72,6 +77,7 @@ impl Event {
             device: None,
             category: None,
             args: Vec::new(),
+            tag: None,
         }
     }
 

@@ -60,6 +60,10 @@ const GEN_SHIFT: u32 = 8;
 const OWNED: u32 = 1 << 31;
 /// The device word of an event without a device timestamp.
 const NO_DEVICE: u64 = u64::MAX;
+/// The bit of an event's first word that says its third word is a tag, not a device token.
+const TAGGED: u64 = 1 << 2;
+/// What the hot path passes for an event without a tag.
+const NO_TAG: Option<u64> = None;
 
 /// The state word: mode in the low bits, the session generation above.
 static STATE: AtomicU64 = AtomicU64::new(0);
@@ -306,7 +310,13 @@ enum NameRef<'a> {
 
 impl Local {
     #[inline]
-    fn record(&mut self, kind: EventKind, name: NameRef<'_>, word: u64) -> Option<u32> {
+    fn record(
+        &mut self,
+        kind: EventKind,
+        name: NameRef<'_>,
+        word: u64,
+        tag: Option<u64>,
+    ) -> Option<u32> {
         let generation = word >> GEN_SHIFT;
         if self.generation != generation {
             self.start_session(generation)?;
@@ -332,11 +342,14 @@ impl Local {
             Some(clock) => clock.raw(),
             None => 0,
         };
-        let device = match &self.device {
-            Some(timer) if word & MODE_DEVICE != 0 => timer.timestamp().min(NO_DEVICE - 1),
-            _ => NO_DEVICE,
+        let (device, tagged) = match (tag, &self.device) {
+            (Some(tag), _) => (tag, TAGGED),
+            (None, Some(timer)) if word & MODE_DEVICE != 0 => {
+                (timer.timestamp().min(NO_DEVICE - 1), 0)
+            }
+            _ => (NO_DEVICE, 0),
         };
-        let w0 = (u64::from(id) << 32) | kind_code(kind);
+        let w0 = (u64::from(id) << 32) | kind_code(kind) | tagged;
         if let Some(block) = &self.block {
             block.write(self.len, w0, raw, device);
             self.len += 1;
@@ -486,12 +499,12 @@ fn kind_of(code: u64) -> EventKind {
 
 /// Records one event on the current thread; returns the name's id (for the pop of a guard).
 #[inline]
-fn record(kind: EventKind, name: NameRef<'_>, word: u64) -> Option<u32> {
+fn record(kind: EventKind, name: NameRef<'_>, word: u64, tag: Option<u64>) -> Option<u32> {
     LOCAL
         .try_with(|cell| {
             // A device timer that records events itself would re-enter; its events are skipped.
             let mut local = cell.try_borrow_mut().ok()?;
-            local.record(kind, name, word)
+            local.record(kind, name, word, tag)
         })
         .ok()
         .flatten()
@@ -577,8 +590,8 @@ impl RecordEvent {
         };
         let name = name.into();
         let id = match &name {
-            Cow::Borrowed(s) => record(EventKind::PushRange, NameRef::Static(s), word),
-            Cow::Owned(s) => record(EventKind::PushRange, NameRef::Owned(s), word),
+            Cow::Borrowed(s) => record(EventKind::PushRange, NameRef::Static(s), word, NO_TAG),
+            Cow::Owned(s) => record(EventKind::PushRange, NameRef::Owned(s), word, NO_TAG),
         };
         RecordEvent::started(id, word)
     }
@@ -589,7 +602,12 @@ impl RecordEvent {
         let Some(word) = current() else {
             return RecordEvent::INACTIVE;
         };
-        let id = record(EventKind::PushRange, NameRef::Id(callsite.id()), word);
+        let id = record(
+            EventKind::PushRange,
+            NameRef::Id(callsite.id()),
+            word,
+            NO_TAG,
+        );
         RecordEvent::started(id, word)
     }
 
@@ -624,7 +642,7 @@ impl Drop for RecordEvent {
         if let Some(word) = current()
             && word >> GEN_SHIFT == self.generation
         {
-            record(EventKind::PopRange, NameRef::Id(self.id), word);
+            record(EventKind::PopRange, NameRef::Id(self.id), word, NO_TAG);
         }
     }
 }
@@ -643,13 +661,13 @@ macro_rules! record_event {
     };
 }
 
-fn record_named<N: Into<Name>>(kind: EventKind, name: N) {
+fn record_named<N: Into<Name>>(kind: EventKind, name: N, tag: Option<u64>) {
     let Some(word) = current() else {
         return;
     };
     match name.into() {
-        Cow::Borrowed(s) => record(kind, NameRef::Static(s), word),
-        Cow::Owned(s) => record(kind, NameRef::Owned(&s), word),
+        Cow::Borrowed(s) => record(kind, NameRef::Static(s), word, tag),
+        Cow::Owned(s) => record(kind, NameRef::Owned(&s), word, tag),
     };
 }
 
@@ -657,7 +675,7 @@ fn record_named<N: Into<Name>>(kind: EventKind, name: N) {
 #[inline]
 pub fn mark<N: Into<Name>>(name: N) {
     if current().is_some() {
-        record_named(EventKind::Mark, name);
+        record_named(EventKind::Mark, name, NO_TAG);
     }
 }
 
@@ -665,7 +683,7 @@ pub fn mark<N: Into<Name>>(name: N) {
 #[inline]
 pub fn push_range<N: Into<Name>>(name: N) {
     if current().is_some() {
-        record_named(EventKind::PushRange, name);
+        record_named(EventKind::PushRange, name, NO_TAG);
     }
 }
 
@@ -673,7 +691,43 @@ pub fn push_range<N: Into<Name>>(name: N) {
 #[inline]
 pub fn pop_range<N: Into<Name>>(name: N) {
     if current().is_some() {
-        record_named(EventKind::PopRange, name);
+        record_named(EventKind::PopRange, name, NO_TAG);
+    }
+}
+
+/// Records the start of a range, as [`push_range`] does, carrying `tag`: a number of the
+/// caller's (an index into what it keeps beside the recording, such as a span's fields), given
+/// back as the event's [`Event::tag`]. A tagged event has no device timestamp.
+#[inline]
+pub fn push_range_tagged<N: Into<Name>>(name: N, tag: u64) {
+    if current().is_some() {
+        record_named(EventKind::PushRange, name, Some(tag));
+    }
+}
+
+/// Records a mark, as [`mark`] does, carrying `tag` (see [`push_range_tagged`]).
+#[inline]
+pub fn mark_tagged<N: Into<Name>>(name: N, tag: u64) {
+    if current().is_some() {
+        record_named(EventKind::Mark, name, Some(tag));
+    }
+}
+
+/// Charges `bytes` that the caller keeps for the running session (the text of fields recorded
+/// beside its events, say) to the session's memory cap ([`RecorderConfig::max_bytes`]): true if
+/// they fit (they are then taken from what events may use), false if the cap is reached or no
+/// session is running.
+pub fn charge(bytes: usize) -> bool {
+    if current().is_none() {
+        return false;
+    }
+    let mut registry = lock(&REGISTRY);
+    match registry.session.as_mut() {
+        Some(session) if session.budget >= bytes => {
+            session.budget -= bytes;
+            true
+        }
+        _ => false,
     }
 }
 
@@ -793,11 +847,14 @@ pub fn disable() -> Result<Recording> {
                     w1.load(Ordering::Relaxed),
                     w2.load(Ordering::Relaxed),
                 );
+                let tag = (w0 & TAGGED != 0).then_some(w2);
                 let device = match &session.device {
-                    Some(timer) if w2 != NO_DEVICE => timer.resolve(w2).map(|ns| DeviceTime {
-                        device: timer.device(),
-                        ns,
-                    }),
+                    Some(timer) if tag.is_none() && w2 != NO_DEVICE => {
+                        timer.resolve(w2).map(|ns| DeviceTime {
+                            device: timer.device(),
+                            ns,
+                        })
+                    }
                     _ => None,
                 };
                 list.events.push(Event {
@@ -808,6 +865,7 @@ pub fn disable() -> Result<Recording> {
                     device,
                     category: None,
                     args: Vec::new(),
+                    tag,
                 });
             }
         }

@@ -327,3 +327,45 @@ fn raw_push_and_pop_and_static_names() {
         std::borrow::Cow::Borrowed(_)
     ));
 }
+
+#[test]
+fn tagged_events_give_their_tag_back_and_others_none() {
+    let _lock = test_lock();
+    let recording = session(RecorderConfig::default(), || {
+        recorder::push_range_tagged("span", 1 << 63);
+        recorder::mark_tagged("event", 7);
+        recorder::pop_range("span");
+        recorder::mark("plain");
+    });
+    let tags: Vec<(&str, Option<u64>)> = recording.threads[0]
+        .events
+        .iter()
+        .map(|e| (&*e.name, e.tag))
+        .collect();
+    assert_eq!(
+        tags,
+        [
+            ("_start_profiler_", None),
+            ("span", Some(1 << 63)),
+            ("event", Some(7)),
+            ("span", None),
+            ("plain", None),
+            ("_stop_profiler_", None),
+        ]
+    );
+}
+
+#[test]
+fn charge_takes_from_the_cap_and_refuses_past_it() {
+    let _lock = test_lock();
+    // Off: nothing to charge.
+    assert!(!recorder::charge(1));
+    recorder::enable(RecorderConfig::default().max_bytes(recorder::BLOCK_BYTES + 100)).unwrap();
+    assert!(recorder::charge(100));
+    assert!(!recorder::charge(recorder::BLOCK_BYTES + 1));
+    // The rest is one block: the events of this thread still fit in it.
+    recorder::mark("fits");
+    let recording = recorder::disable().unwrap();
+    assert_eq!(recording.dropped, 0);
+    assert!(recording.threads[0].events.iter().any(|e| e.name == "fits"));
+}
