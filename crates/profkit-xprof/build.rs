@@ -1,4 +1,5 @@
-//! Generates xprof's OpStats types (`proto/xprof/`: OpStats and the messages it holds) with
+//! Generates xprof's OpStats types (`proto/xprof/`: OpStats and the messages it holds, and the
+//! memory profile tool's `MemoryProfile`) with
 //! prost, compiling the schema with protox so that no system `protoc` is needed.
 //!
 //! The schema is read from the crate's own `proto/`, whose files are symbolic links to the
@@ -10,10 +11,14 @@ use std::path::PathBuf;
 
 fn main() -> Result<(), Box<dyn std::error::Error>> {
     let proto_root = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("proto/xprof");
-    let file = "plugin/xprof/protobuf/op_stats.proto";
+    // OpStats, and the memory profile tool's own message (which OpStats does not hold).
+    let files = [
+        "plugin/xprof/protobuf/op_stats.proto",
+        "plugin/xprof/protobuf/memory_profile.proto",
+    ];
     println!("cargo:rerun-if-changed={}", proto_root.display());
 
-    let fds = protox::compile([file], [&proto_root])?;
+    let fds = protox::compile(files, [&proto_root])?;
     let out_dir = PathBuf::from(std::env::var("OUT_DIR")?);
     // Exported, so that the schema compiled here can be compared with xprof's own descriptors.
     std::fs::write(

@@ -7,6 +7,14 @@ pub enum Error {
     /// Reading the XSpace failed (with its byte offset and field path).
     #[error(transparent)]
     Xspace(#[from] profkit_xplane::Error),
+    /// A tool of xprof's that reads one host was given the spaces of another number of hosts.
+    #[error("xprof's {tool} tool reads the XSpace of one host, not {hosts}")]
+    Hosts {
+        /// The tool, by xprof's name.
+        tool: &'static str,
+        /// How many spaces it was given.
+        hosts: usize,
+    },
     /// Writing the output (or reading the input) failed.
     #[error("I/O error: {0}")]
     Io(#[from] std::io::Error),
