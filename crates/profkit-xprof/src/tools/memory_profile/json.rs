@@ -295,9 +295,33 @@ pub(super) fn push_string(out: &mut String, s: &str) {
     out.push('"');
 }
 
-/// The characters protobuf's writer writes as `\uXXXX`.
+/// The characters protobuf's writer writes as `\uXXXX` (besides `"`, `\` and the short
+/// escapes): C0 and C1 controls and DEL, `<` and `>`, and the invisible or formatting characters
+/// it lists (soft hyphen, Arabic and Syriac signs, Khmer inherent vowels, zero widths,
+/// separators, invisible operators, shaping controls, the byte order mark, interlinear
+/// annotations, tags). Characters past U+FFFF are written as their two UTF-16 halves.
 fn escaped(c: char) -> bool {
-    matches!(c, '\u{0}'..='\u{1f}' | '<' | '>' | '\u{7f}'..='\u{9f}' | '\u{2028}' | '\u{2029}')
+    matches!(
+        c,
+        '\u{0}'..='\u{1f}'
+            | '<'
+            | '>'
+            | '\u{7f}'..='\u{9f}'
+            | '\u{ad}'
+            | '\u{600}'..='\u{603}'
+            | '\u{6dd}'
+            | '\u{70f}'
+            | '\u{17b4}'
+            | '\u{17b5}'
+            | '\u{200b}'..='\u{200f}'
+            | '\u{2028}'..='\u{202e}'
+            | '\u{2060}'..='\u{2064}'
+            | '\u{206a}'..='\u{206f}'
+            | '\u{feff}'
+            | '\u{fff9}'..='\u{fffb}'
+            | '\u{e0001}'
+            | '\u{e0020}'..='\u{e007f}'
+    )
 }
 
 #[cfg(test)]
