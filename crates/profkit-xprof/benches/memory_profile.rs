@@ -70,7 +70,10 @@ fn generated(steps: i64, per_step: i64) -> XSpace {
             };
             line.add_event(name)
                 .set_offset_ps(base + (i + 1) * 1_000)
-                .add_stat("allocator_name", profkit_xplane::StatValue::Ref(allocator.into()))
+                .add_stat(
+                    "allocator_name",
+                    profkit_xplane::StatValue::Ref(allocator.into()),
+                )
                 .add_stat("bytes_reserved", 0_i64)
                 .add_stat("bytes_allocated", heap)
                 .add_stat("bytes_available", 1_i64 << 34)
@@ -83,7 +86,10 @@ fn generated(steps: i64, per_step: i64) -> XSpace {
                     "tf_op",
                     profkit_xplane::StatValue::Ref(format!("model/layer_{}/MatMul", k % 50)),
                 )
-                .add_stat("region_type", profkit_xplane::StatValue::Ref("output".into()))
+                .add_stat(
+                    "region_type",
+                    profkit_xplane::StatValue::Ref("output".into()),
+                )
                 .add_stat("data_type", 1_i64)
                 .add_stat("shape", profkit_xplane::StatValue::Ref("[32,64]".into()));
         }

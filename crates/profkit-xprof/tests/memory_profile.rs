@@ -219,7 +219,10 @@ fn over_cap() -> XSpace {
                 };
                 line.add_event(name)
                     .set_offset_ps(i * 10)
-                    .add_stat("allocator_name", profkit_xplane::StatValue::Ref(allocator.into()))
+                    .add_stat(
+                        "allocator_name",
+                        profkit_xplane::StatValue::Ref(allocator.into()),
+                    )
                     .add_stat("bytes_allocated", (i * 7_919) % 1_009 + 1)
                     .add_stat("addr", 0x100 + (i - i % 3) * 8);
             }
@@ -323,13 +326,23 @@ fn stat_types() -> XSpace {
             .add_stat("group_id", 9_u64);
         line.add_event("MemoryDeallocation")
             .set_num_occurrences(3)
-            .add_stat("allocator_name", profkit_xplane::StatValue::Ref("ref_alloc".into()))
+            .add_stat(
+                "allocator_name",
+                profkit_xplane::StatValue::Ref("ref_alloc".into()),
+            )
             .add_stat("tf_op", profkit_xplane::StatValue::Ref("ref/op".into()))
             .add_stat("bytes_allocated", 1_i64);
         let escapes = "q\"b\\s/ <tag> & 'x' \n\t\r\u{8}\u{c}\u{1}\u{1f} \u{7f}\u{85}\u{a0}\u{ad} é ü \u{600}\u{200b}\u{2028}\u{2029}\u{feff} 😀 \u{e0001} \u{6dd}\u{70f}\u{17b4}\u{17b6}\u{2060}\u{2065}\u{206a}\u{fff9}\u{fffc}\u{e0020}\u{e0080}\u{604}\u{202f}";
-        for (i, frag) in [f64::NAN, f64::INFINITY, f64::NEG_INFINITY, -0.0, 1e-300, 5e-324]
-            .iter()
-            .enumerate()
+        for (i, frag) in [
+            f64::NAN,
+            f64::INFINITY,
+            f64::NEG_INFINITY,
+            -0.0,
+            1e-300,
+            5e-324,
+        ]
+        .iter()
+        .enumerate()
         {
             line.add_event("MemoryAllocation")
                 .set_offset_ps(3_000 + i as i64)
@@ -341,8 +354,18 @@ fn stat_types() -> XSpace {
                 .add_stat("shape", "[1,2]");
         }
         let doubles = [
-            1e15, 1e16, 1.234_567_890_123_456_7e17, 1e-5, 1e-4, 1.5e300, 0.1, 1.0 / 3.0, 100.0, 2.5e-7,
-            9_007_199_254_740_993.0, 4.35,
+            1e15,
+            1e16,
+            1.234_567_890_123_456_7e17,
+            1e-5,
+            1e-4,
+            1.5e300,
+            0.1,
+            1.0 / 3.0,
+            100.0,
+            2.5e-7,
+            9_007_199_254_740_993.0,
+            4.35,
         ];
         for (i, frag) in doubles.iter().enumerate() {
             line.add_event("MemoryAllocation")
@@ -374,7 +397,13 @@ fn grouped_by_steps() -> XSpace {
             let base = step * 10_000;
             events.push(alloc(base + 1_000, "GPU_0_bfc", 100 + step, 100, 0x100));
             events.push(dealloc(base + 2_000, "GPU_0_bfc", step, 100, 0x100));
-            events.push(alloc(base + 7_000, "GPU_0_bfc", 50 + step, 50, 0x200 + step));
+            events.push(alloc(
+                base + 7_000,
+                "GPU_0_bfc",
+                50 + step,
+                50,
+                0x200 + step,
+            ));
         }
         for e in &events {
             add(&mut line, e);
@@ -512,7 +541,11 @@ fn items(text: &str) -> Vec<&str> {
     while b.get(i).is_some_and(|&c| c != b']') {
         let end = value_end(b, i);
         out.push(&text[i..end]);
-        i = if b.get(end) == Some(&b',') { end + 1 } else { end };
+        i = if b.get(end) == Some(&b',') {
+            end + 1
+        } else {
+            end
+        };
     }
     out
 }
@@ -544,7 +577,9 @@ fn same_profile(case: &str, ours: &str, xprof: &str) -> Result<(), String> {
     for ((key, ov), (_, xv)) in o.iter().zip(&x) {
         if key != "memoryProfilePerAllocator" {
             if ov != xv {
-                return Err(format!("{case}: {key} differs:\n ours  {ov:.300}\n xprof {xv:.300}"));
+                return Err(format!(
+                    "{case}: {key} differs:\n ours  {ov:.300}\n xprof {xv:.300}"
+                ));
             }
             continue;
         }
@@ -553,7 +588,11 @@ fn same_profile(case: &str, ours: &str, xprof: &str) -> Result<(), String> {
         oa.sort_by(|a, b| a.0.cmp(&b.0));
         xa.sort_by(|a, b| a.0.cmp(&b.0));
         if keys(&oa) != keys(&xa) {
-            return Err(format!("{case}: allocators {:?} vs {:?}", keys(&oa), keys(&xa)));
+            return Err(format!(
+                "{case}: allocators {:?} vs {:?}",
+                keys(&oa),
+                keys(&xa)
+            ));
         }
         for ((id, oo), (_, xo)) in oa.iter().zip(&xa) {
             same_allocator(&format!("{case} {id}"), oo, xo)?;
@@ -572,7 +611,9 @@ fn same_allocator(at: &str, ours: &str, xprof: &str) -> Result<(), String> {
         if key == "memoryProfileSnapshots" {
             snapshots = Some((items(ov), items(xv)));
         } else if ov != xv {
-            return Err(format!("{at}: {key} differs:\n ours  {ov:.300}\n xprof {xv:.300}"));
+            return Err(format!(
+                "{at}: {key} differs:\n ours  {ov:.300}\n xprof {xv:.300}"
+            ));
         }
     }
     if o.len() != x.len() {
@@ -615,11 +656,16 @@ fn same_allocator(at: &str, ours: &str, xprof: &str) -> Result<(), String> {
         om["address"] = Value::Null;
         xm["address"] = Value::Null;
         if om != xm || om["memoryActivity"] != "ALLOCATION" || time > peak_time {
-            return Err(format!("{at}: merged snapshot {index}:\n ours  {ot}\n xprof {xt}"));
+            return Err(format!(
+                "{at}: merged snapshot {index}:\n ours  {ot}\n xprof {xt}"
+            ));
         }
     }
     if pointed != os.len() {
-        return Err(format!("{at}: {pointed} allocations point at {} snapshots", os.len()));
+        return Err(format!(
+            "{at}: {pointed} allocations point at {} snapshots",
+            os.len()
+        ));
     }
     Ok(())
 }

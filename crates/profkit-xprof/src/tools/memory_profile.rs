@@ -112,7 +112,10 @@ pub fn memory_profile_json(spaces: &[XSpace]) -> Result<String> {
 
 /// The memory profile of one host's space; `None` without a `/host:CPU` plane.
 pub fn from_space(space: &XSpace) -> Option<MemoryProfile> {
-    let index = space.planes.iter().position(|p| p.name == HOST_PLANE_NAME)?;
+    let index = space
+        .planes
+        .iter()
+        .position(|p| p.name == HOST_PLANE_NAME)?;
     let host = space.planes.get(index)?;
     let mut profile = match preprocessed_host(space, index, host) {
         Some(host) => collect(&host),
@@ -122,7 +125,11 @@ pub fn from_space(space: &XSpace) -> Option<MemoryProfile> {
         process_allocator(allocator, MAX_SNAPSHOTS);
     }
     profile.num_hosts = 1;
-    profile.memory_ids = profile.memory_profile_per_allocator.keys().cloned().collect();
+    profile.memory_ids = profile
+        .memory_profile_per_allocator
+        .keys()
+        .cloned()
+        .collect();
     profile.version = 1;
     profile.hlo_modules = hlo_modules(space);
     Some(profile)
@@ -221,9 +228,11 @@ impl Reader<'_> {
     fn str_or_ref(&self, stat: &XStat) -> String {
         match &stat.value {
             Some(x_stat::Value::StrValue(s)) => s.clone(),
-            Some(x_stat::Value::RefValue(id)) => i64::try_from(*id)
-                .ok()
-                .and_then(|id| self.plane.stat_metadata.get(&id))
+            // The id is an `int64` key in C++: a larger `ref_value` wraps.
+            Some(x_stat::Value::RefValue(id)) => self
+                .plane
+                .stat_metadata
+                .get(&(*id as i64))
                 .map(|m| m.name.clone())
                 .unwrap_or_default(),
             _ => String::new(),
@@ -259,7 +268,9 @@ fn collect(plane: &XPlane) -> MemoryProfile {
             };
             let (id, snapshot) = snapshot(event, activity, &stats, &reader);
             let allocator = profile.memory_profile_per_allocator.entry(id).or_default();
-            let summary = allocator.profile_summary.get_or_insert_with(Default::default);
+            let summary = allocator
+                .profile_summary
+                .get_or_insert_with(Default::default);
             if let Some(stats) = &snapshot.aggregation_stats {
                 update_summary(summary, stats, snapshot.time_offset_ps);
             }
@@ -444,10 +455,7 @@ fn fill_deallocations(snapshots: &mut [MemoryProfileSnapshot]) {
 }
 
 /// `SampleMemoryProfileTimeline`: at most `max` snapshots, each the first largest of a run.
-fn sample_timeline(
-    snapshots: &[MemoryProfileSnapshot],
-    max: usize,
-) -> Vec<MemoryProfileSnapshot> {
+fn sample_timeline(snapshots: &[MemoryProfileSnapshot], max: usize) -> Vec<MemoryProfileSnapshot> {
     let count = snapshots.len();
     if count <= max || max == 0 {
         return snapshots.to_vec();
@@ -546,7 +554,11 @@ fn active_allocations(
         tensor_shape: "unknown".to_owned(),
     };
     if unmapped > 0 {
-        specials.push(special(unmapped, "unused preallocated device memory", "persist/dynamic"));
+        specials.push(special(
+            unmapped,
+            "unused preallocated device memory",
+            "persist/dynamic",
+        ));
     }
     if peak.stack_reserved_bytes > 0 {
         specials.push(special(peak.stack_reserved_bytes, "stack", "stack"));
@@ -588,7 +600,11 @@ fn active_allocations(
         };
         allocations.push(ActiveAllocation {
             snapshot_index,
-            special_index: if first.index < 0 { -first.index - 1 } else { -1 },
+            special_index: if first.index < 0 {
+                -first.index - 1
+            } else {
+                -1
+            },
             num_occurrences: n as i64,
         });
         i += n;

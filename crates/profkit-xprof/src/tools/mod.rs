@@ -9,6 +9,9 @@
 //! JAX and TensorFlow store there); `megascale_stats` when an event of the host plane is named
 //! `MegaScale:...`; `perf_counters` and `utilization_viewer` when a TPU plane's event has a
 //! `counter_value` stat.
+//!
+//! The tools' data, each as xprof 2.24.2 returns it for a profile, in a module of its own:
+//! [`memory_profile`].
 
 pub mod memory_profile;
 

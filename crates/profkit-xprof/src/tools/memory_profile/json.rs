@@ -228,7 +228,11 @@ pub(super) fn push_double(out: &mut String, v: f64) {
     if v.is_nan() {
         out.push_str("\"NaN\"");
     } else if v.is_infinite() {
-        out.push_str(if v > 0.0 { "\"Infinity\"" } else { "\"-Infinity\"" });
+        out.push_str(if v > 0.0 {
+            "\"Infinity\""
+        } else {
+            "\"-Infinity\""
+        });
     } else {
         let short = format_g(v, 15);
         if short.parse::<f64>().ok() == Some(v) {
