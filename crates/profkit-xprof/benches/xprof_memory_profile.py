@@ -38,7 +38,9 @@ def main():
         if data is None:
             print(json.dumps({"error": "xprof returned None"}))
             return 1
-        with open(out, "w", encoding="utf-8") as f:
+        if isinstance(data, str):
+            data = data.encode("utf-8")
+        with open(out, "wb") as f:
             f.write(data)
         seconds = time.monotonic() - start
         print(json.dumps({"seconds": seconds, "vmhwm_kb": vmhwm_kb()}))

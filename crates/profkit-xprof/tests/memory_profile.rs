@@ -159,6 +159,10 @@ fn several_allocators() -> XSpace {
     b[1].frag = 0.5;
     b[3].frag = 1.26171e-06;
     b[3].group = Some(4);
+    // Last in the file, first in time: the lifetime peak is the last visited event's.
+    let mut early = alloc(500, "gpu_host_bfc", 16, 16, 0x30);
+    early.peak = 7_777;
+    b.push(early);
     space(vec![host(&[a, b])])
 }
 
@@ -428,6 +432,53 @@ fn negative_usage() -> XSpace {
     space(vec![host(&[vec![a, b]])])
 }
 
+/// A thread pool's region instants on the host plane: xprof adds a region event and re-sorts the
+/// line with an unstable sort (so the visiting order of the allocator events at one time changes,
+/// and with it which of them the peak keeps); with `loop_op`, one of TensorFlow's loop ops, so
+/// that xprof adds the regions but does not group.
+fn thread_pool_regions(loop_op: bool) -> XSpace {
+    let host = plane("/host:CPU", |b| {
+        let mut line = b.line(1);
+        line.set_name("tf_pool/1");
+        line.add_event("train")
+            .set_offset_ps(0)
+            .set_duration_ps(20_000)
+            .add_stat("_r", 1_i64)
+            .add_stat("step_num", 1_i64);
+        line.add_event("ThreadpoolListener::StartRegion")
+            .set_offset_ps(1_000)
+            .add_stat("_c", 5_i64);
+        for i in 0..24_i64 {
+            let mut e = alloc(1_500, "GPU_0_bfc", 1_000, 8, 0x100 + 8 * i);
+            e.free = i;
+            e.frag = i as f64;
+            add(&mut line, &e);
+        }
+        line.add_event("ThreadpoolListener::StopRegion")
+            .set_offset_ps(3_000);
+        if loop_op {
+            line.add_event("ForOp")
+                .set_offset_ps(4_000)
+                .set_duration_ps(10);
+        }
+        add(&mut line, &dealloc(5_000, "GPU_0_bfc", 992, 8, 0x100));
+        // Last in the file, first in time: the lifetime peak is the last visited event's.
+        let mut early = alloc(100, "GPU_0_bfc", 8, 8, 0x900);
+        early.peak = 7_777;
+        add(&mut line, &early);
+        // A line of the same plane without regions, its events out of time order.
+        let mut other = b.line(2);
+        other.set_name("main");
+        let mut late = alloc(1_000, "GPU_1_bfc", 5, 5, 0x10);
+        late.peak = 5;
+        add(&mut other, &late);
+        let mut early = alloc(50, "GPU_1_bfc", 6, 1, 0x20);
+        early.peak = 6_666;
+        add(&mut other, &early);
+    });
+    space(vec![host])
+}
+
 fn synthetic() -> Vec<(&'static str, XSpace)> {
     vec![
         ("several-allocators", several_allocators()),
@@ -439,6 +490,8 @@ fn synthetic() -> Vec<(&'static str, XSpace)> {
         ("stat-types", stat_types()),
         ("grouped-by-steps", grouped_by_steps()),
         ("negative-usage", negative_usage()),
+        ("thread-pool-regions", thread_pool_regions(false)),
+        ("regions-loop-op", thread_pool_regions(true)),
     ]
 }
 

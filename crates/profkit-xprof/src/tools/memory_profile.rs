@@ -34,7 +34,8 @@
 //! Modules` lines of the TPU planes (`/device:TPU:`), numbered in plane, line and event order.
 //!
 //! The space is first preprocessed as xprof preprocesses it for this tool (step grouping, no
-//! derived timelines), so that allocator events take the `group_id` of their step.
+//! derived timelines; see `steps`): allocator events take the `group_id` of their step, and the
+//! lines where xprof adds thread pool regions are visited sorted by start (ties in file order).
 //!
 //! Where xprof's own output changes from run to run, profkit's is fixed, and it says so here:
 //! the order of the allocators in `memoryProfilePerAllocator` (a hash map's in xprof; profkit
@@ -44,6 +45,7 @@
 
 mod dtype;
 mod json;
+mod steps;
 
 use std::collections::HashMap;
 
@@ -51,7 +53,6 @@ use profkit_events::report::std_sort;
 use profkit_xplane::constants::{HOST_PLANE_NAME, TPU_PLANE_PREFIX};
 use profkit_xplane::{XEvent, XPlane, XSpace, XStat, x_event, x_stat};
 
-use crate::preprocess::{SpaceFacts, preprocess_plane};
 use crate::proto::{
     ActiveAllocation, HloModule, MemoryActivity, MemoryActivityMetadata, MemoryAggregationStats,
     MemoryProfile, MemoryProfileSnapshot, MemoryProfileSummary, PerAllocatorMemoryProfile,
@@ -117,10 +118,17 @@ pub fn from_space(space: &XSpace) -> Option<MemoryProfile> {
         .iter()
         .position(|p| p.name == HOST_PLANE_NAME)?;
     let host = space.planes.get(index)?;
-    let mut profile = match preprocessed_host(space, index, host) {
-        Some(host) => collect(&host),
-        None => collect(host),
+    // Preprocessing only matters to allocator events: without any, it is not run.
+    let has_events = host
+        .event_metadata
+        .values()
+        .any(|m| activity(&m.name).is_some());
+    let visit = if has_events {
+        steps::visit(space, index, host)
+    } else {
+        steps::Visit::default()
     };
+    let mut profile = collect(host, &visit);
     for allocator in profile.memory_profile_per_allocator.values_mut() {
         process_allocator(allocator, MAX_SNAPSHOTS);
     }
@@ -133,24 +141,6 @@ pub fn from_space(space: &XSpace) -> Option<MemoryProfile> {
     profile.version = 1;
     profile.hlo_modules = hlo_modules(space);
     Some(profile)
-}
-
-/// The host plane as xprof's preprocessing for this tool leaves it (`PreprocessSingleHostXSpace`
-/// with step grouping and without derived timelines; on the host plane these are the same), or
-/// `None` when it changes nothing.
-fn preprocessed_host(space: &XSpace, index: usize, host: &XPlane) -> Option<XPlane> {
-    let mut facts = SpaceFacts::default();
-    for plane in &space.planes {
-        facts.observe(plane);
-    }
-    facts.finish();
-    if !facts.groups() {
-        // Without grouping, preprocessing only adds events of other types to the host plane.
-        return None;
-    }
-    let mut host = host.clone();
-    preprocess_plane(&mut host, index, &facts, true);
-    Some(host)
 }
 
 /// What an allocator event is, by its metadata's name (TSL's `HostEventType`).
@@ -180,6 +170,14 @@ enum Stat {
     RegionType,
     DataType,
     Shape,
+}
+
+fn activity(name: &str) -> Option<Activity> {
+    match name {
+        "MemoryAllocation" => Some(Activity::Allocation),
+        "MemoryDeallocation" => Some(Activity::Deallocation),
+        _ => None,
+    }
 }
 
 fn stat_kind(name: &str) -> Option<Stat> {
@@ -240,16 +238,13 @@ impl Reader<'_> {
     }
 }
 
-/// `GenerateMemoryProfile`: a snapshot per allocator event, and each allocator's summary.
-fn collect(plane: &XPlane) -> MemoryProfile {
+/// `GenerateMemoryProfile`: a snapshot per allocator event, in the order xprof visits them once
+/// preprocessed (`visit`), and each allocator's summary.
+fn collect(plane: &XPlane, visit: &steps::Visit) -> MemoryProfile {
     let activities: HashMap<i64, Activity> = plane
         .event_metadata
         .iter()
-        .filter_map(|(id, m)| match m.name.as_str() {
-            "MemoryAllocation" => Some((*id, Activity::Allocation)),
-            "MemoryDeallocation" => Some((*id, Activity::Deallocation)),
-            _ => None,
-        })
+        .filter_map(|(id, m)| Some((*id, activity(&m.name)?)))
         .collect();
     let mut profile = MemoryProfile::default();
     if activities.is_empty() {
@@ -261,12 +256,21 @@ fn collect(plane: &XPlane) -> MemoryProfile {
         .filter_map(|(id, m)| Some((*id, stat_kind(&m.name)?)))
         .collect();
     let reader = Reader { plane };
-    for line in &plane.lines {
-        for event in &line.events {
+    let mut first = 0;
+    for (index, line) in plane.lines.iter().enumerate() {
+        for i in visit.order(index, &line.events) {
+            let Some(event) = line.events.get(i) else {
+                continue;
+            };
             let Some(&activity) = activities.get(&event.metadata_id) else {
                 continue;
             };
-            let (id, snapshot) = snapshot(event, activity, &stats, &reader);
+            let group = visit.group(first + i);
+            let (id, mut snapshot) = snapshot(event, activity, &stats, &reader);
+            // Grouping sets the event's `group_id` stat (or adds one).
+            if let (Some(group), Some(meta)) = (group, snapshot.activity_metadata.as_mut()) {
+                meta.step_id = group;
+            }
             let allocator = profile.memory_profile_per_allocator.entry(id).or_default();
             let summary = allocator
                 .profile_summary
@@ -276,6 +280,7 @@ fn collect(plane: &XPlane) -> MemoryProfile {
             }
             allocator.memory_profile_snapshots.push(snapshot);
         }
+        first += line.events.len();
     }
     profile
 }
@@ -648,4 +653,46 @@ fn hlo_modules(space: &XSpace) -> Vec<HloModule> {
         }
     }
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn snapshot_of(time: i64, heap: i64) -> MemoryProfileSnapshot {
+        MemoryProfileSnapshot {
+            time_offset_ps: time,
+            aggregation_stats: Some(MemoryAggregationStats {
+                heap_allocated_bytes: heap,
+                ..MemoryAggregationStats::default()
+            }),
+            activity_metadata: Some(MemoryActivityMetadata::default()),
+        }
+    }
+
+    #[test]
+    fn the_timeline_keeps_the_first_largest_of_each_run() {
+        // Ten snapshots, four kept: runs of 2, 2, 3 and 3 (the narrower runs first).
+        let heaps = [1, 5, 5, 2, 7, 9, 9, 3, 3, 3];
+        let snapshots: Vec<_> = heaps
+            .iter()
+            .enumerate()
+            .map(|(i, &h)| snapshot_of(i as i64, h))
+            .collect();
+        let kept: Vec<i64> = sample_timeline(&snapshots, 4)
+            .iter()
+            .map(|s| s.time_offset_ps)
+            .collect();
+        assert_eq!(kept, [1, 2, 5, 7]);
+        assert_eq!(sample_timeline(&snapshots, 10).len(), 10);
+    }
+
+    #[test]
+    fn data_type_names() {
+        assert_eq!(dtype::name(0), "INVALID");
+        assert_eq!(dtype::name(14), "bfloat16");
+        assert_eq!(dtype::name(119), "half_ref");
+        assert_eq!(dtype::name(150), "unknown dtype enum (50)_ref");
+        assert_eq!(dtype::name(-3), "unknown dtype enum (-3)");
+    }
 }
