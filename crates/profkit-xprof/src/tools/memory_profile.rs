@@ -349,7 +349,7 @@ fn update_summary(summary: &mut MemoryProfileSummary, stats: &MemoryAggregationS
     if in_use >= peak.peak_bytes_in_use {
         *peak = MemoryAggregationStats {
             peak_bytes_in_use: in_use,
-            ..stats.clone()
+            ..*stats
         };
         summary.peak_stats_time_ps = time;
         summary.memory_capacity = in_use.wrapping_add(stats.free_memory_bytes);
@@ -390,8 +390,8 @@ fn process_allocator(allocator: &mut PerAllocatorMemoryProfile, max: usize) {
     fix_step_ids(snapshots);
     fill_deallocations(snapshots);
     allocator.sampled_timeline_snapshots = sample_timeline(snapshots, max);
-    let summary = allocator.profile_summary.clone().unwrap_or_default();
-    let peak = summary.peak_stats.clone().unwrap_or_default();
+    let summary = allocator.profile_summary.unwrap_or_default();
+    let peak = summary.peak_stats.unwrap_or_default();
     let peak_step = snapshots
         .iter()
         .rev()
