@@ -9,7 +9,7 @@
 //! (empty when none does). Per allocator, in xprof's order:
 //!
 //! - the profile summary, kept event by event in visiting order (line by line, each line's events
-//!   in file order): the lifetime peak is the last event's `peak_bytes_in_use`; the peak within
+//!   in file order but on the lines preprocessing sorts, see below): the lifetime peak is the last event's `peak_bytes_in_use`; the peak within
 //!   the profile is the last event whose `bytes_reserved + bytes_allocated` reaches (`>=`) the
 //!   peak so far, its stats kept with that sum as their `peak_bytes_in_use`, its offset as the
 //!   peak's time and that sum plus `bytes_available` as the capacity;
@@ -17,7 +17,8 @@
 //!   introsort leaves them in, reproduced);
 //! - step ids: an event without `group_id` takes the last one before it plus one (0 before any);
 //! - each deallocation takes the op name, region, data type and shape of the allocation at its
-//!   address that came before it and has not been freed since;
+//!   address that came before it and has not been freed since (the first of two allocations at an
+//!   address still held);
 //! - the timeline: every snapshot when there are at most [`MAX_SNAPSHOTS`], else that many, each
 //!   the first largest (`bytes_allocated + bytes_reserved`) of a run of consecutive snapshots
 //!   (the runs of the shorter width first);
