@@ -45,6 +45,7 @@
 //! profkit keeps the earliest). Everything else is xprof's, byte for byte.
 
 mod dtype;
+mod events;
 mod json;
 mod steps;
 
@@ -52,13 +53,14 @@ use std::collections::HashMap;
 
 use profkit_events::report::std_sort;
 use profkit_xplane::constants::{HOST_PLANE_NAME, TPU_PLANE_PREFIX};
-use profkit_xplane::{XEvent, XPlane, XSpace, XStat, x_event, x_stat};
+use profkit_xplane::{XSpace, x_event};
 
 use crate::proto::{
     ActiveAllocation, HloModule, MemoryActivity, MemoryActivityMetadata, MemoryAggregationStats,
     MemoryProfile, MemoryProfileSnapshot, MemoryProfileSummary, PerAllocatorMemoryProfile,
 };
 use crate::{Error, Result};
+use events::{Activity, Allocator, Snap};
 
 pub use json::to_json;
 
@@ -123,308 +125,59 @@ pub fn from_space(space: &XSpace) -> Option<MemoryProfile> {
     let has_events = host
         .event_metadata
         .values()
-        .any(|m| activity(&m.name).is_some());
+        .any(|m| events::activity(&m.name).is_some());
     let visit = if has_events {
         steps::visit(space, index, host)
     } else {
         steps::Visit::default()
     };
-    let mut profile = collect(host, &visit);
-    for allocator in profile.memory_profile_per_allocator.values_mut() {
-        process_allocator(allocator, MAX_SNAPSHOTS);
-    }
-    profile.num_hosts = 1;
-    profile.memory_ids = profile
-        .memory_profile_per_allocator
-        .keys()
-        .cloned()
-        .collect();
-    profile.version = 1;
-    profile.hlo_modules = hlo_modules(space);
-    Some(profile)
-}
-
-/// What an allocator event is, by its metadata's name (TSL's `HostEventType`).
-#[derive(Clone, Copy, PartialEq, Eq)]
-enum Activity {
-    Allocation,
-    Deallocation,
-}
-
-/// The stats xprof reads from an allocator event, by their metadata's name (TSL's `StatType`).
-#[derive(Clone, Copy)]
-enum Stat {
-    /// `index_on_host`, `device_ordinal`: an allocator id as an integer.
-    IdNumber,
-    /// `allocator_name`.
-    IdName,
-    BytesReserved,
-    BytesAllocated,
-    BytesAvailable,
-    Fragmentation,
-    PeakBytesInUse,
-    RequestedBytes,
-    AllocationBytes,
-    Address,
-    TfOp,
-    GroupId,
-    RegionType,
-    DataType,
-    Shape,
-}
-
-fn activity(name: &str) -> Option<Activity> {
-    match name {
-        "MemoryAllocation" => Some(Activity::Allocation),
-        "MemoryDeallocation" => Some(Activity::Deallocation),
-        _ => None,
-    }
-}
-
-fn stat_kind(name: &str) -> Option<Stat> {
-    Some(match name {
-        "index_on_host" | "device_ordinal" => Stat::IdNumber,
-        "allocator_name" => Stat::IdName,
-        "bytes_reserved" => Stat::BytesReserved,
-        "bytes_allocated" => Stat::BytesAllocated,
-        "bytes_available" => Stat::BytesAvailable,
-        "fragmentation" => Stat::Fragmentation,
-        "peak_bytes_in_use" => Stat::PeakBytesInUse,
-        "requested_bytes" => Stat::RequestedBytes,
-        "allocation_bytes" => Stat::AllocationBytes,
-        "addr" => Stat::Address,
-        "tf_op" => Stat::TfOp,
-        "group_id" => Stat::GroupId,
-        "region_type" => Stat::RegionType,
-        "data_type" => Stat::DataType,
-        "shape" => Stat::Shape,
-        _ => return None,
+    let allocators = events::collect(host, &visit);
+    let memory_ids = allocators.keys().cloned().collect();
+    Some(MemoryProfile {
+        memory_profile_per_allocator: allocators
+            .into_iter()
+            .map(|(id, allocator)| (id, process_allocator(allocator, MAX_SNAPSHOTS)))
+            .collect(),
+        num_hosts: 1,
+        memory_ids,
+        version: 1,
+        hlo_modules: hlo_modules(space),
     })
-}
-
-/// A stat read as TSL's `XStatVisitor` reads it: `IntValue` is the `int64` value only (0 for a
-/// stat of another type), `DoubleValue` the `double` only, `StrOrRefValue` a string or the name
-/// of the referenced stat metadata.
-struct Reader<'a> {
-    plane: &'a XPlane,
-}
-
-impl Reader<'_> {
-    fn int(stat: &XStat) -> i64 {
-        match stat.value {
-            Some(x_stat::Value::Int64Value(v)) => v,
-            _ => 0,
-        }
-    }
-
-    fn double(stat: &XStat) -> f64 {
-        match stat.value {
-            Some(x_stat::Value::DoubleValue(v)) => v,
-            _ => 0.0,
-        }
-    }
-
-    fn str_or_ref(&self, stat: &XStat) -> String {
-        match &stat.value {
-            Some(x_stat::Value::StrValue(s)) => s.clone(),
-            // The id is an `int64` key in C++: a larger `ref_value` wraps.
-            Some(x_stat::Value::RefValue(id)) => self
-                .plane
-                .stat_metadata
-                .get(&(*id as i64))
-                .map(|m| m.name.clone())
-                .unwrap_or_default(),
-            _ => String::new(),
-        }
-    }
-}
-
-/// `GenerateMemoryProfile`: a snapshot per allocator event, in the order xprof visits them once
-/// preprocessed (`visit`), and each allocator's summary.
-fn collect(plane: &XPlane, visit: &steps::Visit) -> MemoryProfile {
-    let activities: HashMap<i64, Activity> = plane
-        .event_metadata
-        .iter()
-        .filter_map(|(id, m)| Some((*id, activity(&m.name)?)))
-        .collect();
-    let mut profile = MemoryProfile::default();
-    if activities.is_empty() {
-        return profile;
-    }
-    let stats: HashMap<i64, Stat> = plane
-        .stat_metadata
-        .iter()
-        .filter_map(|(id, m)| Some((*id, stat_kind(&m.name)?)))
-        .collect();
-    let reader = Reader { plane };
-    let mut first = 0;
-    for (index, line) in plane.lines.iter().enumerate() {
-        for i in visit.order(index, &line.events) {
-            let Some(event) = line.events.get(i) else {
-                continue;
-            };
-            let Some(&activity) = activities.get(&event.metadata_id) else {
-                continue;
-            };
-            let group = visit.group(first + i);
-            let (id, mut snapshot) = snapshot(event, activity, &stats, &reader);
-            // Grouping sets the event's `group_id` stat (or adds one).
-            if let (Some(group), Some(meta)) = (group, snapshot.activity_metadata.as_mut()) {
-                meta.step_id = group;
-            }
-            let allocator = profile.memory_profile_per_allocator.entry(id).or_default();
-            let summary = allocator
-                .profile_summary
-                .get_or_insert_with(Default::default);
-            if let Some(stats) = &snapshot.aggregation_stats {
-                update_summary(summary, stats, snapshot.time_offset_ps);
-            }
-            allocator.memory_profile_snapshots.push(snapshot);
-        }
-        first += line.events.len();
-    }
-    profile
-}
-
-/// An allocator event's allocator id and snapshot.
-fn snapshot(
-    event: &XEvent,
-    activity: Activity,
-    kinds: &HashMap<i64, Stat>,
-    reader: &Reader<'_>,
-) -> (String, MemoryProfileSnapshot) {
-    let mut stats = MemoryAggregationStats::default();
-    let mut meta = MemoryActivityMetadata {
-        memory_activity: match activity {
-            Activity::Allocation => MemoryActivity::Allocation,
-            Activity::Deallocation => MemoryActivity::Deallocation,
-        } as i32,
-        step_id: INVALID_STEP,
-        ..MemoryActivityMetadata::default()
-    };
-    let mut id = String::new();
-    for stat in &event.stats {
-        let Some(&kind) = kinds.get(&stat.metadata_id) else {
-            continue;
-        };
-        let int = Reader::int(stat);
-        match kind {
-            Stat::IdNumber => id = int.to_string(),
-            Stat::IdName => id = reader.str_or_ref(stat),
-            Stat::BytesReserved => stats.stack_reserved_bytes = int,
-            Stat::BytesAllocated => stats.heap_allocated_bytes = int,
-            Stat::BytesAvailable => stats.free_memory_bytes = int,
-            Stat::Fragmentation => stats.fragmentation = Reader::double(stat),
-            Stat::PeakBytesInUse => stats.peak_bytes_in_use = int,
-            Stat::RequestedBytes => meta.requested_bytes = int,
-            Stat::AllocationBytes => meta.allocation_bytes = int,
-            // An int64 stored in the uint64 field, as the C++ setter does.
-            Stat::Address => meta.address = int as u64,
-            Stat::TfOp => meta.tf_op_name = reader.str_or_ref(stat),
-            Stat::GroupId => meta.step_id = int,
-            Stat::RegionType => meta.region_type = reader.str_or_ref(stat),
-            // The enum is an `int` in C++: the value is truncated to 32 bits.
-            Stat::DataType => meta.data_type = dtype::name(int as i32),
-            Stat::Shape => meta.tensor_shape = reader.str_or_ref(stat),
-        }
-    }
-    let time_offset_ps = match event.data {
-        Some(x_event::Data::OffsetPs(v)) => v,
-        _ => 0,
-    };
-    let snapshot = MemoryProfileSnapshot {
-        time_offset_ps,
-        aggregation_stats: Some(stats),
-        activity_metadata: Some(meta),
-    };
-    (id, snapshot)
-}
-
-/// `UpdateProfileSummary`, for one event in visiting order.
-fn update_summary(summary: &mut MemoryProfileSummary, stats: &MemoryAggregationStats, time: i64) {
-    summary.peak_bytes_usage_lifetime = stats.peak_bytes_in_use;
-    let peak = summary.peak_stats.get_or_insert_with(Default::default);
-    let in_use = stats
-        .stack_reserved_bytes
-        .wrapping_add(stats.heap_allocated_bytes);
-    if in_use >= peak.peak_bytes_in_use {
-        *peak = MemoryAggregationStats {
-            peak_bytes_in_use: in_use,
-            ..*stats
-        };
-        summary.peak_stats_time_ps = time;
-        summary.memory_capacity = in_use.wrapping_add(stats.free_memory_bytes);
-    }
-}
-
-fn in_use(snapshot: &MemoryProfileSnapshot) -> i64 {
-    snapshot.aggregation_stats.as_ref().map_or(0, |s| {
-        s.heap_allocated_bytes.wrapping_add(s.stack_reserved_bytes)
-    })
-}
-
-fn meta(snapshot: &MemoryProfileSnapshot) -> &MemoryActivityMetadata {
-    static EMPTY: MemoryActivityMetadata = MemoryActivityMetadata {
-        memory_activity: 0,
-        requested_bytes: 0,
-        allocation_bytes: 0,
-        address: 0,
-        tf_op_name: String::new(),
-        step_id: 0,
-        region_type: String::new(),
-        data_type: String::new(),
-        tensor_shape: String::new(),
-    };
-    snapshot.activity_metadata.as_ref().unwrap_or(&EMPTY)
-}
-
-fn meta_mut(snapshot: &mut MemoryProfileSnapshot) -> &mut MemoryActivityMetadata {
-    snapshot
-        .activity_metadata
-        .get_or_insert_with(Default::default)
 }
 
 /// `ProcessMemoryProfileProto` for one allocator, `max` the most snapshots its timeline keeps.
-fn process_allocator(allocator: &mut PerAllocatorMemoryProfile, max: usize) {
-    sort_by_time(&mut allocator.memory_profile_snapshots);
-    let snapshots = &mut allocator.memory_profile_snapshots;
-    fix_step_ids(snapshots);
-    fill_deallocations(snapshots);
-    allocator.sampled_timeline_snapshots = sample_timeline(snapshots, max);
-    let summary = allocator.profile_summary.unwrap_or_default();
+fn process_allocator(allocator: Allocator<'_>, max: usize) -> PerAllocatorMemoryProfile {
+    let Allocator { mut snaps, summary } = allocator;
+    // `std::sort` by offset: ties as its introsort leaves them.
+    std_sort(&mut snaps, &|a: &Snap<'_>, b: &Snap<'_>| a.time < b.time);
+    fix_step_ids(&mut snaps);
+    fill_deallocations(&mut snaps);
+    let sampled = sample_timeline(&snaps, max);
     let peak = summary.peak_stats.unwrap_or_default();
-    let peak_step = snapshots
+    let peak_step = snaps
         .iter()
         .rev()
-        .find(|s| in_use(s) == peak.peak_bytes_in_use)
-        .map_or(0, |s| meta(s).step_id);
-    active_allocations(allocator, &summary, &peak, peak_step);
-}
-
-/// The snapshots in time order, as `std::sort` by offset leaves them.
-fn sort_by_time(snapshots: &mut Vec<MemoryProfileSnapshot>) {
-    let mut order: Vec<usize> = (0..snapshots.len()).collect();
-    let times: Vec<i64> = snapshots.iter().map(|s| s.time_offset_ps).collect();
-    let time = |i: &usize| times.get(*i).copied().unwrap_or(0);
-    std_sort(&mut order, &|a: &usize, b: &usize| time(a) < time(b));
-    let mut taken: Vec<Option<MemoryProfileSnapshot>> =
-        std::mem::take(snapshots).into_iter().map(Some).collect();
-    snapshots.extend(
-        order
-            .iter()
-            .filter_map(|&i| taken.get_mut(i).and_then(Option::take)),
-    );
+        .find(|s| s.in_use() == peak.peak_bytes_in_use)
+        .map_or(0, |s| s.step);
+    let (active_allocations, special_allocations, kept) =
+        active_allocations(&snaps, &summary, &peak, peak_step);
+    PerAllocatorMemoryProfile {
+        memory_profile_snapshots: kept,
+        profile_summary: Some(summary),
+        active_allocations,
+        special_allocations,
+        sampled_timeline_snapshots: sampled,
+    }
 }
 
 /// `UpdateStepId`: an event outside any step takes the last step before it plus one.
-fn fix_step_ids(snapshots: &mut [MemoryProfileSnapshot]) {
+fn fix_step_ids(snaps: &mut [Snap<'_>]) {
     let mut last = INVALID_STEP;
-    for snapshot in snapshots {
-        let meta = meta_mut(snapshot);
-        if meta.step_id == INVALID_STEP {
-            meta.step_id = last.wrapping_add(1);
+    for snap in snaps {
+        if snap.step == INVALID_STEP {
+            snap.step = last.wrapping_add(1);
         } else {
-            last = meta.step_id;
+            last = snap.step;
         }
     }
 }
@@ -432,39 +185,36 @@ fn fix_step_ids(snapshots: &mut [MemoryProfileSnapshot]) {
 /// `UpdateDeallocation`: a deallocation takes what the allocation at its address said of the
 /// tensor; each allocation serves one deallocation, and a second allocation at an address still
 /// held is not remembered.
-fn fill_deallocations(snapshots: &mut [MemoryProfileSnapshot]) {
+fn fill_deallocations(snaps: &mut [Snap<'_>]) {
     let mut held: HashMap<u64, usize> = HashMap::new();
-    for i in 0..snapshots.len() {
-        let Some(snapshot) = snapshots.get(i) else {
+    for i in 0..snaps.len() {
+        let Some(&snap) = snaps.get(i) else {
             continue;
         };
-        let m = meta(snapshot);
-        let address = m.address;
-        if m.memory_activity == MemoryActivity::Deallocation as i32 {
-            let Some(alloc) = held.remove(&address) else {
+        if snap.activity == Activity::Deallocation {
+            let Some(from) = held
+                .remove(&snap.address)
+                .and_then(|a| snaps.get(a).copied())
+            else {
                 continue;
             };
-            let Some(from) = snapshots.get(alloc).map(meta).cloned() else {
-                continue;
-            };
-            if let Some(snapshot) = snapshots.get_mut(i) {
-                let m = meta_mut(snapshot);
-                m.tf_op_name = from.tf_op_name;
-                m.region_type = from.region_type;
-                m.data_type = from.data_type;
-                m.tensor_shape = from.tensor_shape;
+            if let Some(snap) = snaps.get_mut(i) {
+                snap.op = from.op;
+                snap.region = from.region;
+                snap.dtype = from.dtype;
+                snap.shape = from.shape;
             }
         } else {
-            held.entry(address).or_insert(i);
+            held.entry(snap.address).or_insert(i);
         }
     }
 }
 
 /// `SampleMemoryProfileTimeline`: at most `max` snapshots, each the first largest of a run.
-fn sample_timeline(snapshots: &[MemoryProfileSnapshot], max: usize) -> Vec<MemoryProfileSnapshot> {
-    let count = snapshots.len();
+fn sample_timeline(snaps: &[Snap<'_>], max: usize) -> Vec<MemoryProfileSnapshot> {
+    let count = snaps.len();
     if count <= max || max == 0 {
-        return snapshots.to_vec();
+        return snaps.iter().map(Snap::proto).collect();
     }
     let width = count / max;
     let narrow = max * (width + 1) - count;
@@ -473,16 +223,16 @@ fn sample_timeline(snapshots: &[MemoryProfileSnapshot], max: usize) -> Vec<Memor
     let mut pick = |width: usize, runs: usize, start: usize| {
         for run in 0..runs {
             let from = start + width * run;
-            let Some(chunk) = snapshots.get(from..from + width) else {
+            let Some(chunk) = snaps.get(from..from + width) else {
                 continue;
             };
-            let mut best: Option<&MemoryProfileSnapshot> = None;
+            let mut best: Option<&Snap<'_>> = None;
             for s in chunk {
-                if best.is_none_or(|b| in_use(s) > in_use(b)) {
+                if best.is_none_or(|b| s.in_use() > b.in_use()) {
                     best = Some(s);
                 }
             }
-            out.extend(best.cloned());
+            out.extend(best.map(Snap::proto));
         }
     };
     pick(width, narrow, 0);
@@ -491,58 +241,79 @@ fn sample_timeline(snapshots: &[MemoryProfileSnapshot], max: usize) -> Vec<Memor
 }
 
 /// An allocation active at the peak: its snapshot's index (negative for the special ones:
-/// -1 - their index) and what it says of the tensor.
+/// -1 - their index) and what xprof sorts and merges them by.
 struct Active<'a> {
     index: i64,
-    meta: &'a MemoryActivityMetadata,
+    allocation_bytes: i64,
+    requested_bytes: i64,
+    op: &'a str,
+    region: &'a str,
+    dtype: String,
+    shape: &'a str,
 }
 
-/// xprof's `MetadataComparator` key: allocation and requested bytes, largest first, then the
-/// tensor's op name, region, data type and shape.
-/// (Negated as xprof negates them, so that the smallest integer sorts as itself.)
-fn key_order(a: &MemoryActivityMetadata, b: &MemoryActivityMetadata) -> std::cmp::Ordering {
-    let bytes = |m: &MemoryActivityMetadata| {
-        (
-            m.allocation_bytes.wrapping_neg(),
-            m.requested_bytes.wrapping_neg(),
-        )
-    };
-    bytes(a)
-        .cmp(&bytes(b))
-        .then_with(|| a.tf_op_name.cmp(&b.tf_op_name))
-        .then_with(|| a.region_type.cmp(&b.region_type))
-        .then_with(|| a.data_type.cmp(&b.data_type))
-        .then_with(|| a.tensor_shape.cmp(&b.tensor_shape))
+impl<'a> Active<'a> {
+    fn of_special(index: i64, m: &'a MemoryActivityMetadata) -> Self {
+        Active {
+            index,
+            allocation_bytes: m.allocation_bytes,
+            requested_bytes: m.requested_bytes,
+            op: &m.tf_op_name,
+            region: &m.region_type,
+            dtype: m.data_type.clone(),
+            shape: &m.tensor_shape,
+        }
+    }
+
+    /// xprof's `MetadataComparator`: allocation and requested bytes, largest first (negated as
+    /// xprof negates them, so that the smallest integer sorts as itself), then the tensor's op
+    /// name, region, data type and shape.
+    fn key_order(&self, other: &Self) -> std::cmp::Ordering {
+        let bytes = |a: &Self| {
+            (
+                a.allocation_bytes.wrapping_neg(),
+                a.requested_bytes.wrapping_neg(),
+            )
+        };
+        bytes(self)
+            .cmp(&bytes(other))
+            .then_with(|| self.op.cmp(other.op))
+            .then_with(|| self.region.cmp(other.region))
+            .then_with(|| self.dtype.cmp(&other.dtype))
+            .then_with(|| self.shape.cmp(other.shape))
+    }
 }
 
 /// `ProcessActiveAllocations` and `SaveActiveAllocationSnapshots`: the allocations active at the
 /// peak, the special ones, and the snapshots the output keeps.
 fn active_allocations(
-    allocator: &mut PerAllocatorMemoryProfile,
+    snaps: &[Snap<'_>],
     summary: &MemoryProfileSummary,
     peak: &MemoryAggregationStats,
     peak_step: i64,
+) -> (
+    Vec<ActiveAllocation>,
+    Vec<MemoryActivityMetadata>,
+    Vec<MemoryProfileSnapshot>,
 ) {
-    let snapshots = &allocator.memory_profile_snapshots;
     let mut unmapped = peak.heap_allocated_bytes;
     let mut unmapped_frees: i64 = 0;
     let mut held: HashMap<u64, usize> = HashMap::new();
-    for (i, snapshot) in snapshots.iter().enumerate() {
-        if snapshot.time_offset_ps > summary.peak_stats_time_ps {
+    for (i, snap) in snaps.iter().enumerate() {
+        if snap.time > summary.peak_stats_time_ps {
             break;
         }
-        let m = meta(snapshot);
-        if m.step_id != peak_step {
+        if snap.step != peak_step {
             continue;
         }
-        if m.memory_activity == MemoryActivity::Allocation as i32 {
-            held.insert(m.address, i);
-            unmapped = unmapped.wrapping_sub(m.allocation_bytes);
+        if snap.activity == Activity::Allocation {
+            held.insert(snap.address, i);
+            unmapped = unmapped.wrapping_sub(snap.bytes);
         } else {
-            if held.remove(&m.address).is_none() {
-                unmapped_frees = unmapped_frees.wrapping_add(m.allocation_bytes);
+            if held.remove(&snap.address).is_none() {
+                unmapped_frees = unmapped_frees.wrapping_add(snap.bytes);
             }
-            unmapped = unmapped.wrapping_add(m.allocation_bytes);
+            unmapped = unmapped.wrapping_add(snap.bytes);
         }
     }
     unmapped = unmapped.wrapping_sub(unmapped_frees);
@@ -573,33 +344,41 @@ fn active_allocations(
     let mut active: Vec<Active<'_>> = held
         .values()
         .filter_map(|&i| {
+            let s = snaps.get(i)?;
             Some(Active {
                 index: i as i64,
-                meta: meta(snapshots.get(i)?),
+                allocation_bytes: s.bytes,
+                requested_bytes: s.requested,
+                op: s.op,
+                region: s.region,
+                dtype: s.dtype_name(),
+                shape: s.shape,
             })
         })
         .collect();
-    active.extend(specials.iter().enumerate().map(|(n, meta)| Active {
-        index: -1 - n as i64,
-        meta,
-    }));
+    active.extend(
+        specials
+            .iter()
+            .enumerate()
+            .map(|(n, m)| Active::of_special(-1 - n as i64, m)),
+    );
     // xprof sorts the hash map's entries with an unstable sort: which of equal entries comes
     // first is not fixed there; here the earliest snapshot does (special ones first).
-    active.sort_by(|a, b| key_order(a.meta, b.meta).then(a.index.cmp(&b.index)));
+    active.sort_by(|a, b| a.key_order(b).then(a.index.cmp(&b.index)));
 
-    let mut allocations: Vec<ActiveAllocation> = Vec::new();
-    let mut kept: Vec<usize> = Vec::new();
+    let mut allocations = Vec::new();
+    let mut kept = Vec::new();
     let mut i = 0;
     while let Some(first) = active.get(i) {
         let mut n = 1;
         while active
             .get(i + n)
-            .is_some_and(|next| key_order(first.meta, next.meta).is_eq())
+            .is_some_and(|next| first.key_order(next).is_eq())
         {
             n += 1;
         }
         let snapshot_index = if first.index >= 0 {
-            kept.push(first.index as usize);
+            kept.extend(snaps.get(first.index as usize).map(Snap::proto));
             kept.len() as i64 - 1
         } else {
             first.index
@@ -615,13 +394,7 @@ fn active_allocations(
         });
         i += n;
     }
-    let kept: Vec<MemoryProfileSnapshot> = kept
-        .iter()
-        .filter_map(|&i| snapshots.get(i).cloned())
-        .collect();
-    allocator.memory_profile_snapshots = kept;
-    allocator.active_allocations = allocations;
-    allocator.special_allocations = specials;
+    (allocations, specials, kept)
 }
 
 /// `GenerateHloModules`: the events of the `XLA Modules` lines of the TPU planes.
@@ -660,14 +433,22 @@ fn hlo_modules(space: &XSpace) -> Vec<HloModule> {
 mod tests {
     use super::*;
 
-    fn snapshot_of(time: i64, heap: i64) -> MemoryProfileSnapshot {
-        MemoryProfileSnapshot {
-            time_offset_ps: time,
-            aggregation_stats: Some(MemoryAggregationStats {
+    fn snapshot_of(time: i64, heap: i64) -> Snap<'static> {
+        Snap {
+            time,
+            stats: MemoryAggregationStats {
                 heap_allocated_bytes: heap,
                 ..MemoryAggregationStats::default()
-            }),
-            activity_metadata: Some(MemoryActivityMetadata::default()),
+            },
+            activity: Activity::Allocation,
+            requested: 0,
+            bytes: 0,
+            address: 0,
+            step: 0,
+            op: "",
+            region: "",
+            dtype: None,
+            shape: "",
         }
     }
 
