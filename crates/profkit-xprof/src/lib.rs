@@ -41,8 +41,10 @@
     warn(clippy::unwrap_used, clippy::expect_used, clippy::panic)
 )]
 
+pub mod datatable;
 mod error;
 mod lite;
+pub mod op_stats;
 pub mod preprocess;
 pub mod proto;
 pub mod tools;

@@ -61,7 +61,7 @@
 //! few events that carry them. The derived timelines need, across planes, the HLO instructions of
 //! the `/host:metadata` plane and the scope range tree (see its `derived` module).
 
-mod derived;
+pub(crate) mod derived;
 mod event_types;
 mod facts;
 pub mod flows;
@@ -71,7 +71,7 @@ mod regions;
 mod runtime;
 mod sort;
 mod stats;
-mod tpu;
+pub(crate) mod tpu;
 
 use profkit_xplane::constants::GPU_PLANE_PREFIX;
 use profkit_xplane::{XPlane, XSpace};

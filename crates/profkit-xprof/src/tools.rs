@@ -10,6 +10,8 @@
 //! `MegaScale:...`; `perf_counters` and `utilization_viewer` when a TPU plane's event has a
 //! `counter_value` stat.
 
+pub mod framework_op_stats;
+
 use profkit_xplane::constants::{
     GPU_PLANE_PREFIX, HOST_PLANE_NAME, METADATA_PLANE_NAME, TPU_PLANE_PREFIX,
 };
