@@ -124,83 +124,11 @@ pub fn write_str(out: &mut String, s: &str) {
     out.push('"');
 }
 
-/// A double as nlohmann's `dump` prints it: `null` when not finite, `0.0` for zero, otherwise the
-/// shortest digits that read back as the value, in fixed notation when the decimal exponent is
-/// between -4 and 15 (`1.0`, `0.0001`, `123456789012345.0`) and as `d.ddde+XX` outside it.
-pub fn write_number(out: &mut String, v: f64) {
-    if !v.is_finite() {
-        out.push_str("null");
-        return;
-    }
-    if v == 0.0 {
-        out.push_str(if v.is_sign_negative() { "-0.0" } else { "0.0" });
-        return;
-    }
-    if v < 0.0 {
-        out.push('-');
-    }
-    let sci = format!("{:e}", v.abs());
-    let (mantissa, exp) = sci.split_once('e').unwrap_or((&sci, "0"));
-    let digits: String = mantissa.chars().filter(|c| *c != '.').collect();
-    let exp: i32 = exp.parse().unwrap_or(0);
-    let k = i32::try_from(digits.len()).unwrap_or(i32::MAX);
-    // The value is 0.digits x 10^n.
-    let n = exp + 1;
-    if k <= n && n <= 15 {
-        out.push_str(&digits);
-        for _ in k..n {
-            out.push('0');
-        }
-        out.push_str(".0");
-    } else if 0 < n && n <= 15 {
-        let split = usize::try_from(n).unwrap_or(0);
-        out.push_str(&digits[..split]);
-        out.push('.');
-        out.push_str(&digits[split..]);
-    } else if -4 < n && n <= 0 {
-        out.push_str("0.");
-        for _ in n..0 {
-            out.push('0');
-        }
-        out.push_str(&digits);
-    } else {
-        out.push_str(&digits[..1]);
-        if k > 1 {
-            out.push('.');
-            out.push_str(&digits[1..]);
-        }
-        let e = n - 1;
-        out.push('e');
-        out.push(if e < 0 { '-' } else { '+' });
-        let _ = write!(out, "{:02}", e.unsigned_abs());
-    }
-}
+pub use crate::number::write_number;
 
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    fn num(v: f64) -> String {
-        let mut s = String::new();
-        write_number(&mut s, v);
-        s
-    }
-
-    #[test]
-    fn numbers_as_nlohmann_prints_them() {
-        assert_eq!(num(1.0), "1.0");
-        assert_eq!(num(0.0), "0.0");
-        assert_eq!(num(52309.53), "52309.53");
-        assert_eq!(num(0.009099770794947056), "0.009099770794947056");
-        assert_eq!(num(0.0001), "0.0001");
-        assert_eq!(num(0.00001), "1e-05");
-        assert_eq!(num(1.5e-7), "1.5e-07");
-        assert_eq!(num(123456789012345.0), "123456789012345.0");
-        assert_eq!(num(1e15), "1e+15");
-        assert_eq!(num(1.25e300), "1.25e+300");
-        assert_eq!(num(-2.5), "-2.5");
-        assert_eq!(num(f64::NAN), "null");
-    }
 
     #[test]
     fn table_json() {

@@ -44,6 +44,7 @@
 pub mod datatable;
 mod error;
 mod lite;
+mod number;
 pub mod op_stats;
 pub mod preprocess;
 pub mod proto;

@@ -107,7 +107,7 @@ pub(crate) fn run(args: XprofArgs) -> Result<(), Failure> {
                     built
                         .missing
                         .iter()
-                        .map(|m| format!("not reproduced: {m} (the device rows are missing)")),
+                        .map(|m| format!("not reproduced: {m}; the tool lacks their rows")),
                 );
                 if args.text {
                     write_tf_stats_text(&mut writer, &built, args.rows)?;

@@ -119,7 +119,7 @@ fn combine_op(src: &OpMetrics, dst: &mut OpMetrics, update_num_cores: bool) {
             .find(|d| d.memory_space == m.memory_space && d.operation_type == m.operation_type)
         {
             Some(d) => d.bytes_accessed = d.bytes_accessed.wrapping_add(m.bytes_accessed),
-            None => dst.memory_accessed_breakdown.push(m.clone()),
+            None => dst.memory_accessed_breakdown.push(*m),
         }
     }
     dst.dma_stall_ps = dst.dma_stall_ps.wrapping_add(src.dma_stall_ps);

@@ -2,7 +2,8 @@
 //! from XSpaces as xprof 2.24.2 builds it (`ConvertXSpaceToOpStats` on each host's preprocessed
 //! space, then `CombineOpStats` across hosts).
 //!
-//! What is built today: the host op metrics database ([`host_op_metrics_db`]), the run
+//! What is built today: the host op metrics database ([`host_op_metrics_db`]), the GPU op metrics
+//! of framework-op kernels ([`gpu_op_metrics_db`]), the run
 //! environment (hosts, device type and count, hardware type), and the diagnostics (the space's
 //! errors and warnings). The device op metrics, steps database, kernel stats and tf-function
 //! stats are left empty: [`OpStatsBuild::missing`] names them, so that a tool computed from them
@@ -24,20 +25,24 @@
 //! assert_eq!(host.total_time_ps, 6_000_000);
 //! ```
 
+mod device;
 mod host;
 mod metrics_db;
 mod model;
 
 use profkit_xplane::XSpace;
-use profkit_xplane::constants::{GPU_PLANE_PREFIX, HOST_PLANE_NAME, TPU_PLANE_PREFIX};
+use profkit_xplane::constants::{
+    GPU_PLANE_PREFIX, HOST_PLANE_NAME, METADATA_PLANE_NAME, TPU_PLANE_PREFIX,
+};
 use profkit_xplane::visitor::PlaneVisitor;
 
+pub use device::{GpuDb, gpu_op_metrics_db};
 pub use host::host_op_metrics_db;
 pub(crate) use metrics_db::DbBuilder;
 pub use metrics_db::{IDLE, is_idle, sorted};
 pub use model::ModelTracker;
 
-use crate::proto::{Diagnostics, HardwareType, OpMetricsDb, OpStats, RunEnvironment};
+use crate::proto::{Diagnostics, HardwareType, OpStats, RunEnvironment};
 
 /// What OpStats holds for a set of hosts, and which of its parts are not built.
 #[derive(Clone, Debug, Default)]
@@ -57,14 +62,33 @@ pub fn host_op_stats(mut space: XSpace, host: &str) -> (OpStats, Vec<&'static st
     let mut missing = Vec::new();
     stats.diagnostics = diagnostics(&space);
     stats.run_environment = Some(run_environment(&space, host));
-    let has_device = space
+    let tpu = space
         .planes
         .iter()
-        .any(|p| p.name.starts_with(GPU_PLANE_PREFIX) || p.name.starts_with(TPU_PLANE_PREFIX));
-    if has_device {
-        missing.push("device op metrics, kernel stats and device steps");
+        .any(|p| p.name.starts_with(TPU_PLANE_PREFIX));
+    let mut device = DbBuilder::default();
+    if tpu {
+        missing.push("TPU op metrics (XLA ops of the TPU planes)");
+    } else {
+        let mut xla_kernels = 0;
+        for plane in space
+            .planes
+            .iter()
+            .filter(|p| p.name.starts_with(GPU_PLANE_PREFIX))
+        {
+            let gpu = gpu_op_metrics_db(plane);
+            xla_kernels += gpu.xla_kernels;
+            device.combine(&gpu.db, true);
+        }
+        // Without the programs' HLO, xprof drops these kernels too.
+        let has_hlo = space.planes.iter().any(|p| {
+            p.name == METADATA_PLANE_NAME && p.stat_metadata.values().any(|m| m.name == "Hlo Proto")
+        });
+        if xla_kernels > 0 && has_hlo {
+            missing.push("GPU kernels of XLA programs (HLO op metrics)");
+        }
     }
-    stats.device_op_metrics_db = Some(OpMetricsDb::default());
+    stats.device_op_metrics_db = Some(device.db);
     if let Some(host_plane) = space.planes.iter().find(|p| p.name == HOST_PLANE_NAME) {
         stats.host_op_metrics_db = Some(host_op_metrics_db(host_plane));
     }

@@ -29,10 +29,11 @@ impl ModelTracker {
                     }
                 }
             }
-        } else if is_jax_op_name_and_type(name, op_type) || op_type.is_empty() {
-            if !self.jax_transpose && name.split('/').any(|s| s.starts_with("transpose(")) {
-                self.jax_transpose = true;
-            }
+        } else if (is_jax_op_name_and_type(name, op_type) || op_type.is_empty())
+            && !self.jax_transpose
+            && name.split('/').any(|s| s.starts_with("transpose("))
+        {
+            self.jax_transpose = true;
         }
     }
 
