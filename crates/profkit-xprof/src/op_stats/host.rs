@@ -101,8 +101,12 @@ fn line_db(
     let mut next_id = 0u32;
     let mut cache: HashMap<i64, std::rc::Rc<HostOp>> = HashMap::new();
     for event in line.events() {
-        let begin = u64::try_from(event.timestamp_ps()).unwrap_or(0);
-        let end = u64::try_from(event.end_timestamp_ps()).unwrap_or(0);
+        // As xprof's `Timespan`: 64-bit picoseconds, wrapping (a line starting in 2023 in
+        // nanoseconds since 1970 is past 2^64 picoseconds).
+        let begin = (line.timestamp_ns() as u64)
+            .wrapping_mul(1000)
+            .wrapping_add(event.offset_ps() as u64);
+        let end = begin.wrapping_add(event.duration_ps() as u64);
         let key = stat_i64(&event, "input_pipeline_stage_id").unwrap_or(event.metadata_id());
         if let Some(op) = ops.get(&key) {
             next_id = next_id.wrapping_add(1);
@@ -232,4 +236,65 @@ pub fn host_op_metrics_db(plane: &XPlane) -> OpMetricsDb {
         combined.combine(&db, false);
     }
     combined.db
+}
+
+#[cfg(test)]
+mod tests {
+    use profkit_xplane::{PlaneBuilder, XPlane};
+
+    use super::*;
+
+    fn plane(timestamp_ns: i64) -> XPlane {
+        let mut plane = XPlane::default();
+        let mut b = PlaneBuilder::new(&mut plane);
+        b.set_name("/host:CPU");
+        let mut line = b.line(1);
+        line.set_timestamp_ns(timestamp_ns);
+        line.add_event("outer:While")
+            .set_offset_ps(0)
+            .set_duration_ps(10_000);
+        line.add_event("a/MatMul:MatMul")
+            .set_offset_ps(1_000)
+            .set_duration_ps(4_000);
+        line.add_event("user range")
+            .set_offset_ps(6_000)
+            .set_duration_ps(1_000);
+        line.add_event("a/MatMul:MatMul")
+            .set_offset_ps(20_000)
+            .set_duration_ps(2_000);
+        plane
+    }
+
+    #[test]
+    fn self_times_idle_and_wrapping_timestamps() {
+        // 2023 in nanoseconds since 1970 is past 2^64 picoseconds: xprof's times wrap, and so
+        // do ours, alike.
+        for ts in [0, 1_700_000_000_000_000_000] {
+            let db = host_op_metrics_db(&plane(ts));
+            let names: Vec<(&str, &str, u32, u64, u64)> = db
+                .metrics_db
+                .iter()
+                .map(|m| {
+                    (
+                        m.name.as_str(),
+                        m.category.as_str(),
+                        m.occurrences,
+                        m.time_ps,
+                        m.self_time_ps,
+                    )
+                })
+                .collect();
+            assert_eq!(
+                names,
+                [
+                    ("a/MatMul", "MatMul", 2, 6_000, 6_000),
+                    ("outer", "While", 1, 10_000, 6_000),
+                    ("IDLE", "IDLE", 0, 10_000, 10_000),
+                ],
+                "line timestamp {ts}"
+            );
+            assert_eq!(db.total_time_ps, 22_000);
+            assert_eq!(db.total_op_time_ps, 12_000);
+        }
+    }
 }

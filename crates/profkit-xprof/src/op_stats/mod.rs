@@ -57,7 +57,8 @@ pub struct OpStatsBuild {
 /// OpStats of one host's space, preprocessed as xprof preprocesses it first. `host` is the name
 /// xprof gives the host (its file's name without `.xplane.pb`).
 pub fn host_op_stats(mut space: XSpace, host: &str) -> (OpStats, Vec<&'static str>) {
-    crate::preprocess::preprocess(&mut space);
+    // Grouping (for `is_eager`), not the derived lines, which no part of OpStats reads.
+    crate::preprocess::preprocess_with(&mut space, false);
     let mut stats = OpStats::default();
     let mut missing = Vec::new();
     stats.diagnostics = diagnostics(&space);
