@@ -4,6 +4,8 @@
 //! view), `validate.txt` (one line per validation problem, warnings marked `warning: `, empty
 //! when valid) and `summary.json` (what `profkit inspect` summarises). When it does not, the only output is `error.txt`, the
 //! decode error as displayed (byte offset and field path included).
+//! A case that holds xprof's output for a tool (`xprof.<tool>.json`) also records
+//! `xprof-tools.txt`, what `crate::xprof_tools` found in comparing profkit's with it.
 //!
 //! Asserted rather than recorded: re-encoding keeps every field (`decode(encode(x)) == x`), the
 //! JSON view reads back to the same space, the streaming reader agrees with the whole-file
@@ -46,6 +48,7 @@ impl Format for XPlaneFormat {
             "summary.json",
             "chrome.json",
             "tools.json",
+            "xprof-tools.txt",
             "error.txt",
         ]
     }
@@ -54,7 +57,13 @@ impl Format for XPlaneFormat {
         let path = case_dir.join(INPUT);
         let bytes =
             std::fs::read(&path).map_err(|e| format!("cannot read {}: {e}", path.display()))?;
-        let outputs = run_bytes(&bytes)?;
+        let mut outputs = run_bytes(&bytes)?;
+        if let Ok(space) = decode(bytes.clone()) {
+            let report = crate::xprof_tools::check(case_dir, &space)?;
+            if !report.is_empty() {
+                outputs.insert("xprof-tools.txt".into(), report.into_bytes());
+            }
+        }
         let xprof_path = case_dir.join(XPROF_TRACE_VIEWER);
         if let (Some(ours), Ok(theirs)) = (outputs.get("chrome.json"), std::fs::read(&xprof_path)) {
             // The shared sample's copy was saved with one more newline than xprof returns.

@@ -7,7 +7,8 @@
 //! in-memory one) and requires xprof's text exactly, flow ids compared as the partition they make
 //! ([`crate::xplane::flows_renamed`]), so every event, arg and flow is compared. It records:
 //! - `trace.txt`: how many events, how many carry a flow and how many flows link them;
-//! - `validate.txt` and `summary.json`: as for the XSpace cases.
+//! - `validate.txt` and `summary.json`: as for the XSpace cases;
+//! - `xprof-tools.txt`: the xprof tools checked against xprof's saved output (`crate::xprof_tools`).
 //!
 //! The canonical dump and our trace viewer JSON are not stored: they are megabytes, and the
 //! latter is xprof's file.
@@ -37,7 +38,12 @@ impl Format for XPlaneDeviceFormat {
     }
 
     fn output_names(&self) -> &'static [&'static str] {
-        &["trace.txt", "validate.txt", "summary.json"]
+        &[
+            "trace.txt",
+            "validate.txt",
+            "summary.json",
+            "xprof-tools.txt",
+        ]
     }
 
     fn run(&self, case_dir: &Path) -> Result<Outputs, String> {
@@ -72,6 +78,10 @@ impl Format for XPlaneDeviceFormat {
             ));
         }
         let mut outputs = Outputs::new();
+        let report = crate::xprof_tools::check(case_dir, &space)?;
+        if !report.is_empty() {
+            outputs.insert("xprof-tools.txt".into(), report.into_bytes());
+        }
         outputs.insert("trace.txt".into(), trace_counts(&ours).into_bytes());
         outputs.insert("validate.txt".into(), validate_text(&space).into_bytes());
         let summary = serde_json::to_string_pretty(&Summary::of(&space))

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Checks that the real xprof (2.24.2) reads every XSpace in conformance/xplane/, as given and as
 # re-encoded by profkit: its trace_viewer tool must return JSON with traceEvents, not None. First,
-# that the OpStats schema under proto/xprof/ is xprof's own (conformance/xprof/protos.py).
+# that the OpStats schema under proto/xprof/ is xprof's own (conformance/xprof/protos.py). Last,
+# that `profkit xprof TOOL` writes what xprof's tools return (conformance/xprof/tools_check.py).
 #
 # Usage: conformance/xprof/check.sh            (from anywhere in the repository)
 #        BLESS=1 conformance/xprof/check.sh    also saves xprof's output as
@@ -38,4 +39,6 @@ cd "$repo"
 fds="${CARGO_TARGET_DIR:-$repo/target}/op_stats_schema.fds"
 cargo run -q -p profkit-xprof --example op_stats_schema > "$fds"
 "$venv/bin/python" "$here/protos.py" "$repo" --check --compare "$fds"
-exec "$venv/bin/python" "$here/check.py" --repo "$repo"
+"$venv/bin/python" "$here/check.py" --repo "$repo"
+# xprof's other tools, live, against `profkit xprof TOOL` on the same cases.
+exec "$venv/bin/python" "$here/tools_check.py" --repo "$repo"

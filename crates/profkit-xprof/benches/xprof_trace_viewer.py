@@ -1,8 +1,9 @@
 """The peer of benches/trace_viewer.rs: xprof 2.24.2's own trace_viewer conversion of one file.
 
-Usage: python xprof_trace_viewer.py XPLANE OUT. Copies XPLANE into a fresh folder as
+Usage: python xprof_trace_viewer.py XPLANE OUT [TOOL] (TOOL defaults to trace_viewer; the
+xprof_tools bench passes its tools). Copies XPLANE into a fresh folder as
 bench.xplane.pb (xprof takes the host from the name and writes caches beside it), imports xprof,
-then times `xspace_to_tool_data([path], "trace_viewer", ...)` and the write of its JSON to OUT,
+then times `xspace_to_tool_data([path], TOOL, ...)` and the write of its JSON to OUT,
 and prints {"seconds", "vmhwm_kb"} as JSON: the wall time of conversion and write, and the
 process's peak resident set (VmHWM), import included.
 """
@@ -25,6 +26,7 @@ def vmhwm_kb():
 
 def main():
     src, out = sys.argv[1], sys.argv[2]
+    tool = sys.argv[3] if len(sys.argv) > 3 else "trace_viewer"
     work = tempfile.mkdtemp(prefix="xprof-bench-")
     try:
         path = os.path.join(work, "bench.xplane.pb")
@@ -33,12 +35,14 @@ def main():
 
         start = time.monotonic()
         data, _ = raw_to_tool_data.xspace_to_tool_data(
-            [path], "trace_viewer", {"use_saved_result": False}
+            [path], tool, {"use_saved_result": False}
         )
         if data is None:
             print(json.dumps({"error": "xprof returned None"}))
             return 1
-        with open(out, "w", encoding="utf-8") as f:
+        if isinstance(data, str):
+            data = data.encode("utf-8")
+        with open(out, "wb") as f:
             f.write(data)
         seconds = time.monotonic() - start
         print(json.dumps({"seconds": seconds, "vmhwm_kb": vmhwm_kb()}))

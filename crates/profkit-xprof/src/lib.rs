@@ -19,6 +19,9 @@
 //! | `SortXPlane` on TPU planes | `preprocess::sort` |
 //! | `HostEventType` and `StatType` names | `preprocess::event_types` |
 //! | the trace viewer's processes, threads, args and JSON | [`trace_viewer`] |
+//! | `ConvertXSpaceToOpStats`, `CombineOpStats`: host op metrics, GPU framework ops, run environment | [`op_stats`] |
+//! | `ConvertOpStatsToTfStats`, `TfStatsToDataTableJson` (the `framework_op_stats` tool) | [`tools::framework_op_stats`] |
+//! | `DataTable::ToJson` and nlohmann's number format | [`datatable`] |
 //!
 //! ```
 //! use profkit_xprof::trace_viewer::{TraceViewerOptions, write_space};
@@ -41,8 +44,11 @@
     warn(clippy::unwrap_used, clippy::expect_used, clippy::panic)
 )]
 
+pub mod datatable;
 mod error;
 mod lite;
+mod number;
+pub mod op_stats;
 pub mod preprocess;
 pub mod proto;
 pub mod tools;

@@ -61,7 +61,7 @@
 //! few events that carry them. The derived timelines need, across planes, the HLO instructions of
 //! the `/host:metadata` plane and the scope range tree (see its `derived` module).
 
-mod derived;
+pub(crate) mod derived;
 mod event_types;
 mod facts;
 pub mod flows;
@@ -71,7 +71,7 @@ mod regions;
 mod runtime;
 mod sort;
 mod stats;
-mod tpu;
+pub(crate) mod tpu;
 
 use profkit_xplane::constants::GPU_PLANE_PREFIX;
 use profkit_xplane::{XPlane, XSpace};
@@ -107,13 +107,23 @@ use tpu::is_tensor_core_plane;
 /// assert!(names.contains(&"group_id") && names.contains(&"step_name"));
 /// ```
 pub fn preprocess(space: &mut XSpace) -> Vec<&'static str> {
+    preprocess_with(space, true)
+}
+
+/// [`preprocess`], with or without xprof's derived timelines (the `Steps`, `XLA Modules`, `XLA
+/// Ops`, name scope and launch stats lines): OpStats reads no derived line, so it skips them.
+pub(crate) fn preprocess_with(space: &mut XSpace, derived_timelines: bool) -> Vec<&'static str> {
     let mut facts = SpaceFacts::default();
     for plane in &space.planes {
         facts.observe(plane);
     }
     facts.finish();
     for (index, plane) in space.planes.iter_mut().enumerate() {
-        preprocess_plane(plane, index, &facts, true);
+        if derived_timelines {
+            preprocess_plane(plane, index, &facts, true);
+        } else {
+            group_plane(plane, index, &facts);
+        }
     }
     facts.unreproduced()
 }
@@ -154,6 +164,22 @@ pub(crate) fn preprocess_plane(
         for line in &mut plane.lines {
             sort_events_stable(line);
         }
+    }
+}
+
+/// What [`preprocess_plane`] does before it derives timelines: regions, the TPU runtime's run
+/// ids, the grouping's stats written into the plane.
+fn group_plane(plane: &mut XPlane, index: usize, facts: &SpaceFacts) {
+    if !facts.preprocesses() {
+        return;
+    }
+    regions::add_regions(plane);
+    runtime::fix_run_ids(plane);
+    if facts.groups() {
+        facts.forest.apply(index, plane);
+    }
+    if facts.groups() && facts.tpu && plane.name.starts_with("/device:") {
+        group_tpu_plane_events(plane, facts);
     }
 }
 

@@ -47,6 +47,7 @@ mod plugin;
 mod poplar;
 mod text;
 mod xdl;
+mod xprof;
 mod xspace;
 
 pub use plugin::set_self_command;
@@ -213,6 +214,27 @@ enum Command {
         #[arg(long, value_parser = FormatParser::report())]
         from: Option<Format>,
     },
+    /// Print what xprof's tools show for XSpaces (TensorFlow's and JAX's profiles), as xprof
+    /// 2.24.2 returns it: `profkit xprof TOOL IN... [-o OUT]`, several inputs being several
+    /// hosts of one run. `--list` names the tools xprof offers for the inputs. Tools computed:
+    /// `framework_op_stats` (JSON DataTables; `--text` prints its table) and `trace_viewer`.
+    Xprof {
+        /// The tool, then the XSpaces (with --list: the XSpaces only).
+        #[arg(value_name = "TOOL IN", num_args = 1.., required = true)]
+        args: Vec<PathBuf>,
+        /// List the tools xprof offers for the inputs.
+        #[arg(long)]
+        list: bool,
+        /// Where to write the tool's data (default: standard output).
+        #[arg(short, long, value_name = "OUT")]
+        out: Option<PathBuf>,
+        /// Print the tool's tables for a terminal instead of xprof's JSON.
+        #[arg(long)]
+        text: bool,
+        /// With --text: the rows shown per table (the rest are counted).
+        #[arg(long, value_name = "N", default_value_t = 30)]
+        rows: usize,
+    },
     /// Run and check TensorFlow profiler plugins (shared libraries exporting `TF_InitProfiler`).
     Plugin {
         #[command(subcommand)]
@@ -326,6 +348,19 @@ fn run(cli: Cli) -> Result<(), Failure> {
             let legacy = legacy || sort.is_some() || place.is_some();
             paddle::report_command(input, legacy, sort, place, &summary, json)
         }
+        Command::Xprof {
+            args,
+            list,
+            out,
+            text,
+            rows,
+        } => xprof::run(xprof::XprofArgs {
+            args,
+            list,
+            out,
+            text,
+            rows,
+        }),
         Command::Plugin { command } => plugin::run(command),
     }
 }

@@ -11,8 +11,9 @@
 //! `counter_value` stat.
 //!
 //! The tools' data, each as xprof 2.24.2 returns it for a profile, in a module of its own:
-//! [`memory_profile`].
+//! [`framework_op_stats`], [`memory_profile`].
 
+pub mod framework_op_stats;
 pub mod memory_profile;
 
 use profkit_xplane::constants::{

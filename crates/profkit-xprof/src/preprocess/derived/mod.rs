@@ -41,7 +41,7 @@ mod builder;
 mod gpu;
 mod hlo;
 mod steps;
-mod tf_op;
+pub(crate) mod tf_op;
 mod tpu;
 
 pub(crate) use hlo::Symbols;

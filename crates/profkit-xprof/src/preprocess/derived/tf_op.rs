@@ -8,7 +8,7 @@ use super::builder::{Editor, Lines, Span, set_display_name_if_empty};
 
 /// What kind of op a `tf_op` name is.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(super) enum Category {
+pub(crate) enum Category {
     Unknown,
     TensorFlow,
     Jax,
@@ -18,14 +18,14 @@ pub(super) enum Category {
 
 /// A parsed op name: its category, name and type.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub(super) struct TfOp<'a> {
+pub(crate) struct TfOp<'a> {
     pub category: Category,
     pub name: &'a str,
     pub op_type: &'a str,
 }
 
 /// `[A-Za-z0-9.][A-Za-z0-9_.\/>-]*`
-fn is_tf_op_name(s: &str) -> bool {
+pub(crate) fn is_tf_op_name(s: &str) -> bool {
     let mut chars = s.chars();
     chars
         .next()
@@ -34,7 +34,7 @@ fn is_tf_op_name(s: &str) -> bool {
 }
 
 /// `[A-Z_][a-zA-Z0-9_]*`
-fn is_tf_op_type(s: &str) -> bool {
+pub(crate) fn is_tf_op_type(s: &str) -> bool {
     let mut chars = s.chars();
     chars
         .next()
@@ -43,7 +43,7 @@ fn is_tf_op_type(s: &str) -> bool {
 }
 
 /// `[a-z_][a-z0-9_]*(\[.*\])?` (`.` not matching a newline).
-fn is_jax_op_type(s: &str) -> bool {
+pub(crate) fn is_jax_op_type(s: &str) -> bool {
     let (base, rest) = match s.find('[') {
         Some(i) => s.split_at(i),
         None => (s, ""),
@@ -85,7 +85,7 @@ fn starts_with_ignore_case(s: &str, prefix: &str) -> bool {
 }
 
 /// `ParseTfOpFullname`.
-pub(super) fn parse(full: &str) -> TfOp<'_> {
+pub(crate) fn parse(full: &str) -> TfOp<'_> {
     let unknown = TfOp {
         category: Category::Unknown,
         name: full,
@@ -146,7 +146,7 @@ pub(super) fn parse(full: &str) -> TfOp<'_> {
 }
 
 /// `ParseTfNameScopes`: the scopes of an op name (all but its last `/` part).
-fn name_scopes(name: &str) -> Vec<&str> {
+pub(crate) fn name_scopes(name: &str) -> Vec<&str> {
     let mut scopes: Vec<&str> = name.split('/').collect();
     scopes.pop();
     scopes

@@ -1,0 +1,178 @@
+"""Checks `profkit xprof TOOL` against xprof 2.24.2's own tools, live, on every XSpace case.
+
+Run through tools_check.sh (or check.sh), which provides the venv. The cases are every
+conformance/xplane/<case>/input.xplane.pb that decodes and every
+conformance/xplane-device/<case>/input.xplane.pb.gz. Each is copied as `<host>.xplane.pb` into a
+folder of its own (xprof names the host after the file), xprof computes each tool in a child
+process (`xspace_to_tool_data([path], TOOL, {"use_saved_result": False})`), and
+`profkit xprof TOOL <path>` must write the same bytes.
+
+Where profkit says on stderr that it does not reproduce part of a tool ("not reproduced: ..."),
+the check compares what it does reproduce (for framework_op_stats: every host row, rank aside) and reports the case as partial, with profkit's note; a partial case
+whose reproduced part differs fails.
+
+With BLESS=1, xprof's output is saved in the case folder as `xprof.<tool>.json` (gzipped for the
+device cases; the offline conformance runner compares profkit with it).
+"""
+
+import argparse
+import concurrent.futures
+import gzip
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+
+TOOLS = ["framework_op_stats"]
+CHILD_TIMEOUT_S = 300
+
+
+def child(path, out_dir):
+    """In the child: xprof's data for each tool, written as <tool>.json in out_dir."""
+    from xprof.convert import raw_to_tool_data as r
+
+    for tool in TOOLS:
+        data, _content_type = r.xspace_to_tool_data([path], tool, {"use_saved_result": False})
+        if data is None:
+            continue
+        if isinstance(data, bytes):
+            data = data.decode("utf-8")
+        with open(os.path.join(out_dir, tool + ".json"), "w", encoding="utf-8") as f:
+            f.write(data)
+    return 0
+
+
+def host_rows(text):
+    """framework_op_stats' host rows, rank aside (the properties, which the device rows sway,
+    aside too)."""
+    tables = json.loads(text)
+    return [[r["c"][1:] for r in t["rows"] if r["c"][1]["v"] == "Host"] for t in tables]
+
+
+def compare(tool, ours, theirs, note):
+    """(status, message): status is "ok", "partial" or "FAIL"."""
+    if ours == theirs and not note:
+        return "ok", f"{len(ours)} bytes, identical"
+    if ours == theirs:
+        return "FAIL", f"identical, yet profkit says: {note}"
+    if note and tool == "framework_op_stats":
+        if host_rows(ours) == host_rows(theirs):
+            return "partial", f"host rows identical; {note}"
+        return "FAIL", f"host rows differ; {note}"
+    ours_j, theirs_j = json.loads(ours), json.loads(theirs)
+    if ours_j == theirs_j:
+        return "FAIL", "same JSON values, different text (number formatting?)"
+    return "FAIL", f"differs ({len(ours)} bytes profkit, {len(theirs)} xprof)"
+
+
+def cases(repo):
+    """(name, copy function) for each case."""
+    found = []
+    xplane = os.path.join(repo, "conformance", "xplane")
+    for case in sorted(os.listdir(xplane)):
+        path = os.path.join(xplane, case, "input.xplane.pb")
+        if os.path.exists(path) and not os.path.exists(os.path.join(xplane, case, "error.txt")):
+            found.append((os.path.join(xplane, case), path, False))
+    device = os.path.join(repo, "conformance", "xplane-device")
+    for case in sorted(os.listdir(device)):
+        path = os.path.join(device, case, "input.xplane.pb.gz")
+        if os.path.exists(path):
+            found.append((os.path.join(device, case), path, True))
+    return found
+
+
+def main():
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--repo")
+    parser.add_argument("--child", nargs=2)
+    parser.add_argument("--jobs", type=int, default=2)
+    args = parser.parse_args()
+    if args.child:
+        return child(*args.child)
+    repo = args.repo
+    blessing = os.environ.get("BLESS") == "1"
+    only = os.environ.get("CONFORMANCE_CASE", "")
+    target = os.environ.get("CARGO_TARGET_DIR", os.path.join(repo, "target"))
+    subprocess.run(["cargo", "build", "-q", "-p", "profkit"], cwd=repo, check=True)
+    profkit = os.path.join(target, "debug", "profkit")
+    start = time.monotonic()
+    counts = {"ok": 0, "partial": 0, "FAIL": 0}
+    with tempfile.TemporaryDirectory() as tmp:
+        work = []
+        for case_dir, path, gzipped in cases(repo):
+            name = os.path.basename(case_dir)
+            if only and only not in name:
+                continue
+            d = os.path.join(tmp, name)
+            os.makedirs(d)
+            host = os.path.join(d, "host.xplane.pb")
+            if gzipped:
+                with gzip.open(path) as src, open(host, "wb") as dst:
+                    shutil.copyfileobj(src, dst)
+            else:
+                shutil.copyfile(path, host)
+            work.append((case_dir, name, d, host))
+
+        def run(item):
+            case_dir, name, d, host = item
+            with open(os.path.join(d, "xprof.log"), "w", encoding="utf-8") as log:
+                try:
+                    code = subprocess.run(
+                        [sys.executable, os.path.abspath(__file__), "--child", host, d],
+                        stdout=log,
+                        stderr=subprocess.STDOUT,
+                        timeout=CHILD_TIMEOUT_S,
+                        check=False,
+                    ).returncode
+                except subprocess.TimeoutExpired:
+                    code = "timeout"
+            results = []
+            for tool in TOOLS:
+                theirs_path = os.path.join(d, tool + ".json")
+                if not os.path.exists(theirs_path):
+                    results.append((tool, "FAIL", f"xprof returned nothing (exit {code})"))
+                    continue
+                theirs = open(theirs_path, encoding="utf-8").read()
+                proc = subprocess.run(
+                    [profkit, "xprof", tool, host, "-o", os.path.join(d, "ours." + tool + ".json")],
+                    stdout=subprocess.PIPE,
+                    stderr=subprocess.PIPE,
+                    text=True,
+                    check=False,
+                )
+                if proc.returncode != 0:
+                    results.append((tool, "FAIL", f"profkit failed: {proc.stderr.strip()}"))
+                    continue
+                ours = open(os.path.join(d, "ours." + tool + ".json"), encoding="utf-8").read()
+                note = " ".join(
+                    line.removeprefix("profkit: ")
+                    for line in proc.stderr.splitlines()
+                    if "not reproduced" in line
+                )
+                status, message = compare(tool, ours, theirs, note)
+                results.append((tool, status, message))
+                if blessing:
+                    saved = os.path.join(case_dir, f"xprof.{tool}.json")
+                    if gzipped:
+                        with open(theirs_path, "rb") as src, gzip.GzipFile(saved + ".gz", "wb", mtime=0) as dst:
+                            shutil.copyfileobj(src, dst)
+                    else:
+                        shutil.copyfile(theirs_path, saved)
+            return results
+
+        with concurrent.futures.ThreadPoolExecutor(max_workers=max(1, args.jobs)) as pool:
+            all_results = list(pool.map(run, work))
+        for (_, name, _, _), results in zip(work, all_results):
+            for tool, status, message in results:
+                counts[status] += 1
+                print(f"{status:<7} {name} ({tool}): {message}")
+    print(f"checked in {time.monotonic() - start:.1f} s")
+    print(f"{counts['ok']} identical, {counts['partial']} partial (named), {counts['FAIL']} failed")
+    return 1 if counts["FAIL"] or counts["ok"] == 0 else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

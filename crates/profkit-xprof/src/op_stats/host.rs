@@ -1,0 +1,300 @@
+//! The host op metrics database (xprof's `ConvertHostThreadsXPlaneToOpMetricsDb`): every
+//! framework op on the host threads, with its self time, per thread then combined.
+//!
+//! An event is an op when its name parses as one (`name:Type`, a JAX op, `Iterator::...`, a
+//! memcpy), when it is an input pipeline stage (`input_pipeline_stage_id` and
+//! `input_pipeline_stage_category` stats), or when it carries a non-empty `tf_op` stat. On each
+//! thread the ops' begins and ends are ordered by time (stably) and matched on a stack: an end
+//! pops the stack down to its own begin (an end with no begin is dropped, as are the ops it pops
+//! past), the op's time is its span and its self time that span less its children's. Each
+//! thread's database is closed with its span (first begin to last end) and an `IDLE` op for the
+//! time outside ops, then summed into the plane's.
+
+use std::collections::HashMap;
+
+use profkit_xplane::XPlane;
+use profkit_xplane::visitor::{EventVisitor, PlaneVisitor};
+
+use super::metrics_db::{DbBuilder, add_idle_op, set_total_time_ps};
+use crate::preprocess::derived::is_derived_line_id;
+use crate::preprocess::derived::tf_op::{self, Category};
+use crate::proto::OpMetricsDb;
+
+/// An op as the host database keys it.
+#[derive(Clone, Debug)]
+struct HostOp {
+    name: String,
+    op_type: String,
+    /// The input pipeline stage, or 0.
+    id: i64,
+    is_op: bool,
+}
+
+fn from_full_name(full: &str) -> HostOp {
+    let op = tf_op::parse(full);
+    HostOp {
+        name: op.name.to_owned(),
+        op_type: op.op_type.to_owned(),
+        id: 0,
+        is_op: op.category != Category::Unknown,
+    }
+}
+
+fn stat_i64(event: &EventVisitor<'_>, name: &str) -> Option<i64> {
+    event
+        .stat(name)
+        .and_then(|s| s.value())
+        .and_then(|v| v.as_i64())
+}
+
+fn stat_str<'a>(event: &EventVisitor<'a>, name: &str) -> Option<&'a str> {
+    event
+        .stat(name)
+        .and_then(|s| s.value())
+        .and_then(|v| v.as_str())
+}
+
+/// `CollectTfOpsFromHostThreadsXPlane`: the ops of the plane by event metadata id (or input
+/// pipeline stage id), the first event to name an id deciding.
+fn collect_ops(plane: &PlaneVisitor<'_>) -> HashMap<i64, HostOp> {
+    let mut ops = HashMap::new();
+    for line in plane.lines() {
+        for event in line.events() {
+            let name = event.name();
+            if name.is_empty() {
+                continue;
+            }
+            if let Some(stage) = stat_i64(&event, "input_pipeline_stage_id") {
+                if let Some(category) = stat_str(&event, "input_pipeline_stage_category") {
+                    ops.entry(stage).or_insert_with(|| HostOp {
+                        name: name.to_owned(),
+                        op_type: category.to_owned(),
+                        id: stage,
+                        is_op: true,
+                    });
+                }
+                continue;
+            }
+            let op = from_full_name(name);
+            if op.is_op {
+                ops.entry(event.metadata_id()).or_insert(op);
+            }
+        }
+    }
+    ops
+}
+
+struct Activity {
+    ts: u64,
+    id: u32,
+    begin: bool,
+    op: std::rc::Rc<HostOp>,
+    is_eager: bool,
+}
+
+/// One thread's database (`ConvertHostThreadsXLineToTfMetricsDbData`).
+fn line_db(
+    line: &profkit_xplane::visitor::LineVisitor<'_>,
+    ops: &HashMap<i64, HostOp>,
+) -> OpMetricsDb {
+    let mut activities = Vec::new();
+    let mut next_id = 0u32;
+    let mut cache: HashMap<i64, std::rc::Rc<HostOp>> = HashMap::new();
+    for event in line.events() {
+        // As xprof's `Timespan`: 64-bit picoseconds, wrapping (a line starting in 2023 in
+        // nanoseconds since 1970 is past 2^64 picoseconds).
+        let begin = (line.timestamp_ns() as u64)
+            .wrapping_mul(1000)
+            .wrapping_add(event.offset_ps() as u64);
+        let end = begin.wrapping_add(event.duration_ps() as u64);
+        let key = stat_i64(&event, "input_pipeline_stage_id").unwrap_or(event.metadata_id());
+        if let Some(op) = ops.get(&key) {
+            next_id = next_id.wrapping_add(1);
+            let op = cache
+                .entry(key)
+                .or_insert_with(|| std::rc::Rc::new(op.clone()))
+                .clone();
+            let is_eager = stat_i64(&event, "is_eager").is_some_and(|v| v != 0);
+            activities.push(Activity {
+                ts: begin,
+                id: next_id,
+                begin: true,
+                op: op.clone(),
+                is_eager,
+            });
+            activities.push(Activity {
+                ts: end,
+                id: next_id,
+                begin: false,
+                op,
+                is_eager,
+            });
+        }
+        if let Some(full) = stat_str(&event, "tf_op").filter(|s| !s.is_empty()) {
+            next_id = next_id.wrapping_add(1);
+            let op = std::rc::Rc::new(from_full_name(full));
+            activities.push(Activity {
+                ts: begin,
+                id: next_id,
+                begin: true,
+                op: op.clone(),
+                is_eager: false,
+            });
+            activities.push(Activity {
+                ts: end,
+                id: next_id,
+                begin: false,
+                op,
+                is_eager: false,
+            });
+        }
+    }
+    let mut builder = DbBuilder::default();
+    if activities.is_empty() {
+        return builder.db;
+    }
+    activities.sort_by_key(|a| a.ts);
+    // (op id, start, children time)
+    let mut stack: Vec<(u32, u64, u64)> = Vec::new();
+    let mut infeed_last: Option<(u64, u64)> = None;
+    for a in &activities {
+        if a.begin {
+            stack.push((a.id, a.ts, 0));
+            continue;
+        }
+        let mut found = None;
+        while let Some(top) = stack.pop() {
+            if top.0 == a.id {
+                found = Some(top);
+                break;
+            }
+        }
+        let Some((_, start, children)) = found else {
+            continue;
+        };
+        let duration = a.ts.saturating_sub(start);
+        enter_op(&mut builder, &a.op, a.is_eager, duration, children);
+        if let Some(parent) = stack.last_mut() {
+            parent.2 = parent.2.wrapping_add(duration);
+        }
+        if is_infeed_enqueue(&a.op.op_type) {
+            if let Some((last_begin, last_end)) = infeed_last {
+                let db = &mut builder.db;
+                db.total_host_infeed_enq_duration_ps = db
+                    .total_host_infeed_enq_duration_ps
+                    .wrapping_add(last_end.saturating_sub(last_begin));
+                db.total_host_infeed_enq_start_timestamp_ps_diff = db
+                    .total_host_infeed_enq_start_timestamp_ps_diff
+                    .wrapping_add(start.wrapping_sub(last_begin));
+            }
+            infeed_last = Some((start, a.ts));
+        }
+    }
+    let span = activities
+        .last()
+        .map_or(0, |l| l.ts)
+        .saturating_sub(activities[0].ts);
+    set_total_time_ps(&mut builder.db, span);
+    builder.db
+}
+
+/// TSL's `IsInfeedEnqueueOp`.
+fn is_infeed_enqueue(op_type: &str) -> bool {
+    op_type.starts_with("InfeedEnqueue")
+}
+
+/// `HostOpMetricsDbBuilder::EnterOp`.
+fn enter_op(builder: &mut DbBuilder, op: &HostOp, is_eager: bool, time: u64, children: u64) {
+    let self_time = time.wrapping_sub(children);
+    // The stage id is the key's module id, as xprof stores it (an `int64` in a `uint64`).
+    let metrics = builder.lookup_or_insert(op.id as u64, &op.name);
+    if metrics.category.is_empty() {
+        metrics.category.clone_from(&op.op_type);
+    }
+    metrics.num_cores = 1;
+    metrics.is_eager |= is_eager;
+    metrics.occurrences = metrics.occurrences.wrapping_add(1);
+    metrics.time_ps = metrics.time_ps.wrapping_add(time);
+    metrics.self_time_ps = metrics.self_time_ps.wrapping_add(self_time);
+    builder.db.total_op_time_ps = builder.db.total_op_time_ps.wrapping_add(self_time);
+}
+
+/// The host plane's op metrics database: each thread's (derived lines aside), with its idle op,
+/// summed in line order.
+pub fn host_op_metrics_db(plane: &XPlane) -> OpMetricsDb {
+    let visitor = PlaneVisitor::new(plane);
+    let ops = collect_ops(&visitor);
+    let mut combined = DbBuilder::default();
+    for line in visitor.lines() {
+        // A derived line has no ops, but still its (empty) idle op, as in xprof.
+        let mut db = if is_derived_line_id(line.id()) {
+            OpMetricsDb::default()
+        } else {
+            line_db(&line, &ops)
+        };
+        add_idle_op(&mut db);
+        combined.combine(&db, false);
+    }
+    combined.db
+}
+
+#[cfg(test)]
+mod tests {
+    use profkit_xplane::{PlaneBuilder, XPlane};
+
+    use super::*;
+
+    fn plane(timestamp_ns: i64) -> XPlane {
+        let mut plane = XPlane::default();
+        let mut b = PlaneBuilder::new(&mut plane);
+        b.set_name("/host:CPU");
+        let mut line = b.line(1);
+        line.set_timestamp_ns(timestamp_ns);
+        line.add_event("outer:While")
+            .set_offset_ps(0)
+            .set_duration_ps(10_000);
+        line.add_event("a/MatMul:MatMul")
+            .set_offset_ps(1_000)
+            .set_duration_ps(4_000);
+        line.add_event("user range")
+            .set_offset_ps(6_000)
+            .set_duration_ps(1_000);
+        line.add_event("a/MatMul:MatMul")
+            .set_offset_ps(20_000)
+            .set_duration_ps(2_000);
+        plane
+    }
+
+    #[test]
+    fn self_times_idle_and_wrapping_timestamps() {
+        // 2023 in nanoseconds since 1970 is past 2^64 picoseconds: xprof's times wrap, and so
+        // do ours, alike.
+        for ts in [0, 1_700_000_000_000_000_000] {
+            let db = host_op_metrics_db(&plane(ts));
+            let names: Vec<(&str, &str, u32, u64, u64)> = db
+                .metrics_db
+                .iter()
+                .map(|m| {
+                    (
+                        m.name.as_str(),
+                        m.category.as_str(),
+                        m.occurrences,
+                        m.time_ps,
+                        m.self_time_ps,
+                    )
+                })
+                .collect();
+            assert_eq!(
+                names,
+                [
+                    ("a/MatMul", "MatMul", 2, 6_000, 6_000),
+                    ("outer", "While", 1, 10_000, 6_000),
+                    ("IDLE", "IDLE", 0, 10_000, 10_000),
+                ],
+                "line timestamp {ts}"
+            );
+            assert_eq!(db.total_time_ps, 22_000);
+            assert_eq!(db.total_op_time_ps, 12_000);
+        }
+    }
+}

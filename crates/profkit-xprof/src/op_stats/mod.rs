@@ -1,0 +1,255 @@
+//! xprof's `OpStats`, the summary every xprof tool but the trace viewer is computed from, built
+//! from XSpaces as xprof 2.24.2 builds it (`ConvertXSpaceToOpStats` on each host's preprocessed
+//! space, then `CombineOpStats` across hosts).
+//!
+//! What is built today: the host op metrics database ([`host_op_metrics_db`]), the GPU op metrics
+//! of framework-op kernels ([`gpu_op_metrics_db`]), the run
+//! environment (hosts, device type and count, hardware type), and the diagnostics (the space's
+//! errors and warnings). The device op metrics, steps database, kernel stats and tf-function
+//! stats are left empty: [`OpStatsBuild::missing`] names them, so that a tool computed from them
+//! can say what it could not reproduce.
+//!
+//! ```
+//! use profkit_xplane::{PlaneBuilder, XPlane, XSpace};
+//! let mut plane = XPlane::default();
+//! let mut b = PlaneBuilder::new(&mut plane);
+//! b.set_name("/host:CPU");
+//! let mut line = b.line(1);
+//! line.add_event("model/dense/MatMul:MatMul").set_offset_ps(0).set_duration_ps(4_000_000);
+//! line.add_event("model/dense/Relu:Relu").set_offset_ps(5_000_000).set_duration_ps(1_000_000);
+//! let space = XSpace { planes: vec![plane], ..XSpace::default() };
+//! let built = profkit_xprof::op_stats::build(vec![space], &["worker0"]);
+//! let host = built.op_stats.host_op_metrics_db.unwrap();
+//! assert_eq!(host.metrics_db[0].name, "model/dense/MatMul");
+//! assert_eq!(host.total_op_time_ps, 5_000_000);
+//! assert_eq!(host.total_time_ps, 6_000_000);
+//! ```
+
+mod device;
+mod host;
+mod metrics_db;
+mod model;
+
+use profkit_xplane::XSpace;
+use profkit_xplane::constants::{
+    GPU_PLANE_PREFIX, HOST_PLANE_NAME, METADATA_PLANE_NAME, TPU_PLANE_PREFIX,
+};
+use profkit_xplane::visitor::PlaneVisitor;
+
+pub use device::{GpuDb, gpu_op_metrics_db};
+pub use host::host_op_metrics_db;
+pub(crate) use metrics_db::DbBuilder;
+pub use metrics_db::{IDLE, is_idle, sorted};
+pub use model::ModelTracker;
+
+use crate::proto::{Diagnostics, HardwareType, OpStats, RunEnvironment};
+
+/// What OpStats holds for a set of hosts, and which of its parts are not built.
+#[derive(Clone, Debug, Default)]
+pub struct OpStatsBuild {
+    /// The combined OpStats.
+    pub op_stats: OpStats,
+    /// The parts of OpStats left empty although the profile has what xprof builds them from
+    /// (for example "device op metrics" on a profile with GPU planes).
+    pub missing: Vec<&'static str>,
+}
+
+/// OpStats of one host's space, preprocessed as xprof preprocesses it first. `host` is the name
+/// xprof gives the host (its file's name without `.xplane.pb`).
+pub fn host_op_stats(mut space: XSpace, host: &str) -> (OpStats, Vec<&'static str>) {
+    // Grouping (for `is_eager`), not the derived lines, which no part of OpStats reads.
+    crate::preprocess::preprocess_with(&mut space, false);
+    let mut stats = OpStats::default();
+    let mut missing = Vec::new();
+    stats.diagnostics = diagnostics(&space);
+    stats.run_environment = Some(run_environment(&space, host));
+    let tpu = space
+        .planes
+        .iter()
+        .any(|p| p.name.starts_with(TPU_PLANE_PREFIX));
+    let mut device = DbBuilder::default();
+    if tpu {
+        missing.push("TPU op metrics (XLA ops of the TPU planes)");
+    } else {
+        let mut xla_kernels = 0;
+        for plane in space
+            .planes
+            .iter()
+            .filter(|p| p.name.starts_with(GPU_PLANE_PREFIX))
+        {
+            let gpu = gpu_op_metrics_db(plane);
+            xla_kernels += gpu.xla_kernels;
+            device.combine(&gpu.db, true);
+        }
+        // Without the programs' HLO, xprof drops these kernels too.
+        let has_hlo = space.planes.iter().any(|p| {
+            p.name == METADATA_PLANE_NAME && p.stat_metadata.values().any(|m| m.name == "Hlo Proto")
+        });
+        if xla_kernels > 0 && has_hlo {
+            missing.push("GPU kernels of XLA programs (HLO op metrics)");
+        }
+    }
+    stats.device_op_metrics_db = Some(device.db);
+    if let Some(host_plane) = space.planes.iter().find(|p| p.name == HOST_PLANE_NAME) {
+        stats.host_op_metrics_db = Some(host_op_metrics_db(host_plane));
+    }
+    (stats, missing)
+}
+
+/// `PropagateXSpaceDiagnosticsToOpStats`: the space's errors and warnings, each once.
+fn diagnostics(space: &XSpace) -> Option<Diagnostics> {
+    let unique = |v: &[String]| {
+        let mut seen = std::collections::BTreeSet::new();
+        v.iter()
+            .filter(|s| seen.insert(s.as_str()))
+            .cloned()
+            .collect::<Vec<_>>()
+    };
+    Some(Diagnostics {
+        errors: unique(&space.errors),
+        warnings: unique(&space.warnings),
+        ..Diagnostics::default()
+    })
+}
+
+/// `SetRunEnvironment`: one host, one task, the device kind and count.
+fn run_environment(space: &XSpace, host: &str) -> RunEnvironment {
+    let mut env = RunEnvironment {
+        host_count: 1,
+        task_count: 1,
+        ..RunEnvironment::default()
+    };
+    env.hostnames.insert(host.to_owned(), true);
+    let gpus: Vec<_> = space
+        .planes
+        .iter()
+        .filter(|p| p.name.starts_with(GPU_PLANE_PREFIX))
+        .collect();
+    let tpus: Vec<_> = space
+        .planes
+        .iter()
+        .filter(|p| crate::preprocess::tpu::is_tensor_core_plane(&p.name))
+        .collect();
+    if let Some(first) = gpus.first() {
+        env.device_type = gpu_model(first).unwrap_or_else(|| "GPU".to_owned());
+        env.device_core_count = i32::try_from(gpus.len()).unwrap_or(i32::MAX);
+        env.hardware_type = HardwareType::Gpu as i32;
+    } else if let Some(first) = tpus.first() {
+        let visitor = PlaneVisitor::new(first);
+        if let Some(kind) = visitor
+            .stat("device_type_string")
+            .and_then(|s| s.value())
+            .and_then(|v| v.as_str().map(str::to_owned))
+        {
+            env.device_type = kind;
+        }
+        env.device_core_count = i32::try_from(tpus.len()).unwrap_or(i32::MAX);
+        env.hardware_type = HardwareType::Tpu as i32;
+    } else {
+        env.device_type = "CPU".to_owned();
+        env.hardware_type = HardwareType::CpuOnly as i32;
+    }
+    env
+}
+
+/// `GpuModelName` for NVIDIA devices: the architecture named from the plane's compute
+/// capability stats. Other vendors get no model here (xprof names AMD devices from their
+/// architecture tables, not reproduced), so their device type stays "GPU".
+fn gpu_model(plane: &profkit_xplane::XPlane) -> Option<String> {
+    let visitor = PlaneVisitor::new(plane);
+    let int = |name: &str| {
+        visitor
+            .stat(name)
+            .and_then(|s| s.value())
+            .and_then(|v| v.as_i64())
+    };
+    let vendor = visitor
+        .stat("device_vendor")
+        .and_then(|s| s.value())
+        .and_then(|v| v.as_str().map(str::to_owned))?;
+    if vendor != "Nvidia" {
+        return None;
+    }
+    let major = int("devcap_compute_cap_major").unwrap_or(0);
+    let minor = int("devcap_compute_cap_minor").unwrap_or(0);
+    let arch = match (major, minor) {
+        (2, _) => "Fermi",
+        (3, _) => "Kepler",
+        (5, _) => "Maxwell",
+        (6, _) => "Pascal",
+        (7, m) if m < 5 => "Volta",
+        (7, _) => "Turing",
+        (8, m) if m < 9 => "Ampere",
+        (8, _) => "Ada Lovelace",
+        (9, _) => "Hopper",
+        (10, _) => "Blackwell",
+        _ => return Some("Nvidia GPU".to_owned()),
+    };
+    Some(format!("Nvidia GPU ({arch})"))
+}
+
+/// `CombineRunEnvironment`, as far as the built parts go.
+fn combine_run_environment(src: &RunEnvironment, dst: &mut RunEnvironment) {
+    dst.hostnames
+        .extend(src.hostnames.iter().map(|(k, v)| (k.clone(), *v)));
+    dst.host_count = i32::try_from(dst.hostnames.len()).unwrap_or(i32::MAX);
+    if src.device_type != "CPU" && src.device_type != "Device" {
+        dst.device_type.clone_from(&src.device_type);
+        dst.device_core_count = dst.device_core_count.saturating_add(src.device_core_count);
+        dst.replica_count = dst.replica_count.max(src.replica_count);
+        dst.num_cores_per_replica = dst.num_cores_per_replica.max(src.num_cores_per_replica);
+        dst.system_topology.clone_from(&src.system_topology);
+    } else if dst.device_type.is_empty() {
+        dst.device_type.clone_from(&src.device_type);
+    }
+    if src.hardware_type != dst.hardware_type {
+        dst.hardware_type = dst.hardware_type.max(src.hardware_type);
+    }
+    dst.task_count = dst.task_count.saturating_add(src.task_count);
+    dst.host_trace_level = src.host_trace_level;
+    dst.is_training = src.is_training;
+}
+
+/// OpStats of several hosts' spaces, each built by [`host_op_stats`] and combined in order as
+/// xprof combines them. `hosts[i]` names space `i` (a missing name is `host<i>`).
+pub fn build(spaces: Vec<XSpace>, hosts: &[&str]) -> OpStatsBuild {
+    let mut combined = OpStats::default();
+    let mut host_db = DbBuilder::default();
+    let mut device_db = DbBuilder::default();
+    let mut env = RunEnvironment::default();
+    let mut diag = Diagnostics::default();
+    let mut missing = Vec::new();
+    for (i, space) in spaces.into_iter().enumerate() {
+        let name = hosts
+            .get(i)
+            .map_or_else(|| format!("host{i}"), |h| (*h).to_owned());
+        let (stats, gaps) = host_op_stats(space, &name);
+        for gap in gaps {
+            if !missing.contains(&gap) {
+                missing.push(gap);
+            }
+        }
+        if let Some(db) = &stats.host_op_metrics_db {
+            host_db.combine(db, false);
+        }
+        if let Some(db) = &stats.device_op_metrics_db {
+            device_db.combine(db, true);
+        }
+        if let Some(src) = &stats.run_environment {
+            combine_run_environment(src, &mut env);
+        }
+        if let Some(src) = &stats.diagnostics {
+            diag.info.extend(src.info.iter().cloned());
+            diag.warnings.extend(src.warnings.iter().cloned());
+            diag.errors.extend(src.errors.iter().cloned());
+        }
+    }
+    combined.host_op_metrics_db = Some(host_db.db);
+    combined.device_op_metrics_db = Some(device_db.db);
+    combined.run_environment = Some(env);
+    combined.diagnostics = Some(diag);
+    OpStatsBuild {
+        op_stats: combined,
+        missing,
+    }
+}

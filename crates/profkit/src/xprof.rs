@@ -1,0 +1,225 @@
+//! `profkit xprof`: the data xprof's tools show for XSpaces, as xprof 2.24.2's
+//! `xspace_to_tool_data` returns it, without xprof.
+
+use std::io::Write;
+use std::path::PathBuf;
+
+use profkit_xplane::XSpace;
+use profkit_xprof::op_stats::{self, OpStatsBuild};
+use profkit_xprof::tools::framework_op_stats::{self, TfStatsRecord};
+
+use crate::Failure;
+use crate::format::Format;
+use crate::input::Input;
+use crate::output::Output;
+
+/// The tools `profkit xprof` computes, in xprof's order.
+pub(crate) const TOOLS: [&str; 2] = ["trace_viewer", "framework_op_stats"];
+
+/// What `profkit xprof` was asked.
+pub(crate) struct XprofArgs {
+    pub args: Vec<PathBuf>,
+    pub list: bool,
+    pub out: Option<PathBuf>,
+    pub text: bool,
+    pub rows: usize,
+}
+
+fn read_spaces(paths: &[PathBuf]) -> Result<(Vec<XSpace>, Vec<String>), Failure> {
+    let mut spaces = Vec::with_capacity(paths.len());
+    let mut hosts = Vec::with_capacity(paths.len());
+    for path in paths {
+        let input = Input::open(path, Some(Format::Xspace))?;
+        hosts.push(crate::hosts::host_of(&input));
+        let (_, space) = crate::convert::xspace_whole(input)?;
+        spaces.push(space);
+    }
+    Ok((spaces, hosts))
+}
+
+pub(crate) fn run(args: XprofArgs) -> Result<(), Failure> {
+    let (tool, inputs) = if args.list {
+        (None, args.args.as_slice())
+    } else {
+        let Some((tool, rest)) = args.args.split_first() else {
+            return Err(Failure::Usage(
+                "xprof: give a tool and at least one XSpace (or --list and XSpaces)".into(),
+            ));
+        };
+        (Some(tool.to_string_lossy().into_owned()), rest)
+    };
+    if inputs.is_empty() {
+        return Err(Failure::Usage("xprof: no XSpace given".into()));
+    }
+    if let Some(tool) = &tool {
+        if !TOOLS.contains(&tool.as_str()) {
+            let known = profkit_xprof::tools::ALWAYS
+                .iter()
+                .chain(["kernel_stats", "memory_viewer", "graph_viewer"].iter())
+                .any(|t| t.trim_end_matches('@') == tool.as_str());
+            return Err(Failure::Usage(if known {
+                format!(
+                    "xprof: profkit does not compute `{tool}` yet; it computes: {}",
+                    TOOLS.join(", ")
+                )
+            } else {
+                format!(
+                    "xprof: no tool `{tool}`; profkit computes: {} (`--list` names the tools xprof offers for a profile)",
+                    TOOLS.join(", ")
+                )
+            }));
+        }
+    }
+    let (spaces, hosts) = read_spaces(inputs)?;
+    let out = args.out.unwrap_or_else(|| PathBuf::from("-"));
+    let (output, mut writer) = Output::create(&out)?;
+    let result = (|| -> Result<Vec<String>, Failure> {
+        let mut notes = Vec::new();
+        match tool.as_deref() {
+            None => {
+                let names = profkit_xprof::tools::tool_names(&spaces);
+                if args.text {
+                    for name in names {
+                        writeln!(writer, "{name}").map_err(Failure::Output)?;
+                    }
+                } else {
+                    let quoted: Vec<String> = names.iter().map(|n| format!("\"{n}\"")).collect();
+                    writeln!(writer, "[{}]", quoted.join(", ")).map_err(Failure::Output)?;
+                }
+            }
+            Some("trace_viewer") => {
+                let [space] = spaces.as_slice() else {
+                    return Err(Failure::Usage(
+                        "xprof trace_viewer: one XSpace at a time (merge hosts first)".into(),
+                    ));
+                };
+                profkit_xprof::trace_viewer::write_space(
+                    space,
+                    &mut writer,
+                    &profkit_xprof::trace_viewer::TraceViewerOptions::default(),
+                )
+                .map_err(|e| Failure::BadInput(e.to_string()))?;
+            }
+            Some(_) => {
+                let host_refs: Vec<&str> = hosts.iter().map(String::as_str).collect();
+                let built: OpStatsBuild = op_stats::build(spaces, &host_refs);
+                notes.extend(
+                    built
+                        .missing
+                        .iter()
+                        .map(|m| format!("not reproduced: {m}; the tool lacks their rows")),
+                );
+                if args.text {
+                    write_tf_stats_text(&mut writer, &built, args.rows)?;
+                } else {
+                    writer
+                        .write_all(framework_op_stats::to_json(&built.op_stats).as_bytes())
+                        .map_err(Failure::Output)?;
+                }
+            }
+        }
+        Ok(notes)
+    })();
+    drop(writer);
+    let notes = output.finish(result)?;
+    for note in notes {
+        eprintln!("profkit: {note}");
+    }
+    Ok(())
+}
+
+/// A number as the page shows it: up to `decimals` places, no trailing zeros.
+fn short(v: f64, decimals: usize) -> String {
+    let s = format!("{v:.decimals$}");
+    if s.contains('.') {
+        s.trim_end_matches('0').trim_end_matches('.').to_owned()
+    } else {
+        s
+    }
+}
+
+fn write_tf_stats_text(
+    out: &mut dyn Write,
+    built: &OpStatsBuild,
+    rows: usize,
+) -> Result<(), Failure> {
+    let (with_idle, _) = framework_op_stats::tf_stats(&built.op_stats);
+    let headers = [
+        "Rank",
+        "Host/device",
+        "Type",
+        "Operation",
+        "#Occurrences",
+        "Total time (us)",
+        "Avg. time (us)",
+        "Total self-time (us)",
+        "Avg. self-time (us)",
+        "Self-time (%)",
+        "Cumulative (%)",
+    ];
+    let cells = |r: &TfStatsRecord| -> Vec<String> {
+        let on_device = r.host_or_device == "Device";
+        let (fraction, cumulative) = if on_device {
+            (
+                r.device_total_self_time_as_fraction,
+                r.device_cumulative_total_self_time_as_fraction,
+            )
+        } else {
+            (
+                r.host_total_self_time_as_fraction,
+                r.host_cumulative_total_self_time_as_fraction,
+            )
+        };
+        vec![
+            r.rank.to_string(),
+            r.host_or_device.to_owned(),
+            crate::text::clip(&r.op_type).into_owned(),
+            crate::text::clip(&r.op_name).into_owned(),
+            r.occurrences.to_string(),
+            short(r.total_time_in_us, 3),
+            short(r.avg_time_in_us, 3),
+            short(r.total_self_time_in_us, 3),
+            short(r.avg_self_time_in_us, 3),
+            short(fraction * 100.0, 1),
+            short(cumulative * 100.0, 1),
+        ]
+    };
+    let shown: Vec<Vec<String>> = with_idle.iter().take(rows).map(cells).collect();
+    let mut widths: Vec<usize> = headers.iter().map(|h| h.chars().count()).collect();
+    for row in &shown {
+        for (w, c) in widths.iter_mut().zip(row) {
+            *w = (*w).max(c.chars().count());
+        }
+    }
+    let line = |cells: &[String]| -> String {
+        let mut s = String::new();
+        for (i, (c, w)) in cells.iter().zip(&widths).enumerate() {
+            if i > 0 {
+                s.push_str("  ");
+            }
+            // Names left, numbers right.
+            if i == 1 || i == 2 || i == 3 {
+                s.push_str(&format!("{c:<w$}"));
+            } else {
+                s.push_str(&format!("{c:>w$}"));
+            }
+        }
+        s.trim_end().to_owned()
+    };
+    let header: Vec<String> = headers.iter().map(|h| (*h).to_owned()).collect();
+    let mut text = String::new();
+    text.push_str("Framework op stats (including idle time)\n");
+    text.push_str(&line(&header));
+    text.push('\n');
+    for row in &shown {
+        text.push_str(&line(row));
+        text.push('\n');
+    }
+    if with_idle.len() > shown.len() {
+        text.push_str(&format!(
+            "... {} more ops (--rows N shows more)\n",
+            with_idle.len() - shown.len()
+        ));
+    }
+    out.write_all(text.as_bytes()).map_err(Failure::Output)
+}

@@ -1,0 +1,94 @@
+//! `profkit xprof`: xprof's tools from the command line, on the real profiles the repository
+//! keeps with xprof's own output beside them.
+
+mod common;
+
+use common::{profkit, text};
+
+use std::path::{Path, PathBuf};
+
+fn case(name: &str) -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../../conformance/xplane")
+        .join(name)
+}
+
+#[test]
+fn framework_op_stats_is_xprofs_on_real_profiles() {
+    for name in ["real-tf-fit", "real-tf-fnloop", "real-jax-steps"] {
+        let input = case(name).join("input.xplane.pb");
+        let out = profkit(
+            &["xprof", "framework_op_stats", input.to_str().unwrap()],
+            None,
+        );
+        assert_eq!(out.status.code(), Some(0), "{name}: {}", text(&out.stderr));
+        let theirs =
+            std::fs::read_to_string(case(name).join("xprof.framework_op_stats.json")).unwrap();
+        assert!(out.stdout == theirs.as_bytes(), "{name}: not xprof's bytes");
+        assert!(out.stderr.is_empty(), "{name}: {}", text(&out.stderr));
+    }
+}
+
+#[test]
+fn what_is_not_reproduced_is_named() {
+    let input = case("tpu-device").join("input.xplane.pb");
+    let out = profkit(
+        &["xprof", "framework_op_stats", input.to_str().unwrap()],
+        None,
+    );
+    assert_eq!(out.status.code(), Some(0));
+    assert!(
+        text(&out.stderr).contains("not reproduced: TPU op metrics"),
+        "{}",
+        text(&out.stderr)
+    );
+}
+
+#[test]
+fn text_tables_list_and_errors() {
+    let input = case("real-tf-fit").join("input.xplane.pb");
+    let input = input.to_str().unwrap();
+    let out = profkit(
+        &[
+            "xprof",
+            "framework_op_stats",
+            input,
+            "--text",
+            "--rows",
+            "5",
+        ],
+        None,
+    );
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    let shown = text(&out.stdout);
+    let lines: Vec<&str> = shown.lines().collect();
+    assert_eq!(lines[0], "Framework op stats (including idle time)");
+    assert!(
+        lines[1].starts_with("Rank  Host/device  Type"),
+        "{}",
+        lines[1]
+    );
+    assert!(lines[2].contains("IDLE"), "{shown}");
+    assert_eq!(lines.len(), 2 + 5 + 1, "{shown}");
+    assert!(lines[7].starts_with("... 239 more ops"), "{shown}");
+
+    let out = profkit(&["xprof", "--list", input], None);
+    assert_eq!(out.status.code(), Some(0));
+    let listed = std::fs::read_to_string(case("real-tf-fit").join("tools.json")).unwrap();
+    let ours: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let theirs: serde_json::Value = serde_json::from_str(&listed).unwrap();
+    assert_eq!(ours, theirs);
+
+    let out = profkit(&["xprof", "overview_page", input], None);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(text(&out.stderr).contains("does not compute `overview_page` yet"));
+    let out = profkit(&["xprof", "no_such_tool", input], None);
+    assert_eq!(out.status.code(), Some(2));
+    let bad = case("error-truncated").join("input.xplane.pb");
+    let out = profkit(
+        &["xprof", "framework_op_stats", bad.to_str().unwrap()],
+        None,
+    );
+    assert_eq!(out.status.code(), Some(1), "{}", text(&out.stderr));
+    assert!(text(&out.stderr).contains("byte"), "{}", text(&out.stderr));
+}
