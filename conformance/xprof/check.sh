@@ -40,5 +40,7 @@ fds="${CARGO_TARGET_DIR:-$repo/target}/op_stats_schema.fds"
 cargo run -q -p profkit-xprof --example op_stats_schema > "$fds"
 "$venv/bin/python" "$here/protos.py" "$repo" --check --compare "$fds"
 "$venv/bin/python" "$here/check.py" --repo "$repo"
-# xprof's other tools, live, against `profkit xprof TOOL` on the same cases.
-exec "$venv/bin/python" "$here/tools_check.py" --repo "$repo"
+# xprof's other tools, live, against `profkit xprof TOOL` on the same cases, and memory_profile
+# on its own cases (conformance/xprof-tools/memory_profile/).
+"$venv/bin/python" "$here/tools_check.py" --repo "$repo"
+exec "$venv/bin/python" "$here/memory_profile_check.py"

@@ -14,7 +14,7 @@ use crate::input::Input;
 use crate::output::Output;
 
 /// The tools `profkit xprof` computes, in xprof's order.
-pub(crate) const TOOLS: [&str; 2] = ["trace_viewer", "framework_op_stats"];
+pub(crate) const TOOLS: [&str; 3] = ["trace_viewer", "framework_op_stats", "memory_profile"];
 
 /// What `profkit xprof` was asked.
 pub(crate) struct XprofArgs {
@@ -99,6 +99,16 @@ pub(crate) fn run(args: XprofArgs) -> Result<(), Failure> {
                     &profkit_xprof::trace_viewer::TraceViewerOptions::default(),
                 )
                 .map_err(|e| Failure::BadInput(e.to_string()))?;
+            }
+            Some("memory_profile") => {
+                if args.text {
+                    return Err(Failure::Usage(
+                        "xprof memory_profile: no --text table yet; it writes xprof's JSON".into(),
+                    ));
+                }
+                let json = profkit_xprof::tools::memory_profile::memory_profile_json(&spaces)
+                    .map_err(|e| Failure::Usage(format!("xprof memory_profile: {e}")))?;
+                writer.write_all(json.as_bytes()).map_err(Failure::Output)?;
             }
             Some(_) => {
                 let host_refs: Vec<&str> = hosts.iter().map(String::as_str).collect();

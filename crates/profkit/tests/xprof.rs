@@ -92,3 +92,19 @@ fn text_tables_list_and_errors() {
     assert_eq!(out.status.code(), Some(1), "{}", text(&out.stderr));
     assert!(text(&out.stderr).contains("byte"), "{}", text(&out.stderr));
 }
+
+#[test]
+fn memory_profile_is_xprofs() {
+    // A case whose output xprof keeps the same from run to run (one allocator, no merged
+    // allocations at the peak): xprof's bytes.
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../../conformance/xprof-tools/memory_profile/unmatched-deallocations");
+    let input = dir.join("input.xplane.pb");
+    let out = profkit(&["xprof", "memory_profile", input.to_str().unwrap()], None);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    let theirs = std::fs::read(dir.join("xprof.memory_profile.json")).unwrap();
+    assert!(out.stdout == theirs, "not xprof's bytes: {}", text(&out.stdout));
+    let two = [input.to_str().unwrap(), input.to_str().unwrap()];
+    let out = profkit(&["xprof", "memory_profile", two[0], two[1]], None);
+    assert_eq!(out.status.code(), Some(2), "{}", text(&out.stderr));
+}
