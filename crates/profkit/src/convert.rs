@@ -28,7 +28,10 @@ use crate::{ChromeLayout, Failure};
 
 /// The conversions `profkit convert` makes, as (from, to).
 pub(crate) const CONVERSIONS: &[(Format, &[Format])] = &[
-    (Format::Xspace, &[Format::Chrome, Format::Xspace]),
+    (
+        Format::Xspace,
+        &[Format::Chrome, Format::Xspace, Format::OpStats],
+    ),
     (
         Format::Paddle,
         &[Format::Chrome, Format::Xspace, Format::PaddleTimeline],
@@ -363,7 +366,7 @@ fn spaces_of(inputs: Vec<Input>) -> Result<Vec<(String, XSpace)>, Failure> {
         match input.format {
             Format::Xspace => spaces.push(xspace_whole(input)?),
             Format::Chrome | Format::PaddleTimeline => spaces.push(chrome_space(input)?),
-            Format::Parquet => return Err(crate::output_only()),
+            Format::Parquet | Format::OpStats => return Err(crate::output_only()),
             Format::Paddle | Format::PaddleNodeTrees => {
                 let (name, recording) = paddle_recording(input)?;
                 let (space, warnings) = events::recording_to_xspace(&recording);
@@ -524,9 +527,12 @@ pub(crate) fn convert(
     if to == Format::Parquet {
         return crate::parquet::convert(&paths, from, &out, overwrite, &hosts);
     }
+    if to == Format::OpStats {
+        return crate::xprof::op_stats_file(&paths, from, &out, &hosts);
+    }
     if named && !matches!(to, Format::Xspace | Format::Chrome) {
         return Err(Failure::Usage(format!(
-            "--host names the hosts of --to parquet and of several XSpaces merged, not of --to {to}"
+            "--host names the hosts of --to parquet, --to op-stats and of several XSpaces merged, not of --to {to}"
         )));
     }
     if to == Format::PaddleTimeline {
@@ -588,13 +594,15 @@ pub(crate) fn convert(
 fn infer_target(out: &Path) -> Result<Format, Failure> {
     let name = out.to_string_lossy();
     let plain = name.strip_suffix(".gz").unwrap_or(&name);
-    if plain.ends_with(".json") {
+    if plain.ends_with("op_stats_v2.pb") || plain.ends_with(".op_stats.pb") {
+        Ok(Format::OpStats)
+    } else if plain.ends_with(".json") {
         Ok(Format::Chrome)
     } else if plain.ends_with(".pb") {
         Ok(Format::Xspace)
     } else {
         Err(Failure::Usage(format!(
-            "{name}: name the output format with --to (chrome, xspace, paddle-timeline, xdl, parquet)"
+            "{name}: name the output format with --to (chrome, xspace, paddle-timeline, xdl, parquet, op-stats)"
         )))
     }
 }

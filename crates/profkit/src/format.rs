@@ -34,6 +34,10 @@ pub(crate) enum Format {
     /// `host=<host>/table=<table>/`, one host per input, appended to an existing dataset).
     #[value(name = "parquet")]
     Parquet,
+    /// xprof's OpStats protobuf, as xprof caches it (`ALL_HOSTS.op_stats_v2.pb`; output only,
+    /// from XSpaces: one per input, the hosts of one run).
+    #[value(name = "op-stats")]
+    OpStats,
 }
 
 impl fmt::Display for Format {
@@ -47,6 +51,7 @@ impl fmt::Display for Format {
             Format::Chrome => "chrome",
             Format::PaddleTimeline => "paddle-timeline",
             Format::Parquet => "parquet",
+            Format::OpStats => "op-stats",
         })
     }
 }
@@ -67,6 +72,7 @@ impl Format {
             Format::Chrome => "Chrome trace JSON",
             Format::PaddleTimeline => "Paddle timeline",
             Format::Parquet => "Parquet dataset",
+            Format::OpStats => "xprof OpStats",
         }
     }
 }
@@ -123,6 +129,7 @@ pub(crate) const WRITABLE: &[Format] = &[
     Format::PaddleTimeline,
     Format::Xdl,
     Format::Parquet,
+    Format::OpStats,
 ];
 
 /// Formats `report` reads (`--from` of `report`).
@@ -199,6 +206,7 @@ impl clap::builder::TypedValueParser for FormatParser {
         let why = match Format::from_str(&text, true) {
             Ok(format) if self.allowed.contains(&format) => return Ok(format),
             Ok(Format::Parquet) => "parquet is an output format only (--to parquet)".to_owned(),
+            Ok(Format::OpStats) => "op-stats is an output format only (--to op-stats)".to_owned(),
             Ok(format) => match self.role {
                 Role::Read => format!("{format} is not read by profkit"),
                 Role::Write => format!("profkit cannot write {format}"),

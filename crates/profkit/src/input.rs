@@ -155,10 +155,10 @@ pub(crate) struct Input {
 
 impl Input {
     pub(crate) fn open(path: &Path, from: Option<Format>) -> Result<Input, Failure> {
-        if from == Some(Format::Parquet) {
-            return Err(Failure::Usage(
-                "parquet is an output format only (--to parquet)".into(),
-            ));
+        if let Some(only @ (Format::Parquet | Format::OpStats)) = from {
+            return Err(Failure::Usage(format!(
+                "{only} is an output format only (--to {only})"
+            )));
         }
         let is_stdin = path.as_os_str() == "-";
         let name = if is_stdin {
@@ -338,7 +338,7 @@ fn probe(
         Format::Chrome | Format::PaddleTimeline => profkit_chrome::read_chrome(reader)
             .map(|_| ())
             .map_err(|e| e.to_string()),
-        Format::Parquet => Err("an output format only".to_owned()),
+        Format::Parquet | Format::OpStats => Err("an output format only".to_owned()),
     })
 }
 

@@ -278,7 +278,7 @@ fn run(cli: Cli) -> Result<(), Failure> {
                 Format::Xdl => xdl::inspect(input, json),
                 Format::Paddle | Format::PaddleNodeTrees => paddle::inspect(input, json),
                 Format::Chrome | Format::PaddleTimeline => xspace::inspect_chrome(input, json),
-                Format::Parquet => Err(output_only()),
+                Format::Parquet | Format::OpStats => Err(output_only()),
             }
         }
         Command::Dump { file, from } => {
@@ -289,7 +289,7 @@ fn run(cli: Cli) -> Result<(), Failure> {
                 Format::Xdl => xdl::dump(input),
                 Format::Paddle | Format::PaddleNodeTrees => paddle::dump(input),
                 Format::Chrome | Format::PaddleTimeline => xspace::dump_chrome(input),
-                Format::Parquet => Err(output_only()),
+                Format::Parquet | Format::OpStats => Err(output_only()),
             }
         }
         Command::Validate {
@@ -310,7 +310,7 @@ fn run(cli: Cli) -> Result<(), Failure> {
                 Format::Chrome | Format::PaddleTimeline => {
                     xspace::validate_chrome(input, json, cap)
                 }
-                Format::Parquet => Err(output_only()),
+                Format::Parquet | Format::OpStats => Err(output_only()),
             }
         }
         Command::Convert {

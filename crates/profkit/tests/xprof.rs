@@ -103,8 +103,64 @@ fn memory_profile_is_xprofs() {
     let out = profkit(&["xprof", "memory_profile", input.to_str().unwrap()], None);
     assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
     let theirs = std::fs::read(dir.join("xprof.memory_profile.json")).unwrap();
-    assert!(out.stdout == theirs, "not xprof's bytes: {}", text(&out.stdout));
+    assert!(
+        out.stdout == theirs,
+        "not xprof's bytes: {}",
+        text(&out.stdout)
+    );
     let two = [input.to_str().unwrap(), input.to_str().unwrap()];
     let out = profkit(&["xprof", "memory_profile", two[0], two[1]], None);
     assert_eq!(out.status.code(), Some(2), "{}", text(&out.stderr));
+}
+
+#[test]
+fn op_stats_file_is_the_op_stats_of_the_tools() {
+    let dir = std::env::temp_dir().join(format!("profkit-op-stats-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let input = case("real-tf-fnloop").join("input.xplane.pb");
+    // The name xprof caches it under gives the format.
+    let out = dir.join("ALL_HOSTS.op_stats_v2.pb");
+    let run = profkit(
+        &["convert", input.to_str().unwrap(), out.to_str().unwrap()],
+        None,
+    );
+    assert_eq!(run.status.code(), Some(0), "{}", text(&run.stderr));
+    let stats = profkit_xprof::op_stats::decode(&std::fs::read(&out).unwrap()).unwrap();
+    let host = stats.host_op_metrics_db.unwrap();
+    assert_eq!(host.metrics_db.len(), 47);
+    let env = stats.run_environment.unwrap();
+    assert_eq!((env.device_type.as_str(), env.host_count), ("CPU", 1));
+    assert!(env.hostnames.contains_key("input"), "{:?}", env.hostnames);
+    let given = dir.join("named.op_stats_v2.pb");
+    let run = profkit(
+        &[
+            "convert",
+            input.to_str().unwrap(),
+            given.to_str().unwrap(),
+            "--host",
+            "worker-0",
+        ],
+        None,
+    );
+    assert_eq!(run.status.code(), Some(0), "{}", text(&run.stderr));
+    let stats = profkit_xprof::op_stats::decode(&std::fs::read(&given).unwrap()).unwrap();
+    assert!(
+        stats
+            .run_environment
+            .unwrap()
+            .hostnames
+            .contains_key("worker-0")
+    );
+    let run = profkit(
+        &[
+            "convert",
+            "--from",
+            "op-stats",
+            input.to_str().unwrap(),
+            "x.json",
+        ],
+        None,
+    );
+    assert_eq!(run.status.code(), Some(2));
+    let _ = std::fs::remove_dir_all(&dir);
 }

@@ -54,6 +54,18 @@ pub struct OpStatsBuild {
     pub missing: Vec<&'static str>,
 }
 
+impl OpStatsBuild {
+    /// The OpStats encoded as xprof caches it (`<run>/ALL_HOSTS.op_stats_v2.pb`).
+    pub fn encode(&self) -> Vec<u8> {
+        prost::Message::encode_to_vec(&self.op_stats)
+    }
+}
+
+/// An encoded OpStats (xprof's cache file, or [`OpStatsBuild::encode`]'s bytes).
+pub fn decode(bytes: &[u8]) -> Result<OpStats, prost::DecodeError> {
+    prost::Message::decode(bytes)
+}
+
 /// OpStats of one host's space, preprocessed as xprof preprocesses it first. `host` is the name
 /// xprof gives the host (its file's name without `.xplane.pb`).
 pub fn host_op_stats(mut space: XSpace, host: &str) -> (OpStats, Vec<&'static str>) {
@@ -85,6 +97,13 @@ pub fn host_op_stats(mut space: XSpace, host: &str) -> (OpStats, Vec<&'static st
         let has_hlo = space.planes.iter().any(|p| {
             p.name == METADATA_PLANE_NAME && p.stat_metadata.values().any(|m| m.name == "Hlo Proto")
         });
+        let has_kernels = space.planes.iter().any(|p| {
+            p.name.starts_with(GPU_PLANE_PREFIX)
+                && p.stat_metadata.values().any(|m| m.name == "kernel_details")
+        });
+        if has_kernels {
+            missing.push("GPU kernel stats (launch shapes, tensor core use)");
+        }
         if xla_kernels > 0 && has_hlo {
             missing.push("GPU kernels of XLA programs (HLO op metrics)");
         }
