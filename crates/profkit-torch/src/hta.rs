@@ -1,0 +1,1 @@
+//! HolisticTraceAnalysis's analyses (to come).

@@ -1,0 +1,344 @@
+//! torch's `prof.key_averages(...).table(...)` from a saved trace: the events torch would have
+//! made of the run (`events`), averaged over their keys as `EventList.key_averages` does (name,
+//! device or host, `record_function` range or not, and with the groupings, input shapes and the
+//! first N stack frames), and printed as `_build_table` prints them (`table`).
+//!
+//! What a trace does not say is taken from what it holds: memory columns when it was recorded
+//! with `profile_memory` (the top-level flag, else `[memory]` instants), FLOPs with
+//! `with_flops` (worked out from the shapes, as torch does, since Kineto does not write them),
+//! device columns when it has device events or device properties.
+
+pub(crate) mod events;
+pub(crate) mod flops;
+mod table;
+pub use table::TableOptions;
+
+use rustc_hash::FxHashMap;
+
+use crate::trace::{Str, Trace};
+use crate::{Error, Result};
+use events::{Events, key_name};
+
+pub use table::TimeUnit;
+
+/// What `key_averages` groups by besides the name.
+#[derive(Clone, Debug, Default)]
+pub struct Grouping {
+    /// `group_by_input_shape=True`: the input shapes too.
+    pub input_shape: bool,
+    /// `group_by_stack_n=N`: the first N frames of the stack too (0: not).
+    pub stack_n: usize,
+}
+
+/// torch's `sort_by` keys (`cuda_`, `xpu_` and `privateuse1_` spellings mean `device_`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum SortKey {
+    /// `cpu_time`: the average CPU time of a call.
+    CpuTime,
+    /// `cpu_time_total`.
+    CpuTimeTotal,
+    /// `self_cpu_time_total`.
+    SelfCpuTimeTotal,
+    /// `device_time` (`cuda_time`): the average device time of a call.
+    DeviceTime,
+    /// `device_time_total` (`cuda_time_total`).
+    DeviceTimeTotal,
+    /// `self_device_time_total` (`self_cuda_time_total`).
+    SelfDeviceTimeTotal,
+    /// `cpu_memory_usage`.
+    CpuMemoryUsage,
+    /// `self_cpu_memory_usage`.
+    SelfCpuMemoryUsage,
+    /// `device_memory_usage` (`cuda_memory_usage`).
+    DeviceMemoryUsage,
+    /// `self_device_memory_usage` (`self_cuda_memory_usage`).
+    SelfDeviceMemoryUsage,
+    /// `count`.
+    Count,
+    /// `flops`.
+    Flops,
+}
+
+impl SortKey {
+    /// Every key by torch's name for it.
+    pub const NAMES: &[(&str, SortKey)] = &[
+        ("cpu_time", SortKey::CpuTime),
+        ("cpu_time_total", SortKey::CpuTimeTotal),
+        ("self_cpu_time_total", SortKey::SelfCpuTimeTotal),
+        ("device_time", SortKey::DeviceTime),
+        ("device_time_total", SortKey::DeviceTimeTotal),
+        ("self_device_time_total", SortKey::SelfDeviceTimeTotal),
+        ("cpu_memory_usage", SortKey::CpuMemoryUsage),
+        ("self_cpu_memory_usage", SortKey::SelfCpuMemoryUsage),
+        ("device_memory_usage", SortKey::DeviceMemoryUsage),
+        ("self_device_memory_usage", SortKey::SelfDeviceMemoryUsage),
+        ("count", SortKey::Count),
+        ("flops", SortKey::Flops),
+    ];
+
+    /// The key torch's `sort_by` names (`cuda_time_total` is `device_time_total`).
+    pub fn from_name(name: &str) -> Result<SortKey> {
+        let canonical = name
+            .replace("cuda", "device")
+            .replace("xpu", "device")
+            .replace("privateuse1", "device");
+        SortKey::NAMES
+            .iter()
+            .find(|(n, _)| *n == canonical)
+            .map(|(_, k)| *k)
+            .ok_or_else(|| {
+                let names: Vec<&str> = SortKey::NAMES.iter().map(|(n, _)| *n).collect();
+                Error::Option(format!(
+                    "unknown sort key {name:?}: torch's keys are {}",
+                    names.join(", ")
+                ))
+            })
+    }
+}
+
+/// One row: a `FunctionEventAvg`. Times are torch's: microseconds as doubles, summed in
+/// torch's order, so that they print as torch prints them to the last digit.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Row {
+    /// The key's name (`aten::mm`, `ProfilerStep*`, a kernel's name).
+    pub name: String,
+    /// Whether the events are device activity (kernels, copies, device-side ranges).
+    pub device: bool,
+    /// Whether the events are `record_function` ranges.
+    pub user_annotation: bool,
+    /// The calls.
+    pub count: u64,
+    /// CPU total, microseconds.
+    pub cpu_time_total_us: f64,
+    /// Self CPU, microseconds.
+    pub self_cpu_time_total_us: f64,
+    /// Device total, microseconds (0 without device activity).
+    pub device_time_total_us: f64,
+    /// Self device time, microseconds.
+    pub self_device_time_total_us: f64,
+    /// CPU memory allocated (net), bytes.
+    pub cpu_memory_usage: i64,
+    /// Self CPU memory, bytes.
+    pub self_cpu_memory_usage: i64,
+    /// Device memory allocated (net), bytes.
+    pub device_memory_usage: i64,
+    /// Self device memory, bytes.
+    pub self_device_memory_usage: i64,
+    /// FLOPs, summed.
+    pub flops: i64,
+    /// The first event's input shapes as torch prints them (`[[4, 3], []]`), with the
+    /// input-shape grouping.
+    pub input_shapes: Option<String>,
+    /// The first event's stack, its first N frames, with the stack grouping.
+    pub stack: Vec<String>,
+}
+
+impl Row {
+    /// CPU time avg, microseconds.
+    pub fn cpu_time_us(&self) -> f64 {
+        if self.count == 0 {
+            0.0
+        } else {
+            self.cpu_time_total_us / self.count as f64
+        }
+    }
+
+    /// Device time avg, microseconds.
+    pub fn device_time_us(&self) -> f64 {
+        if self.count == 0 {
+            0.0
+        } else {
+            self.device_time_total_us / self.count as f64
+        }
+    }
+
+    fn sort_value(&self, key: SortKey) -> f64 {
+        match key {
+            SortKey::CpuTime => self.cpu_time_us(),
+            SortKey::CpuTimeTotal => self.cpu_time_total_us,
+            SortKey::SelfCpuTimeTotal => self.self_cpu_time_total_us,
+            SortKey::DeviceTime => self.device_time_us(),
+            SortKey::DeviceTimeTotal => self.device_time_total_us,
+            SortKey::SelfDeviceTimeTotal => self.self_device_time_total_us,
+            SortKey::CpuMemoryUsage => self.cpu_memory_usage as f64,
+            SortKey::SelfCpuMemoryUsage => self.self_cpu_memory_usage as f64,
+            SortKey::DeviceMemoryUsage => self.device_memory_usage as f64,
+            SortKey::SelfDeviceMemoryUsage => self.self_device_memory_usage as f64,
+            SortKey::Count => self.count as f64,
+            SortKey::Flops => self.flops as f64,
+        }
+    }
+}
+
+/// torch's averaged events of a trace, in `key_averages`' order (each key where its first event
+/// comes), with what the table needs to know about the trace.
+#[derive(Clone, Debug)]
+pub struct KeyAverages {
+    /// The rows.
+    pub rows: Vec<Row>,
+    /// Whether the run profiled a device (`use_device` is `cuda`): device time is counted.
+    pub use_device: bool,
+    /// Whether memory columns are printed (`profile_memory`).
+    pub profile_memory: bool,
+    /// Whether the FLOPs column may be printed (`with_flops`).
+    pub with_flops: bool,
+    /// What the trace does not hold that the grouping or sort asks for, one sentence each.
+    pub notes: Vec<String>,
+}
+
+impl KeyAverages {
+    /// The averages of `trace`'s events grouped as `grouping` says.
+    pub fn new(trace: &Trace, grouping: &Grouping) -> KeyAverages {
+        let with_flops = trace
+            .meta
+            .with_flops
+            .unwrap_or_else(|| trace.events.iter().any(|e| e.flops.is_some()));
+        let profile_memory = trace.meta.profile_memory.unwrap_or_else(|| {
+            trace
+                .events
+                .iter()
+                .any(|e| e.instant && trace.str(e.name) == "[memory]")
+        });
+        let events = Events::build(trace, with_flops);
+        let use_device = events.use_device;
+        let list = &events.list;
+        // Device totals, children first (they come after their parents).
+        let mut device_total = vec![0f64; list.len()];
+        for i in (0..list.len()).rev() {
+            let e = &list[i];
+            device_total[i] = if !use_device {
+                0.0
+            } else if e.device {
+                e.end_us - e.start_us
+            } else {
+                e.kernels + e.children.iter().map(|&c| device_total[c]).sum::<f64>()
+            };
+        }
+        let mut index: FxHashMap<(Str, bool, bool, Option<Str>, Vec<String>), usize> =
+            FxHashMap::default();
+        let mut rows: Vec<Row> = Vec::new();
+        let mut notes = Vec::new();
+        let has_shapes = trace.events.iter().any(|e| e.input_shapes.is_some());
+        if grouping.input_shape && !has_shapes {
+            notes.push(
+                "the trace has no input shapes (it was not recorded with record_shapes=True): rows are not split by shape".to_owned(),
+            );
+        }
+        let has_stacks = trace.events.iter().any(|e| e.stack.is_some());
+        if grouping.stack_n > 0 && !has_stacks {
+            notes.push(
+                "the trace has no operator stacks (torch records them for TorchScript only, as `Call stack`): rows are not split by stack".to_owned(),
+            );
+        }
+        for (i, e) in list.iter().enumerate() {
+            if e.python {
+                continue;
+            }
+            let stack: Vec<String> = if grouping.stack_n > 0 {
+                stack_frames(trace, e.stack)
+                    .into_iter()
+                    .take(grouping.stack_n)
+                    .collect()
+            } else {
+                Vec::new()
+            };
+            let shapes = if grouping.input_shape {
+                e.input_shapes
+            } else {
+                None
+            };
+            let key = (e.key, e.device, e.user_annotation, shapes, stack.clone());
+            let r = *index.entry(key).or_insert_with(|| {
+                rows.push(Row {
+                    name: key_name(trace, e.key).to_owned(),
+                    device: e.device,
+                    user_annotation: e.user_annotation,
+                    count: 0,
+                    cpu_time_total_us: 0.0,
+                    self_cpu_time_total_us: 0.0,
+                    device_time_total_us: 0.0,
+                    self_device_time_total_us: 0.0,
+                    cpu_memory_usage: 0,
+                    self_cpu_memory_usage: 0,
+                    device_memory_usage: 0,
+                    self_device_memory_usage: 0,
+                    flops: 0,
+                    input_shapes: grouping.input_shape.then(|| {
+                        e.input_shapes
+                            .map_or_else(|| "[]".to_owned(), |s| trace.str(s).to_owned())
+                    }),
+                    stack,
+                });
+                rows.len() - 1
+            });
+            let row = &mut rows[r];
+            let children = &e.children;
+            row.count += 1;
+            row.flops += e.flops;
+            if e.device {
+                row.device_time_total_us += device_total[i];
+                row.self_device_time_total_us += device_total[i];
+            } else {
+                let total = e.end_us - e.start_us;
+                let child_cpu: f64 = children
+                    .iter()
+                    .map(|&c| list[c].end_us - list[c].start_us)
+                    .sum();
+                row.cpu_time_total_us += total;
+                row.self_cpu_time_total_us += total - child_cpu;
+                row.device_time_total_us += device_total[i];
+                row.self_device_time_total_us +=
+                    device_total[i] - children.iter().map(|&c| device_total[c]).sum::<f64>();
+                row.cpu_memory_usage += e.cpu_memory;
+                row.self_cpu_memory_usage +=
+                    e.cpu_memory - children.iter().map(|&c| list[c].cpu_memory).sum::<i64>();
+                row.device_memory_usage += e.device_memory;
+                row.self_device_memory_usage += e.device_memory
+                    - children.iter().map(|&c| list[c].device_memory).sum::<i64>();
+            }
+        }
+        KeyAverages {
+            rows,
+            use_device,
+            profile_memory,
+            with_flops,
+            notes,
+        }
+    }
+
+    /// The rows sorted as `table(sort_by=key)` sorts them: descending, ties in their order.
+    pub fn sorted(&self, key: Option<SortKey>) -> Vec<&Row> {
+        let mut rows: Vec<&Row> = self.rows.iter().collect();
+        if let Some(key) = key {
+            rows.sort_by(|a, b| {
+                b.sort_value(key)
+                    .partial_cmp(&a.sort_value(key))
+                    .unwrap_or(std::cmp::Ordering::Equal)
+            });
+        }
+        rows
+    }
+}
+
+/// torch's `_filter_stack_entry`: frames of autograd's and the test harness's own plumbing are
+/// left out of stacks.
+fn stack_frames(trace: &Trace, stack: Option<Str>) -> Vec<String> {
+    const FILTERED: &[(&str, &str)] = &[
+        ("autograd/__init__", "_make_grads"),
+        ("autograd/__init__", "backward"),
+        ("torch/tensor", "backward"),
+        ("_internal/common_utils", "prof_callable"),
+        ("_internal/common_utils", "prof_func_call"),
+        ("_internal/common_utils", "prof_meth_call"),
+    ];
+    let Some(s) = stack else { return Vec::new() };
+    trace
+        .str(s)
+        .split(';')
+        .map(str::trim)
+        .filter(|f| !f.is_empty())
+        .filter(|f| !FILTERED.iter().any(|(a, b)| f.contains(a) && f.contains(b)))
+        .map(str::to_owned)
+        .collect()
+}
