@@ -52,7 +52,11 @@ impl Category {
             "cpu_op" | "Operator" => Category::CpuOp,
             "user_annotation" => Category::UserAnnotation,
             "python_function" => Category::PythonFunction,
-            "cuda_runtime" | "cuda_driver" | "runtime" | "mtia_runtime" | "xpu_runtime"
+            "cuda_runtime"
+            | "cuda_driver"
+            | "runtime"
+            | "mtia_runtime"
+            | "xpu_runtime"
             | "privateuse1_runtime" => Category::Runtime,
             "kernel" | "Kernel" => Category::Kernel,
             "gpu_memcpy" | "Memcpy" => Category::Memcpy,
@@ -571,7 +575,10 @@ mod tests {
 
     #[test]
     fn times_are_exact_nanoseconds() {
-        assert_eq!(micros_text_to_ns("5041263328831.082"), Some(5_041_263_328_831_082));
+        assert_eq!(
+            micros_text_to_ns("5041263328831.082"),
+            Some(5_041_263_328_831_082)
+        );
         assert_eq!(micros_text_to_ns("1.5"), Some(1500));
         assert_eq!(micros_text_to_ns("7"), Some(7000));
         assert_eq!(micros_text_to_ns("0.0005"), Some(1));

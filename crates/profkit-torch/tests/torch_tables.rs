@@ -44,7 +44,8 @@ fn check(run: &str) {
         serde_json::from_slice(&std::fs::read(dir.join("tables.json")).unwrap()).unwrap();
     let mut failures = Vec::new();
     for (name, spec) in specs.as_object().unwrap() {
-        let expected = std::fs::read_to_string(dir.join("tables").join(format!("{name}.txt"))).unwrap();
+        let expected =
+            std::fs::read_to_string(dir.join("tables").join(format!("{name}.txt"))).unwrap();
         let got = ours(&trace, spec);
         if got != expected {
             if std::env::var_os("PROFKIT_TORCH_DIFF").is_some() {

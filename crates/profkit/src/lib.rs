@@ -46,6 +46,7 @@ mod parquet;
 mod plugin;
 mod poplar;
 mod text;
+mod torch;
 mod xdl;
 mod xspace;
 
@@ -206,6 +207,12 @@ enum Command {
         place: Option<paddle::PlaceArg>,
         #[command(flatten)]
         summary: paddle::SummaryArgs,
+        /// The layout: torch's `key_averages().table()` (the default for PyTorch profiler
+        /// traces) or Paddle's tables (the default for everything else).
+        #[arg(long, value_enum)]
+        style: Option<torch::StyleArg>,
+        #[command(flatten)]
+        torch: torch::TorchArgs,
         /// Print the report's tables as JSON.
         #[arg(long)]
         json: bool,
@@ -319,11 +326,43 @@ fn run(cli: Cli) -> Result<(), Failure> {
             sort,
             place,
             summary,
+            style,
+            torch: torch_args,
             json,
             from,
         } => {
-            let input = input::Input::open(&file, from)?;
+            let mut input = input::Input::open(&file, from)?;
             let legacy = legacy || sort.is_some() || place.is_some();
+            let style = match style {
+                Some(style) => style,
+                None if !legacy
+                    && input.format == Format::Chrome
+                    && torch::is_kineto(&mut input) =>
+                {
+                    torch::StyleArg::Torch
+                }
+                None => torch::StyleArg::Paddle,
+            };
+            if style == torch::StyleArg::Torch {
+                if legacy {
+                    return Err(Failure::Usage(
+                        "--legacy, --sort and --place are Paddle's legacy report (--style paddle)"
+                            .into(),
+                    ));
+                }
+                if input.format != Format::Chrome {
+                    return Err(Failure::Usage(format!(
+                        "{}: --style torch reads PyTorch profiler traces (Chrome JSON), not {}",
+                        input.name, input.format
+                    )));
+                }
+                return torch::report(input, &summary, &torch_args, json);
+            }
+            if torch_args.given() {
+                return Err(Failure::Usage(
+                    "--row-limit, --group-by-input-shape and --group-by-stack-n are options of torch's table (--style torch)".into(),
+                ));
+            }
             paddle::report_command(input, legacy, sort, place, &summary, json)
         }
         Command::Plugin { command } => plugin::run(command),

@@ -237,7 +237,11 @@ fn attribute_memory(
     for i in unmatched.into_iter().chain(oom.iter().copied()) {
         let (ts, tid, cpu, dev) = memory[i];
         list.push(FunctionEvent {
-            key: if oom.contains(&i) { oom_key } else { memory_key },
+            key: if oom.contains(&i) {
+                oom_key
+            } else {
+                memory_key
+            },
             thread: tid,
             start: ts,
             end: ts,
@@ -250,8 +254,8 @@ fn attribute_memory(
             device_memory: dev,
             flops: 0,
             kernels: 0.0,
-                start_us: 0.0,
-                end_us: 0.0,
+            start_us: 0.0,
+            end_us: 0.0,
             parent: None,
             children: Vec::new(),
         });

@@ -28,7 +28,10 @@ fn product(shape: &[i64]) -> i64 {
 /// A `Concrete Inputs` entry that is an int list (`[1, 1]`), or a single int read as a pair.
 fn int_pair(text: &str) -> Option<[i64; 2]> {
     let t = text.trim();
-    let t = t.strip_prefix('[').and_then(|t| t.strip_suffix(']')).unwrap_or(t);
+    let t = t
+        .strip_prefix('[')
+        .and_then(|t| t.strip_suffix(']'))
+        .unwrap_or(t);
     let mut parts = t.split(',').map(|p| p.trim().parse::<i64>());
     let a = parts.next()?.ok()?;
     let b = match parts.next() {

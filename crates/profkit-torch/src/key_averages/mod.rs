@@ -171,6 +171,9 @@ impl Row {
     }
 }
 
+/// `key_averages`' key: name, device or not, range or not, shapes, stack frames.
+type GroupKey = (Str, bool, bool, Option<Str>, Vec<String>);
+
 /// torch's averaged events of a trace, in `key_averages`' order (each key where its first event
 /// comes), with what the table needs to know about the trace.
 #[derive(Clone, Debug)]
@@ -215,8 +218,7 @@ impl KeyAverages {
                 e.kernels + e.children.iter().map(|&c| device_total[c]).sum::<f64>()
             };
         }
-        let mut index: FxHashMap<(Str, bool, bool, Option<Str>, Vec<String>), usize> =
-            FxHashMap::default();
+        let mut index: FxHashMap<GroupKey, usize> = FxHashMap::default();
         let mut rows: Vec<Row> = Vec::new();
         let mut notes = Vec::new();
         let has_shapes = trace.events.iter().any(|e| e.input_shapes.is_some());
@@ -294,8 +296,8 @@ impl KeyAverages {
                 row.self_cpu_memory_usage +=
                     e.cpu_memory - children.iter().map(|&c| list[c].cpu_memory).sum::<i64>();
                 row.device_memory_usage += e.device_memory;
-                row.self_device_memory_usage += e.device_memory
-                    - children.iter().map(|&c| list[c].device_memory).sum::<i64>();
+                row.self_device_memory_usage +=
+                    e.device_memory - children.iter().map(|&c| list[c].device_memory).sum::<i64>();
             }
         }
         KeyAverages {
@@ -341,4 +343,62 @@ fn stack_frames(trace: &Trace, stack: Option<Str>) -> Vec<String> {
         .filter(|f| !FILTERED.iter().any(|(a, b)| f.contains(a) && f.contains(b)))
         .map(str::to_owned)
         .collect()
+}
+
+impl KeyAverages {
+    /// The rows the table prints (sorted and limited as `options` say) as data, with the totals
+    /// and notes: what `profkit report --style torch --json` writes.
+    pub fn json(&self, options: &TableOptions) -> serde_json::Value {
+        let limit = usize::try_from(options.row_limit).unwrap_or(usize::MAX);
+        let rows = self.sorted(options.sort_by);
+        let self_cpu: f64 = rows.iter().map(|r| r.self_cpu_time_total_us).sum();
+        let self_device: f64 = rows
+            .iter()
+            .filter(|r| r.device && !r.user_annotation)
+            .map(|r| r.self_device_time_total_us)
+            .sum();
+        let listed: Vec<serde_json::Value> = rows
+            .iter()
+            .take(limit)
+            .map(|r| {
+                let mut row = serde_json::json!({
+                    "name": r.name,
+                    "device": r.device,
+                    "user_annotation": r.user_annotation,
+                    "count": r.count,
+                    "self_cpu_time_total_us": r.self_cpu_time_total_us,
+                    "cpu_time_total_us": r.cpu_time_total_us,
+                    "cpu_time_avg_us": r.cpu_time_us(),
+                    "self_device_time_total_us": r.self_device_time_total_us,
+                    "device_time_total_us": r.device_time_total_us,
+                    "device_time_avg_us": r.device_time_us(),
+                    "cpu_memory_usage": r.cpu_memory_usage,
+                    "self_cpu_memory_usage": r.self_cpu_memory_usage,
+                    "device_memory_usage": r.device_memory_usage,
+                    "self_device_memory_usage": r.self_device_memory_usage,
+                    "flops": r.flops,
+                });
+                if let Some(map) = row.as_object_mut() {
+                    if let Some(shapes) = &r.input_shapes {
+                        map.insert("input_shapes".into(), shapes.clone().into());
+                    }
+                    if !r.stack.is_empty() {
+                        map.insert("stack".into(), r.stack.clone().into());
+                    }
+                }
+                row
+            })
+            .collect();
+        serde_json::json!({
+            "style": "torch",
+            "rows": listed,
+            "rows_not_listed": rows.len().saturating_sub(limit),
+            "self_cpu_time_total_us": self_cpu,
+            "self_device_time_total_us": self_device,
+            "use_device": self.use_device,
+            "profile_memory": self.profile_memory,
+            "with_flops": self.with_flops,
+            "notes": self.notes,
+        })
+    }
 }

@@ -138,7 +138,10 @@ fn flops_scale(min: i64) -> (f64, &'static str) {
     const HEADERS: [&str; 6] = ["FLOPs", "KFLOPs", "MFLOPs", "GFLOPs", "TFLOPs", "PFLOPs"];
     let log = ((min as f64).log10() / 3.0).clamp(0.0, (HEADERS.len() - 1) as f64);
     let i = log.floor() as usize;
-    (10f64.powf(log.floor() * -3.0), HEADERS[i.min(HEADERS.len() - 1)])
+    (
+        10f64.powf(log.floor() * -3.0),
+        HEADERS[i.min(HEADERS.len() - 1)],
+    )
 }
 
 impl KeyAverages {
@@ -154,7 +157,11 @@ impl KeyAverages {
         let has_shapes = rows
             .iter()
             .any(|r| r.input_shapes.as_deref().is_some_and(|s| s != "[]"));
-        let stacks: Vec<&Vec<String>> = rows.iter().map(|r| &r.stack).filter(|s| !s.is_empty()).collect();
+        let stacks: Vec<&Vec<String>> = rows
+            .iter()
+            .map(|r| &r.stack)
+            .filter(|s| !s.is_empty())
+            .collect();
         let has_stack = !stacks.is_empty();
         let name_width = (rows.iter().map(|r| chars(&r.name)).max().unwrap_or(0) + 4)
             .min(options.max_name_column_width);
@@ -244,17 +251,20 @@ impl KeyAverages {
             options.row_limit as usize
         };
         for row in rows.iter().take(limit) {
-            push(&layout.line(&self.values(row, &RowContext {
-                name_width: options.max_name_column_width,
-                unit,
-                sum_self_cpu,
-                sum_self_device,
-                has_device_time,
-                device_mem,
-                shapes_width: has_shapes.then_some(shapes_width),
-                flops,
-                src_width: has_stack.then_some(src_width),
-            })));
+            push(&layout.line(&self.values(
+                row,
+                &RowContext {
+                    name_width: options.max_name_column_width,
+                    unit,
+                    sum_self_cpu,
+                    sum_self_device,
+                    has_device_time,
+                    device_mem,
+                    shapes_width: has_shapes.then_some(shapes_width),
+                    flops,
+                    src_width: has_stack.then_some(src_width),
+                },
+            )));
             if has_stack {
                 let mut empty = vec![String::new(); headers.len() - 1];
                 for frame in row.stack.iter().skip(1) {
@@ -267,7 +277,10 @@ impl KeyAverages {
             }
         }
         push(&sep);
-        push(&format!("Self CPU time total: {}", time(sum_self_cpu, unit)));
+        push(&format!(
+            "Self CPU time total: {}",
+            time(sum_self_cpu, unit)
+        ));
         if has_device_time {
             push(&format!(
                 "Self {device} time total: {}",
@@ -318,7 +331,11 @@ impl KeyAverages {
             }
         }
         if let Some(w) = c.src_width {
-            v.push(row.stack.first().map_or_else(String::new, |f| trim_path(f, w)));
+            v.push(
+                row.stack
+                    .first()
+                    .map_or_else(String::new, |f| trim_path(f, w)),
+            );
         }
         v
     }
