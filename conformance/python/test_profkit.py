@@ -363,3 +363,12 @@ def test_plugin_check_runs_from_the_wheel_command():
     report = json.loads(done.stdout)
     assert report["failed"] == 0, done.stdout
     assert report["passed"] > 0, done.stdout
+
+
+def test_report_torch():
+    path = CONFORMANCE / "torch/cnn/trace.json.gz"
+    expected = (CONFORMANCE / "torch/cnn/tables/self_cpu_time_total.txt").read_text()
+    got = profkit.report(path, style="torch", sorted_by="self_cpu_time_total", row_limit=20)
+    assert got == expected
+    data = profkit.report(path, style="torch", row_limit=3, as_data=True)
+    assert [r["name"] for r in data["rows"]] == ["ProfilerStep*", "data", "aten::randn"]
