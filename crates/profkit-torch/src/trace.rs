@@ -1,6 +1,6 @@
 //! A Kineto trace (what `torch.profiler`'s `export_chrome_trace` and `tensorboard_trace_handler`
-//! write) read into the few things torch's table and HTA's analyses use: each complete event's
-//! name, category, thread, exact times and the args those tools look at, and the `[memory]`
+//! write) read into the few things torch's table uses: each complete event's
+//! name, category, thread, exact times and the args torch (and HolisticTraceAnalysis) look at, and the `[memory]`
 //! instants. Everything else (flows, metadata, other args) is skipped while reading, so memory
 //! is a few dozen bytes per event, not the text.
 //!

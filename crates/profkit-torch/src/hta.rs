@@ -1,1 +1,0 @@
-//! HolisticTraceAnalysis's analyses (to come).
