@@ -1,7 +1,6 @@
 //! A Kineto trace (what `torch.profiler`'s `export_chrome_trace` and `tensorboard_trace_handler`
-//! write) read into the few things torch's table uses: each complete event's
-//! name, category, thread, exact times and the args torch (and HolisticTraceAnalysis) look at, and the `[memory]`
-//! instants. Everything else (flows, metadata, other args) is skipped while reading, so memory
+//! write) read into the few things torch's table uses: each complete event's name, category,
+//! thread, exact times and the args torch looks at, and the `[memory]` instants. Everything else (flows, metadata, other args) is skipped while reading, so memory
 //! is a few dozen bytes per event, not the text.
 //!
 //! Times are taken as written (`ts` and `dur` are microseconds with up to three decimals) and
