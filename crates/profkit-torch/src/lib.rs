@@ -37,6 +37,7 @@
 )]
 
 mod error;
+pub mod hta;
 pub mod key_averages;
 pub mod trace;
 

@@ -101,6 +101,8 @@ pub struct Event {
     pub dur: i64,
     /// Whether this is an instant (`ph` `i` or `I`).
     pub instant: bool,
+    /// Whether the event has a `cat` and a `dur` (HolisticTraceAnalysis keeps only those).
+    pub has_cat_and_dur: bool,
     /// `args."External id"`.
     pub external_id: Option<i64>,
     /// `args.correlation`.
@@ -140,6 +142,9 @@ pub struct Meta {
     pub device_properties: usize,
     /// `distributedInfo.rank`, when written.
     pub rank: Option<i64>,
+    /// Whether some event's `ts` is written as a double or missing: pandas then reads the
+    /// column as doubles, which HolisticTraceAnalysis rounds to whole microseconds.
+    pub fractional_ts: bool,
 }
 
 /// A Kineto trace as this crate reads it.
@@ -202,6 +207,10 @@ impl Builder {
     }
 
     fn add(&mut self, raw: RawEvent) {
+        if raw.ts.as_ref().is_none_or(|t| t.1) {
+            self.trace.meta.fractional_ts = true;
+        }
+        let has_cat_and_dur = raw.cat.is_some() && raw.dur.is_some();
         let instant = match raw.ph.as_deref() {
             Some("X") => false,
             Some("i" | "I") => true,
@@ -243,10 +252,12 @@ impl Builder {
                 raw.dur.map_or(0, |d| d.0)
             },
             instant,
+            has_cat_and_dur,
             external_id: args.external_id.map(|v| v.0),
             correlation: args.correlation.map(|v| v.0),
             device: args.device.map(|v| v.0),
-            stream: args.stream.map(|v| v.0),
+            // HTA takes a stream that is not a number as none.
+            stream: args.stream.map(|v| v.0).filter(|&v| v != NOT_A_NUMBER),
             input_shapes,
             concrete_inputs: if wants_concrete {
                 args.concrete_inputs.map(Vec::into_boxed_slice)
@@ -446,8 +457,9 @@ impl<'de> Deserialize<'de> for Id {
     }
 }
 
-/// An integer arg; a double is truncated, a string read as a number or taken as 0, a boolean
-/// as 0 or 1 (Kineto writes numbers, but a hand-edited trace should not fail on it).
+/// An integer arg; a double is truncated, a string read as a number (or, when it is not one,
+/// [`NOT_A_NUMBER`]), a boolean as 0 or 1 (Kineto writes numbers, but ROCm's runtime events carry
+/// string streams, and a hand-edited trace should not fail on it).
 struct Int(i64);
 
 impl<'de> Deserialize<'de> for Int {
@@ -471,7 +483,7 @@ impl<'de> Deserialize<'de> for Int {
                 Ok(Int(i64::from(v)))
             }
             fn visit_str<E: de::Error>(self, v: &str) -> Result<Int, E> {
-                Ok(Int(v.trim().parse().unwrap_or(0)))
+                Ok(Int(v.trim().parse().unwrap_or(NOT_A_NUMBER)))
             }
             fn visit_unit<E: de::Error>(self) -> Result<Int, E> {
                 Ok(Int(0))
@@ -489,6 +501,9 @@ impl<'de> Deserialize<'de> for Int {
     }
 }
 
+/// What a string arg that is not a number reads as.
+const NOT_A_NUMBER: i64 = i64::MIN;
+
 /// A top-level flag written as `1`/`0` or `true`/`false`.
 struct Flag(Option<bool>);
 
@@ -504,8 +519,8 @@ impl<'de> Deserialize<'de> for Flag {
 }
 
 /// Microseconds as written, in integer nanoseconds (rounded half away from zero past the third
-/// decimal).
-struct Nanos(i64);
+/// decimal), and whether the number was written as a double (with a point or an exponent).
+struct Nanos(i64, bool);
 
 impl<'de> Deserialize<'de> for Nanos {
     fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Nanos, D::Error> {
@@ -517,23 +532,24 @@ impl<'de> Deserialize<'de> for Nanos {
             }
             fn visit_bytes<E: de::Error>(self, v: &[u8]) -> Result<Nanos, E> {
                 let text = std::str::from_utf8(v).map_err(E::custom)?;
+                let double = text.contains(['.', 'e', 'E']);
                 micros_text_to_ns(text)
-                    .map(Nanos)
+                    .map(|ns| Nanos(ns, double))
                     .ok_or_else(|| E::custom(format!("{text} is not a time in microseconds")))
             }
             fn visit_str<E: de::Error>(self, v: &str) -> Result<Nanos, E> {
                 micros_text_to_ns(v.trim())
-                    .map(Nanos)
+                    .map(|ns| Nanos(ns, true))
                     .ok_or_else(|| E::custom(format!("{v:?} is not a time in microseconds")))
             }
             fn visit_u64<E: de::Error>(self, v: u64) -> Result<Nanos, E> {
-                Ok(Nanos((v as i64).saturating_mul(1000)))
+                Ok(Nanos((v as i64).saturating_mul(1000), false))
             }
             fn visit_i64<E: de::Error>(self, v: i64) -> Result<Nanos, E> {
-                Ok(Nanos(v.saturating_mul(1000)))
+                Ok(Nanos(v.saturating_mul(1000), false))
             }
             fn visit_f64<E: de::Error>(self, v: f64) -> Result<Nanos, E> {
-                Ok(Nanos((v * 1000.0).round() as i64))
+                Ok(Nanos((v * 1000.0).round() as i64, true))
             }
         }
         d.deserialize_newtype_struct(profkit_json::RAW_NUMBER_TOKEN, V)
@@ -548,14 +564,17 @@ pub(crate) fn micros_text_to_ns(text: &str) -> Option<i64> {
     };
     let (int, frac) = body.split_once('.').unwrap_or((body, ""));
     let plain = !int.is_empty()
-        && int.len() <= 15
+        && int.len() <= 16
         && int.bytes().all(|b| b.is_ascii_digit())
         && frac.bytes().all(|b| b.is_ascii_digit());
     if !plain {
         let v: f64 = text.parse().ok()?;
         return v.is_finite().then(|| (v * 1000.0).round() as i64);
     }
-    let mut ns: i64 = int.parse::<i64>().ok()? * 1000;
+    let Some(mut ns) = int.parse::<i64>().ok().and_then(|i| i.checked_mul(1000)) else {
+        let v: f64 = text.parse().ok()?;
+        return v.is_finite().then(|| (v * 1000.0).round() as i64);
+    };
     let digits = frac.as_bytes();
     let mut scale = 100;
     for &b in digits.iter().take(3) {
@@ -583,6 +602,14 @@ mod tests {
         assert_eq!(micros_text_to_ns("0.0005"), Some(1));
         assert_eq!(micros_text_to_ns("-2.25"), Some(-2250));
         assert_eq!(micros_text_to_ns("1e3"), Some(1_000_000));
+        assert_eq!(
+            micros_text_to_ns("1694039994127018"),
+            Some(1_694_039_994_127_018_000)
+        );
+        assert_eq!(
+            micros_text_to_ns("9000000000000000"),
+            Some(9_000_000_000_000_000_000)
+        );
         assert_eq!(micros_text_to_ns("x"), None);
     }
 

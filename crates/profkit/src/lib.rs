@@ -39,6 +39,7 @@ mod cap;
 mod convert;
 mod format;
 mod hosts;
+mod hta;
 mod input;
 mod output;
 mod paddle;
@@ -220,6 +221,19 @@ enum Command {
         #[arg(long, value_parser = FormatParser::report())]
         from: Option<Format>,
     },
+    /// HolisticTraceAnalysis's analyses of PyTorch profiler traces of GPU runs (one trace per
+    /// rank), as HTA 0.5.0's TraceAnalysis computes them.
+    Hta {
+        /// The analysis.
+        #[arg(value_enum)]
+        analysis: hta::Analysis,
+        /// The traces, one per rank (its `distributedInfo.rank`, else 0).
+        #[arg(value_name = "TRACE", num_args = 1.., required = true)]
+        files: Vec<PathBuf>,
+        /// Print the analysis' tables as JSON records.
+        #[arg(long)]
+        json: bool,
+    },
     /// Run and check TensorFlow profiler plugins (shared libraries exporting `TF_InitProfiler`).
     Plugin {
         #[command(subcommand)]
@@ -365,6 +379,11 @@ fn run(cli: Cli) -> Result<(), Failure> {
             }
             paddle::report_command(input, legacy, sort, place, &summary, json)
         }
+        Command::Hta {
+            analysis,
+            files,
+            json,
+        } => hta::run(analysis, &files, json),
         Command::Plugin { command } => plugin::run(command),
     }
 }
