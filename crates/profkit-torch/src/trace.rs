@@ -103,6 +103,8 @@ pub struct Event {
     pub instant: bool,
     /// Whether the event has a `cat` and a `dur` (HolisticTraceAnalysis keeps only those).
     pub has_cat_and_dur: bool,
+    /// Its position in `traceEvents` (HolisticTraceAnalysis's `index`).
+    pub index: u32,
     /// `args."External id"`.
     pub external_id: Option<i64>,
     /// `args.correlation`.
@@ -179,6 +181,8 @@ struct Builder {
     trace: Trace,
     interned: FxHashMap<String, Str>,
     string_ids: FxHashMap<String, i64>,
+    /// Events seen in `traceEvents`, kept or not.
+    seen: u32,
 }
 
 impl Builder {
@@ -207,6 +211,8 @@ impl Builder {
     }
 
     fn add(&mut self, raw: RawEvent) {
+        let index = self.seen;
+        self.seen = self.seen.saturating_add(1);
         if raw.ts.as_ref().is_none_or(|t| t.1) {
             self.trace.meta.fractional_ts = true;
         }
@@ -253,6 +259,7 @@ impl Builder {
             },
             instant,
             has_cat_and_dur,
+            index,
             external_id: args.external_id.map(|v| v.0),
             correlation: args.correlation.map(|v| v.0),
             device: args.device.map(|v| v.0),

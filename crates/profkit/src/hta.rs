@@ -16,6 +16,8 @@ pub(crate) enum Analysis {
     TemporalBreakdown,
     /// `get_gpu_kernel_breakdown`: time by kernel type, and per kernel.
     KernelBreakdown,
+    /// `get_idle_time_breakdown`: each stream's idle time by cause (host wait, kernel wait, other).
+    IdleTimeBreakdown,
     /// `get_comm_comp_overlap`: how much of communication overlaps computation, per rank.
     CommCompOverlap,
     /// `get_cuda_kernel_launch_stats`: each launch's CPU and GPU duration and launch delay.
@@ -49,6 +51,12 @@ pub(crate) fn run(analysis: Analysis, files: &[PathBuf], json: bool) -> Result<(
             let (types, kernels) = hta::kernel_breakdown(&trace);
             frames.push(("kernel_type".into(), types));
             frames.push(("kernels".into(), kernels));
+        }
+        Analysis::IdleTimeBreakdown => {
+            frames.push((
+                "idle_time_breakdown".into(),
+                hta::idle_time_breakdown(&trace, hta::CONSECUTIVE_KERNEL_DELAY),
+            ));
         }
         Analysis::CommCompOverlap => {
             frames.push(("comm_comp_overlap".into(), hta::comm_comp_overlap(&trace)));

@@ -31,6 +31,13 @@ pub struct Row {
     pub stream: i64,
     /// `args.correlation`, -1 without one.
     pub correlation: i64,
+    /// The category.
+    pub cat: Category,
+    /// The position in `traceEvents` (HTA's `index`).
+    pub index: u32,
+    /// HTA's `index_correlation`: the `index` of the row its correlation links it to (a launch
+    /// to its kernel and back), 0 when that row is not in the trace, -1 without a correlation.
+    pub index_correlation: i64,
 }
 
 impl Row {
@@ -118,7 +125,7 @@ impl<'t> HtaTrace<'t> {
 
 fn rows(trace: &Trace) -> Vec<Row> {
     let round = trace.meta.fractional_ts && std::env::var_os("HTA_DISABLE_NS_ROUNDING").is_none();
-    trace
+    let mut rows: Vec<Row> = trace
         .events
         .iter()
         .filter(|e| e.has_cat_and_dur && e.cat != Category::TraceSpan)
@@ -131,15 +138,51 @@ fn rows(trace: &Trace) -> Vec<Row> {
             } else {
                 (ts, dur)
             };
+            let correlation = e.correlation.unwrap_or(-1);
             Row {
                 name: e.name,
                 ts,
                 dur,
                 stream: e.stream.unwrap_or(-1),
-                correlation: e.correlation.unwrap_or(-1),
+                correlation,
+                cat: e.cat,
+                index: e.index,
+                index_correlation: correlation.min(0),
             }
         })
-        .collect()
+        .collect();
+    link_correlations(trace, &mut rows);
+    rows
+}
+
+/// Whether HTA takes a row for device activity (`_filter_gpu_kernels_with_cuda_sync`).
+fn is_device(trace: &Trace, r: &Row) -> bool {
+    (r.stream >= 0 && r.correlation >= 0)
+        || matches!(trace.str(r.name), "Event Sync" | "Context Sync")
+}
+
+/// `transform_correlation_to_index`: each host row with a correlation points at the last device
+/// row with it, each device row at the last host row.
+fn link_correlations(trace: &Trace, rows: &mut [Row]) {
+    let mut last_device: FxHashMap<i64, u32> = FxHashMap::default();
+    let mut last_host: FxHashMap<i64, u32> = FxHashMap::default();
+    for r in rows.iter().filter(|r| r.correlation != -1) {
+        if is_device(trace, r) {
+            last_device.insert(r.correlation, r.index);
+        } else {
+            last_host.insert(r.correlation, r.index);
+        }
+    }
+    for r in rows.iter_mut().filter(|r| r.correlation != -1) {
+        let other = if is_device(trace, r) {
+            last_host.get(&r.correlation)
+        } else {
+            last_device.get(&r.correlation)
+        };
+        if let Some(&i) = other {
+            r.index_correlation = i64::from(i);
+        }
+    }
 }
 
 /// The double pandas reads for a time written in microseconds: whole microseconds exactly
@@ -157,10 +200,7 @@ fn micros(ns: i64) -> f64 {
 
 /// `_filter_irrelevant_gpu_kernels` for one rank.
 fn filter_to_steps(rank: &Rank<'_>) -> Vec<Row> {
-    let is_device = |r: &Row| {
-        (r.stream >= 0 && r.correlation >= 0)
-            || matches!(rank.trace.str(r.name), "Event Sync" | "Context Sync")
-    };
+    let is_device = |r: &Row| is_device(rank.trace, r);
     let last_step = rank
         .rows
         .iter()

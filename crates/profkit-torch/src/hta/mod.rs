@@ -1,8 +1,8 @@
 //! HolisticTraceAnalysis's analyses of GPU runs, from the same Kineto traces, as HTA 0.5.0
 //! computes them (`TraceAnalysis(trace_dir=...)` and its `get_*` methods): the trace loaded as
 //! HTA loads it (`load`), then the breakdowns (`breakdown`: temporal, by kernel type and by
-//! kernel), the communication/computation overlap and the kernel launch statistics
-//! (`launch`). Several ranks' traces are analysed at once, one per file.
+//! kernel; `idle`: idle time by cause), the communication/computation overlap and the kernel
+//! launch statistics (`launch`). Several ranks' traces are analysed at once, one per file.
 //!
 //! HTA's own rules, reproduced in `load` and named there: which events are rows, whole
 //! microseconds when the trace's times have fractions, times from the earliest row of all
@@ -11,11 +11,13 @@
 
 mod breakdown;
 mod frame;
+mod idle;
 mod launch;
 mod load;
 
 pub use breakdown::{kernel_breakdown, temporal_breakdown};
 pub use frame::{Frame, Value};
+pub use idle::{CONSECUTIVE_KERNEL_DELAY, idle_time_breakdown};
 pub use launch::{comm_comp_overlap, kernel_launch_stats};
 pub use load::{HtaTrace, Rank, Row};
 
