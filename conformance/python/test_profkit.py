@@ -372,3 +372,13 @@ def test_report_torch():
     assert got == expected
     data = profkit.report(path, style="torch", row_limit=3, as_data=True)
     assert [r["name"] for r in data["rows"]] == ["ProfilerStep*", "data", "aten::randn"]
+
+
+def test_hta():
+    path = CONFORMANCE / (
+        "chrome/corpus/hta/critical_path-simple_add-benchmark_result_493459_1694039959_trace.json.gz"
+    )
+    got = profkit.hta("temporal-breakdown", [path])
+    (row,) = got["frames"]["temporal_breakdown"]
+    assert row["kernel_time(us)"] == 16464339.0
+    assert row["idle_time_pctg"] == 99.7

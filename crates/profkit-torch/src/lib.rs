@@ -1,8 +1,8 @@
 //! The summaries PyTorch users know, from a saved PyTorch profiler (Kineto) trace
 //! (`prof.export_chrome_trace(...)`, `tensorboard_trace_handler`'s `.pt.trace.json[.gz]`),
 //! without torch or a Python stack: the table `prof.key_averages().table(...)` prints
-//! ([`key_averages`]). (HolisticTraceAnalysis's breakdowns of GPU runs are to come here too:
-//! they read the same events.)
+//! ([`key_averages`]), and HolisticTraceAnalysis's analyses of GPU runs, several ranks at once
+//! ([`hta`]).
 //!
 //! A Kineto trace is a Chrome trace (the Trace Event Format) whose complete events carry
 //! Kineto's categories (`cpu_op`, `user_annotation`, `python_function`, `cuda_runtime`,
@@ -11,7 +11,7 @@
 //! summaries use; times stay the integer nanoseconds the profiler recorded.
 //!
 //! This crate reads Chrome JSON itself rather than through `profkit-chrome`'s XSpace: torch's
-//! rules are about Kineto's own events and args (categories, `External id`, the
+//! and HTA's rules are about Kineto's own events and args (categories, `External id`, the
 //! `[memory]` instants, thread ids as written), and skipping the XSpace keeps the summary of a
 //! 200 MB trace a matter of one pass.
 //!

@@ -57,6 +57,7 @@ __all__ = [
     "convert",
     "merge",
     "report",
+    "hta",
     "events",
     "planes",
     "lines",
@@ -487,6 +488,18 @@ def report(
     args += _limit_args(max_inflated, paddle_bytes_per_message)
     done = _run(args, [path])
     return _json(done.stdout, [path]) if as_data else done.stdout
+
+
+def hta(analysis: str, paths: Sequence[PathLike]) -> Dict[str, Any]:
+    """HolisticTraceAnalysis 0.5.0's analysis ``analysis`` (``"temporal-breakdown"``,
+    ``"kernel-breakdown"``, ``"idle-time-breakdown"``, ``"comm-comp-overlap"``,
+    ``"kernel-launch-stats"``) of PyTorch profiler traces, one per rank, as ``profkit hta --json``
+    gives it: ``{"frames": {name: [records]}, "ranks": [...], "notes": [...]}``, each frame's
+    records under HTA's column names (``pandas.DataFrame(records)`` is HTA's frame).
+    """
+    paths = list(paths)
+    done = _run(["hta", analysis, *map(os.fspath, paths), "--json"], paths)
+    return _json(done.stdout, paths)
 
 
 def _torch_args(

@@ -17,6 +17,10 @@ pub enum Value {
 impl Value {
     fn text(&self) -> String {
         match self {
+            // Kernel names run to hundreds of characters: cut in text (records keep them).
+            Value::Str(s) if s.chars().count() > 60 => {
+                format!("{}...", s.chars().take(57).collect::<String>())
+            }
             Value::Int(i) => i.to_string(),
             Value::Float(f) if f.is_nan() => "NaN".to_owned(),
             Value::Float(f) if f.fract() == 0.0 && f.abs() < 1e15 => format!("{f:.1}"),
@@ -69,7 +73,7 @@ impl Frame {
     }
 
     /// A text table: a header, then a line per row, columns right-aligned two spaces apart
-    /// (strings left-aligned).
+    /// (strings left-aligned, cut to 60 characters).
     pub fn text(&self) -> String {
         let cells: Vec<Vec<String>> = self
             .rows
