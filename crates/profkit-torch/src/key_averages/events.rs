@@ -33,7 +33,9 @@ const FILTERED: &[&str] = &[
     "aten::_version",
 ];
 
-/// One of torch's `FunctionEvent`s.
+/// One of torch's `FunctionEvent`s, kept small (a trace has millions): no-value fields hold
+/// [`NONE`], the children are a count (their sums are taken from the children's side once the
+/// tree is final), and times are integer nanoseconds ([`Events::us`] gives torch's doubles).
 #[derive(Clone, Debug)]
 pub(crate) struct FunctionEvent {
     /// The name as torch keys it (`ProfilerStep#3` as `ProfilerStep*`), interned.
@@ -44,25 +46,39 @@ pub(crate) struct FunctionEvent {
     pub device: bool,
     pub user_annotation: bool,
     pub python: bool,
-    pub input_shapes: Option<Str>,
-    pub stack: Option<Str>,
+    /// Interned input shapes, or [`NONE`].
+    pub input_shapes: Str,
+    /// Interned stack, or [`NONE`].
+    pub stack: Str,
     pub cpu_memory: i64,
     pub device_memory: i64,
     pub flops: i64,
     /// The summed durations of the device events this one launched, microseconds, summed in
     /// their order as torch sums its `kernels`.
     pub kernels: f64,
-    /// torch's `time_range`: microseconds from the trace's start, as doubles.
-    pub start_us: f64,
-    pub end_us: f64,
-    pub parent: Option<usize>,
-    pub children: Vec<usize>,
+    /// The parent's position, or [`NONE`].
+    pub parent: u32,
+    /// How many children it has.
+    pub children: u32,
 }
+
+/// What a field of a [`FunctionEvent`] holds when it has no value.
+pub(crate) const NONE: u32 = u32::MAX;
 
 /// The events of a trace, in torch's order (start, then longer first), with their tree.
 pub(crate) struct Events {
     pub list: Vec<FunctionEvent>,
     pub use_device: bool,
+    /// The session's start, nanoseconds.
+    pub base: i64,
+}
+
+impl Events {
+    /// torch's `time_range` end minus start: the duration in microseconds as torch's doubles
+    /// give it.
+    pub(crate) fn us(&self, e: &FunctionEvent) -> f64 {
+        ((e.end - self.base) as f64 / 1000.0) - ((e.start - self.base) as f64 / 1000.0)
+    }
 }
 
 fn is_memory_name(name: &str) -> bool {
@@ -133,16 +149,14 @@ impl Events {
                     Category::UserAnnotation | Category::GpuUserAnnotation
                 ),
                 python: e.cat == Category::PythonFunction,
-                input_shapes: e.input_shapes,
-                stack: e.stack,
+                input_shapes: e.input_shapes.unwrap_or(NONE),
+                stack: e.stack.unwrap_or(NONE),
                 cpu_memory: 0,
                 device_memory: 0,
                 flops,
                 kernels: 0.0,
-                start_us: 0.0,
-                end_us: 0.0,
-                parent: None,
-                children: Vec::new(),
+                parent: NONE,
+                children: 0,
             });
             // Frontend events (operators and ranges) are what device events link to; runtime
             // calls carry the same External id but are linked, not linking.
@@ -163,18 +177,20 @@ impl Events {
             .map(|e| e.ts)
             .or_else(|| list.iter().map(|e| e.start).min())
             .unwrap_or(0);
-        for e in &mut list {
-            e.start_us = (e.start - base) as f64 / 1000.0;
-            e.end_us = (e.end - base) as f64 / 1000.0;
-        }
-        link_kernels(&mut list, &external);
-        // Memory-only events were appended after the others, as torch does; then all sorted.
-        let mut order: Vec<usize> = (0..list.len()).collect();
-        order.sort_by_key(|&i| (list[i].start, std::cmp::Reverse(list[i].end)));
-        let mut sorted: Vec<FunctionEvent> = order.iter().map(|&i| list[i].clone()).collect();
-        populate_children(&mut sorted);
-        let list = remove_dup_nodes(sorted);
-        Events { list, use_device }
+        let mut events = Events {
+            list: Vec::new(),
+            use_device,
+            base,
+        };
+        link_kernels(&events, &mut list, &external);
+        drop(external);
+        // Memory-only events were appended after the others, as torch does; then all sorted
+        // (stably, in place).
+        list.sort_by_key(|e| (e.start, std::cmp::Reverse(e.end)));
+        populate_children(&mut list);
+        remove_dup_nodes(&mut list);
+        events.list = list;
+        events
     }
 }
 
@@ -248,22 +264,20 @@ fn attribute_memory(
             device: false,
             user_annotation: false,
             python: false,
-            input_shapes: None,
-            stack: None,
+            input_shapes: NONE,
+            stack: NONE,
             cpu_memory: cpu,
             device_memory: dev,
             flops: 0,
             kernels: 0.0,
-            start_us: 0.0,
-            end_us: 0.0,
-            parent: None,
-            children: Vec::new(),
+            parent: NONE,
+            children: 0,
         });
     }
 }
 
 /// Device events' durations added to the operators with their `External id`.
-fn link_kernels(list: &mut [FunctionEvent], external: &[Option<i64>]) {
+fn link_kernels(events: &Events, list: &mut [FunctionEvent], external: &[Option<i64>]) {
     let mut frontend: FxHashMap<i64, Vec<usize>> = FxHashMap::default();
     for (i, x) in external.iter().enumerate() {
         if let Some(x) = x.filter(|&x| x > 0) {
@@ -277,7 +291,7 @@ fn link_kernels(list: &mut [FunctionEvent], external: &[Option<i64>]) {
         let Some(ops) = frontend.get(&(-x - 1)) else {
             continue;
         };
-        let dur = list[i].end_us - list[i].start_us;
+        let dur = events.us(&list[i]);
         for &op in ops {
             list[op].kernels += dur;
         }
@@ -287,21 +301,28 @@ fn link_kernels(list: &mut [FunctionEvent], external: &[Option<i64>]) {
 /// `_populate_cpu_children`: on each thread, in (start, longer first) order, an event's parent
 /// is the top of a stack of open events once those it does not fit inside are popped.
 fn populate_children(list: &mut [FunctionEvent]) {
-    let mut by_thread: Vec<usize> = (0..list.len()).filter(|&i| !list[i].device).collect();
-    by_thread.sort_by_key(|&i| list[i].thread);
-    let mut stack: Vec<usize> = Vec::new();
+    let mut by_thread: Vec<u32> = (0..list.len() as u32)
+        .filter(|&i| !list[i as usize].device)
+        .collect();
+    by_thread.sort_by_key(|&i| list[i as usize].thread);
+    let mut stack: Vec<u32> = Vec::new();
     let mut thread = None;
     for i in by_thread {
-        if thread != Some(list[i].thread) {
+        let (start, end, t) = {
+            let e = &list[i as usize];
+            (e.start, e.end, e.thread)
+        };
+        if thread != Some(t) {
             stack.clear();
-            thread = Some(list[i].thread);
+            thread = Some(t);
         }
         while let Some(&p) = stack.last() {
-            if list[i].start >= list[p].end || list[i].end > list[p].end {
+            let parent_end = list[p as usize].end;
+            if start >= parent_end || end > parent_end {
                 stack.pop();
             } else {
-                list[p].children.push(i);
-                list[i].parent = Some(p);
+                list[p as usize].children += 1;
+                list[i as usize].parent = p;
                 break;
             }
         }
@@ -310,47 +331,61 @@ fn populate_children(list: &mut [FunctionEvent]) {
 }
 
 /// `_remove_dup_nodes`: an only child with its parent's name is folded into the parent (which
-/// takes its children and its kernels), pass after pass until none is left.
-fn remove_dup_nodes(mut list: Vec<FunctionEvent>) -> Vec<FunctionEvent> {
-    let mut alive: Vec<usize> = (0..list.len()).collect();
+/// takes its children and its kernels), pass after pass until none is left. A folded event
+/// points at the parent it went into, and its children, whose parent torch sets to that parent,
+/// follow the pointer; survivors keep their order and their parents are renumbered.
+fn remove_dup_nodes(list: &mut Vec<FunctionEvent>) {
+    let mut folded = vec![false; list.len()];
+    let resolve = |list: &[FunctionEvent], folded: &[bool], mut p: u32| {
+        while p != NONE && folded[p as usize] {
+            p = list[p as usize].parent;
+        }
+        p
+    };
     loop {
-        let mut deleted = Vec::new();
-        for &i in &alive {
-            let Some(p) = list[i].parent else { continue };
-            if list[p].key == list[i].key && list[p].children.len() == 1 {
-                let children = std::mem::take(&mut list[i].children);
-                for &c in &children {
-                    list[c].parent = Some(p);
-                }
-                list[i].children = children.clone();
-                list[p].children = children;
-                list[p].kernels = list[i].kernels;
-                deleted.push(i);
+        let mut any = false;
+        for i in 0..list.len() {
+            if folded[i] {
+                continue;
+            }
+            let p = resolve(list, &folded, list[i].parent);
+            list[i].parent = p;
+            if p == NONE {
+                continue;
+            }
+            let pi = p as usize;
+            if list[pi].key == list[i].key && list[pi].children == 1 {
+                list[pi].children = list[i].children;
+                list[pi].kernels = list[i].kernels;
+                list[i].parent = p;
+                folded[i] = true;
+                any = true;
             }
         }
-        if deleted.is_empty() {
+        if !any {
             break;
         }
-        deleted.sort_unstable();
-        alive.retain(|i| deleted.binary_search(i).is_err());
     }
-    // Keep the survivors, renumbering parents and children.
-    let mut new_index = vec![usize::MAX; list.len()];
-    for (n, &i) in alive.iter().enumerate() {
-        new_index[i] = n;
+    let mut new_index = vec![NONE; list.len()];
+    let mut n = 0u32;
+    for (i, f) in folded.iter().enumerate() {
+        if !f {
+            new_index[i] = n;
+            n += 1;
+        }
     }
-    alive
-        .iter()
-        .map(|&i| {
-            let mut e = list[i].clone();
-            e.parent = e.parent.map(|p| new_index[p]).filter(|&p| p != usize::MAX);
-            e.children = e
-                .children
-                .iter()
-                .map(|&c| new_index[c])
-                .filter(|&c| c != usize::MAX)
-                .collect();
-            e
-        })
-        .collect()
+    for i in 0..list.len() {
+        let p = resolve(list, &folded, list[i].parent);
+        list[i].parent = if p == NONE {
+            NONE
+        } else {
+            new_index[p as usize]
+        };
+    }
+    let mut i = 0;
+    list.retain(|_| {
+        let keep = !folded[i];
+        i += 1;
+        keep
+    });
 }

@@ -17,7 +17,12 @@ use rustc_hash::FxHashMap;
 
 use crate::trace::{Str, Trace};
 use crate::{Error, Result};
-use events::{Events, key_name};
+use events::{Events, FunctionEvent, NONE, key_name};
+
+/// An event's parent's position.
+fn parent(e: &FunctionEvent) -> Option<usize> {
+    (e.parent != NONE).then_some(e.parent as usize)
+}
 
 pub use table::TimeUnit;
 
@@ -206,18 +211,41 @@ impl KeyAverages {
         let events = Events::build(trace, with_flops);
         let use_device = events.use_device;
         let list = &events.list;
-        // Device totals, children first (they come after their parents).
-        let mut device_total = vec![0f64; list.len()];
-        for i in (0..list.len()).rev() {
-            let e = &list[i];
-            device_total[i] = if !use_device {
-                0.0
-            } else if e.device {
-                e.end_us - e.start_us
-            } else {
-                e.kernels + e.children.iter().map(|&c| device_total[c]).sum::<f64>()
-            };
+        // Sums over each event's children, in the children's order as torch sums them:
+        // children come after their parent, in order.
+        let n = list.len();
+        let mut child_cpu = vec![0f64; n];
+        let mut child_memory = vec![(0i64, 0i64); n];
+        let mut depth = vec![0u32; n];
+        for (i, e) in list.iter().enumerate() {
+            if let Some(p) = parent(e) {
+                child_cpu[p] += events.us(e);
+                child_memory[p].0 += e.cpu_memory;
+                child_memory[p].1 += e.device_memory;
+                depth[i] = depth[p] + 1;
+            }
         }
+        // Device totals (an event's kernels and its children's totals), deepest first, each
+        // level in order.
+        let mut device_total = vec![0f64; n];
+        let mut child_device = vec![0f64; n];
+        if use_device {
+            let mut by_depth: Vec<u32> = (0..n as u32).collect();
+            by_depth.sort_by_key(|&i| std::cmp::Reverse(depth[i as usize]));
+            for i in by_depth {
+                let i = i as usize;
+                let e = &list[i];
+                device_total[i] = if e.device {
+                    events.us(e)
+                } else {
+                    e.kernels + child_device[i]
+                };
+                if let Some(p) = parent(e) {
+                    child_device[p] += device_total[i];
+                }
+            }
+        }
+        drop(depth);
         let mut index: FxHashMap<GroupKey, usize> = FxHashMap::default();
         let mut rows: Vec<Row> = Vec::new();
         let mut notes = Vec::new();
@@ -238,15 +266,15 @@ impl KeyAverages {
                 continue;
             }
             let stack: Vec<String> = if grouping.stack_n > 0 {
-                stack_frames(trace, e.stack)
+                stack_frames(trace, (e.stack != NONE).then_some(e.stack))
                     .into_iter()
                     .take(grouping.stack_n)
                     .collect()
             } else {
                 Vec::new()
             };
-            let shapes = if grouping.input_shape {
-                e.input_shapes
+            let shapes = if grouping.input_shape && e.input_shapes != NONE {
+                Some(e.input_shapes)
             } else {
                 None
             };
@@ -266,38 +294,30 @@ impl KeyAverages {
                     device_memory_usage: 0,
                     self_device_memory_usage: 0,
                     flops: 0,
-                    input_shapes: grouping.input_shape.then(|| {
-                        e.input_shapes
-                            .map_or_else(|| "[]".to_owned(), |s| trace.str(s).to_owned())
+                    input_shapes: grouping.input_shape.then(|| match e.input_shapes {
+                        NONE => "[]".to_owned(),
+                        s => trace.str(s).to_owned(),
                     }),
                     stack,
                 });
                 rows.len() - 1
             });
             let row = &mut rows[r];
-            let children = &e.children;
             row.count += 1;
             row.flops += e.flops;
             if e.device {
                 row.device_time_total_us += device_total[i];
                 row.self_device_time_total_us += device_total[i];
             } else {
-                let total = e.end_us - e.start_us;
-                let child_cpu: f64 = children
-                    .iter()
-                    .map(|&c| list[c].end_us - list[c].start_us)
-                    .sum();
+                let total = events.us(e);
                 row.cpu_time_total_us += total;
-                row.self_cpu_time_total_us += total - child_cpu;
+                row.self_cpu_time_total_us += total - child_cpu[i];
                 row.device_time_total_us += device_total[i];
-                row.self_device_time_total_us +=
-                    device_total[i] - children.iter().map(|&c| device_total[c]).sum::<f64>();
+                row.self_device_time_total_us += device_total[i] - child_device[i];
                 row.cpu_memory_usage += e.cpu_memory;
-                row.self_cpu_memory_usage +=
-                    e.cpu_memory - children.iter().map(|&c| list[c].cpu_memory).sum::<i64>();
+                row.self_cpu_memory_usage += e.cpu_memory - child_memory[i].0;
                 row.device_memory_usage += e.device_memory;
-                row.self_device_memory_usage +=
-                    e.device_memory - children.iter().map(|&c| list[c].device_memory).sum::<i64>();
+                row.self_device_memory_usage += e.device_memory - child_memory[i].1;
             }
         }
         KeyAverages {
