@@ -585,11 +585,11 @@ pub(crate) fn micros_text_to_ns(text: &str) -> Option<i64> {
     let digits = frac.as_bytes();
     let mut scale = 100;
     for &b in digits.iter().take(3) {
-        ns += i64::from(b - b'0') * scale;
+        ns = ns.saturating_add(i64::from(b - b'0') * scale);
         scale /= 10;
     }
     if digits.get(3).is_some_and(|&b| b >= b'5') {
-        ns += 1;
+        ns = ns.saturating_add(1);
     }
     Some(if negative { -ns } else { ns })
 }

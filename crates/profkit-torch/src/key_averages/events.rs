@@ -77,7 +77,8 @@ impl Events {
     /// torch's `time_range` end minus start: the duration in microseconds as torch's doubles
     /// give it.
     pub(crate) fn us(&self, e: &FunctionEvent) -> f64 {
-        ((e.end - self.base) as f64 / 1000.0) - ((e.start - self.base) as f64 / 1000.0)
+        (e.end.saturating_sub(self.base) as f64 / 1000.0)
+            - (e.start.saturating_sub(self.base) as f64 / 1000.0)
     }
 }
 
@@ -142,7 +143,7 @@ impl Events {
                 key,
                 thread: e.tid,
                 start: e.ts,
-                end: e.ts + e.dur,
+                end: e.ts.saturating_add(e.dur),
                 device,
                 user_annotation: matches!(
                     e.cat,
@@ -226,16 +227,16 @@ fn attribute_memory(
     let mut cpu_prefix = vec![0i64; order.len() + 1];
     let mut dev_prefix = vec![0i64; order.len() + 1];
     for (k, &i) in order.iter().enumerate() {
-        cpu_prefix[k + 1] = cpu_prefix[k] + memory[i].2;
-        dev_prefix[k + 1] = dev_prefix[k] + memory[i].3;
+        cpu_prefix[k + 1] = cpu_prefix[k].saturating_add(memory[i].2);
+        dev_prefix[k + 1] = dev_prefix[k].saturating_add(memory[i].3);
     }
     let mut covered = vec![0i32; order.len() + 1];
     for e in list.iter_mut().filter(|e| !e.device) {
         let lo = times.partition_point(|&t| t < e.start);
         let hi = times.partition_point(|&t| t <= e.end);
         if lo < hi {
-            e.cpu_memory = cpu_prefix[hi] - cpu_prefix[lo];
-            e.device_memory = dev_prefix[hi] - dev_prefix[lo];
+            e.cpu_memory = cpu_prefix[hi].saturating_sub(cpu_prefix[lo]);
+            e.device_memory = dev_prefix[hi].saturating_sub(dev_prefix[lo]);
             covered[lo] += 1;
             covered[hi] -= 1;
         }

@@ -21,10 +21,6 @@ fn dim(shape: &[i64], i: usize) -> Option<i64> {
     shape.get(i).copied()
 }
 
-fn product(shape: &[i64]) -> i64 {
-    shape.iter().fold(1i64, |a, &d| a.saturating_mul(d))
-}
-
 /// A `Concrete Inputs` entry that is an int list (`[1, 1]`), or a single int read as a pair.
 fn int_pair(text: &str) -> Option<[i64; 2]> {
     let t = text.trim();
@@ -51,23 +47,28 @@ pub(crate) fn flops(name: &str, dims: &[Vec<i64>], concrete: Option<&[String]>) 
         "aten::bmm" => batched(input(0), input(1)).unwrap_or(0),
         "aten::baddbmm" => batched(input(1), input(2)).unwrap_or(0),
         // torch counts one operation per element of the first input.
-        "aten::mul" | "aten::add" => product(input(0)),
+        "aten::mul" | "aten::add" => mul(input(0)).unwrap_or(0),
         _ => 0,
     }
+}
+
+/// The product of `factors`, `None` past `i64` (a hostile trace's shapes).
+fn mul(factors: &[i64]) -> Option<i64> {
+    factors.iter().try_fold(1i64, |a, &f| a.checked_mul(f))
 }
 
 fn gemm(a: &[i64], b: &[i64]) -> Option<i64> {
     if a.len() != 2 || b.len() != 2 {
         return None;
     }
-    Some(2 * dim(a, 0)? * dim(a, 1)? * dim(b, 1)?)
+    mul(&[2, dim(a, 0)?, dim(a, 1)?, dim(b, 1)?])
 }
 
 fn batched(a: &[i64], b: &[i64]) -> Option<i64> {
     if a.len() != 3 || b.len() != 3 {
         return None;
     }
-    Some(2 * dim(a, 0)? * dim(a, 1)? * dim(a, 2)? * dim(b, 2)?)
+    mul(&[2, dim(a, 0)?, dim(a, 1)?, dim(a, 2)?, dim(b, 2)?])
 }
 
 fn conv2d(input: &[i64], weight: &[i64], concrete: Option<&[String]>) -> Option<i64> {
@@ -85,9 +86,15 @@ fn conv2d(input: &[i64], weight: &[i64], concrete: Option<&[String]>) -> Option<
     }
     let (n, c, h, w) = (input[0], input[1], input[2], input[3]);
     let (out_c, kh, kw) = (weight[0], weight[2], weight[3]);
-    let out_h = (h + 2 * padding[0] - dilation[0] * (kh - 1) - 1) / stride[0] + 1;
-    let out_w = (w + 2 * padding[1] - dilation[1] * (kw - 1) - 1) / stride[1] + 1;
-    Some(2 * n * out_h * out_w * kh * kw * c * out_c / groups)
+    // i128 so that no shape a trace holds overflows; the result must fit i64.
+    let out = |size: i64, pad: i64, dil: i64, k: i64, stride: i64| {
+        (i128::from(size) + 2 * i128::from(pad) - i128::from(dil) * (i128::from(k) - 1) - 1)
+            / i128::from(stride)
+            + 1
+    };
+    let out_h = i64::try_from(out(h, padding[0], dilation[0], kh, stride[0])).ok()?;
+    let out_w = i64::try_from(out(w, padding[1], dilation[1], kw, stride[1])).ok()?;
+    mul(&[2, n, out_h, out_w, kh, kw, c, out_c])?.checked_div(groups)
 }
 
 #[cfg(test)]

@@ -220,8 +220,8 @@ impl KeyAverages {
         for (i, e) in list.iter().enumerate() {
             if let Some(p) = parent(e) {
                 child_cpu[p] += events.us(e);
-                child_memory[p].0 += e.cpu_memory;
-                child_memory[p].1 += e.device_memory;
+                child_memory[p].0 = child_memory[p].0.saturating_add(e.cpu_memory);
+                child_memory[p].1 = child_memory[p].1.saturating_add(e.device_memory);
                 depth[i] = depth[p] + 1;
             }
         }
@@ -304,7 +304,7 @@ impl KeyAverages {
             });
             let row = &mut rows[r];
             row.count += 1;
-            row.flops += e.flops;
+            row.flops = row.flops.saturating_add(e.flops);
             if e.device {
                 row.device_time_total_us += device_total[i];
                 row.self_device_time_total_us += device_total[i];
@@ -314,10 +314,15 @@ impl KeyAverages {
                 row.self_cpu_time_total_us += total - child_cpu[i];
                 row.device_time_total_us += device_total[i];
                 row.self_device_time_total_us += device_total[i] - child_device[i];
-                row.cpu_memory_usage += e.cpu_memory;
-                row.self_cpu_memory_usage += e.cpu_memory - child_memory[i].0;
-                row.device_memory_usage += e.device_memory;
-                row.self_device_memory_usage += e.device_memory - child_memory[i].1;
+                // Saturating: Python's integers do not overflow, and a hostile trace must not
+                // make these panic.
+                let self_cpu = e.cpu_memory.saturating_sub(child_memory[i].0);
+                let self_device = e.device_memory.saturating_sub(child_memory[i].1);
+                row.cpu_memory_usage = row.cpu_memory_usage.saturating_add(e.cpu_memory);
+                row.self_cpu_memory_usage = row.self_cpu_memory_usage.saturating_add(self_cpu);
+                row.device_memory_usage = row.device_memory_usage.saturating_add(e.device_memory);
+                row.self_device_memory_usage =
+                    row.self_device_memory_usage.saturating_add(self_device);
             }
         }
         KeyAverages {
