@@ -18,6 +18,8 @@
 //! - [`profkit_convert`]: conversions between the formats through the XSpace, the Chrome trace
 //!   JSON xprof's trace viewer writes, format detection.
 //! - [`profkit_arrow`]: every input as Arrow record batches and Parquet datasets.
+//! - [`profkit_torch`]: PyTorch users' summaries of a saved Kineto trace: torch's
+//!   `key_averages()` table and HolisticTraceAnalysis's analyses.
 //! - [`profkit_plugin`]: TensorFlow's pluggable profiler C ABI: write, load, run and check
 //!   plugins.
 //! - [`profkit_json`](../profkit_json/index.html): the streaming JSON reader the JSON formats
