@@ -1,7 +1,7 @@
 """Makes the torch goldens of this folder: real PyTorch profiler traces and the tables torch
 prints for them at profiling time.
 
-Two runs on the CPU, each under a schedule (wait 1, warmup 1, active 2) with record_shapes,
+Three runs on the CPU. Two under a schedule (wait 1, warmup 1, active 2) with record_shapes,
 profile_memory, with_stack and with_flops on, and record_function ranges around the phases of a
 step: `cnn` (a small convolutional network's training step) and `transformer` (a transformer
 encoder layer's training step). For each run, when the schedule's active steps end:
@@ -11,8 +11,8 @@ encoder layer's training step). For each run, when the schedule's active steps e
 - `<run>/tables/<name>.txt`: `prof.key_averages(...).table(...)` for the groupings and sort keys of
   TABLES below, as torch prints them.
 
-Usage: .oracle/torch/bin/python conformance/torch/make.py   (from the repository root; torch on
-the CPU, numpy not needed). The runs are timed by the machine that runs them, so every remake
+Usage: .oracle/torch/bin/python conformance/torch/make.py [RUN...]   (from the repository root;
+torch on the CPU, numpy not needed; the runs named, or all of them). The runs are timed by the machine that runs them, so every remake
 gives other numbers: the goldens are the pair (trace, tables) of one run, never remade piecewise.
 """
 
@@ -100,6 +100,38 @@ def transformer_step():
     return step
 
 
+def plain(name):
+    """A run without a schedule, ranges or shapes: a small MLP's forward and backward with
+    `profile_memory` alone, and tensors freed between operators (the `[memory]` rows torch
+    prints for allocations and frees no operator holds)."""
+    out = HERE / name
+    (out / "tables").mkdir(parents=True, exist_ok=True)
+    torch.manual_seed(0)
+    model = nn.Sequential(nn.Linear(16, 32), nn.ReLU(), nn.Linear(32, 4))
+    x = torch.randn(8, 16)
+    with profile(activities=[ProfilerActivity.CPU], profile_memory=True) as prof:
+        y = model(x)
+        loss = y.sum()
+        loss.backward()
+        del y, loss
+        z = x * 2
+        del z
+    export(prof, out, TABLES[:5])
+
+
+def export(prof, out, tables):
+    plain_path = out / "trace.json"
+    prof.export_chrome_trace(str(plain_path))
+    (out / "trace.json.gz").write_bytes(gzip.compress(plain_path.read_bytes(), 9, mtime=0))
+    plain_path.unlink()
+    for table, group, options in tables:
+        text = prof.key_averages(**group).table(**options)
+        (out / "tables" / f"{table}.txt").write_text(text)
+    (out / "tables.json").write_text(
+        json.dumps({t: {"key_averages": g, "table": o} for t, g, o in tables}, indent=1) + "\n"
+    )
+
+
 def run(name, make_step):
     out = HERE / name
     (out / "tables").mkdir(parents=True, exist_ok=True)
@@ -107,13 +139,7 @@ def run(name, make_step):
     step = make_step()
 
     def ready(prof):
-        plain = out / "trace.json"
-        prof.export_chrome_trace(str(plain))
-        (out / "trace.json.gz").write_bytes(gzip.compress(plain.read_bytes(), 9, mtime=0))
-        plain.unlink()
-        for table, group, options in TABLES:
-            text = prof.key_averages(**group).table(**options)
-            (out / "tables" / f"{table}.txt").write_text(text)
+        export(prof, out, TABLES)
 
     with profile(
         activities=[ProfilerActivity.CPU],
@@ -127,16 +153,20 @@ def run(name, make_step):
         for _ in range(4):
             step()
             prof.step()
-    (out / "tables.json").write_text(
-        json.dumps({t: {"key_averages": g, "table": o} for t, g, o in TABLES}, indent=1) + "\n"
-    )
+
+
+RUNS = {
+    "cnn": lambda: run("cnn", cnn_step),
+    "transformer": lambda: run("transformer", transformer_step),
+    "plain": lambda: plain("plain"),
+}
 
 
 def main():
     torch.set_num_threads(1)
     print(f"torch {torch.__version__}, Python {sys.version.split()[0]}", file=sys.stderr)
-    run("cnn", cnn_step)
-    run("transformer", transformer_step)
+    for name in sys.argv[1:] or RUNS:
+        RUNS[name]()
 
 
 if __name__ == "__main__":

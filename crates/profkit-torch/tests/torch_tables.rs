@@ -76,3 +76,8 @@ fn cnn_tables_are_torchs() {
 fn transformer_tables_are_torchs() {
     check("transformer");
 }
+
+#[test]
+fn plain_tables_are_torchs() {
+    check("plain");
+}
