@@ -110,7 +110,7 @@ pub(crate) fn report(
     }
     out.write_all(averages.table(&options).as_bytes())
         .map_err(Failure::Output)?;
-    for note in &averages.notes {
+    for note in &averages.notes_for(&options) {
         writeln!(out, "Note: {note}").map_err(Failure::Output)?;
     }
     Ok(())

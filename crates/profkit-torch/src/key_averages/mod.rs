@@ -334,6 +334,37 @@ impl KeyAverages {
         }
     }
 
+    /// What the trace does not hold for `options`, one sentence each: the grouping's notes
+    /// ([`KeyAverages::notes`]) and a sort key whose values the trace does not carry (torch
+    /// then sorts by zeros, keeping the rows' order).
+    pub fn notes_for(&self, options: &TableOptions) -> Vec<String> {
+        let mut notes = self.notes.clone();
+        let missing =
+            match options.sort_by {
+                Some(SortKey::Flops) if !self.with_flops => {
+                    Some("FLOPs (it was not recorded with with_flops=True)")
+                }
+                Some(
+                    SortKey::CpuMemoryUsage
+                    | SortKey::SelfCpuMemoryUsage
+                    | SortKey::DeviceMemoryUsage
+                    | SortKey::SelfDeviceMemoryUsage,
+                ) if !self.profile_memory => {
+                    Some("memory (it was not recorded with profile_memory=True)")
+                }
+                Some(
+                    SortKey::DeviceTime | SortKey::DeviceTimeTotal | SortKey::SelfDeviceTimeTotal,
+                ) if !self.use_device => Some("device time (it has no device activity)"),
+                _ => None,
+            };
+        if let Some(what) = missing {
+            notes.push(format!(
+                "the trace has no {what}: every row sorts as 0 and keeps its place"
+            ));
+        }
+        notes
+    }
+
     /// The rows sorted as `table(sort_by=key)` sorts them: descending, ties in their order.
     pub fn sorted(&self, key: Option<SortKey>) -> Vec<&Row> {
         let mut rows: Vec<&Row> = self.rows.iter().collect();
@@ -423,7 +454,7 @@ impl KeyAverages {
             "use_device": self.use_device,
             "profile_memory": self.profile_memory,
             "with_flops": self.with_flops,
-            "notes": self.notes,
+            "notes": self.notes_for(options),
         })
     }
 }
