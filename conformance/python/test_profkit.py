@@ -382,3 +382,5 @@ def test_hta():
     (row,) = got["frames"]["temporal_breakdown"]
     assert row["kernel_time(us)"] == 16464339.0
     assert row["idle_time_pctg"] == 99.7
+    table = profkit.hta("kernel-breakdown", [path], as_arrow=True)["frames"]["kernel_type"]
+    assert table.column("kernel_type").to_pylist() == ["MEMORY", "COMPUTATION"]

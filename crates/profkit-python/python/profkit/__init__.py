@@ -490,16 +490,24 @@ def report(
     return _json(done.stdout, [path]) if as_data else done.stdout
 
 
-def hta(analysis: str, paths: Sequence[PathLike]) -> Dict[str, Any]:
+def hta(analysis: str, paths: Sequence[PathLike], *, as_arrow: bool = False) -> Dict[str, Any]:
     """HolisticTraceAnalysis 0.5.0's analysis ``analysis`` (``"temporal-breakdown"``,
     ``"kernel-breakdown"``, ``"idle-time-breakdown"``, ``"comm-comp-overlap"``,
     ``"kernel-launch-stats"``) of PyTorch profiler traces, one per rank, as ``profkit hta --json``
     gives it: ``{"frames": {name: [records]}, "ranks": [...], "notes": [...]}``, each frame's
-    records under HTA's column names (``pandas.DataFrame(records)`` is HTA's frame).
+    records under HTA's column names (``pandas.DataFrame(records)`` is HTA's frame). With
+    ``as_arrow``, each frame is a ``pyarrow.Table`` instead.
     """
     paths = list(paths)
     done = _run(["hta", analysis, *map(os.fspath, paths), "--json"], paths)
-    return _json(done.stdout, paths)
+    result = _json(done.stdout, paths)
+    if as_arrow:
+        import pyarrow
+
+        result["frames"] = {
+            name: pyarrow.Table.from_pylist(records) for name, records in result["frames"].items()
+        }
+    return result
 
 
 def _torch_args(
