@@ -2,7 +2,8 @@
 # Checks profkit's Chrome trace import against HolisticTraceAnalysis 0.5.0, the real client of
 # PyTorch profiler (Kineto) traces: for every Kineto trace of the corpus with GPU kernels, the
 # kernels profkit puts on each GPU stream line agree with HTA's parse on their count and total
-# duration (see check.py); and HTA loads the traces profkit writes back with the original's rows.
+# duration (see check.py); HTA loads the traces profkit writes back with the original's rows; and
+# `profkit hta` gives HTA's own analyses' frames on those traces (see hta_analyses.py).
 #
 # Usage: conformance/chrome/check.sh        (from anywhere in the repository)
 # The venv lives in <repo>/.oracle/hta (git-ignored) and is reused when it already imports
@@ -32,4 +33,6 @@ fi
 
 cd "$repo"
 cargo build --quiet -p profkit
-exec "$venv/bin/python" "$here/check.py" --repo "$repo" "$@"
+"$venv/bin/python" "$here/check.py" --repo "$repo" "$@"
+# HTA's analyses (temporal and kernel breakdowns, overlap, launch statistics) against profkit hta.
+exec "$venv/bin/python" "$here/hta_analyses.py" --repo "$repo"

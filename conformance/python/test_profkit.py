@@ -363,3 +363,24 @@ def test_plugin_check_runs_from_the_wheel_command():
     report = json.loads(done.stdout)
     assert report["failed"] == 0, done.stdout
     assert report["passed"] > 0, done.stdout
+
+
+def test_report_torch():
+    path = CONFORMANCE / "torch/cnn/trace.json.gz"
+    expected = (CONFORMANCE / "torch/cnn/tables/self_cpu_time_total.txt").read_text()
+    got = profkit.report(path, style="torch", sorted_by="self_cpu_time_total", row_limit=20)
+    assert got == expected
+    data = profkit.report(path, style="torch", row_limit=3, as_data=True)
+    assert [r["name"] for r in data["rows"]] == ["ProfilerStep*", "data", "aten::randn"]
+
+
+def test_hta():
+    path = CONFORMANCE / (
+        "chrome/corpus/hta/critical_path-simple_add-benchmark_result_493459_1694039959_trace.json.gz"
+    )
+    got = profkit.hta("temporal-breakdown", [path])
+    (row,) = got["frames"]["temporal_breakdown"]
+    assert row["kernel_time(us)"] == 16464339.0
+    assert row["idle_time_pctg"] == 99.7
+    table = profkit.hta("kernel-breakdown", [path], as_arrow=True)["frames"]["kernel_type"]
+    assert table.column("kernel_type").to_pylist() == ["MEMORY", "COMPUTATION"]

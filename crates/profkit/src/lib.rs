@@ -18,6 +18,8 @@
 //! - [`profkit_convert`]: conversions between the formats through the XSpace, the Chrome trace
 //!   JSON xprof's trace viewer writes, format detection.
 //! - [`profkit_arrow`]: every input as Arrow record batches and Parquet datasets.
+//! - [`profkit_torch`]: PyTorch users' summaries of a saved Kineto trace: torch's
+//!   `key_averages()` table and HolisticTraceAnalysis's analyses.
 //! - [`profkit_plugin`]: TensorFlow's pluggable profiler C ABI: write, load, run and check
 //!   plugins.
 //! - [`profkit_json`](../profkit_json/index.html): the streaming JSON reader the JSON formats
@@ -39,6 +41,7 @@ mod cap;
 mod convert;
 mod format;
 mod hosts;
+mod hta;
 mod input;
 mod output;
 mod paddle;
@@ -46,6 +49,7 @@ mod parquet;
 mod plugin;
 mod poplar;
 mod text;
+mod torch;
 mod xdl;
 mod xprof;
 mod xspace;
@@ -207,6 +211,12 @@ enum Command {
         place: Option<paddle::PlaceArg>,
         #[command(flatten)]
         summary: paddle::SummaryArgs,
+        /// The layout: torch's `key_averages().table()` (the default for PyTorch profiler
+        /// traces) or Paddle's tables (the default for everything else).
+        #[arg(long, value_enum)]
+        style: Option<torch::StyleArg>,
+        #[command(flatten)]
+        torch: torch::TorchArgs,
         /// Print the report's tables as JSON.
         #[arg(long)]
         json: bool,
@@ -235,6 +245,19 @@ enum Command {
         /// With --text: the rows shown per table (the rest are counted).
         #[arg(long, value_name = "N", default_value_t = 30)]
         rows: usize,
+    },
+    /// HolisticTraceAnalysis's analyses of PyTorch profiler traces of GPU runs (one trace per
+    /// rank), as HTA 0.5.0's TraceAnalysis computes them.
+    Hta {
+        /// The analysis.
+        #[arg(value_enum)]
+        analysis: hta::Analysis,
+        /// The traces, one per rank (its `distributedInfo.rank`, else 0).
+        #[arg(value_name = "TRACE", num_args = 1.., required = true)]
+        files: Vec<PathBuf>,
+        /// Print the analysis' tables as JSON records.
+        #[arg(long)]
+        json: bool,
     },
     /// Run and check TensorFlow profiler plugins (shared libraries exporting `TF_InitProfiler`).
     Plugin {
@@ -342,11 +365,43 @@ fn run(cli: Cli) -> Result<(), Failure> {
             sort,
             place,
             summary,
+            style,
+            torch: torch_args,
             json,
             from,
         } => {
-            let input = input::Input::open(&file, from)?;
+            let mut input = input::Input::open(&file, from)?;
             let legacy = legacy || sort.is_some() || place.is_some();
+            let style = match style {
+                Some(style) => style,
+                None if !legacy
+                    && input.format == Format::Chrome
+                    && torch::is_kineto(&mut input) =>
+                {
+                    torch::StyleArg::Torch
+                }
+                None => torch::StyleArg::Paddle,
+            };
+            if style == torch::StyleArg::Torch {
+                if legacy {
+                    return Err(Failure::Usage(
+                        "--legacy, --sort and --place are Paddle's legacy report (--style paddle)"
+                            .into(),
+                    ));
+                }
+                if input.format != Format::Chrome {
+                    return Err(Failure::Usage(format!(
+                        "{}: --style torch reads PyTorch profiler traces (Chrome JSON), not {}",
+                        input.name, input.format
+                    )));
+                }
+                return torch::report(input, &summary, &torch_args, json);
+            }
+            if torch_args.given() {
+                return Err(Failure::Usage(
+                    "--row-limit, --group-by-input-shape and --group-by-stack-n are options of torch's table (--style torch)".into(),
+                ));
+            }
             paddle::report_command(input, legacy, sort, place, &summary, json)
         }
         Command::Xprof {
@@ -362,6 +417,11 @@ fn run(cli: Cli) -> Result<(), Failure> {
             text,
             rows,
         }),
+        Command::Hta {
+            analysis,
+            files,
+            json,
+        } => hta::run(analysis, &files, json),
         Command::Plugin { command } => plugin::run(command),
     }
 }

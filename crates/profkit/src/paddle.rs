@@ -317,9 +317,13 @@ pub(crate) enum UnitArg {
 /// The options of `summary()`, for `profkit report`.
 #[derive(Clone, Debug, Default, clap::Args)]
 pub(crate) struct SummaryArgs {
-    /// Summary: sort the Operator, Kernel and UserDefined rows by this (default: CPUTotal).
-    #[arg(long, value_enum)]
-    sorted_by: Option<SortedArg>,
+    /// Sort the rows by this. Paddle's summary: CPUTotal (default), CPUAvg, CPUMax, CPUMin,
+    /// GPUTotal, GPUAvg, GPUMax, GPUMin, CPUSelf. --style torch: torch's `sort_by` keys
+    /// (cpu_time_total, self_cpu_time_total, cpu_time, cuda_time_total, self_cuda_time_total,
+    /// cuda_time, cpu_memory_usage, self_cpu_memory_usage, cuda_memory_usage,
+    /// self_cuda_memory_usage, count, flops; default: torch's order of first calls).
+    #[arg(long, value_name = "KEY")]
+    sorted_by: Option<String>,
     /// Summary: leave out the operators' inner rows and device activity (Paddle's
     /// `op_detail=False`).
     #[arg(long)]
@@ -338,10 +342,33 @@ impl SummaryArgs {
         self.sorted_by.is_some() || self.no_op_detail || self.thread_sep || self.time_unit.is_some()
     }
 
+    /// `--sorted-by` as given.
+    pub(crate) fn sorted_by(&self) -> Option<&str> {
+        self.sorted_by.as_deref()
+    }
+
+    /// `--time-unit` as given.
+    pub(crate) fn time_unit(&self) -> Option<UnitArg> {
+        self.time_unit
+    }
+
+    /// Whether an option of Paddle's summary alone is given.
+    pub(crate) fn paddle_only(&self) -> bool {
+        self.no_op_detail || self.thread_sep
+    }
+
     /// The summary's options; `default_unit` when `--time-unit` is not given.
-    fn options(&self, default_unit: UnitArg) -> SummaryOptions {
-        SummaryOptions {
-            sorted_by: match self.sorted_by.unwrap_or(SortedArg::CpuTotal) {
+    fn options(&self, default_unit: UnitArg) -> Result<SummaryOptions, Failure> {
+        let sorted_by = match &self.sorted_by {
+            None => SortedArg::CpuTotal,
+            Some(key) => <SortedArg as clap::ValueEnum>::from_str(key, false).map_err(|_| {
+                Failure::Usage(format!(
+                    "--sorted-by {key}: Paddle's summary sorts by CPUTotal, CPUAvg, CPUMax, CPUMin, GPUTotal, GPUAvg, GPUMax, GPUMin or CPUSelf (torch's keys need --style torch)"
+                ))
+            })?,
+        };
+        Ok(SummaryOptions {
+            sorted_by: match sorted_by {
                 SortedArg::CpuTotal => SortedKey::CPUTotal,
                 SortedArg::CpuAvg => SortedKey::CPUAvg,
                 SortedArg::CpuMax => SortedKey::CPUMax,
@@ -360,7 +387,7 @@ impl SummaryArgs {
                 UnitArg::Us => TimeUnit::Us,
                 UnitArg::Ns => TimeUnit::Ns,
             },
-        }
+        })
     }
 }
 
@@ -433,7 +460,7 @@ pub(crate) fn report_command(
         (None, Some(r)) => Forest::from_recording(r),
         (None, None) => Forest::default(),
     };
-    let summary = Summary::new(&forest, summary.options(default_unit));
+    let summary = Summary::new(&forest, summary.options(default_unit)?);
     if json {
         return json_out(&summary);
     }

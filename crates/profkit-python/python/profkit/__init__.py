@@ -57,6 +57,7 @@ __all__ = [
     "convert",
     "merge",
     "report",
+    "hta",
     "events",
     "planes",
     "lines",
@@ -433,6 +434,10 @@ def report(
     format: Optional[str] = None,
     max_inflated: Optional[str] = None,
     paddle_bytes_per_message: Optional[int] = None,
+    style: Optional[str] = None,
+    row_limit: Optional[int] = None,
+    group_by_input_shape: bool = False,
+    group_by_stack_n: int = 0,
 ) -> Union[str, Dict[str, Any]]:
     """The tables PaddlePaddle's ``Profiler.summary()`` prints, of a profile (Paddle's node trees,
     an XSpace, a Chrome trace), as ``profkit report`` prints them; a legacy Paddle ``Profile``
@@ -452,11 +457,18 @@ def report(
         place: what the legacy report's times measure (``"cpu"``, ``"cuda"``, ``"all"``); implies
             ``legacy``.
         as_data: the tables as data (``profkit report --json``) instead of text.
+        style: ``"torch"`` for the table torch's ``prof.key_averages().table()`` prints (the
+            default for PyTorch profiler traces; ``sorted_by`` then takes torch's keys, such as
+            ``"self_cpu_time_total"``), ``"paddle"`` for Paddle's tables.
+        row_limit: torch's ``row_limit`` (default 100, -1 for all).
+        group_by_input_shape: torch's ``group_by_input_shape``.
+        group_by_stack_n: torch's ``group_by_stack_n``.
 
     Returns:
         The text, or with ``as_data`` the tables as a dict.
     """
     args = ["report", *_format_args(format), os.fspath(path)]
+    args += _torch_args(style, row_limit, group_by_input_shape, group_by_stack_n)
     if legacy:
         args.append("--legacy")
     if sort:
@@ -476,6 +488,40 @@ def report(
     args += _limit_args(max_inflated, paddle_bytes_per_message)
     done = _run(args, [path])
     return _json(done.stdout, [path]) if as_data else done.stdout
+
+
+def hta(analysis: str, paths: Sequence[PathLike], *, as_arrow: bool = False) -> Dict[str, Any]:
+    """HolisticTraceAnalysis 0.5.0's analysis ``analysis`` (``"temporal-breakdown"``,
+    ``"kernel-breakdown"``, ``"idle-time-breakdown"``, ``"comm-comp-overlap"``,
+    ``"kernel-launch-stats"``) of PyTorch profiler traces, one per rank, as ``profkit hta --json``
+    gives it: ``{"frames": {name: [records]}, "ranks": [...], "notes": [...]}``, each frame's
+    records under HTA's column names (``pandas.DataFrame(records)`` is HTA's frame). With
+    ``as_arrow``, each frame is a ``pyarrow.Table`` instead.
+    """
+    paths = list(paths)
+    done = _run(["hta", analysis, *map(os.fspath, paths), "--json"], paths)
+    result = _json(done.stdout, paths)
+    if as_arrow:
+        import pyarrow
+
+        result["frames"] = {
+            name: pyarrow.Table.from_pylist(records) for name, records in result["frames"].items()
+        }
+    return result
+
+
+def _torch_args(
+    style: Optional[str], row_limit: Optional[int], by_shape: bool, stack_n: int
+) -> List[str]:
+    """``profkit report``'s options of torch's table (``--style torch``)."""
+    args = ["--style", style] if style else []
+    if row_limit is not None:
+        args += ["--row-limit", str(row_limit)]
+    if by_shape:
+        args.append("--group-by-input-shape")
+    if stack_n:
+        args += ["--group-by-stack-n", str(stack_n)]
+    return args
 
 
 def formats() -> List[str]:

@@ -1,0 +1,218 @@
+"""profkit's HolisticTraceAnalysis analyses (`profkit hta ANALYSIS TRACE... --json`) against HTA's
+own, live, on the Kineto traces of conformance/chrome/corpus with GPU activity, one rank at a time
+and several ranks at once.
+
+For each case, HTA 0.5.0's `TraceAnalysis` loads the traces from a directory (as its users do:
+ranks from `distributedInfo`) and its DataFrames are compared with profkit's records:
+
+- `get_temporal_breakdown`, `get_comm_comp_overlap`: every column of every rank;
+- `get_gpu_kernel_breakdown`: the kernel-type frame by type (rows of 0 us left out: HTA's
+  unstable sort of tied times may give a combination a row of 0 or not), the per-kernel frame by
+  (kernel type, name, rank), every column;
+- `get_idle_time_breakdown` and `get_cuda_kernel_launch_stats` (for every rank): the rows, in
+  order.
+
+Numbers agree to a relative 1e-9 (sums of the same doubles in another order); NaN equals NaN.
+The multi-rank case is two corpus traces given ranks 0 and 1 by rewriting their
+`distributedInfo` (HTA reads the rank from the file's text).
+"""
+
+import argparse
+import gzip
+import json
+import logging
+import math
+import pathlib
+import subprocess
+import sys
+import tempfile
+import warnings
+
+logging.disable(logging.WARNING)
+warnings.filterwarnings("ignore")
+
+from hta.trace_analysis import TraceAnalysis  # noqa: E402
+
+SINGLE = [
+    "hta/critical_path-simple_add-benchmark_result_493459_1694039959_trace.json.gz",
+    "hta/critical_path-alexnet-benchmark_result_2869224_1695835535_trace.json.gz",
+    "hta/critical_path-cuda_event_sync-event_sync_trace.json.gz",
+    "hta/critical_path-cuda_event_sync_multi_stream-event_sync_trace.json.gz",
+    "hta/cupti_profiler-benchmark_result_924719_1679055439_trace.json.gz",
+    "hta/amd_trace-mi250_minitoy_train_ROCm6_2_kineto.json.gz",
+    "hta/distributed_info_unavailable-distributed_info_not_found.json.gz",
+    "hta/triton_example-triton_example.json.gz",
+    "tracelens/h100-gaunernst_bert-small-uncased__1016001.json.gz",
+    "tracelens/mi300-gaunernst_bert-small-uncased__1016001.json.gz",
+    "tracelens/inference-sglang_decode-sglang_Qwen3-8B_decode.json.gz",
+    "tracelens/b200-eager_trace.json.gz",
+    "tracelens/mi210-gpu_only_trace-gpu_only_trace.json.gz",
+    "tracelens/perf_model-normalization-normalization_layer_test.json.gz",
+    "tracelens/torch_compile_triton-trace.json.gz",
+    "hta/rank_non_gpu-rank_non_gpu.json.gz",
+    "hta/trace_compare-base-base.json.gz",
+    "hta/trace_file_list-inference_rank_1.json.gz",
+]
+MULTI = [
+    "hta/critical_path-simple_add-benchmark_result_493459_1694039959_trace.json.gz",
+    "hta/critical_path-alexnet-benchmark_result_2869224_1695835535_trace.json.gz",
+]
+
+
+def same(a, b):
+    if isinstance(a, float) or isinstance(b, float):
+        a, b = float(a), float(b)
+        if math.isnan(a) or math.isnan(b):
+            return math.isnan(a) and math.isnan(b)
+        return a == b or abs(a - b) <= 1e-9 * max(abs(a), abs(b))
+    return a == b
+
+
+def records(df):
+    return json.loads(df.to_json(orient="records"))
+
+
+def compare_rows(what, theirs, ours, problems):
+    if len(theirs) != len(ours):
+        problems.append(f"{what}: HTA has {len(theirs)} rows, profkit {len(ours)}")
+        return
+    for i, (t, o) in enumerate(zip(theirs, ours)):
+        for key, value in t.items():
+            if key not in o:
+                problems.append(f"{what} row {i}: profkit has no {key}")
+            elif not same(nan(value), nan(o[key])):
+                problems.append(f"{what} row {i} {key}: HTA {value!r}, profkit {o[key]!r}")
+
+
+def compare_kernels(what, theirs, ours, problems):
+    """The per-kernel frame by (type, name, rank). HTA sorts each type's kernels by time with an
+    unstable sort before keeping the first ten by name: when kernels tie at that cut, which of
+    them keeps its name is the sort's chance. Rows whose names differ are then accepted when
+    each has a row of the other side with the same type, rank and numbers."""
+    key = lambda r: (r["kernel_type"], r["name"], r["rank"])  # noqa: E731
+    theirs, ours = sorted(theirs, key=key), sorted(ours, key=key)
+    if [key(r) for r in theirs] == [key(r) for r in ours]:
+        compare_rows(what, theirs, ours, problems)
+        return
+    numbers = lambda r: (r["kernel_type"], r["rank"]) + tuple(  # noqa: E731
+        round(nan(r[c]), 6) for c in ("sum (us)", "max (us)", "min (us)", "stddev", "mean (us)")
+    )
+    ours_keys = {key(r) for r in ours}
+    theirs_keys = {key(r) for r in theirs}
+    only_theirs = sorted(numbers(r) for r in theirs if key(r) not in ours_keys)
+    only_ours = sorted(numbers(r) for r in ours if key(r) not in theirs_keys)
+    if only_theirs != only_ours:
+        problems.append(f"{what}: HTA's kernels {sorted(theirs_keys - ours_keys)}, profkit's {sorted(ours_keys - theirs_keys)}")
+        return
+    print(f"{what}: kernels tied at HTA's cut named differently (its unstable sort): {len(only_ours)}")
+    both = lambda rows, keys: [r for r in rows if key(r) in keys]  # noqa: E731
+    compare_rows(what, both(theirs, ours_keys), both(ours, theirs_keys), problems)
+
+
+def nan(v):
+    return float("nan") if v is None else v
+
+
+def profkit_frames(profkit, analysis, paths):
+    done = subprocess.run(
+        [profkit, "hta", analysis, *map(str, paths), "--json"], check=True, capture_output=True
+    )
+    return json.loads(done.stdout)["frames"]
+
+
+def check_case(profkit, name, paths, problems):
+    try:
+        analysis = TraceAnalysis(trace_dir=str(paths[0].parent))
+    except Exception as e:  # noqa: BLE001 - HTA's own failure to load is reported, not ours
+        print(f"{name}: HTA cannot load it ({type(e).__name__}), not compared")
+        return 0
+    ranks = analysis.t.get_ranks()
+    checked = 0
+
+    ours = profkit_frames(profkit, "temporal-breakdown", paths)["temporal_breakdown"]
+    try:
+        theirs = records(analysis.get_temporal_breakdown(visualize=False))
+    except IndexError:
+        # HTA fails on a rank without GPU rows; profkit leaves such ranks out.
+        theirs = None
+    if theirs is None:
+        if len(ours) == len(ranks):
+            problems.append(f"{name} temporal: HTA fails (a rank without GPU rows), profkit has every rank")
+    else:
+        compare_rows(f"{name} temporal", theirs, ours, problems)
+    checked += 1
+
+    try:
+        types, kernels = analysis.get_gpu_kernel_breakdown(visualize=False)
+    except Exception as e:  # noqa: BLE001
+        print(f"{name}: HTA's kernel breakdown fails ({type(e).__name__}), not compared")
+        return checked
+    ours = profkit_frames(profkit, "kernel-breakdown", paths)
+    theirs_types = sorted((r for r in records(types) if r["sum"] != 0), key=lambda r: r["kernel_type"])
+    ours_types = sorted((r for r in ours["kernel_type"] if r["sum"] != 0), key=lambda r: r["kernel_type"])
+    compare_rows(f"{name} kernel types", theirs_types, ours_types, problems)
+    compare_kernels(f"{name} kernels", records(kernels), ours["kernels"], problems)
+    checked += 2
+
+    ours = profkit_frames(profkit, "comm-comp-overlap", paths)["comm_comp_overlap"]
+    compare_rows(f"{name} overlap", records(analysis.get_comm_comp_overlap(visualize=False)), ours, problems)
+    checked += 1
+
+    theirs = []
+    for rank in ranks:
+        try:
+            idle, _ = analysis.get_idle_time_breakdown(ranks=[rank], visualize=False)
+        except ValueError:
+            continue  # HTA fails on a rank without kernels; profkit gives it no rows
+        theirs += records(idle)
+    ours = profkit_frames(profkit, "idle-time-breakdown", paths)["idle_time_breakdown"]
+    compare_rows(f"{name} idle time", theirs, ours, problems)
+    checked += 1
+
+    stats = analysis.get_cuda_kernel_launch_stats(ranks=ranks, visualize=False)
+    ours = profkit_frames(profkit, "kernel-launch-stats", paths)
+    for rank in ranks:
+        compare_rows(f"{name} launch stats rank {rank}", records(stats[rank]), ours[f"rank {rank}"], problems)
+        checked += 1
+    return checked
+
+
+def with_rank(src, dst, rank):
+    trace = json.loads(gzip.open(src).read())
+    trace["distributedInfo"] = dict(trace.get("distributedInfo") or {}, rank=rank)
+    dst.write_text(json.dumps(trace))
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--repo", type=pathlib.Path, required=True)
+    args = parser.parse_args()
+    args.repo = args.repo.resolve()
+    corpus = args.repo / "conformance/chrome/corpus"
+    profkit = str(args.repo / "target/debug/profkit")
+    problems, frames = [], 0
+    with tempfile.TemporaryDirectory() as tmp:
+        for i, rel in enumerate(SINGLE):
+            d = pathlib.Path(tmp) / f"single{i}"
+            d.mkdir()
+            path = d / pathlib.Path(rel).name
+            path.symlink_to(corpus / rel)
+            before = len(problems)
+            frames += check_case(profkit, rel, [path], problems)
+            print(f"{rel}: {len(problems) - before} differences", flush=True)
+        d = pathlib.Path(tmp) / "multi"
+        d.mkdir()
+        paths = []
+        for rank, rel in enumerate(MULTI):
+            path = d / f"rank{rank}.json"
+            with_rank(corpus / rel, path, rank)
+            paths.append(path)
+        frames += check_case(profkit, "two ranks", paths, problems)
+    for p in problems[:50]:
+        print(p)
+    print(f"HTA analyses: {frames} frames compared on {len(SINGLE) + 1} cases, {len(problems)} differences")
+    sys.exit(1 if problems else 0)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,173 @@
+"""Makes the torch goldens of this folder: real PyTorch profiler traces and the tables torch
+prints for them at profiling time.
+
+Three runs on the CPU. Two under a schedule (wait 1, warmup 1, active 2) with record_shapes,
+profile_memory, with_stack and with_flops on, and record_function ranges around the phases of a
+step: `cnn` (a small convolutional network's training step) and `transformer` (a transformer
+encoder layer's training step). For each run, when the schedule's active steps end:
+
+- `<run>/trace.json.gz`: `prof.export_chrome_trace` (Kineto's Chrome trace, as written, then
+  gzipped);
+- `<run>/tables/<name>.txt`: `prof.key_averages(...).table(...)` for the groupings and sort keys of
+  TABLES below, as torch prints them.
+
+Usage: .oracle/torch/bin/python conformance/torch/make.py [RUN...]   (from the repository root;
+torch on the CPU, numpy not needed; the runs named, or all of them). The runs are timed by the machine that runs them, so every remake
+gives other numbers: the goldens are the pair (trace, tables) of one run, never remade piecewise.
+"""
+
+import gzip
+import json
+import os
+import pathlib
+import sys
+
+import torch
+from torch import nn
+from torch.profiler import ProfilerActivity, profile, record_function, schedule
+
+HERE = pathlib.Path(__file__).resolve().parent
+
+# (file name, key_averages arguments, table arguments)
+TABLES = [
+    ("default", {}, {}),
+    ("cpu_time_total", {}, {"sort_by": "cpu_time_total", "row_limit": -1}),
+    ("self_cpu_time_total", {}, {"sort_by": "self_cpu_time_total", "row_limit": 20}),
+    ("cpu_time", {}, {"sort_by": "cpu_time", "row_limit": 15}),
+    ("count", {}, {"sort_by": "count", "row_limit": 10}),
+    ("cpu_memory_usage", {}, {"sort_by": "cpu_memory_usage", "row_limit": 10}),
+    ("self_cpu_memory_usage", {}, {"sort_by": "self_cpu_memory_usage", "row_limit": 10}),
+    ("flops", {}, {"sort_by": "flops", "row_limit": 10}),
+    ("time_unit_ms", {}, {"sort_by": "self_cpu_time_total", "row_limit": 10, "time_unit": "ms"}),
+    ("input_shape", {"group_by_input_shape": True}, {"sort_by": "cpu_time_total", "row_limit": 25}),
+    ("stack_5", {"group_by_stack_n": 5}, {"sort_by": "self_cpu_time_total", "row_limit": 8}),
+]
+
+
+class Cnn(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.features = nn.Sequential(
+            nn.Conv2d(3, 8, 3, padding=1),
+            nn.BatchNorm2d(8),
+            nn.ReLU(),
+            nn.MaxPool2d(2),
+            nn.Conv2d(8, 16, 3, padding=1),
+            nn.ReLU(),
+            nn.AdaptiveAvgPool2d(1),
+        )
+        self.head = nn.Linear(16, 10)
+
+    def forward(self, x):
+        return self.head(torch.flatten(self.features(x), 1))
+
+
+def cnn_step():
+    model = Cnn()
+    optimizer = torch.optim.SGD(model.parameters(), lr=0.01, momentum=0.9)
+    loss_fn = nn.CrossEntropyLoss()
+
+    def step():
+        with record_function("data"):
+            x = torch.randn(4, 3, 16, 16)
+            y = torch.randint(0, 10, (4,))
+        with record_function("forward"):
+            loss = loss_fn(model(x), y)
+        with record_function("backward"):
+            loss.backward()
+        with record_function("optimizer"):
+            optimizer.step()
+            optimizer.zero_grad()
+
+    return step
+
+
+def transformer_step():
+    model = nn.TransformerEncoderLayer(d_model=32, nhead=4, dim_feedforward=64, batch_first=True)
+    optimizer = torch.optim.Adam(model.parameters(), lr=1e-3)
+
+    def step():
+        with record_function("data"):
+            x = torch.randn(2, 8, 32)
+        with record_function("forward"):
+            loss = model(x).pow(2).mean()
+        with record_function("backward"):
+            loss.backward()
+        with record_function("optimizer"):
+            optimizer.step()
+            optimizer.zero_grad(set_to_none=True)
+
+    return step
+
+
+def plain(name):
+    """A run without a schedule, ranges or shapes: a small MLP's forward and backward with
+    `profile_memory` alone, and tensors freed between operators (the `[memory]` rows torch
+    prints for allocations and frees no operator holds)."""
+    out = HERE / name
+    (out / "tables").mkdir(parents=True, exist_ok=True)
+    torch.manual_seed(0)
+    model = nn.Sequential(nn.Linear(16, 32), nn.ReLU(), nn.Linear(32, 4))
+    x = torch.randn(8, 16)
+    with profile(activities=[ProfilerActivity.CPU], profile_memory=True) as prof:
+        y = model(x)
+        loss = y.sum()
+        loss.backward()
+        del y, loss
+        z = x * 2
+        del z
+    export(prof, out, TABLES[:5])
+
+
+def export(prof, out, tables):
+    plain_path = out / "trace.json"
+    prof.export_chrome_trace(str(plain_path))
+    (out / "trace.json.gz").write_bytes(gzip.compress(plain_path.read_bytes(), 9, mtime=0))
+    plain_path.unlink()
+    for table, group, options in tables:
+        text = prof.key_averages(**group).table(**options)
+        (out / "tables" / f"{table}.txt").write_text(text)
+    (out / "tables.json").write_text(
+        json.dumps({t: {"key_averages": g, "table": o} for t, g, o in tables}, indent=1) + "\n"
+    )
+
+
+def run(name, make_step):
+    out = HERE / name
+    (out / "tables").mkdir(parents=True, exist_ok=True)
+    torch.manual_seed(0)
+    step = make_step()
+
+    def ready(prof):
+        export(prof, out, TABLES)
+
+    with profile(
+        activities=[ProfilerActivity.CPU],
+        schedule=schedule(wait=1, warmup=1, active=2, repeat=1),
+        on_trace_ready=ready,
+        record_shapes=True,
+        profile_memory=True,
+        with_stack=True,
+        with_flops=True,
+    ) as prof:
+        for _ in range(4):
+            step()
+            prof.step()
+
+
+RUNS = {
+    "cnn": lambda: run("cnn", cnn_step),
+    "transformer": lambda: run("transformer", transformer_step),
+    "plain": lambda: plain("plain"),
+}
+
+
+def main():
+    torch.set_num_threads(1)
+    print(f"torch {torch.__version__}, Python {sys.version.split()[0]}", file=sys.stderr)
+    for name in sys.argv[1:] or RUNS:
+        RUNS[name]()
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,98 @@
+//! `profkit hta ANALYSIS TRACE...`: HolisticTraceAnalysis's analyses of PyTorch profiler traces
+//! of GPU runs, one trace per rank, as HTA 0.5.0 computes them (`profkit_torch::hta`).
+
+use std::io::Write;
+use std::path::PathBuf;
+
+use profkit_torch::hta::{self, Frame, HtaTrace};
+
+use crate::Failure;
+use crate::input::Input;
+
+/// The analyses.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+pub(crate) enum Analysis {
+    /// `get_temporal_breakdown`: idle, compute and non-compute time per rank.
+    TemporalBreakdown,
+    /// `get_gpu_kernel_breakdown`: time by kernel type, and per kernel.
+    KernelBreakdown,
+    /// `get_idle_time_breakdown`: each stream's idle time by cause (host wait, kernel wait, other).
+    IdleTimeBreakdown,
+    /// `get_comm_comp_overlap`: how much of communication overlaps computation, per rank.
+    CommCompOverlap,
+    /// `get_cuda_kernel_launch_stats`: each launch's CPU and GPU duration and launch delay.
+    KernelLaunchStats,
+}
+
+/// Runs `analysis` on the traces (one per rank) and prints its frames.
+pub(crate) fn run(analysis: Analysis, files: &[PathBuf], json: bool) -> Result<(), Failure> {
+    let mut traces = Vec::new();
+    for file in files {
+        let input = Input::open(file, None)?;
+        let name = input.name.clone();
+        let trace = profkit_torch::read_trace(input.reader)
+            .map_err(|e| Failure::BadInput(format!("{name}: {e}")))?;
+        traces.push(trace);
+    }
+    let trace = HtaTrace::load(&traces);
+    let mut frames: Vec<(String, Frame)> = Vec::new();
+    let mut notes = Vec::new();
+    match analysis {
+        Analysis::TemporalBreakdown => {
+            let (frame, skipped) = hta::temporal_breakdown(&trace);
+            frames.push(("temporal_breakdown".into(), frame));
+            for rank in skipped {
+                notes.push(format!(
+                    "rank {rank} has no GPU activity: no temporal breakdown"
+                ));
+            }
+        }
+        Analysis::KernelBreakdown => {
+            let (types, kernels) = hta::kernel_breakdown(&trace);
+            frames.push(("kernel_type".into(), types));
+            frames.push(("kernels".into(), kernels));
+        }
+        Analysis::IdleTimeBreakdown => {
+            frames.push((
+                "idle_time_breakdown".into(),
+                hta::idle_time_breakdown(&trace, hta::CONSECUTIVE_KERNEL_DELAY),
+            ));
+        }
+        Analysis::CommCompOverlap => {
+            frames.push(("comm_comp_overlap".into(), hta::comm_comp_overlap(&trace)));
+        }
+        Analysis::KernelLaunchStats => {
+            for (rank, frame) in hta::kernel_launch_stats(&trace) {
+                frames.push((format!("rank {rank}"), frame));
+            }
+        }
+    }
+    let mut out = std::io::stdout().lock();
+    if json {
+        let doc = serde_json::json!({
+            "analysis": format!("{analysis:?}"),
+            "ranks": trace.ranks.iter().map(|r| r.rank).collect::<Vec<_>>(),
+            "frames": frames
+                .iter()
+                .map(|(name, f)| (name.clone(), f.records()))
+                .collect::<serde_json::Map<_, _>>(),
+            "notes": notes,
+        });
+        serde_json::to_writer_pretty(&mut out, &doc).map_err(|e| Failure::Output(e.into()))?;
+        return writeln!(out).map_err(Failure::Output);
+    }
+    for (i, (name, frame)) in frames.iter().enumerate() {
+        if i > 0 {
+            writeln!(out).map_err(Failure::Output)?;
+        }
+        if frames.len() > 1 {
+            writeln!(out, "{name}:").map_err(Failure::Output)?;
+        }
+        out.write_all(frame.text().as_bytes())
+            .map_err(Failure::Output)?;
+    }
+    for note in notes {
+        writeln!(out, "Note: {note}").map_err(Failure::Output)?;
+    }
+    Ok(())
+}
