@@ -199,6 +199,16 @@ impl HostWriter {
         Ok(())
     }
 
+    /// Writes xprof's op metrics of the host's OpStats as `table=op_metrics/part-0.parquet`
+    /// (see [`crate::op_metrics`]); the rows written.
+    pub fn write_op_metrics(&mut self, stats: &profkit_xprof::proto::OpStats) -> Result<u64> {
+        let mut once = Some(crate::op_metrics::batch(&self.host, stats)?);
+        let schema = crate::op_metrics::schema();
+        self.write_table(crate::op_metrics::OP_METRICS, "part-0", &schema, || {
+            Ok(once.take())
+        })
+    }
+
     /// Writes the records of one XDL dataset as `table=xdl_records/<dataset>.<rank>.parquet`.
     pub fn write_xdl(&mut self, records: &mut XdlRecords, part: &str) -> Result<u64> {
         let schema = arrow_array::RecordBatchReader::schema(records);

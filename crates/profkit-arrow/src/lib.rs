@@ -66,6 +66,7 @@
 pub mod dataset;
 mod error;
 pub mod events;
+pub mod op_metrics;
 pub mod schema;
 pub mod sources;
 pub mod xdl;

@@ -11,7 +11,10 @@ fn main() {
     let t = std::time::Instant::now();
     let file = std::fs::File::open(&path).expect("open");
     let again = profkit_xplane::read(file, profkit_xplane::ReadOptions::default()).expect("read");
-    eprintln!("read (checked as it arrives, then decoded) {:.3}", t.elapsed().as_secs_f64());
+    eprintln!(
+        "read (checked as it arrives, then decoded) {:.3}",
+        t.elapsed().as_secs_f64()
+    );
     drop(again);
     let t = std::time::Instant::now();
     let built = profkit_xprof::op_stats::build(vec![space], &["x"]);

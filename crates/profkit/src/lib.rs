@@ -193,9 +193,10 @@ enum Command {
     },
     /// List the formats profkit reads and writes, and the conversions between them.
     Formats,
-    /// Print PaddlePaddle's report of a profile, layout for layout: the tables
-    /// `paddle.profiler.Profiler.summary()` prints for node trees, XSpaces and Chrome traces; the
-    /// legacy profiling report for a legacy `Profile` (or any input, with --legacy).
+    /// Print a profile's summary as its framework's users know it: xprof's TF Stats table for
+    /// TensorFlow's and JAX's XSpaces, torch's `key_averages().table()` for PyTorch traces,
+    /// PaddlePaddle's tables (`paddle.profiler.Profiler.summary()`) for everything else and with
+    /// `--style paddle` (or one of its options), Paddle's legacy profiling report with --legacy.
     Report {
         /// The file to read (`-` for standard input).
         file: PathBuf,
@@ -211,8 +212,9 @@ enum Command {
         place: Option<paddle::PlaceArg>,
         #[command(flatten)]
         summary: paddle::SummaryArgs,
-        /// The layout: torch's `key_averages().table()` (the default for PyTorch profiler
-        /// traces) or Paddle's tables (the default for everything else).
+        /// The layout: xprof's TF Stats table (the default for XSpaces, unless an option of
+        /// Paddle's summary is given), torch's `key_averages().table()` (the default for PyTorch
+        /// profiler traces) or Paddle's tables (the default for everything else).
         #[arg(long, value_enum)]
         style: Option<torch::StyleArg>,
         #[command(flatten)]
@@ -380,8 +382,25 @@ fn run(cli: Cli) -> Result<(), Failure> {
                 {
                     torch::StyleArg::Torch
                 }
+                None if !legacy && input.format == Format::Xspace && !summary.given() => {
+                    torch::StyleArg::Xprof
+                }
                 None => torch::StyleArg::Paddle,
             };
+            if style == torch::StyleArg::Xprof {
+                if legacy || summary.given() || torch_args.given() {
+                    return Err(Failure::Usage(
+                        "--style xprof takes none of Paddle's or torch's options".into(),
+                    ));
+                }
+                if input.format != Format::Xspace {
+                    return Err(Failure::Usage(format!(
+                        "{}: --style xprof reads XSpaces, not {}",
+                        input.name, input.format
+                    )));
+                }
+                return xprof::report(input, json);
+            }
             if style == torch::StyleArg::Torch {
                 if legacy {
                     return Err(Failure::Usage(

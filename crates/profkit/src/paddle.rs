@@ -338,7 +338,7 @@ pub(crate) struct SummaryArgs {
 }
 
 impl SummaryArgs {
-    fn given(&self) -> bool {
+    pub(crate) fn given(&self) -> bool {
         self.sorted_by.is_some() || self.no_op_detail || self.thread_sep || self.time_unit.is_some()
     }
 

@@ -189,6 +189,17 @@ fn finish(
     Ok(())
 }
 
+/// xprof's op metrics of an XSpace file (the planes OpStats reads, read again), as the
+/// `op_metrics` table.
+fn op_stats(
+    path: &Path,
+    host: &str,
+) -> Result<profkit_xprof::op_stats::OpStatsBuild, profkit_xplane::Error> {
+    let file = std::fs::File::open(path)?;
+    let space = profkit_xprof::op_stats::read_space(file, ReadOptions::default())?;
+    Ok(profkit_xprof::op_stats::build(vec![space], &[host]))
+}
+
 /// Converts one host's inputs and writes its tables.
 fn write_host(mut host: Host, out: &Path, overwrite: bool) -> Result<(), Failure> {
     let options = Options::default();
@@ -222,6 +233,7 @@ fn write_host(mut host: Host, out: &Path, overwrite: bool) -> Result<(), Failure
             let Some(input) = host.inputs.pop() else {
                 return Ok(());
             };
+            let path = input.path.clone().filter(|p| p.as_os_str() != "-");
             let mut batches = sources::xspace(input.reader, info, options, ReadOptions::default());
             let (mut writer, _watched) = create().map_err(|e| bad(&name, e))?;
             let rows = writer
@@ -229,7 +241,26 @@ fn write_host(mut host: Host, out: &Path, overwrite: bool) -> Result<(), Failure
                 .map_err(|e| bad(&name, e))?;
             let side = batches.side_tables().map_err(|e| bad(&name, e))?;
             writer.write_side(&side).map_err(|e| bad(&name, e))?;
-            finish(&name, writer, rows, side.planes.num_rows(), "")
+            let extra = match path {
+                Some(path) => {
+                    let stats = op_stats(&path, &host.name)
+                        .map_err(|e| bad(&name, profkit_arrow::Error::from(e)))?;
+                    let rows = writer
+                        .write_op_metrics(&stats.op_stats)
+                        .map_err(|e| bad(&name, e))?;
+                    for missing in &stats.missing {
+                        eprintln!("profkit: {name}: op_metrics: not reproduced: {missing}");
+                    }
+                    format!(", {rows} op metrics")
+                }
+                None => {
+                    eprintln!(
+                        "profkit: {name}: no op_metrics table from standard input (xprof's OpStats reads the file again)"
+                    );
+                    String::new()
+                }
+            };
+            finish(&name, writer, rows, side.planes.num_rows(), &extra)
         }
         Format::Xdl => {
             let Some(input) = host.inputs.pop() else {

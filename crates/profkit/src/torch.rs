@@ -18,6 +18,9 @@ pub(crate) enum StyleArg {
     Paddle,
     /// torch's `key_averages().table()` (the default for PyTorch profiler traces).
     Torch,
+    /// xprof's TF Stats table (`framework_op_stats`), for TensorFlow's and JAX's XSpaces (their
+    /// default).
+    Xprof,
 }
 
 /// The options of torch's table.

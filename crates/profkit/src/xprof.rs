@@ -25,14 +25,24 @@ pub(crate) struct XprofArgs {
     pub rows: usize,
 }
 
-fn read_spaces(paths: &[PathBuf]) -> Result<(Vec<XSpace>, Vec<String>), Failure> {
+/// The planes of an input the tools read (see `profkit_xprof::op_stats::read_space`).
+pub(crate) fn read_space(input: Input) -> Result<XSpace, Failure> {
+    op_stats::read_space(input.reader, profkit_xplane::ReadOptions::default())
+        .map_err(|e| Failure::BadInput(format!("{}: {e}", input.name)))
+}
+
+/// The inputs' spaces (every plane when `whole`, else the planes the tools read) and hosts.
+fn read_spaces(paths: &[PathBuf], whole: bool) -> Result<(Vec<XSpace>, Vec<String>), Failure> {
     let mut spaces = Vec::with_capacity(paths.len());
     let mut hosts = Vec::with_capacity(paths.len());
     for path in paths {
         let input = Input::open(path, Some(Format::Xspace))?;
         hosts.push(crate::hosts::host_of(&input));
-        let (_, space) = crate::convert::xspace_whole(input)?;
-        spaces.push(space);
+        spaces.push(if whole {
+            crate::convert::xspace_whole(input)?.1
+        } else {
+            read_space(input)?
+        });
     }
     Ok((spaces, hosts))
 }
@@ -70,7 +80,7 @@ pub(crate) fn run(args: XprofArgs) -> Result<(), Failure> {
             }));
         }
     }
-    let (spaces, hosts) = read_spaces(inputs)?;
+    let (spaces, hosts) = read_spaces(inputs, tool.as_deref() == Some("trace_viewer"))?;
     let out = args.out.unwrap_or_else(|| PathBuf::from("-"));
     let (output, mut writer) = Output::create(&out)?;
     let result = (|| -> Result<Vec<String>, Failure> {
@@ -152,6 +162,29 @@ pub(crate) fn run(args: XprofArgs) -> Result<(), Failure> {
     Ok(())
 }
 
+/// `report --style xprof`: the TF Stats table (framework_op_stats) of one XSpace, or its JSON.
+pub(crate) fn report(input: Input, json: bool) -> Result<(), Failure> {
+    let host = crate::hosts::host_of(&input);
+    let space = read_space(input)?;
+    let built = op_stats::build(vec![space], &[host.as_str()]);
+    let mut out = std::io::stdout().lock();
+    if json {
+        writeln!(out, "{}", framework_op_stats::to_json(&built.op_stats))
+            .map_err(Failure::Output)?;
+    } else {
+        write_tf_stats_text(&mut out, &built, 30)?;
+        writeln!(
+            out,
+            "(xprof's framework_op_stats; profkit xprof framework_op_stats --text --rows N for more rows, --style paddle for Paddle's tables)"
+        )
+        .map_err(Failure::Output)?;
+    }
+    for missing in &built.missing {
+        eprintln!("profkit: not reproduced: {missing}");
+    }
+    Ok(())
+}
+
 /// `convert IN... OUT --to op-stats`: the XSpaces' combined OpStats, encoded as xprof caches it.
 pub(crate) fn op_stats_file(
     paths: &[PathBuf],
@@ -165,7 +198,7 @@ pub(crate) fn op_stats_file(
         ));
     }
     crate::output::refuse_inputs(paths, out)?;
-    let (spaces, mut names) = read_spaces(paths)?;
+    let (spaces, mut names) = read_spaces(paths, false)?;
     for (name, given) in names.iter_mut().zip(hosts) {
         if let Some(given) = given {
             name.clone_from(given);

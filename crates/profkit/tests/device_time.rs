@@ -150,7 +150,7 @@ fn merge_takes_a_host_per_input() {
 
 #[test]
 fn the_kernel_summary_holds_kernels_not_steps_or_scopes() {
-    let (code, stdout, stderr) = run(&["report", &device("gpu"), "--json"]);
+    let (code, stdout, stderr) = run(&["report", "--style", "paddle", &device("gpu"), "--json"]);
     assert_eq!(code, 0, "{stderr}");
     let report: serde_json::Value = serde_json::from_str(&stdout).unwrap();
     let kernels: Vec<&str> = report["kernel"]

@@ -164,3 +164,34 @@ fn op_stats_file_is_the_op_stats_of_the_tools() {
     assert_eq!(run.status.code(), Some(2));
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+#[test]
+fn report_of_an_xspace_is_xprofs_tf_stats() {
+    let input = case("real-tf-fit").join("input.xplane.pb");
+    let input = input.to_str().unwrap();
+    let out = profkit(&["report", input], None);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    let shown = text(&out.stdout);
+    assert!(
+        shown.starts_with("Framework op stats (including idle time)\n"),
+        "{shown}"
+    );
+    assert!(
+        shown.contains("--style paddle for Paddle's tables"),
+        "{shown}"
+    );
+    let out = profkit(&["report", input, "--json"], None);
+    let theirs =
+        std::fs::read_to_string(case("real-tf-fit").join("xprof.framework_op_stats.json")).unwrap();
+    assert_eq!(text(&out.stdout).trim_end(), theirs);
+    // Paddle's tables: asked for, or implied by one of their options.
+    for args in [&["--style", "paddle"][..], &["--sorted-by", "self"]] {
+        let mut all = vec!["report", input];
+        all.extend_from_slice(args);
+        let out = profkit(&all, None);
+        assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+        assert!(text(&out.stdout).contains("Overview Summary"), "{args:?}");
+    }
+    let out = profkit(&["report", input, "--style", "xprof", "--thread-sep"], None);
+    assert_eq!(out.status.code(), Some(2));
+}

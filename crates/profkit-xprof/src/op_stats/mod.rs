@@ -66,6 +66,36 @@ pub fn decode(bytes: &[u8]) -> Result<OpStats, prost::DecodeError> {
     prost::Message::decode(bytes)
 }
 
+/// Whether OpStats (or xprof's tool list) reads a plane of this name: the host threads, the
+/// devices, the XLA programs' metadata.
+pub fn reads_plane(name: &str) -> bool {
+    name == HOST_PLANE_NAME || name == METADATA_PLANE_NAME || name.starts_with("/device:")
+}
+
+/// Reads an XSpace for OpStats: plane by plane, decoding only the planes [`reads_plane`] names
+/// (a plane of another name is skipped as its bytes pass), so memory is what OpStats reads, not
+/// the whole file's tree.
+pub fn read_space<R: std::io::Read>(
+    reader: R,
+    options: profkit_xplane::ReadOptions,
+) -> Result<XSpace, profkit_xplane::Error> {
+    use profkit_xplane::RawSpaceItem;
+    let mut space = XSpace::default();
+    for item in profkit_xplane::XSpaceReader::new(reader, options).raw() {
+        match item? {
+            RawSpaceItem::Plane(bytes) => {
+                if reads_plane(bytes.view()?.name()) {
+                    space.planes.push(bytes.decode()?);
+                }
+            }
+            RawSpaceItem::Error(e) => space.errors.push(e),
+            RawSpaceItem::Warning(w) => space.warnings.push(w),
+            RawSpaceItem::Hostname(h) => space.hostnames.push(h),
+        }
+    }
+    Ok(space)
+}
+
 /// OpStats of one host's space, preprocessed as xprof preprocesses it first. `host` is the name
 /// xprof gives the host (its file's name without `.xplane.pb`).
 pub fn host_op_stats(mut space: XSpace, host: &str) -> (OpStats, Vec<&'static str>) {
