@@ -34,7 +34,7 @@ const TOOLS: [&str; 1] = ["framework_op_stats"];
 fn measure(input: &Path, tool: &str, output: &str) {
     let start = Instant::now();
     let file = std::fs::File::open(input).expect("open the input");
-    let space = profkit_xplane::read(file, profkit_xplane::ReadOptions::default()).expect("read");
+    let space = op_stats::read_space(file, profkit_xplane::ReadOptions::default()).expect("read");
     let built = op_stats::build(vec![space], &["bench"]);
     let json = match tool {
         "framework_op_stats" => framework_op_stats::to_json(&built.op_stats),
