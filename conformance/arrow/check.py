@@ -12,7 +12,8 @@
    all three named `host`) convert into one dataset, each host named by the `hostnames` it records;
    the docs' `time_per_op` query over it equals the per-op sums (hosts, calls, total, slowest host)
    of the device op lines alone, picked by their names as the profilers write them (a TPU plane's
-   `XLA Ops`, a GPU plane's `Stream #...` lines) and summed in Python with pyarrow.
+   `XLA Ops`, a GPU plane's `Stream #...` lines) and summed in Python with pyarrow; DuckDB's host
+   ops of the `op_metrics` table by self time are `profkit xprof framework_op_stats`'s host rows.
 3. A dataset of several hosts (the made-up cluster of `profkit-arrow`'s `cluster` example,
    converted host by host, appending) is queried with the SQL of docs/scale.md by DuckDB and by
    Spark in local mode (one session for all queries); the answers must be equal.
@@ -287,6 +288,20 @@ def device_samples(repo, profkit, work):
           f"first difference: {first}")
     top = got[0][0] if got else None
     check(top is not None and not top.startswith("jit_"), "no XLA module is counted as an op", f"{top}")
+    # The op_metrics table holds what the TF Stats page ranks: DuckDB's host ops by self time are
+    # `profkit xprof framework_op_stats`'s host rows (without idle), in order.
+    for f, host in zip(files, ["34.83.195.179_6003", "tw003", "host"]):
+        tables = json.loads(run([profkit, "xprof", "framework_op_stats", f]))
+        want = [(r["c"][3]["v"], round(r["c"][7]["v"], 6)) for r in tables[1]["rows"] if r["c"][1]["v"] == "Host"]
+        rows = con.execute(
+            f"""SELECT name, self_time_ps FROM read_parquet('{root}/host=*/table=op_metrics/*.parquet',
+                hive_partitioning = true, hive_types_autocast = false)
+                WHERE host = '{host}' AND side = 'host' AND category <> 'IDLE'
+                ORDER BY self_time_ps DESC, name LIMIT 500""").fetchall()
+        # The page lists at most 500 ops of a side, the idle op among them.
+        got = [(name, round(ps / 1e6, 6)) for name, ps in rows][: len(want)]
+        check(got == want, f"op_metrics of {host}: the TF Stats page's {len(want)} host ops, in order",
+              f"first difference: {next(((a, b) for a, b in zip(got, want) if a != b), (len(got), len(want)))}")
 
 
 def cluster(repo, profkit, work, hosts):
