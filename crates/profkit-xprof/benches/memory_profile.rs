@@ -9,7 +9,7 @@
 //! With `PROFKIT_BENCH_INPUT=path.xplane.pb`, that file instead.
 //!
 //! Each measurement runs in a fresh child process: ours is this binary re-run with `--measure`,
-//! xprof a child Python (`benches/xprof_memory_profile.py`) from the venv `.oracle/xprof`
+//! xprof a child Python (`benches/xprof_trace_viewer.py memory_profile`) from the venv `.oracle/xprof`
 //! (`XPROF_VENV` elsewhere), skipped with a note when it is missing. Each reports the time from
 //! reading the file to the JSON written and its peak resident set (`VmHWM`, Python's import
 //! included); the parent also times each child whole, from spawn to exit (the "whole process"
@@ -163,7 +163,7 @@ fn compare(path: &Path, stem: &str) {
     if bench_mode() && python.is_none() {
         eprintln!("no xprof venv: skipping xprof");
     }
-    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("benches/xprof_memory_profile.py");
+    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("benches/xprof_trace_viewer.py");
     let runs = if bench_mode() { 5 } else { 1 };
     let exe = std::env::current_exe().expect("this binary");
     let (mut ours, mut xprof) = (Side::default(), Side::default());
@@ -177,7 +177,8 @@ fn compare(path: &Path, stem: &str) {
             xprof.push(timed(
                 Command::new(python)
                     .arg(&script)
-                    .args([path.as_os_str(), xprof_out.as_os_str()]),
+                    .args([path.as_os_str(), xprof_out.as_os_str()])
+                    .arg("memory_profile"),
             ));
         }
     }

@@ -1,4 +1,5 @@
-"""The peer of benches/trace_viewer.rs: xprof 2.24.2's own trace_viewer conversion of one file.
+"""The peer of the benches (trace_viewer.rs, xprof_tools.rs, memory_profile.rs): xprof 2.24.2's
+own tool (the trace_viewer conversion by default) on one file.
 
 Usage: python xprof_trace_viewer.py XPLANE OUT [TOOL] (TOOL defaults to trace_viewer; the
 xprof_tools bench passes its tools). Copies XPLANE into a fresh folder as

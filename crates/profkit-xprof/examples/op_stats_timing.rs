@@ -18,8 +18,12 @@ fn main() {
     drop(again);
     let t = std::time::Instant::now();
     let file = std::fs::File::open(&path).expect("open");
-    let planes = profkit_xprof::op_stats::read_space(file, profkit_xplane::ReadOptions::default()).expect("read_space");
-    eprintln!("read_space (the planes OpStats reads) {:.3}", t.elapsed().as_secs_f64());
+    let planes = profkit_xprof::op_stats::read_space(file, profkit_xplane::ReadOptions::default())
+        .expect("read_space");
+    eprintln!(
+        "read_space (the planes OpStats reads) {:.3}",
+        t.elapsed().as_secs_f64()
+    );
     drop(planes);
     let t = std::time::Instant::now();
     let built = profkit_xprof::op_stats::build(vec![space], &["x"]);
