@@ -483,7 +483,6 @@ pub fn events_from_ranges<N: Into<Name> + Clone>(
     ranges: &[(N, u64, u64)],
 ) -> Vec<Event> {
     range_event_order(ranges.iter().map(|(_, start, end)| (*start, *end)))
-        .into_iter()
         .filter_map(|(i, ts, is_pop)| {
             let (name, _, _) = ranges.get(i)?;
             let kind = if is_pop {

@@ -317,7 +317,7 @@ impl PlaneContext<'_> {
                     if is_hidden_in_trace_viewer(stat_name) {
                         continue;
                     }
-                    let arg = Arg::of(value, &stats);
+                    let arg = Arg::of(value, stats);
                     if self.options.flow_events {
                         match stat_name {
                             // TSL's encoding is a uint64; a `flow` of another kind (an xprof JSON

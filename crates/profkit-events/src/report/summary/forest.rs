@@ -224,6 +224,8 @@ impl Children {
 
 /// A list most nodes leave empty (runtime calls, memory events), a pointer wide when it is.
 #[derive(Clone, Debug, PartialEq)]
+// The box is the point: one pointer a node where a `Vec` takes three, and most nodes have none.
+#[allow(clippy::box_collection)]
 pub struct Thin<T>(Option<Box<Vec<T>>>);
 
 impl<T> Default for Thin<T> {
