@@ -26,8 +26,10 @@
 
 use std::io::{self, Write};
 
-/// Session start, ns since the epoch (what TensorFlow writes as the lines' `timestamp_ns`).
+/// Session start, ns since the epoch (the `Task Environment` plane's `profile_start_time`).
 const SESSION_START_NS: u64 = 1_795_898_230_000_000_000;
+/// The lines' `timestamp_ns`: session-relative, as TensorFlow writes them (the real file's).
+const LINE_START_NS: i64 = 6_329;
 /// One training step, ps.
 const STEP_PS: i64 = 600_000_000;
 /// Picoseconds a microsecond.
@@ -565,7 +567,8 @@ fn bytes_field(field: u32, bytes: &[u8], out: &mut Vec<u8>) {
     out.extend_from_slice(bytes);
 }
 
-fn encode_stat(id: i64, value: Val, out: &mut Vec<u8>) {
+/// A stat as field `field` of its message (an event's `stats` are field 4, a plane's 6).
+fn encode_stat(field: u32, id: i64, value: Val, out: &mut Vec<u8>) {
     let mut body = Vec::with_capacity(16);
     int_field(1, id, &mut body);
     match value {
@@ -583,7 +586,7 @@ fn encode_stat(id: i64, value: Val, out: &mut Vec<u8>) {
             varint(v, &mut body);
         }
     }
-    bytes_field(4, &body, out);
+    bytes_field(field, &body, out);
 }
 
 /// One event as a line's `events` field.
@@ -594,7 +597,7 @@ fn encode_event(ev: &Ev, scratch: &mut Vec<u8>, out: &mut Vec<u8>) {
     int_field(3, ev.duration, scratch);
     for &(id, value) in &ev.stats {
         let mut stat = Vec::with_capacity(16);
-        encode_stat(id, value, &mut stat);
+        encode_stat(4, id, value, &mut stat);
         scratch.extend_from_slice(&stat);
     }
     bytes_field(4, scratch, out);
@@ -604,7 +607,7 @@ fn encode_event(ev: &Ev, scratch: &mut Vec<u8>, out: &mut Vec<u8>) {
 fn line_head(id: i64, name: &str, out: &mut Vec<u8>) {
     int_field(1, id, out);
     bytes_field(2, name.as_bytes(), out);
-    int_field(3, SESSION_START_NS as i64, out);
+    int_field(3, LINE_START_NS, out);
     // TensorFlow writes the thread's name as the display name too.
     bytes_field(11, name.as_bytes(), out);
 }
@@ -682,8 +685,8 @@ fn task_environment(steps: u64) -> Vec<u8> {
         bytes_field(5, &entry, &mut plane);
     }
     let stop = SESSION_START_NS + (steps as i64 * STEP_PS / 1_000) as u64 + 1_000_000;
-    encode_stat(1, Val::Uint(SESSION_START_NS), &mut plane);
-    encode_stat(2, Val::Uint(stop), &mut plane);
+    encode_stat(6, 1, Val::Uint(SESSION_START_NS), &mut plane);
+    encode_stat(6, 2, Val::Uint(stop), &mut plane);
     plane
 }
 
