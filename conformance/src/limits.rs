@@ -97,6 +97,21 @@ pub fn cases() -> Vec<HostileCase> {
             refused: false,
             from: None,
         },
+        // XSpace: the host plane with a line of empty events (`report` nests them all, one
+        // inside the other: a summary node per 2 bytes).
+        HostileCase {
+            name: "xspace-host-empty-events",
+            file_name: "host-empty-events.xplane.pb",
+            make: |size| {
+                let events = repeated(&len_field(4, &[]), size);
+                let mut plane = len_field(2, b"/host:CPU");
+                plane.extend(len_field(3, &events));
+                len_field(1, &plane)
+            },
+            xdl: false,
+            refused: false,
+            from: None,
+        },
         // XSpace: empty host names by the million (also the bytes of the Paddle `Profile` case
         // below, which detection reads as this when no format is named).
         HostileCase {

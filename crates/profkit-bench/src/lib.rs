@@ -5,7 +5,9 @@
 //! - [`alloc`]: a counting global allocator for peak heap, and the peak resident set;
 //! - [`child`]: a measurement in a fresh child process that reports `key=value` words or one
 //!   JSON line;
-//! - [`peer`]: a Python peer that times its side of a comparison on request, in turn with ours.
+//! - [`peer`]: a Python peer that times its side of a comparison on request, in turn with ours;
+//! - [`real_shaped`]: a TensorFlow host profile shaped as a real one, of any size (the
+//!   `real-shaped` binary writes one to a file).
 //!
 //! No figure a benchmark prints is a pass/fail threshold: `docs/performance.md` records them.
 //!
@@ -20,6 +22,7 @@ pub mod alloc;
 pub mod child;
 pub mod paths;
 pub mod peer;
+pub mod real_shaped;
 pub mod timing;
 
 /// Whether cargo asked for a real benchmark run (`cargo bench` passes `--bench`); otherwise the

@@ -483,7 +483,6 @@ pub fn events_from_ranges<N: Into<Name> + Clone>(
     ranges: &[(N, u64, u64)],
 ) -> Vec<Event> {
     range_event_order(ranges.iter().map(|(_, start, end)| (*start, *end)))
-        .into_iter()
         .filter_map(|(i, ts, is_pop)| {
             let (name, _, _) = ranges.get(i)?;
             let kind = if is_pop {
@@ -515,8 +514,8 @@ pub struct TypedRange {
 /// [`events_from_ranges`] for ranges with a category and args.
 pub fn events_from_typed_ranges(thread: u32, ranges: Vec<TypedRange>) -> Vec<Event> {
     let order = range_event_order(ranges.iter().map(|r| (r.start_ns, r.end_ns)));
+    let mut events = Vec::with_capacity(2 * ranges.len());
     let mut ranges: Vec<Option<TypedRange>> = ranges.into_iter().map(Some).collect();
-    let mut events = Vec::with_capacity(order.len());
     for (i, ts, is_pop) in order {
         let Some(slot) = ranges.get_mut(i) else {
             continue;
@@ -539,27 +538,42 @@ pub fn events_from_typed_ranges(thread: u32, ranges: Vec<TypedRange>) -> Vec<Eve
 }
 
 /// The order of the pushes and pops of ranges `(start, end)`: (range index, timestamp, is pop).
-fn range_event_order(ranges: impl Iterator<Item = (u64, u64)>) -> Vec<(usize, u64, bool)> {
-    // (timestamp, class, tie-break, second tie-break, range index, is_pop); the classes order an
-    // instant's pops (0) before its zero-length ranges (1) before its pushes (2).
-    let mut keyed: Vec<(u64, u8, i128, usize, usize, bool)> = Vec::new();
+/// What [`range_event_order`] yields: (range index, timestamp, whether a pop), in order.
+type EventOrder = std::iter::Map<
+    std::vec::IntoIter<(u64, u8, u64, usize)>,
+    fn((u64, u8, u64, usize)) -> (usize, u64, bool),
+>;
+
+fn range_event_order(ranges: impl Iterator<Item = (u64, u64)>) -> EventOrder {
+    // (timestamp, class, tie-break, second tie-break); the classes order an instant's pops (0)
+    // before its zero-length ranges (1) before its pushes (2). The second tie-break also says
+    // which range and whether a pop (see `decode`), so that a key is 32 bytes: a line of
+    // millions of ranges is sorted in two keys a range and nothing else.
+    let mut keyed: Vec<(u64, u8, u64, usize)> = Vec::new();
     for (i, (start, end)) in ranges.enumerate() {
         let end = end.max(start);
         if start == end {
-            keyed.push((start, 1, 0, 2 * i, i, false));
-            keyed.push((start, 1, 0, 2 * i + 1, i, true));
+            keyed.push((start, 1, 0, 2 * i));
+            keyed.push((start, 1, 0, 2 * i + 1));
         } else {
             // Pops: the range that started last (the innermost) first, then the one listed last.
-            keyed.push((end, 0, -i128::from(start), usize::MAX - i, i, true));
+            keyed.push((end, 0, u64::MAX - start, usize::MAX - i));
             // Pushes: the range that ends last (the outermost) first, then the one listed first.
-            keyed.push((start, 2, -i128::from(end), i, i, false));
+            keyed.push((start, 2, u64::MAX - end, i));
         }
     }
     keyed.sort_unstable();
+    // The range and whether the key is its pop.
+    fn decode((ts, class, _, tie): (u64, u8, u64, usize)) -> (usize, u64, bool) {
+        match class {
+            0 => (usize::MAX - tie, ts, true),
+            1 => (tie / 2, ts, tie % 2 == 1),
+            _ => (tie, ts, false),
+        }
+    }
     keyed
         .into_iter()
-        .map(|(ts, _, _, _, i, is_pop)| (i, ts, is_pop))
-        .collect()
+        .map(decode as fn((u64, u8, u64, usize)) -> (usize, u64, bool))
 }
 
 /// What [`pair_thread`] makes of the pushes and pops [`events_from_ranges`] rebuilds from

@@ -50,6 +50,7 @@ mod plugin;
 mod poplar;
 mod text;
 mod torch;
+mod threads;
 mod xdl;
 mod xprof;
 mod xspace;
@@ -79,6 +80,11 @@ struct Cli {
     /// Dense valid files (deep chains of ranges) may need a lower N, at more memory.
     #[arg(long, global = true, value_name = "N")]
     paddle_bytes_per_message: Option<u64>,
+    /// Threads to convert, summarise and write with (default: every core; 0 also means every
+    /// core; also set by the PROFKIT_THREADS environment variable). The output is the same
+    /// whatever the count.
+    #[arg(long, global = true, value_name = "N")]
+    threads: Option<usize>,
 }
 
 #[derive(Subcommand)]
@@ -458,9 +464,14 @@ where
 {
     // clap exits with 2 on usage errors and 0 for --help / --version.
     let cli = Cli::parse_from(args);
-    let result = run(cli);
+    // The command runs on a thread of its pool (the input's settings and failures are
+    // thread-local: they are set and taken there).
+    let (result, gzip_failure) = match threads::count(cli.threads).and_then(threads::pool) {
+        Ok(pool) => pool.install(|| (run(cli), input::take_gzip_failure())),
+        Err(failure) => (Err(failure), None),
+    };
     // A gzip input that failed is the cause, however the readers above it passed it on.
-    let result = match (result, input::take_gzip_failure()) {
+    let result = match (result, gzip_failure) {
         (Err(Failure::BadInput(_) | Failure::Output(_)), Some(gzip)) => {
             Err(Failure::BadInput(gzip))
         }

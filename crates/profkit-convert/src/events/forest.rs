@@ -170,8 +170,11 @@ pub(super) fn host_plane_forest(
     let cat_id = metadata.stat_id("cat");
     let memory = MemoryStats::new(metadata);
     let mut used: HashSet<u32> = HashSet::new();
-    // One line's ranges (name, start, end) and their types, reused.
-    let mut ranges: Vec<(&str, u64, u64)> = Vec::new();
+    // The plane's event names, each once, and their numbers.
+    let mut names: Vec<&str> = Vec::new();
+    let mut numbers: std::collections::HashMap<&str, u32> = std::collections::HashMap::new();
+    // One line's ranges (name's number, start, end) and their types, reused.
+    let mut ranges: Vec<(u32, u64, u64)> = Vec::new();
     let mut types: Vec<EventType> = Vec::new();
     for (index, line) in plane.lines().enumerate() {
         let line = line?;
@@ -194,8 +197,6 @@ pub(super) fn host_plane_forest(
         }
         let thread = thread_index(line.id(), index, &mut used);
         let tid = u64::try_from(line.id()).unwrap_or(u64::from(thread));
-        ranges.clear();
-        types.clear();
         for event in line.events() {
             let event = event?;
             if event.is_aggregated() {
@@ -224,17 +225,31 @@ pub(super) fn host_plane_forest(
                 continue;
             }
             let name = metadata.event_name(event.metadata_id());
-            ranges.push((name, begin, to_ns(start, event.end_timestamp_ps())));
+            let number = *numbers.entry(name).or_insert_with(|| {
+                names.push(name);
+                u32::try_from(names.len() - 1).unwrap_or(u32::MAX)
+            });
+            ranges.push((number, begin, to_ns(start, event.end_timestamp_ps())));
             types.push(EventType::from_category(category));
         }
         let spans = paired_ranges(&ranges);
+        // What the nodes take of each range once paired (its name and type, 12 bytes), the
+        // line's lists let go before the nodes are made.
+        let kept: Vec<(u32, EventType)> = ranges
+            .iter()
+            .zip(&types)
+            .map(|(&(number, _, _), &ty)| (number, ty))
+            .collect();
+        ranges = Vec::new();
+        types = Vec::new();
         let name = line.display_name();
         builder.thread_name(tid, if name.is_empty() { line.name() } else { name });
         builder.thread(
             tid,
             spans.iter().filter_map(|&(j, begin, end)| {
-                let (name, _, _) = ranges.get(j)?;
-                Some((*name, *types.get(j)?, begin, end))
+                let &(number, ty) = kept.get(j)?;
+                let name = names.get(number as usize)?;
+                Some((*name, ty, begin, end))
             }),
         );
     }

@@ -4,6 +4,8 @@
 use std::collections::HashMap;
 use std::io::Write;
 
+use rayon::prelude::*;
+
 use profkit_xplane::XPlane;
 use profkit_xplane::constants::{
     COUNTERS_LINE_ID, XLA_ASYNC_OP_LINE_NAME, stats::FLOW, stats::is_hidden_in_trace_viewer,
@@ -147,35 +149,138 @@ impl<W: Write> PlaneWriter<'_, W> {
         &mut self,
         plane: &XPlane,
         pid: u32,
-        mut marks: Option<preprocess::Marks<'_>>,
+        marks: Option<preprocess::Marks<'_>>,
         xprof_flows: Option<&PlaneFlows>,
         written: &mut dyn FnMut(u64),
     ) -> Result<()> {
+        let context = PlaneContext {
+            stats: plane
+                .stat_metadata
+                .iter()
+                .map(|(id, m)| (*id, m.name.as_str()))
+                .collect(),
+            plane,
+            options: self.options,
+            pid,
+            xprof_flows,
+        };
+        let pieces = pieces(plane);
         let mut unreported = 0u64;
-        let stats: HashMap<i64, &str> = plane
-            .stat_metadata
-            .iter()
-            .map(|(id, m)| (*id, m.name.as_str()))
-            .collect();
+        let mut done = |summary: &mut TraceViewerSummary, events: u64| {
+            summary.events += events;
+            unreported += events;
+            if unreported >= PROGRESS_EVENTS {
+                written(unreported);
+                unreported = 0;
+            }
+        };
+        let threads = rayon::current_num_threads();
+        if threads <= 1 || pieces.len() <= 1 {
+            for piece in &pieces {
+                let events = context.piece(piece, marks.as_ref(), self.buf);
+                done(self.summary, events);
+                self.flush_if_full()?;
+            }
+        } else {
+            // A few pieces a thread at a time, written in order: the output is the one-thread
+            // output, and memory holds one batch of text.
+            for batch in pieces.chunks(threads * PIECES_PER_THREAD) {
+                let texts: Vec<(String, u64)> = batch
+                    .par_iter()
+                    .map(|piece| {
+                        let mut text = String::new();
+                        let events = context.piece(piece, marks.as_ref(), &mut text);
+                        (text, events)
+                    })
+                    .collect();
+                for (text, events) in texts {
+                    self.buf.push_str(&text);
+                    done(self.summary, events);
+                    self.flush_if_full()?;
+                }
+            }
+        }
+        if unreported > 0 {
+            written(unreported);
+        }
+        Ok(())
+    }
+}
+
+/// Events of a line written as one piece, at most this many: small enough that a batch of
+/// pieces a thread stays a few megabytes of text, large enough that a piece is worth a task.
+const PIECE_EVENTS: usize = 4_096;
+
+/// Pieces handed to each thread at a time.
+const PIECES_PER_THREAD: usize = 2;
+
+/// A run of one line's events written on its own: line `line`'s events `from..to`, whose first
+/// event is the plane's `mark`th (the order grouping's marks are in).
+struct Piece {
+    line: usize,
+    from: usize,
+    to: usize,
+    mark: u32,
+}
+
+/// The pieces of a plane's lines, in the output's order (lines xprof leaves out make none, but
+/// count in the marks' order).
+fn pieces(plane: &XPlane) -> Vec<Piece> {
+    let mut out = Vec::new();
+    let mut mark = 0u32;
+    for (k, line) in plane.lines.iter().enumerate() {
+        let display_name = if line.display_name.is_empty() {
+            &line.name
+        } else {
+            &line.display_name
+        };
+        let count = line.events.len();
+        if display_name != XLA_ASYNC_OP_LINE_NAME {
+            let mut from = 0;
+            while from < count {
+                let to = count.min(from + PIECE_EVENTS);
+                out.push(Piece {
+                    line: k,
+                    from,
+                    to,
+                    mark: mark.saturating_add(from as u32),
+                });
+                from = to;
+            }
+        }
+        mark = mark.saturating_add(count as u32);
+    }
+    out
+}
+
+/// What every event of a plane is written with.
+struct PlaneContext<'p> {
+    plane: &'p XPlane,
+    stats: HashMap<i64, &'p str>,
+    options: TraceViewerOptions,
+    pid: u32,
+    xprof_flows: Option<&'p PlaneFlows>,
+}
+
+impl PlaneContext<'_> {
+    /// Writes the events of `piece` to `buf`; returns how many were written.
+    fn piece(&self, piece: &Piece, marks: Option<&preprocess::Marks<'_>>, buf: &mut String) -> u64 {
+        let plane = self.plane;
+        let stats = &self.stats;
+        let xprof_flows = self.xprof_flows;
+        let pid = self.pid;
+        let Some(line) = plane.lines.get(piece.line) else {
+            return 0;
+        };
+        let events = line.events.get(piece.from..piece.to).unwrap_or_default();
+        let mut marks = marks.map(|m| m.starting_at(piece.mark));
+        let mut count = 0u64;
         let mut args: Vec<(&str, Arg<'_>)> = Vec::new();
         let mut numbers: Vec<(&str, Number)> = Vec::new();
         let mut flows: Vec<(&str, Arg<'_>)> = Vec::new();
         let mut flow_cats: Vec<Arg<'_>> = Vec::new();
         let mut xflows: Vec<u64> = Vec::new();
-        for line in &plane.lines {
-            let display_name = if line.display_name.is_empty() {
-                &line.name
-            } else {
-                &line.display_name
-            };
-            if display_name == XLA_ASYNC_OP_LINE_NAME {
-                if let (Some(marks), Some(last)) =
-                    (marks.as_mut(), line.events.len().checked_sub(1))
-                {
-                    marks.nth(last);
-                }
-                continue;
-            }
+        {
             let display_id = if line.display_id != 0 {
                 line.display_id
             } else {
@@ -183,7 +288,7 @@ impl<W: Write> PlaneWriter<'_, W> {
             };
             let tid = display_id as u32;
             let counters = self.options.counter_events && line.id == COUNTERS_LINE_ID;
-            for event in &line.events {
+            for event in events {
                 let mark = marks.as_mut().and_then(Iterator::next).unwrap_or_default();
                 let metadata = plane.event_metadata.get(&event.metadata_id);
                 let name = metadata.map_or("", |m| m.name.as_str());
@@ -212,7 +317,7 @@ impl<W: Write> PlaneWriter<'_, W> {
                     if is_hidden_in_trace_viewer(stat_name) {
                         continue;
                     }
-                    let arg = Arg::of(value, &stats);
+                    let arg = Arg::of(value, stats);
                     if self.options.flow_events {
                         match stat_name {
                             // TSL's encoding is a uint64; a `flow` of another kind (an xprof JSON
@@ -317,7 +422,7 @@ impl<W: Write> PlaneWriter<'_, W> {
                 let (begin, _) = preprocess::timespan(line, event);
                 let duration = event.duration_ps as u64;
                 if counters && !numbers.is_empty() {
-                    write_counter(self.buf, pid, shown, begin, &mut numbers);
+                    write_counter(buf, pid, shown, begin, &mut numbers);
                 } else {
                     let event = Shown {
                         pid,
@@ -327,7 +432,7 @@ impl<W: Write> PlaneWriter<'_, W> {
                         typed: self.options.trace_event_members,
                         phase,
                     };
-                    write_event(self.buf, event, begin, duration, &mut args);
+                    write_event(buf, event, begin, duration, &mut args);
                 }
                 // One category for all the event's flows (the last `flow_cat`), or one per flow
                 // stat, in order, when there are as many.
@@ -338,17 +443,11 @@ impl<W: Write> PlaneWriter<'_, W> {
                         _ => Arg::Str("flow"),
                     };
                     let typed = self.options.trace_event_members;
-                    write_flow(self.buf, (pid, tid), phase, *id, cat, begin, typed);
+                    write_flow(buf, (pid, tid), phase, *id, cat, begin, typed);
                 }
-                self.summary.events += 1;
-                self.flush_if_full()?;
-                unreported += 1;
-                if unreported == PROGRESS_EVENTS {
-                    written(unreported);
-                    unreported = 0;
-                }
+                count += 1;
             }
         }
-        Ok(())
+        count
     }
 }

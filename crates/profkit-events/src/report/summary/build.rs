@@ -6,7 +6,7 @@ use std::collections::{HashMap, HashSet, VecDeque};
 
 use super::memory::memory_tables;
 use super::ordered::Ordered;
-use super::ranges::{intersect, merge_self, merged_time, range, sum_ranges};
+use super::ranges::{all_host_time, intersect, merge_self, merged_time, range, sum_ranges};
 use super::{
     Device, DeviceTable, Distributed, EventType, Forest, Group, Node, Row, SortedKey, Summary,
     SummaryOptions, Times, TypeRow, avg,
@@ -96,7 +96,7 @@ impl Analysis<'_> {
         item.gpu.add(s.gpu);
         item.general.add(s.general);
         if deep {
-            for &c in &node.children {
+            for c in self.forest.children_of(i).iter().map(|&c| c as usize) {
                 if let Some(child) = self.node(c) {
                     if child.ty != EventType::Operator {
                         let inner = item.inners.entry(&child.name, || self::item(&child.name));
@@ -153,7 +153,7 @@ impl Summary {
                     cpu_self: cpu,
                     ..NodeStat::default()
                 };
-                for &c in &node.children {
+                for c in forest.children_of(i).iter().map(|&c| c as usize) {
                     let cs = stats.get(c).copied().unwrap_or_default();
                     s.cpu_self = s.cpu_self.saturating_sub(cs.cpu);
                     s.gpu = s.gpu.saturating_add(cs.gpu);
@@ -180,7 +180,6 @@ impl Summary {
         let mut cpu_ranges: Ordered<TypeRanges> = Ordered::default();
         let mut gpu_ranges: Ordered<DeviceRanges> = Ordered::default();
         let mut call_times: HashMap<EventType, u64> = HashMap::new();
-        let mut all_host: Vec<(i64, i64)> = Vec::new();
         for &(_, root) in &forest.roots {
             for i in forest.traverse(root).into_iter().skip(1) {
                 let Some(node) = forest.node(i) else { continue };
@@ -190,7 +189,6 @@ impl Summary {
                     .1
                     .push(range(node.start_ns, node.end_ns));
                 *call_times.entry(node.ty).or_default() += 1;
-                all_host.push(range(node.start_ns, node.end_ns));
                 for rt in &node.runtime {
                     cpu_ranges
                         .entry("CudaRuntime", || (EventType::CudaRuntime, Vec::new()))
@@ -240,10 +238,15 @@ impl Summary {
                 }
             }
         }
+        // Each type's ranges sorted where they are (the merged time does not depend on how
+        // equal starts are ordered).
+        for (_, r) in &mut cpu_ranges.items {
+            r.sort_by_key(|r| r.0);
+        }
         let cpu_sum: Vec<(EventType, i64)> = cpu_ranges
             .items
             .iter()
-            .map(|(t, r)| (*t, sum_ranges(&merge_self(r.clone()))))
+            .map(|(t, r)| (*t, merged_time(&[(r.as_slice(), true)])))
             .collect();
         let steps = cpu_sum
             .iter()
@@ -255,7 +258,7 @@ impl Summary {
             notes.push(
                 "No ProfileStep ranges: ratios are over the merged time of all host ranges (Paddle prints only the Device Summary then).".to_owned(),
             );
-            (sum_ranges(&merge_self(all_host)), false)
+            (all_host_time(forest, &cpu_ranges.items), false)
         };
         let ratio = |t: i64, over: i64| {
             if over == 0 {
@@ -371,8 +374,7 @@ impl Summary {
         for &(_, root) in &forest.roots {
             let mut queue: VecDeque<usize> = VecDeque::from([root]);
             while let Some(i) = queue.pop_front() {
-                let Some(node) = forest.node(i) else { continue };
-                for &c in &node.children {
+                for c in forest.children_of(i).iter().map(|&c| c as usize) {
                     let Some(child) = forest.node(c) else {
                         continue;
                     };

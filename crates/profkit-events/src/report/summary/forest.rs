@@ -3,7 +3,7 @@
 //! they launched) and memory events; built from node trees exactly, or from any recording.
 
 use std::borrow::Cow;
-use std::collections::{BTreeMap, HashMap, HashSet};
+use std::collections::{BTreeMap, HashMap};
 use std::sync::Arc;
 
 use serde::Serialize;
@@ -13,6 +13,7 @@ use crate::paddle::nodetree::{NodeTreesProto, is_root, type_name};
 use crate::span::pair;
 
 use super::Times;
+use super::builder::ForestBuilder;
 
 /// Paddle's `TracerEventType`, open to codes it lacks.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize)]
@@ -193,12 +194,82 @@ pub struct Node {
     pub end_ns: u64,
     /// The thread its event names.
     pub thread_id: u64,
-    /// Its children (indexes into [`Forest::nodes`]), by start time.
-    pub children: Vec<usize>,
+    /// Where its children are in [`Forest::children`] (see [`Forest::children_of`]).
+    pub children: Children,
     /// The runtime calls it made.
-    pub runtime: Vec<Runtime>,
+    pub runtime: Thin<Runtime>,
     /// Its memory events.
-    pub mem: Vec<Mem>,
+    pub mem: Thin<Mem>,
+}
+
+/// Where a node's children are listed in [`Forest::children`]: a forest of millions of nodes
+/// keeps one list of them all, not a vector per node.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Children {
+    pub(super) first: u32,
+    pub(super) count: u32,
+}
+
+impl Children {
+    /// How many children.
+    pub fn len(self) -> usize {
+        self.count as usize
+    }
+
+    /// Whether there are none.
+    pub fn is_empty(self) -> bool {
+        self.count == 0
+    }
+}
+
+/// A list most nodes leave empty (runtime calls, memory events), a pointer wide when it is.
+#[derive(Clone, Debug, PartialEq)]
+// The box is the point: one pointer a node where a `Vec` takes three, and most nodes have none.
+#[allow(clippy::box_collection)]
+pub struct Thin<T>(Option<Box<Vec<T>>>);
+
+impl<T> Default for Thin<T> {
+    fn default() -> Thin<T> {
+        Thin(None)
+    }
+}
+
+impl<T> Thin<T> {
+    /// Adds `item` at the end.
+    pub fn push(&mut self, item: T) {
+        self.0.get_or_insert_with(Box::default).push(item);
+    }
+
+    /// Adds `items` at the end.
+    pub fn extend(&mut self, items: impl IntoIterator<Item = T>) {
+        let mut items = items.into_iter().peekable();
+        if items.peek().is_some() {
+            self.0.get_or_insert_with(Box::default).extend(items);
+        }
+    }
+}
+
+impl<T> From<Vec<T>> for Thin<T> {
+    fn from(list: Vec<T>) -> Thin<T> {
+        Thin((!list.is_empty()).then(|| Box::new(list)))
+    }
+}
+
+impl<T> std::ops::Deref for Thin<T> {
+    type Target = [T];
+
+    fn deref(&self) -> &[T] {
+        self.0.as_deref().map_or(&[], Vec::as_slice)
+    }
+}
+
+impl<'a, T> IntoIterator for &'a Thin<T> {
+    type Item = &'a T;
+    type IntoIter = std::slice::Iter<'a, T>;
+
+    fn into_iter(self) -> Self::IntoIter {
+        self.iter()
+    }
 }
 
 /// All threads' trees.
@@ -206,6 +277,9 @@ pub struct Node {
 pub struct Forest {
     /// Every node, roots included.
     pub nodes: Vec<Node>,
+    /// Every node's children (indexes into [`Forest::nodes`]), each node's by start time, where
+    /// [`Node::children`] says.
+    pub children: Vec<u32>,
     /// Per thread, by thread id: its root.
     pub roots: Vec<(u64, usize)>,
     /// Key/value information of the run (Paddle's `extra_info`).
@@ -224,17 +298,29 @@ pub struct Forest {
     pub thread_names: BTreeMap<u64, String>,
 }
 
-fn new_node(name: Arc<str>, ty: EventType, start_ns: u64, end_ns: u64, thread_id: u64) -> Node {
+pub(super) fn new_node(
+    name: Arc<str>,
+    ty: EventType,
+    start_ns: u64,
+    end_ns: u64,
+    thread_id: u64,
+) -> Node {
     Node {
         name,
         ty,
         start_ns,
         end_ns,
         thread_id,
-        children: Vec::new(),
-        runtime: Vec::new(),
-        mem: Vec::new(),
+        children: Children::default(),
+        runtime: Thin::default(),
+        mem: Thin::default(),
     }
+}
+
+/// A node index as the children list holds it (a forest holds fewer than 2^32 nodes: each is
+/// bigger than the bytes of input it comes from, and inputs are limited below that).
+pub(super) fn index32(i: usize) -> u32 {
+    u32::try_from(i).unwrap_or(u32::MAX)
 }
 
 impl Forest {
@@ -250,25 +336,66 @@ impl Forest {
         let mut stack = vec![root];
         while let Some(i) = stack.pop() {
             out.push(i);
-            if let Some(node) = self.nodes.get(i) {
-                stack.extend(node.children.iter().copied());
-            }
+            stack.extend(self.children_of(i).iter().map(|&c| c as usize));
         }
         out
     }
 
-    /// Sorts every node's children by start (longer first at equal starts), as Paddle builds its
-    /// trees, the order they had breaking ties.
-    fn sort_children(&mut self) {
-        let keys: Vec<(u64, u64)> = self.nodes.iter().map(|n| (n.start_ns, n.end_ns)).collect();
-        for node in &mut self.nodes {
-            node.children.sort_by(|&a, &b| {
-                let ka = keys.get(a).copied().unwrap_or_default();
-                let kb = keys.get(b).copied().unwrap_or_default();
-                ka.0.cmp(&kb.0).then(kb.1.cmp(&ka.1))
-            });
+    /// The children of node `i` (indexes into [`Forest::nodes`]), by start time.
+    pub fn children_of(&self, i: usize) -> &[u32] {
+        let Some(node) = self.nodes.get(i) else {
+            return &[];
+        };
+        let first = node.children.first as usize;
+        self.children
+            .get(first..first + node.children.len())
+            .unwrap_or(&[])
+    }
+
+    /// Lists the children of `edges` (parent, child), each parent's in the order given, sorted
+    /// by start (longer first at equal starts) as Paddle builds its trees, the order given
+    /// breaking ties; for nodes with no children listed yet.
+    fn set_children(&mut self, edges: &[(usize, usize)]) {
+        let base = self.children.len();
+        let mut counts: std::collections::BTreeMap<usize, u32> = Default::default();
+        for &(p, _) in edges {
+            *counts.entry(p).or_default() += 1;
         }
-        self.roots.sort_by_key(|r| r.0);
+        let mut next: HashMap<usize, usize> = HashMap::with_capacity(counts.len());
+        let mut at = base;
+        for (&p, &count) in &counts {
+            if let Some(node) = self.nodes.get_mut(p) {
+                node.children = Children {
+                    first: index32(at),
+                    count,
+                };
+            }
+            next.insert(p, at);
+            at += count as usize;
+        }
+        self.children.resize(at, 0);
+        for &(p, c) in edges {
+            if let Some(slot) = next.get_mut(&p) {
+                if let Some(entry) = self.children.get_mut(*slot) {
+                    *entry = index32(c);
+                }
+                *slot += 1;
+            }
+        }
+        let keys: Vec<(u64, u64)> = self.nodes.iter().map(|n| (n.start_ns, n.end_ns)).collect();
+        for (&p, &count) in &counts {
+            let Some(node) = self.nodes.get(p) else {
+                continue;
+            };
+            let first = node.children.first as usize;
+            if let Some(list) = self.children.get_mut(first..first + count as usize) {
+                list.sort_by(|&a, &b| {
+                    let ka = keys.get(a as usize).copied().unwrap_or_default();
+                    let kb = keys.get(b as usize).copied().unwrap_or_default();
+                    ka.0.cmp(&kb.0).then(kb.1.cmp(&ka.1))
+                });
+            }
+        }
     }
 
     /// Names the threads of `recording` (see [`Forest::thread_names`]), as the summary of an
@@ -296,6 +423,8 @@ impl Forest {
             ..Forest::default()
         };
         let mut seen_threads: HashMap<u64, usize> = HashMap::new();
+        // (parent, child), in the order Paddle's trees list the children.
+        let mut edges: Vec<(usize, usize)> = Vec::new();
         for tree in &trees.thread_trees {
             // Two trees of one thread share a root.
             let root = *seen_threads.entry(tree.thread_id).or_insert_with(|| {
@@ -331,8 +460,8 @@ impl Forest {
                     e.end_ns,
                     e.thread_id,
                 );
-                n.runtime = runtimes(node);
-                n.mem = mems(node);
+                n.runtime = runtimes(node).into();
+                n.mem = mems(node).into();
                 forest.nodes.push(n);
                 let i = forest.nodes.len() - 1;
                 index.entry(node.id).or_insert(i);
@@ -367,16 +496,13 @@ impl Forest {
             }
             for &(i, _) in &parents {
                 match (reaches.get(&i), parent_of.get(&i)) {
-                    (Some(true), Some(&p)) => {
-                        if let Some(parent) = forest.nodes.get_mut(p) {
-                            parent.children.push(i);
-                        }
-                    }
+                    (Some(true), Some(&p)) => edges.push((p, i)),
                     _ => forest.left_out += 1,
                 }
             }
         }
-        forest.sort_children();
+        forest.set_children(&edges);
+        forest.roots.sort_by_key(|r| r.0);
         forest
     }
 
@@ -466,9 +592,6 @@ impl Forest {
     }
 }
 
-/// A thread's OS id, its root, and its host ranges `(start, end, node)` by start.
-type ThreadRanges = (u64, usize, Vec<(u64, u64, usize)>);
-
 /// The time ranges `(start, end)` of one event type, ns.
 pub type TypeRanges = (EventType, Vec<(i64, i64)>);
 
@@ -492,228 +615,6 @@ impl Unlinked {
     /// Whether it holds no device activity.
     pub fn is_empty(&self) -> bool {
         self.devices.is_empty()
-    }
-}
-
-/// Builds a [`Forest`] from the paired ranges of each thread, device activity and memory events,
-/// given one at a time: [`Forest::from_recording`] feeds it from an event model, and readers of
-/// other formats feed it as they walk their input, with nothing held per event but the nodes.
-#[derive(Debug, Default)]
-pub struct ForestBuilder {
-    forest: Forest,
-    by_thread: Vec<ThreadRanges>,
-    device_index: HashMap<u64, usize>,
-    kernel_index: HashMap<String, usize>,
-    /// The node names met so far, each stored once.
-    names: HashSet<Arc<str>>,
-    mems: Vec<(u64, u64, Mem)>,
-    /// Scratch for one thread's ranges: (start, end, node, type).
-    list: Vec<(u64, u64, usize, EventType)>,
-}
-
-impl ForestBuilder {
-    /// An empty forest.
-    pub fn new() -> ForestBuilder {
-        ForestBuilder::default()
-    }
-
-    /// A key/value of the run's information (a later value of a key replaces an earlier one).
-    pub fn info(&mut self, key: String, value: String) {
-        self.forest.extra_info.insert(key, value);
-    }
-
-    /// Names thread `tid` (see [`Forest::thread_names`]); an empty name is ignored.
-    pub fn thread_name(&mut self, tid: u64, name: &str) {
-        if !name.is_empty() {
-            self.forest.thread_names.insert(tid, name.to_owned());
-        }
-    }
-
-    /// Counts ranges that were left out because they did not pair.
-    pub fn left_out(&mut self, count: usize) {
-        self.forest.left_out = self.forest.left_out.saturating_add(count);
-    }
-
-    /// One thread's paired ranges `(name, type, start, end)`, in the order pairing closed them
-    /// (which orders ranges of equal start and end): a root, and the ranges nested by time under
-    /// it, the parent of each the innermost open range that holds it.
-    pub fn thread<'n>(
-        &mut self,
-        tid: u64,
-        spans: impl IntoIterator<Item = (&'n str, EventType, u64, u64)>,
-    ) {
-        let forest = &mut self.forest;
-        forest.nodes.push(new_node(
-            crate::paddle::nodetree::ROOT_NAME.into(),
-            EventType::Operator,
-            0,
-            u64::MAX,
-            tid,
-        ));
-        let root = forest.nodes.len() - 1;
-        forest.roots.push((tid, root));
-        let list = &mut self.list;
-        list.clear();
-        for (name, ty, start_ns, end_ns) in spans {
-            let name = match self.names.get(name) {
-                Some(shared) => Arc::clone(shared),
-                None => {
-                    let shared: Arc<str> = name.into();
-                    self.names.insert(Arc::clone(&shared));
-                    shared
-                }
-            };
-            forest.nodes.push(new_node(name, ty, start_ns, end_ns, tid));
-            list.push((start_ns, end_ns, forest.nodes.len() - 1, ty));
-        }
-        list.sort_by(|a, b| a.0.cmp(&b.0).then(b.1.cmp(&a.1)).then(a.2.cmp(&b.2)));
-        // Nest by time: the parent is the innermost open range that holds the range.
-        let mut stack: Vec<(u64, usize)> = vec![(u64::MAX, root)];
-        let mut hosts = Vec::new();
-        for &(start, end, i, ty) in list.iter() {
-            while stack.len() > 1 && stack.last().is_some_and(|&(e, _)| e < end.max(start)) {
-                stack.pop();
-            }
-            let parent = stack.last().map_or(root, |&(_, p)| p);
-            if ty == EventType::CudaRuntime {
-                if let Some(p) = forest.nodes.get_mut(parent) {
-                    p.runtime.push(Runtime {
-                        start_ns: start,
-                        end_ns: end,
-                        devices: Vec::new(),
-                    });
-                }
-                continue;
-            }
-            if let Some(p) = forest.nodes.get_mut(parent) {
-                p.children.push(i);
-            }
-            stack.push((end, i));
-            hosts.push((start, end, i));
-        }
-        hosts.shrink_to_fit();
-        self.by_thread.push((tid, root, hosts));
-    }
-
-    /// Device activity not tied to a launch (see [`Unlinked`]).
-    pub fn device_span(
-        &mut self,
-        name: &str,
-        ty: EventType,
-        device_id: u64,
-        start_ns: u64,
-        end_ns: u64,
-    ) {
-        let unlinked = &mut self.forest.unlinked;
-        let k = *self.device_index.entry(device_id).or_insert_with(|| {
-            unlinked.devices.push((device_id, Vec::new()));
-            unlinked.devices.len() - 1
-        });
-        if let Some((_, types)) = unlinked.devices.get_mut(k) {
-            let at = match types.iter().position(|(t, _)| *t == ty) {
-                Some(at) => at,
-                None => {
-                    types.push((ty, Vec::new()));
-                    types.len() - 1
-                }
-            };
-            if let Some((_, ranges)) = types.get_mut(at) {
-                ranges.push(super::ranges::range(start_ns, end_ns));
-            }
-        }
-        if ty == EventType::Kernel {
-            let k = match self.kernel_index.get(name) {
-                Some(&k) => k,
-                None => {
-                    unlinked
-                        .kernels
-                        .push((name.to_owned(), 0, Times::default()));
-                    self.kernel_index
-                        .insert(name.to_owned(), unlinked.kernels.len() - 1);
-                    unlinked.kernels.len() - 1
-                }
-            };
-            if let Some((_, calls, times)) = unlinked.kernels.get_mut(k) {
-                *calls += 1;
-                times.add(super::build::dur(start_ns, end_ns));
-            }
-        }
-    }
-
-    /// A memory event of thread `thread_id` at `ns`: it goes to the innermost range of the thread
-    /// that holds its time (the thread's root when none does).
-    pub fn memory(&mut self, thread_id: u64, ns: u64, mem: Mem) {
-        self.mems.push((thread_id, ns, mem));
-    }
-
-    /// The forest.
-    pub fn finish(self) -> Forest {
-        let ForestBuilder {
-            mut forest,
-            by_thread,
-            mems,
-            ..
-        } = self;
-        if !forest.unlinked.is_empty() {
-            if forest.roots.is_empty() {
-                forest.nodes.push(new_node(
-                    crate::paddle::nodetree::ROOT_NAME.into(),
-                    EventType::Operator,
-                    0,
-                    u64::MAX,
-                    0,
-                ));
-                forest.roots.push((0, forest.nodes.len() - 1));
-            }
-            forest.unlinked.root = forest.roots.first().map_or(0, |r| r.1);
-            for (_, types) in &mut forest.unlinked.devices {
-                for (_, ranges) in types {
-                    ranges.sort_by_key(|r| r.0);
-                }
-            }
-        }
-        // Per thread, a sweep in time order: the ranges nest, so the open ones form a stack
-        // whose top is the innermost range holding the event.
-        let index: HashMap<u64, usize> = by_thread
-            .iter()
-            .enumerate()
-            .rev()
-            .map(|(k, t)| (t.0, k))
-            .collect();
-        let mut per_thread: Vec<Vec<(u64, Mem)>> = vec![Vec::new(); by_thread.len()];
-        for (tid, ns, mem) in mems {
-            let k = index.get(&tid).copied().unwrap_or(0);
-            if let Some(list) = per_thread.get_mut(k) {
-                list.push((ns, mem));
-            }
-        }
-        for ((_, root, hosts), mut list) in by_thread.iter().zip(per_thread) {
-            list.sort_by_key(|m| m.0);
-            let mut next = 0;
-            let mut open: Vec<(u64, usize)> = Vec::new();
-            for (ns, mem) in list {
-                while let Some(&(start, end, i)) = hosts.get(next) {
-                    if start > ns {
-                        break;
-                    }
-                    while open.last().is_some_and(|&(e, _)| e < start) {
-                        open.pop();
-                    }
-                    open.push((end, i));
-                    next += 1;
-                }
-                while open.last().is_some_and(|&(e, _)| e < ns) {
-                    open.pop();
-                }
-                let holder = open.last().map_or(*root, |&(_, i)| i);
-                if let Some(node) = forest.nodes.get_mut(holder) {
-                    node.mem.push(mem);
-                }
-            }
-        }
-        drop(by_thread);
-        forest.sort_children();
-        forest
     }
 }
 

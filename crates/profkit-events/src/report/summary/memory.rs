@@ -59,7 +59,7 @@ pub(super) fn memory_tables(forest: &Forest) -> Vec<MemoryTable> {
                 continue;
             }
             if node.ty == EventType::Operator {
-                for &c in &node.children {
+                for c in forest.children_of(i).iter().map(|&c| c as usize) {
                     if let Some(child) = forest.node(c) {
                         analyse(&node.name, child);
                     }

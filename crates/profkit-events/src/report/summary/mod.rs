@@ -48,6 +48,7 @@
 //! ```
 
 mod build;
+mod builder;
 mod forest;
 mod memory;
 mod ordered;
@@ -56,7 +57,8 @@ mod text;
 
 use serde::Serialize;
 
-pub use forest::{Device, EventType, Forest, ForestBuilder, Mem, Node, Runtime, Unlinked};
+pub use builder::ForestBuilder;
+pub use forest::{Children, Device, EventType, Forest, Mem, Node, Runtime, Thin, Unlinked};
 
 /// How rows are sorted (Paddle's `SortedKeys`): descending, but ascending for the minimums.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, Serialize)]

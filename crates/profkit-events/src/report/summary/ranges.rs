@@ -111,3 +111,26 @@ pub(super) fn range(start: u64, end: u64) -> (i64, i64) {
     let c = |t: u64| i64::try_from(t).unwrap_or(i64::MAX);
     (c(start), c(end))
 }
+
+/// The merged time of every host node's range. When the types' lists (each sorted by start)
+/// hold exactly those ranges (no runtime calls among them) and no range ends before it starts
+/// (the union does not depend on their order then), it is their union, without a list of them
+/// all; otherwise the list, in the walk's order, as Paddle makes it.
+pub(super) fn all_host_time(forest: &super::Forest, types: &[super::forest::TypeRanges]) -> i64 {
+    let runtime_calls = forest.nodes.iter().any(|n| !n.runtime.is_empty());
+    let backwards = types.iter().any(|(_, r)| r.iter().any(|x| x.1 < x.0));
+    if !runtime_calls && !backwards {
+        let lists: Vec<(&[(i64, i64)], bool)> =
+            types.iter().map(|(_, r)| (r.as_slice(), true)).collect();
+        return merged_time(&lists);
+    }
+    let mut all_host = Vec::new();
+    for &(_, root) in &forest.roots {
+        for i in forest.traverse(root).into_iter().skip(1) {
+            if let Some(node) = forest.node(i) {
+                all_host.push(range(node.start_ns, node.end_ns));
+            }
+        }
+    }
+    sum_ranges(&merge_self(all_host))
+}

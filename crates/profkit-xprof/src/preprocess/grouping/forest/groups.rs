@@ -526,6 +526,18 @@ pub(crate) struct Marks<'a> {
     end: u32,
 }
 
+impl<'a> Marks<'a> {
+    /// The marks from the `n`th of the plane's events on: where a piece of the plane written on
+    /// its own starts.
+    pub(crate) fn starting_at(&self, n: u32) -> Marks<'a> {
+        Marks {
+            forest: self.forest,
+            next: self.next.saturating_add(n).min(self.end),
+            end: self.end,
+        }
+    }
+}
+
 impl<'a> Iterator for Marks<'a> {
     type Item = Mark<'a>;
 
