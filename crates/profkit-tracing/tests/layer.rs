@@ -6,7 +6,7 @@ use std::pin::Pin;
 use std::sync::MutexGuard;
 use std::task::{Context, Poll, Waker};
 
-use profkit_tracing::{Builder, Capture, Fields, Format, OPEN_STAT, ProfkitLayer};
+use profkit_tracing::{Builder, Capture, Clock, Fields, Format, OPEN_STAT, ProfkitLayer};
 use profkit_xplane::{Severity, XPlane, XSpace, x_stat};
 use tracing::Instrument;
 use tracing_subscriber::layer::SubscriberExt;
@@ -365,6 +365,81 @@ fn only_the_fields_asked_for_become_stats() {
         .find(|e| e.name == "still named by its message")
         .unwrap();
     assert!(event.stats.is_empty());
+}
+
+/// The `Task Environment` plane's `profile_start_time`: the session's start since the epoch.
+fn profile_start_ns(space: &XSpace) -> i64 {
+    let env = space
+        .planes
+        .iter()
+        .find(|p| p.name == "Task Environment")
+        .unwrap();
+    let stat = env
+        .stats
+        .iter()
+        .find(|s| {
+            env.stat_metadata
+                .get(&s.metadata_id)
+                .is_some_and(|m| m.name == "profile_start_time")
+        })
+        .unwrap();
+    match &stat.value {
+        Some(x_stat::Value::Uint64Value(v)) => i64::try_from(*v).unwrap(),
+        Some(x_stat::Value::Int64Value(v)) => *v,
+        other => panic!("profile_start_time is {other:?}"),
+    }
+}
+
+#[test]
+fn the_clock_decides_whether_times_count_from_the_start_or_the_epoch() {
+    let _serial = serial();
+    let (layer, guard) = Builder::new().build().unwrap();
+    tracing::dispatcher::with_default(&dispatch(layer), || {
+        let _outer = tracing::info_span!("outer").entered();
+        let _inner = tracing::info_span!("inner").entered();
+    });
+    let capture = guard.finish().unwrap();
+    let monotonic = capture.to_xspace_on(Clock::Monotonic);
+    let unix = capture.to_xspace_on(Clock::Unix);
+    assert_eq!(capture.to_xspace(), monotonic, "the default clock");
+    let start = profile_start_ns(&monotonic);
+    assert_eq!(profile_start_ns(&unix), start);
+    // After 2001-09-09 (10^18 ns since the epoch): a wall-clock time, not a counter's.
+    assert!(start > 1_000_000_000_000_000_000, "{start}");
+    // The same events, the same offsets; each line's timestamp moved by the session's start.
+    let (m, u) = (host(&monotonic), host(&unix));
+    assert_eq!(m.lines.len(), u.lines.len());
+    for (ml, ul) in m.lines.iter().zip(&u.lines) {
+        assert_eq!(ul.timestamp_ns, ml.timestamp_ns + start, "{}", ml.name);
+        assert_eq!(ml.events, ul.events);
+    }
+    assert!(m.lines.iter().all(|l| l.timestamp_ns < start));
+    no_errors(&unix);
+}
+
+#[test]
+fn the_builders_clock_reaches_the_written_file() {
+    let _serial = serial();
+    let out = temp("unix.json");
+    let (layer, guard) = Builder::new().file(&out).clock(Clock::Unix).build().unwrap();
+    tracing::dispatcher::with_default(&dispatch(layer), || {
+        tracing::info_span!("step").in_scope(|| {});
+    });
+    let capture = guard.finish().unwrap();
+    let text = std::fs::read_to_string(&out).unwrap();
+    std::fs::remove_file(&out).ok();
+    let json: serde_json::Value = serde_json::from_str(&text).unwrap();
+    let step = json["traceEvents"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|e| e["name"] == "step")
+        .unwrap();
+    // `ts` in microseconds since the epoch, at or after the session's start.
+    let ts = step["ts"].as_f64().unwrap();
+    let start_us = profile_start_ns(&capture.to_xspace()) as f64 / 1e3;
+    assert!(ts >= start_us.floor(), "{ts} before {start_us}");
+    assert!(ts > 1e15, "{ts}");
 }
 
 #[test]

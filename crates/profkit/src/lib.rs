@@ -31,10 +31,13 @@
 //!
 //! As a library, [`run_args`] runs the command line on a list of arguments, as the `profkit`
 //! binary and the Python package's `profkit` command do. Exit codes: 0 success, 1 bad or invalid
-//! input, 2 usage error.
+//! input, 2 usage error. [`api`] runs `inspect`, `validate`, `report`, `convert` and `merge` in
+//! the calling process and gives their answers as data ([`Value`]), never printing: what the
+//! Python package calls.
 
 #![forbid(unsafe_code)]
 
+pub mod api;
 mod cap;
 mod convert;
 mod format;
@@ -45,11 +48,14 @@ mod paddle;
 mod parquet;
 mod plugin;
 mod poplar;
+mod session;
 mod text;
+mod value;
 mod xdl;
 mod xspace;
 
 pub use plugin::set_self_command;
+pub use value::{Value, ValueError, to_value};
 
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -334,6 +340,21 @@ fn run(cli: Cli) -> Result<(), Failure> {
 /// `TooManyMessages`), wherever a reader passed it on.
 const BUDGET_REFUSAL: &str = "more than the budget of one per";
 
+/// A command's result with its failure told as the user should read it: a gzip input that
+/// failed is the cause, however the readers above it passed it on; a Paddle input over its
+/// message budget says how to raise it.
+pub(crate) fn outcome(result: Result<(), Failure>) -> Result<(), Failure> {
+    match (result, input::take_gzip_failure()) {
+        (Err(Failure::BadInput(_) | Failure::Output(_)), Some(gzip)) => {
+            Err(Failure::BadInput(gzip))
+        }
+        (Err(Failure::BadInput(message)), None) if message.contains(BUDGET_REFUSAL) => Err(
+            Failure::BadInput(format!("{message}{}", input::PADDLE_BUDGET_HINT)),
+        ),
+        (result, _) => result,
+    }
+}
+
 /// Runs the CLI on `args` (the program name first, as `std::env::args_os` gives them) and
 /// returns its exit code: what the `profkit` command of the Python wheel calls.
 pub fn run_args<I, T>(args: I) -> ExitCode
@@ -343,18 +364,7 @@ where
 {
     // clap exits with 2 on usage errors and 0 for --help / --version.
     let cli = Cli::parse_from(args);
-    let result = run(cli);
-    // A gzip input that failed is the cause, however the readers above it passed it on.
-    let result = match (result, input::take_gzip_failure()) {
-        (Err(Failure::BadInput(_) | Failure::Output(_)), Some(gzip)) => {
-            Err(Failure::BadInput(gzip))
-        }
-        (Err(Failure::BadInput(message)), None) if message.contains(BUDGET_REFUSAL) => Err(
-            Failure::BadInput(format!("{message}{}", input::PADDLE_BUDGET_HINT)),
-        ),
-        (result, _) => result,
-    };
-    match result {
+    match outcome(run(cli)) {
         Ok(()) => ExitCode::SUCCESS,
         Err(Failure::BadInput(message)) => {
             eprintln!("profkit: {message}");
