@@ -57,9 +57,12 @@ pub enum Clock {
     Monotonic,
     /// The wall clock: events at their time since the Unix epoch, as TensorFlow's host plane
     /// holds them before it writes the profile (and as [`Capture::host_plane_absolute`] hands
-    /// them to TensorFlow), and as PyTorch's profiler writes its Chrome traces (`ts` in
-    /// microseconds since the epoch), so that the output lines up with other profiles of the
-    /// same run. `profile_start_time` is the same as with [`Clock::Monotonic`].
+    /// them to TensorFlow), so that the times line up with other profiles of the same run.
+    /// `profile_start_time` is the same as with [`Clock::Monotonic`]. An XSpace file cannot hold
+    /// such times (its readers add a line's nanoseconds and an event's picoseconds in 64 bits,
+    /// which overflows past 106 days; `profkit validate` calls it an error), nor can the Chrome
+    /// JSON written from one: this clock is for a Parquet output (exact `decimal128`
+    /// picoseconds) and for [`Capture::to_xspace_on`] in memory.
     Unix,
 }
 

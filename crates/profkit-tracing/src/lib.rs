@@ -21,8 +21,8 @@
 //!   one.
 //!
 //! Times are on the session's own monotonic clock, counted from its start ([`Clock::Monotonic`],
-//! the default, the start kept as the XSpace's `profile_start_time`), or on the wall clock since
-//! the Unix epoch ([`Clock::Unix`], as TensorFlow's host plane and PyTorch's Chrome traces count
+//! the default, the start kept as the XSpace's `profile_start_time`), or, for a Parquet output,
+//! on the wall clock since the Unix epoch ([`Clock::Unix`], as TensorFlow's host plane holds
 //! them): [`Builder::clock`].
 //!
 //! A TensorFlow profiler plugin (built with profkit-plugin) can instead drive the session with
@@ -180,9 +180,9 @@ impl Builder {
 
     /// The clock the output's times are on: [`Clock::Monotonic`] (the default: times since the
     /// session's start, the start kept as `profile_start_time`) or [`Clock::Unix`] (times since
-    /// the Unix epoch, to line the output up with TensorFlow's or PyTorch's profiles of the same
-    /// run). Every format follows it: the XSpace's lines, the Chrome trace's `ts`, the Parquet
-    /// tables' times.
+    /// the Unix epoch, to line the output up with other profiles of the same run: a Parquet
+    /// output only, [`Builder::build`] refuses it for an XSpace or Chrome output, whose times are
+    /// session-relative by the format's rules).
     pub fn clock(mut self, clock: Clock) -> Builder {
         self.clock = clock;
         self
@@ -201,6 +201,14 @@ impl Builder {
             .path
             .as_ref()
             .map(|p| self.format.unwrap_or_else(|| Format::of_path(p)));
+        if let (Clock::Unix, Some(Format::XSpace | Format::Chrome), Some(path)) =
+            (self.clock, format, &self.path)
+        {
+            return Err(Error::Format(
+                path.clone(),
+                "Clock::Unix needs a Parquet output: an XSpace's line times are relative to the session's start (kept as profile_start_time), and Chrome JSON is written from the XSpace",
+            ));
+        }
         #[cfg(not(feature = "parquet"))]
         if let (Some(Format::Parquet), Some(path)) = (format, &self.path) {
             return Err(Error::Format(
