@@ -176,7 +176,9 @@ impl TableFile {
 
     fn close(self) -> Result<u64> {
         let path = self.final_path.clone();
-        self.writer.close().map_err(|source| Error::Parquet { path, source })?;
+        self.writer
+            .close()
+            .map_err(|source| Error::Parquet { path, source })?;
         Ok(self.rows)
     }
 }
@@ -255,8 +257,7 @@ impl HostWriter {
         let side = batches.side_tables()?;
         planes.write(&side.planes)?;
         lines.write(&side.lines)?;
-        let mut metadata =
-            self.open_table(schema::METADATA, "part-0", &side.metadata.schema())?;
+        let mut metadata = self.open_table(schema::METADATA, "part-0", &side.metadata.schema())?;
         metadata.write(&side.metadata)?;
         metadata.close()?;
         Ok(Written {

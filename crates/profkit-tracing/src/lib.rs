@@ -279,7 +279,12 @@ impl FlushGuard {
         let capture = stop()?;
         state.written.append(capture);
         let budget = state.max_bytes.saturating_sub(state.written.bytes());
-        let written = write(&state.written, state.output.as_ref(), &state.host, state.clock);
+        let written = write(
+            &state.written,
+            state.output.as_ref(),
+            &state.host,
+            state.clock,
+        );
         start(budget)?;
         written
     }

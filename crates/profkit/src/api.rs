@@ -124,8 +124,15 @@ pub struct Answer {
     pub valid: bool,
 }
 
-/// Runs the command of `args` (without the program name) under a capture.
-fn run(mut args: Vec<OsString>, limits: &Limits, control: &Control) -> Result<Answer, Error> {
+/// Runs the command of `args` (without the program name) under a capture. Problems found are an
+/// answer with `valid` false when `problems_answer` (validate), an [`Error`] otherwise (what the
+/// command printed last says why: an XDL dataset `inspect` cannot read whole).
+fn run(
+    mut args: Vec<OsString>,
+    limits: &Limits,
+    control: &Control,
+    problems_answer: bool,
+) -> Result<Answer, Error> {
     if let Some(max) = &limits.max_inflated {
         args.push("--max-inflated".into());
         args.push(max.into());
@@ -134,17 +141,19 @@ fn run(mut args: Vec<OsString>, limits: &Limits, control: &Control) -> Result<An
         args.push("--paddle-bytes-per-message".into());
         args.push(per.to_string().into());
     }
-    let cli = Cli::try_parse_from(std::iter::once(OsString::from("profkit")).chain(args))
-        .map_err(|e| {
+    let cli = Cli::try_parse_from(std::iter::once(OsString::from("profkit")).chain(args)).map_err(
+        |e| {
             let text = e.render().to_string();
             let first = text.lines().next().unwrap_or_default();
             Error::new(
                 ErrorKind::Usage,
                 first.strip_prefix("error: ").unwrap_or(first),
             )
-        })?;
-    let (result, said) =
-        crate::session::captured(Arc::clone(&control.cancel), || crate::outcome(crate::run(cli)));
+        },
+    )?;
+    let (result, said) = crate::session::captured(Arc::clone(&control.cancel), || {
+        crate::outcome(crate::run(cli))
+    });
     if control.is_cancelled() {
         return Err(Error::new(ErrorKind::Cancelled, "cancelled by the caller"));
     }
@@ -159,7 +168,7 @@ fn run(mut args: Vec<OsString>, limits: &Limits, control: &Control) -> Result<An
         Ok(()) => Ok(answer(true)),
         // Problems found: the document says which. A command that printed no document and
         // failed said why last (an XDL input that cannot be read whole).
-        Err(Failure::Invalid) if said.doc.is_some() => Ok(answer(false)),
+        Err(Failure::Invalid) if problems_answer && said.doc.is_some() => Ok(answer(false)),
         Err(Failure::Invalid) => Err(Error::new(
             ErrorKind::Input,
             said.last_message
@@ -226,7 +235,7 @@ pub fn inspect(
         args.push("--max-planes".into());
         args.push(max.to_string().into());
     }
-    let answer = run(args, limits, control)?;
+    let answer = run(args, limits, control, false)?;
     answer
         .doc
         .ok_or_else(|| Error::new(ErrorKind::Output, "inspect made no summary"))
@@ -277,7 +286,7 @@ pub fn validate(
         args.push("--max-problems".into());
         args.push(max.to_string().into());
     }
-    let answer = run(args, limits, control)?;
+    let answer = run(args, limits, control, true)?;
     answer
         .doc
         .ok_or_else(|| Error::new(ErrorKind::Output, "validate made no document"))
@@ -351,7 +360,7 @@ pub fn report(
             args.push(value.into());
         }
     }
-    let answer = run(args, limits, control)?;
+    let answer = run(args, limits, control, false)?;
     Ok(match answer.doc {
         Some(doc) if options.json => Report::Data(doc),
         _ => Report::Text(answer.text),
@@ -414,7 +423,7 @@ pub fn convert(
         args.push("--host".into());
         args.push(host.into());
     }
-    run(args, limits, control).map(|a| a.warnings)
+    run(args, limits, control, false).map(|a| a.warnings)
 }
 
 /// `profkit merge IN... OUT`: the warnings it printed.
@@ -432,5 +441,5 @@ pub fn merge(
         args.push("--host".into());
         args.push(host.into());
     }
-    run(args, limits, control).map(|a| a.warnings)
+    run(args, limits, control, false).map(|a| a.warnings)
 }

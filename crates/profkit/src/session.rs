@@ -47,10 +47,7 @@ pub(crate) fn embedded() -> bool {
 }
 
 /// Runs `f` with a capture on this thread; what it said, and its result.
-pub(crate) fn captured<T>(
-    cancel: Arc<AtomicBool>,
-    f: impl FnOnce() -> T,
-) -> (T, Captured) {
+pub(crate) fn captured<T>(cancel: Arc<AtomicBool>, f: impl FnOnce() -> T) -> (T, Captured) {
     EMBEDDED.store(true, Ordering::Relaxed);
     CAPTURE.with(|c| {
         *c.borrow_mut() = Some(Captured {

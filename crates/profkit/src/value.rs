@@ -156,7 +156,9 @@ impl ser::Serializer for Serializer {
         Ok(Value::Str(v.to_owned()))
     }
     fn serialize_bytes(self, v: &[u8]) -> Result<Value, ValueError> {
-        Ok(Value::List(v.iter().map(|b| Value::Int((*b).into())).collect()))
+        Ok(Value::List(
+            v.iter().map(|b| Value::Int((*b).into())).collect(),
+        ))
     }
     fn serialize_none(self) -> Result<Value, ValueError> {
         Ok(Value::Null)
@@ -204,7 +206,11 @@ impl ser::Serializer for Serializer {
     fn serialize_tuple(self, len: usize) -> Result<ListBuilder, ValueError> {
         self.serialize_seq(Some(len))
     }
-    fn serialize_tuple_struct(self, _: &'static str, len: usize) -> Result<ListBuilder, ValueError> {
+    fn serialize_tuple_struct(
+        self,
+        _: &'static str,
+        len: usize,
+    ) -> Result<ListBuilder, ValueError> {
         self.serialize_seq(Some(len))
     }
     fn serialize_tuple_variant(

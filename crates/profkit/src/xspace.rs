@@ -68,9 +68,10 @@ pub(crate) fn inspect(input: Input, json: bool, max_planes: Option<usize>) -> Re
                 if !json {
                     write_plane(&mut spool, &p).map_err(spool_failed)?;
                 } else if keep && max_planes.is_none_or(|m| planes < m) {
-                    listed.push(crate::value::to_value(&p).map_err(|e| {
-                        Failure::Output(std::io::Error::other(e.to_string()))
-                    })?);
+                    listed.push(
+                        crate::value::to_value(&p)
+                            .map_err(|e| Failure::Output(std::io::Error::other(e.to_string())))?,
+                    );
                 } else if max_planes.is_none_or(|m| planes < m) {
                     write_json_plane(&mut spool, &p, planes == 0).map_err(spool_failed)?;
                 }
