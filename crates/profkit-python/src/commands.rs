@@ -62,6 +62,16 @@ fn call<T: Send + 'static>(
         .spawn(move || {
             let _ = tx.send(work(&worker_control));
         });
+    // Waited on with the GIL released, from this thread only (the lock is never contended: it
+    // makes the receiver shareable with the closure `detach` runs).
+    let rx = std::sync::Mutex::new(rx);
+    let recv = |timeout: Option<Duration>| {
+        let rx = rx.lock().unwrap_or_else(|e| e.into_inner());
+        match timeout {
+            Some(t) => rx.recv_timeout(t),
+            None => rx.recv().map_err(|_| mpsc::RecvTimeoutError::Disconnected),
+        }
+    };
     if let Err(e) = spawned {
         return Err(pyo3::exceptions::PyRuntimeError::new_err(format!(
             "cannot start the worker thread: {e}"
@@ -69,7 +79,7 @@ fn call<T: Send + 'static>(
     }
     let ended = |py: Python<'_>| -> PyResult<T> {
         // The worker always sends before it ends; a closed channel means it panicked.
-        match py.detach(|| rx.recv()) {
+        match py.detach(|| recv(None)) {
             Ok(Ok(answer)) => Ok(answer),
             Ok(Err(error)) => Err(raise(py, &error, files)),
             Err(_) => Err(pyo3::exceptions::PyRuntimeError::new_err(
@@ -78,7 +88,7 @@ fn call<T: Send + 'static>(
         }
     };
     loop {
-        match py.detach(|| rx.recv_timeout(POLL)) {
+        match py.detach(|| recv(Some(POLL))) {
             Ok(Ok(answer)) => return Ok(answer),
             Ok(Err(error)) => return Err(raise(py, &error, files)),
             Err(mpsc::RecvTimeoutError::Timeout) => {
