@@ -500,6 +500,27 @@ fn parquet_output_is_a_host_partition() {
     assert!(exists, "{}", events.display());
 }
 
+#[cfg(feature = "parquet")]
+#[test]
+fn parquet_output_takes_the_unix_clock() {
+    let _serial = serial();
+    let root = temp("dataset-unix");
+    let (layer, guard) = Builder::new()
+        .file(&root)
+        .host("worker0")
+        .clock(Clock::Unix)
+        .build()
+        .unwrap();
+    tracing::dispatcher::with_default(&dispatch(layer), || {
+        let _s = tracing::info_span!("span", n = 1).entered();
+    });
+    guard.finish().unwrap();
+    let lines = root.join("host=worker0/table=lines/part-0.parquet");
+    let exists = lines.exists();
+    std::fs::remove_dir_all(&root).ok();
+    assert!(exists, "{}", lines.display());
+}
+
 #[test]
 fn a_second_session_is_refused_and_leaves_the_first_whole() {
     let _serial = serial();
