@@ -75,9 +75,7 @@ fn is_read_failure(p: &Problem) -> bool {
 }
 
 fn json_out(doc: &serde_json::Value) -> Result<(), Failure> {
-    let mut out = crate::session::stdout();
-    serde_json::to_writer_pretty(&mut out, doc).map_err(|e| Failure::Output(e.into()))?;
-    writeln!(out).map_err(Failure::Output)
+    crate::session::json(doc)
 }
 
 pub(crate) fn inspect(input: Input, json: bool) -> Result<(), Failure> {
