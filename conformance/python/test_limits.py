@@ -217,8 +217,11 @@ def test_the_paddle_budget_can_be_lowered(hostile):
 
 INTERRUPTED = textwrap.dedent(
     """
-    import sys
+    import signal, sys
     import profkit
+    # Python's own handler, whatever this process inherited (a shell's background job starts
+    # with SIGINT ignored, and Python then installs none).
+    signal.signal(signal.SIGINT, signal.default_int_handler)
     try:
         profkit.convert(sys.argv[1], sys.argv[2], to=sys.argv[3])
     except KeyboardInterrupt:
