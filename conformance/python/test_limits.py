@@ -5,12 +5,14 @@ with its answer or a `ProfkitError` subclass (never a bare `MemoryError`, a cras
 bombs with a `LimitError` that says how to raise the limit, within the memory bound; and an
 interrupt (SIGINT to Python only, as a notebook's) leaves no temporary file or directory behind.
 
-The peak is the calling process's own maximum resident set, with the `profkit` command it runs
-(`os.wait4` of a child Python that makes one call); a memory bound, not a timing threshold.
+The calls run in-process (the CLI's library, on a worker thread): the peak is the calling
+process's own maximum resident set (`os.wait4` of a child Python that makes one call), which
+holds the work itself; a memory bound, not a timing threshold.
 """
 
 import json
 import os
+import shutil
 import signal
 import subprocess
 import sys
@@ -39,11 +41,12 @@ CALLS = {
     "tables": "profkit.tables(path, format=fmt, events=False)",
     "stream_events": "sum(b.num_rows for b in profkit.stream_events(path, format=fmt))",
     "convert": "profkit.convert(path, out, to='chrome', format=fmt)",
+    "convert_parquet": "profkit.convert(path, os.path.join(os.path.dirname(out), 'dataset'), to='parquet', format=fmt)",
 }
 
 CHILD = textwrap.dedent(
     """
-    import json, sys
+    import json, os, sys
     import profkit
     path, fmt, out, call = sys.argv[1], sys.argv[2] or None, sys.argv[3], sys.argv[4]
     try:
@@ -120,9 +123,50 @@ def test_every_hostile_input_and_bomb_through_every_call(hostile, tmp_path):
             if left and not answer["ok"]:
                 failures.append(f"{case['name']} {name}: left behind {left}")
             for p in out_dir.iterdir():
-                p.unlink()
+                if p.is_dir():
+                    shutil.rmtree(p)
+                else:
+                    p.unlink()
     print("\n".join(table))
     assert not failures, "\n".join(failures)
+
+
+def test_the_commands_run_in_this_process(monkeypatch, tmp_path):
+    # No child process: every way to start one fails the test.
+    def refused(*args, **kwargs):
+        raise AssertionError("a child process was started")
+
+    monkeypatch.setattr(subprocess, "Popen", refused)
+    monkeypatch.setattr(os, "fork", refused, raising=False)
+    monkeypatch.setattr(os, "posix_spawn", refused, raising=False)
+    xspace = CONFORMANCE / "xplane" / "gpu-device" / "input.xplane.pb"
+    summary = profkit.inspect(xspace)
+    assert summary["summary"]["total_events"] > 0
+    assert profkit.validate(xspace) is not None
+    assert isinstance(profkit.report(xspace), str)
+    out = tmp_path / "out.json"
+    assert isinstance(profkit.convert(xspace, out), list)
+    assert out.stat().st_size > 0
+    profkit.merge([xspace], tmp_path / "merged.xplane.pb")
+    assert (tmp_path / "merged.xplane.pb").stat().st_size > 0
+    # Failures are ProfkitError subclasses, with the file split off the message.
+    with pytest.raises(profkit.UsageError):
+        profkit.convert(xspace, tmp_path / "x.json", to="not-a-format")
+    with pytest.raises(profkit.UsageError):
+        profkit.inspect(xspace, max_planes=-1)
+    with pytest.raises(profkit.ProfkitIOError) as e:
+        profkit.inspect(tmp_path / "missing.xplane.pb")
+    assert e.value.file == str(tmp_path / "missing.xplane.pb")
+
+
+def test_calls_on_several_threads_at_once(tmp_path):
+    import concurrent.futures
+
+    xspace = CONFORMANCE / "xplane" / "gpu-device" / "input.xplane.pb"
+    expected = profkit.inspect(xspace)
+    with concurrent.futures.ThreadPoolExecutor(4) as pool:
+        answers = list(pool.map(lambda _: profkit.inspect(xspace), range(8)))
+    assert all(a == expected for a in answers)
 
 
 def test_gzip_reads_wherever_the_command_reads_it(tmp_path):
@@ -173,8 +217,11 @@ def test_the_paddle_budget_can_be_lowered(hostile):
 
 INTERRUPTED = textwrap.dedent(
     """
-    import sys
+    import signal, sys
     import profkit
+    # Python's own handler, whatever this process inherited (a shell's background job starts
+    # with SIGINT ignored, and Python then installs none).
+    signal.signal(signal.SIGINT, signal.default_int_handler)
     try:
         profkit.convert(sys.argv[1], sys.argv[2], to=sys.argv[3])
     except KeyboardInterrupt:
@@ -185,12 +232,17 @@ INTERRUPTED = textwrap.dedent(
 
 @pytest.mark.parametrize("to", ["chrome", "parquet"])
 def test_an_interrupt_leaves_nothing_behind(tmp_path, to):
-    # Chrome events enough that the conversion is still running when the interrupt comes.
+    # Chrome events enough that the conversion is still writing when the interrupt comes (the
+    # temporary output appears once the input is read; in-process, 400,000 events are written
+    # in a tenth of a second).
     src = tmp_path / "big.json"
     with open(src, "w") as f:
         f.write('{"traceEvents":[')
-        for i in range(400_000):
-            f.write('{"ph":"X","name":"op%d","ts":%d,"dur":1,"pid":1,"tid":%d},' % (i % 100, i, i % 8))
+        for start in range(0, 4_000_000, 100_000):
+            f.write("".join(
+                '{"ph":"X","name":"op%d","ts":%d,"dur":1,"pid":1,"tid":%d},' % (i % 100, i, i % 8)
+                for i in range(start, start + 100_000)
+            ))
         f.write('{"ph":"i","ts":1}]}')
     out_dir = tmp_path / "out"
     out_dir.mkdir()

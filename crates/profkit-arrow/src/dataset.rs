@@ -23,7 +23,7 @@ use parquet::file::properties::{EnabledStatistics, WriterProperties};
 use parquet::schema::types::ColumnPath;
 
 use crate::error::{Error, Result};
-use crate::events::{EventBatches, SideTables};
+use crate::events::{Chunk, EventBatches, SideTables};
 use crate::schema;
 use crate::xdl::XdlRecords;
 
@@ -33,6 +33,22 @@ pub const DEFAULT_ROW_GROUP_ROWS: usize = 1 << 20;
 
 /// A row group is closed early once the writer buffers this many encoded bytes.
 pub const MAX_BUFFERED_BYTES: usize = 16 << 20;
+
+/// Rows of the planes and lines tables [`HostWriter::write_host_tables`] holds before writing
+/// them: an XSpace of millions of empty planes costs a bounded batch, not a row per plane.
+pub const SIDE_BATCH_ROWS: usize = 1 << 16;
+
+/// The rows [`HostWriter::write_host_tables`] wrote, per table.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct Written {
+    /// Rows of the events table.
+    pub events: u64,
+    /// Rows of the planes table.
+    pub planes: u64,
+    /// Rows of the lines table.
+    pub lines: u64,
+}
 
 /// How a host's tables are written.
 #[derive(Clone, Debug)]
@@ -128,6 +144,43 @@ pub struct HostWriter {
     target: PathBuf,
     options: WriteOptions,
     committed: bool,
+    /// Asked before each batch is written: true stops the writing with [`Error::Interrupted`].
+    stop: Option<Box<dyn Fn() -> bool + Send + Sync>>,
+}
+
+/// One Parquet file being written.
+struct TableFile {
+    writer: ArrowWriter<BufWriter<File>>,
+    /// The columns written (all but `host`).
+    keep: Vec<usize>,
+    /// Where the file ends up, for messages.
+    final_path: PathBuf,
+    rows: u64,
+}
+
+impl TableFile {
+    fn write(&mut self, batch: &RecordBatch) -> Result<()> {
+        let batch = batch.project(&self.keep)?;
+        self.rows += batch.num_rows() as u64;
+        let path = self.final_path.clone();
+        let parquet = |source| Error::Parquet {
+            path: path.clone(),
+            source,
+        };
+        self.writer.write(&batch).map_err(parquet)?;
+        if self.writer.in_progress_size() > MAX_BUFFERED_BYTES {
+            self.writer.flush().map_err(parquet)?;
+        }
+        Ok(())
+    }
+
+    fn close(self) -> Result<u64> {
+        let path = self.final_path.clone();
+        self.writer
+            .close()
+            .map_err(|source| Error::Parquet { path, source })?;
+        Ok(self.rows)
+    }
 }
 
 fn io(path: &Path) -> impl FnOnce(std::io::Error) -> Error + '_ {
@@ -163,6 +216,54 @@ impl HostWriter {
             target,
             options,
             committed: false,
+            stop: None,
+        })
+    }
+
+    /// Asks `stop` before each batch is written: when it says true, writing ends with
+    /// [`Error::Interrupted`] (and the host, never committed, is removed when the writer is
+    /// dropped). How a caller cancels a long conversion.
+    pub fn stop_when(&mut self, stop: impl Fn() -> bool + Send + Sync + 'static) {
+        self.stop = Some(Box::new(stop));
+    }
+
+    fn check_stop(&self) -> Result<()> {
+        match &self.stop {
+            Some(stop) if stop() => Err(Error::Interrupted),
+            _ => Ok(()),
+        }
+    }
+
+    /// Writes every table of the host from `batches` (to its end): events, planes, lines and
+    /// metadata, the planes and lines in batches of [`SIDE_BATCH_ROWS`] rows as they come, so that
+    /// memory does not grow with the number of planes.
+    pub fn write_host_tables<I>(&mut self, batches: &mut EventBatches<I>) -> Result<Written>
+    where
+        I: crate::events::RawItems,
+    {
+        batches.spill_side(SIDE_BATCH_ROWS);
+        let events_schema = arrow_array::RecordBatchReader::schema(batches);
+        let mut events = self.open_table(schema::EVENTS, "part-0", &events_schema)?;
+        let mut planes = self.open_table(schema::PLANES, "part-0", &schema::planes())?;
+        let mut lines = self.open_table(schema::LINES, "part-0", &schema::lines())?;
+        while let Some(chunk) = batches.next_chunk()? {
+            self.check_stop()?;
+            match chunk {
+                Chunk::Events(batch) => events.write(&batch)?,
+                Chunk::Planes(batch) => planes.write(&batch)?,
+                Chunk::Lines(batch) => lines.write(&batch)?,
+            }
+        }
+        let side = batches.side_tables()?;
+        planes.write(&side.planes)?;
+        lines.write(&side.lines)?;
+        let mut metadata = self.open_table(schema::METADATA, "part-0", &side.metadata.schema())?;
+        metadata.write(&side.metadata)?;
+        metadata.close()?;
+        Ok(Written {
+            events: events.close()?,
+            planes: planes.close()?,
+            lines: lines.close()?,
         })
     }
 
@@ -224,6 +325,16 @@ impl HostWriter {
         schema: &SchemaRef,
         mut next: impl FnMut() -> Result<Option<RecordBatch>>,
     ) -> Result<u64> {
+        let mut file = self.open_table(table, part, schema)?;
+        while let Some(batch) = next()? {
+            self.check_stop()?;
+            file.write(&batch)?;
+        }
+        file.close()
+    }
+
+    /// Starts the Parquet file of `table` (`part`), for batches of `schema`.
+    fn open_table(&self, table: &str, part: &str, schema: &SchemaRef) -> Result<TableFile> {
         let dir = self.tmp.join(format!("table={table}"));
         std::fs::create_dir_all(&dir).map_err(io(&dir))?;
         let path = dir.join(format!("{part}.parquet"));
@@ -281,23 +392,18 @@ impl HostWriter {
         }
         let props = props.build();
         let file = File::create(&path).map_err(io(&path))?;
-        let mut writer = ArrowWriter::try_new(
+        let writer = ArrowWriter::try_new(
             BufWriter::with_capacity(1 << 20, file),
             file_schema,
             Some(props),
         )
         .map_err(parquet)?;
-        let mut rows = 0u64;
-        while let Some(batch) = next()? {
-            let batch = batch.project(&keep)?;
-            rows += batch.num_rows() as u64;
-            writer.write(&batch).map_err(parquet)?;
-            if writer.in_progress_size() > MAX_BUFFERED_BYTES {
-                writer.flush().map_err(parquet)?;
-            }
-        }
-        writer.close().map_err(parquet)?;
-        Ok(rows)
+        Ok(TableFile {
+            writer,
+            keep,
+            final_path,
+            rows: 0,
+        })
     }
 
     /// Moves the host into the dataset (replacing the one there with `overwrite`).

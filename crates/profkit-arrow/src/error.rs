@@ -49,6 +49,9 @@ pub enum Error {
     /// The side tables were asked for before every events batch was read.
     #[error("the planes, lines and metadata tables are complete only after the last events batch")]
     Unfinished,
+    /// The caller stopped the writing ([`crate::HostWriter::stop_when`]).
+    #[error("interrupted")]
+    Interrupted,
     /// An invariant of this crate did not hold.
     #[error("internal error: {0}")]
     Internal(&'static str),

@@ -102,6 +102,18 @@ pub struct SideTables {
     pub metadata: RecordBatch,
 }
 
+/// A batch of one of a host's tables, as [`EventBatches::next_chunk`] gives them.
+#[derive(Clone, Debug)]
+#[non_exhaustive]
+pub enum Chunk {
+    /// Rows of the events table.
+    Events(RecordBatch),
+    /// Rows of the planes table.
+    Planes(RecordBatch),
+    /// Rows of the lines table.
+    Lines(RecordBatch),
+}
+
 /// Where [`EventBatches`] takes the items of an XSpace from: planes kept encoded, to be viewed.
 pub trait RawItems {
     /// The next item in file order, `None` at the end (and after an error).
@@ -135,6 +147,11 @@ pub struct EventBatches<I> {
     side: Side,
     ended: bool,
     text: String,
+    /// With [`EventBatches::spill_side`]: the most planes or lines rows held before they are
+    /// given out by [`EventBatches::next_chunk`].
+    side_rows: Option<usize>,
+    /// Chunks made and not yet given out.
+    pending: std::collections::VecDeque<Chunk>,
 }
 
 impl<I: RawItems> EventBatches<I> {
@@ -152,6 +169,63 @@ impl<I: RawItems> EventBatches<I> {
             side,
             ended: false,
             text: String::new(),
+            side_rows: None,
+            pending: std::collections::VecDeque::new(),
+        }
+    }
+
+    /// Gives the planes and lines rows out as they come, `rows` at a time, through
+    /// [`EventBatches::next_chunk`] (which is then how the stream is read), instead of holding
+    /// them until the end: [`EventBatches::side_tables`] then holds only the rows not given out.
+    /// An XSpace of millions of empty planes then costs a batch of plane rows, not all of them.
+    pub fn spill_side(&mut self, rows: usize) {
+        self.side_rows = Some(rows.max(1));
+    }
+
+    /// Whether the planes or lines rows held reached [`EventBatches::spill_side`]'s count.
+    fn side_full(&self) -> bool {
+        self.side_rows
+            .is_some_and(|n| self.side.plane_rows() >= n || self.side.line_rows() >= n)
+    }
+
+    /// The next batch of any of the host's tables, `None` at the end: events batches as
+    /// [`EventBatches::next_batch`] makes them and, with [`EventBatches::spill_side`], planes
+    /// and lines batches between them. After an error the stream ends.
+    pub fn next_chunk(&mut self) -> Result<Option<Chunk>> {
+        loop {
+            if let Some(chunk) = self.pending.pop_front() {
+                return Ok(Some(chunk));
+            }
+            if self.ended {
+                return Ok(None);
+            }
+            let exhausted = match self.fill() {
+                Ok(exhausted) => exhausted,
+                Err(e) => {
+                    self.ended = true;
+                    self.cursor = None;
+                    return Err(e);
+                }
+            };
+            if let Some(n) = self.side_rows {
+                if self.side.plane_rows() >= n {
+                    let batch = self.side.planes_batch(&self.info)?;
+                    self.pending.push_back(Chunk::Planes(batch));
+                }
+                if self.side.line_rows() >= n {
+                    let batch = self.side.lines_batch(&self.info)?;
+                    self.pending.push_back(Chunk::Lines(batch));
+                }
+            }
+            let rows = self.builders.rows;
+            if rows >= self.options.batch_rows || (exhausted && rows > 0) {
+                let batch = self.builders.finish(&self.schema, &self.info)?;
+                self.pending.push_back(Chunk::Events(batch));
+            }
+            if exhausted {
+                self.ended = true;
+                self.side.finish(&self.info)?;
+            }
         }
     }
 
@@ -166,7 +240,7 @@ impl<I: RawItems> EventBatches<I> {
             return Ok(None);
         }
         match self.fill() {
-            Ok(()) => {}
+            Ok(_) => {}
             Err(e) => {
                 self.ended = true;
                 self.cursor = None;
@@ -186,12 +260,17 @@ impl<I: RawItems> EventBatches<I> {
         self.side.done.clone().ok_or(Error::Unfinished)
     }
 
-    /// Fills the builders up to a batch, taking planes from the input as needed.
-    fn fill(&mut self) -> Result<()> {
+    /// Fills the builders up to a batch, taking planes from the input as needed (and, with
+    /// [`EventBatches::spill_side`], stopping when the planes or lines rows should be given out);
+    /// whether the input has ended.
+    fn fill(&mut self) -> Result<bool> {
         if self.builders.rows == 0 {
             self.builders.presize();
         }
         while self.builders.rows < self.options.batch_rows {
+            if self.side_full() {
+                return Ok(false);
+            }
             if let Some(cursor) = self.cursor.as_mut() {
                 let (b, side, text) = (&mut self.builders, &mut self.side, &mut self.text);
                 let batch_rows = self.options.batch_rows;
@@ -203,7 +282,7 @@ impl<I: RawItems> EventBatches<I> {
                 continue;
             }
             match self.items.next_raw_item() {
-                None => return Ok(()),
+                None => return Ok(true),
                 Some(Err(e)) => return Err(Error::XSpace(e)),
                 Some(Ok(RawSpaceItem::Plane(plane))) => {
                     self.cursor =
@@ -214,7 +293,7 @@ impl<I: RawItems> EventBatches<I> {
                 Some(Ok(RawSpaceItem::Warning(w))) => self.side.fact("warning", &w),
             }
         }
-        Ok(())
+        Ok(false)
     }
 }
 

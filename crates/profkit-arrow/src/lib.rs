@@ -71,9 +71,9 @@ pub mod schema;
 pub mod sources;
 pub mod xdl;
 
-pub use dataset::{HostWriter, WriteOptions, host_name};
+pub use dataset::{HostWriter, WriteOptions, Written, host_name};
 pub use error::{Error, Result};
-pub use events::{EventBatches, HostInfo, Options, RawItems, SideTables};
+pub use events::{Chunk, EventBatches, HostInfo, Options, RawItems, SideTables};
 pub use schema::Layout;
 
 /// Writes one host's events and side tables into the dataset at `root`; the events written and
@@ -87,7 +87,6 @@ where
     I: RawItems,
 {
     let mut host = HostWriter::create(root, &batches.info().host, options)?;
-    let rows = host.write_events(batches)?;
-    host.write_side(&batches.side_tables()?)?;
-    Ok((rows, host.commit()?))
+    let written = host.write_host_tables(batches)?;
+    Ok((written.events, host.commit()?))
 }

@@ -1,7 +1,9 @@
 //! `profkit._native`, the Rust half of the `profkit` Python package: events, planes, lines,
 //! metadata and XDL records of every input profkit reads as `pyarrow` tables and record batches
-//! (through the Arrow C data and C stream interfaces: no value crosses as a Python object), and
-//! the `profkit` command run in-process.
+//! (through the Arrow C data and C stream interfaces: no value crosses as a Python object), the
+//! commands `inspect`, `validate`, `report`, `convert` and `merge` as calls of the CLI library
+//! (`profkit::api`, in this process: answers as data, never text parsed back), and the `profkit`
+//! command itself (the wheel's script).
 //!
 //! Reads run with the GIL released; a progress callback, when given, is called with the GIL held
 //! once per batch. Failures become `profkit.ProfkitError` subclasses (built by
@@ -22,6 +24,7 @@ use pyo3::exceptions::PyStopIteration;
 use pyo3::prelude::*;
 use pyo3::types::{PyDict, PyList};
 
+mod commands;
 mod source;
 
 use source::{Failure, Opened, Progress};
@@ -363,6 +366,7 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(run_cli, m)?)?;
     m.add_function(wrap_pyfunction!(formats, m)?)?;
     m.add_function(wrap_pyfunction!(empty_table, m)?)?;
+    commands::register(m)?;
     m.add_class::<EventStream>()?;
     m.add("SCHEMA_VERSION", profkit_arrow::schema::VERSION)?;
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;

@@ -40,6 +40,32 @@ pub const DROPPED_EVENTS_STAT: &str = "dropped_events";
 /// The `Task Environment` stat counting fields and links dropped at the memory cap.
 pub const DROPPED_FIELDS_STAT: &str = "dropped_fields";
 
+/// The clock the times of an output are on (see [`crate::Builder::clock`]).
+///
+/// The recorder reads the processor's monotonic time-stamp counter, anchored once, when the
+/// session starts, to the wall clock: every recorded time is nanoseconds since the Unix epoch
+/// that never jumps (a changed system time or an NTP step during the session moves nothing).
+/// The clock decides how an output counts them.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum Clock {
+    /// The session's own monotonic time: events at their time since the session's start (the
+    /// first event recorded at 0), as TensorFlow writes a profile to disk; an XSpace keeps the
+    /// start, in nanoseconds since the Unix epoch, as the `Task Environment` plane's
+    /// `profile_start_time`, which is how xprof places it. The default.
+    #[default]
+    Monotonic,
+    /// The wall clock: events at their time since the Unix epoch, as TensorFlow's host plane
+    /// holds them before it writes the profile (and as [`Capture::host_plane_absolute`] hands
+    /// them to TensorFlow), so that the times line up with other profiles of the same run.
+    /// `profile_start_time` is the same as with [`Clock::Monotonic`]. An XSpace file cannot hold
+    /// such times (its readers add a line's nanoseconds and an event's picoseconds in 64 bits,
+    /// which overflows past 106 days; `profkit validate` calls it an error), nor can the Chrome
+    /// JSON written from one: this clock is for a Parquet output (exact `decimal128`
+    /// picoseconds) and for [`Capture::to_xspace_on`] in memory.
+    Unix,
+}
+
 /// What a session recorded: the recorder's events and what the layer kept beside them.
 #[derive(Clone, Debug, Default)]
 pub struct Capture {
@@ -97,11 +123,21 @@ impl Capture {
     }
 
     /// The spans and events as a host plane and a `Task Environment` plane (see the module
-    /// documentation), times relative to the session's start.
+    /// documentation), times relative to the session's start ([`Clock::Monotonic`]).
     pub fn to_xspace(&self) -> XSpace {
+        self.to_xspace_on(Clock::Monotonic)
+    }
+
+    /// [`Capture::to_xspace`] with the times on `clock`: relative to the session's start, or
+    /// since the Unix epoch.
+    pub fn to_xspace_on(&self, clock: Clock) -> XSpace {
         let (start, stop) = self.bounds();
+        let origin = match clock {
+            Clock::Monotonic => start,
+            Clock::Unix => 0,
+        };
         let mut space = XSpace::default();
-        space.planes.push(self.host_plane(start, stop));
+        space.planes.push(self.host_plane(origin, stop));
         let mut env = XPlane::default();
         {
             let mut builder = PlaneBuilder::new(&mut env);

@@ -20,6 +20,11 @@
 //! - with the `parquet` feature, a Parquet host partition (a directory) as profkit-arrow writes
 //!   one.
 //!
+//! Times are on the session's own monotonic clock, counted from its start ([`Clock::Monotonic`],
+//! the default, the start kept as the XSpace's `profile_start_time`), or, for a Parquet output,
+//! on the wall clock since the Unix epoch ([`Clock::Unix`], as TensorFlow's host plane holds
+//! them): [`Builder::clock`].
+//!
 //! A TensorFlow profiler plugin (built with profkit-plugin) can instead drive the session with
 //! [`start`] and [`stop`] and hand [`Capture::host_plane_absolute`] to TensorFlow, so that a Rust
 //! library loaded into a TensorFlow process shows its spans in TensorFlow's own profile.
@@ -59,7 +64,7 @@ use std::sync::{Mutex, MutexGuard};
 
 use profkit_events::recorder::{self, RecorderConfig};
 
-pub use capture::{Capture, DROPPED_EVENTS_STAT, DROPPED_FIELDS_STAT, OPEN_STAT};
+pub use capture::{Capture, Clock, DROPPED_EVENTS_STAT, DROPPED_FIELDS_STAT, OPEN_STAT};
 pub use error::{Error, Result};
 pub use fields::{Fields, Value};
 pub use layer::ProfkitLayer;
@@ -114,7 +119,8 @@ pub fn stop() -> Result<Capture> {
     Ok(Capture::new(recording, store::take()))
 }
 
-/// Settings of a session: the output and its format, the fields kept, the memory cap.
+/// Settings of a session: the output and its format, the clock its times are on, the fields
+/// kept, the memory cap.
 #[derive(Clone, Debug)]
 pub struct Builder {
     path: Option<PathBuf>,
@@ -122,6 +128,7 @@ pub struct Builder {
     fields: Fields,
     max_bytes: usize,
     host: String,
+    clock: Clock,
 }
 
 impl Default for Builder {
@@ -132,6 +139,7 @@ impl Default for Builder {
             fields: Fields::All,
             max_bytes: DEFAULT_MAX_BYTES,
             host: "localhost".into(),
+            clock: Clock::default(),
         }
     }
 }
@@ -170,6 +178,16 @@ impl Builder {
         self
     }
 
+    /// The clock the output's times are on: [`Clock::Monotonic`] (the default: times since the
+    /// session's start, the start kept as `profile_start_time`) or [`Clock::Unix`] (times since
+    /// the Unix epoch, to line the output up with other profiles of the same run: a Parquet
+    /// output only, [`Builder::build`] refuses it for an XSpace or Chrome output, whose times are
+    /// session-relative by the format's rules).
+    pub fn clock(mut self, clock: Clock) -> Builder {
+        self.clock = clock;
+        self
+    }
+
     /// The host name of a Parquet output (its `host=` partition); `localhost` by default.
     pub fn host(mut self, host: impl Into<String>) -> Builder {
         self.host = host.into();
@@ -183,6 +201,14 @@ impl Builder {
             .path
             .as_ref()
             .map(|p| self.format.unwrap_or_else(|| Format::of_path(p)));
+        if let (Clock::Unix, Some(Format::XSpace | Format::Chrome), Some(path)) =
+            (self.clock, format, &self.path)
+        {
+            return Err(Error::Format(
+                path.clone(),
+                "Clock::Unix needs a Parquet output: an XSpace's line times are relative to the session's start (kept as profile_start_time), and Chrome JSON is written from the XSpace",
+            ));
+        }
         #[cfg(not(feature = "parquet"))]
         if let (Some(Format::Parquet), Some(path)) = (format, &self.path) {
             return Err(Error::Format(
@@ -196,6 +222,7 @@ impl Builder {
             state: Mutex::new(GuardState {
                 output: self.path.zip(format),
                 host: self.host,
+                clock: self.clock,
                 max_bytes: self.max_bytes,
                 written: Capture::default(),
                 done: false,
@@ -208,6 +235,7 @@ impl Builder {
 struct GuardState {
     output: Option<(PathBuf, Format)>,
     host: String,
+    clock: Clock,
     max_bytes: usize,
     /// What earlier flushes collected.
     written: Capture,
@@ -251,7 +279,12 @@ impl FlushGuard {
         let capture = stop()?;
         state.written.append(capture);
         let budget = state.max_bytes.saturating_sub(state.written.bytes());
-        let written = write(&state.written, state.output.as_ref(), &state.host);
+        let written = write(
+            &state.written,
+            state.output.as_ref(),
+            &state.host,
+            state.clock,
+        );
         start(budget)?;
         written
     }
@@ -264,7 +297,7 @@ impl FlushGuard {
         let capture = stop()?;
         let mut all = std::mem::take(&mut state.written);
         all.append(capture);
-        write(&all, state.output.as_ref(), &state.host)?;
+        write(&all, state.output.as_ref(), &state.host, state.clock)?;
         Ok(all)
     }
 }
@@ -280,17 +313,22 @@ impl Drop for FlushGuard {
             let mut all = std::mem::take(&mut state.written);
             all.append(capture);
             // Nowhere to report a failure from a drop; `finish` returns it.
-            let _ = write(&all, state.output.as_ref(), &state.host);
+            let _ = write(&all, state.output.as_ref(), &state.host, state.clock);
         }
     }
 }
 
 /// Writes `capture` to `output`, if any.
-fn write(capture: &Capture, output: Option<&(PathBuf, Format)>, host: &str) -> Result<()> {
+fn write(
+    capture: &Capture,
+    output: Option<&(PathBuf, Format)>,
+    host: &str,
+    clock: Clock,
+) -> Result<()> {
     let Some((path, format)) = output else {
         return Ok(());
     };
-    let space = capture.to_xspace();
+    let space = capture.to_xspace_on(clock);
     match format {
         Format::XSpace => {
             profkit_xplane::write_file(&space, path).map_err(|source| Error::XSpace {

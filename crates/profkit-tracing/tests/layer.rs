@@ -6,7 +6,7 @@ use std::pin::Pin;
 use std::sync::MutexGuard;
 use std::task::{Context, Poll, Waker};
 
-use profkit_tracing::{Builder, Capture, Fields, Format, OPEN_STAT, ProfkitLayer};
+use profkit_tracing::{Builder, Capture, Clock, Fields, Format, OPEN_STAT, ProfkitLayer};
 use profkit_xplane::{Severity, XPlane, XSpace, x_stat};
 use tracing::Instrument;
 use tracing_subscriber::layer::SubscriberExt;
@@ -367,6 +367,70 @@ fn only_the_fields_asked_for_become_stats() {
     assert!(event.stats.is_empty());
 }
 
+/// The `Task Environment` plane's `profile_start_time`: the session's start since the epoch.
+fn profile_start_ns(space: &XSpace) -> i64 {
+    let env = space
+        .planes
+        .iter()
+        .find(|p| p.name == "Task Environment")
+        .unwrap();
+    let stat = env
+        .stats
+        .iter()
+        .find(|s| {
+            env.stat_metadata
+                .get(&s.metadata_id)
+                .is_some_and(|m| m.name == "profile_start_time")
+        })
+        .unwrap();
+    match &stat.value {
+        Some(x_stat::Value::Uint64Value(v)) => i64::try_from(*v).unwrap(),
+        Some(x_stat::Value::Int64Value(v)) => *v,
+        other => panic!("profile_start_time is {other:?}"),
+    }
+}
+
+#[test]
+fn the_clock_decides_whether_times_count_from_the_start_or_the_epoch() {
+    let _serial = serial();
+    let (layer, guard) = Builder::new().build().unwrap();
+    tracing::dispatcher::with_default(&dispatch(layer), || {
+        let _outer = tracing::info_span!("outer").entered();
+        let _inner = tracing::info_span!("inner").entered();
+    });
+    let capture = guard.finish().unwrap();
+    let monotonic = capture.to_xspace_on(Clock::Monotonic);
+    let unix = capture.to_xspace_on(Clock::Unix);
+    assert_eq!(capture.to_xspace(), monotonic, "the default clock");
+    let start = profile_start_ns(&monotonic);
+    assert_eq!(profile_start_ns(&unix), start);
+    // After 2001-09-09 (10^18 ns since the epoch): a wall-clock time, not a counter's.
+    assert!(start > 1_000_000_000_000_000_000, "{start}");
+    // The same events, the same offsets; each line's timestamp moved by the session's start.
+    let (m, u) = (host(&monotonic), host(&unix));
+    assert_eq!(m.lines.len(), u.lines.len());
+    for (ml, ul) in m.lines.iter().zip(&u.lines) {
+        assert_eq!(ul.timestamp_ns, ml.timestamp_ns + start, "{}", ml.name);
+        assert_eq!(ml.events, ul.events);
+    }
+    assert!(m.lines.iter().all(|l| l.timestamp_ns < start));
+}
+
+#[test]
+fn the_unix_clock_is_refused_for_files_whose_times_are_session_relative() {
+    let _serial = serial();
+    for name in ["unix.json", "unix.xplane.pb"] {
+        let out = temp(name);
+        let refused = Builder::new().file(&out).clock(Clock::Unix).build();
+        let message = refused.map(|_| ()).unwrap_err().to_string();
+        assert!(message.contains("Parquet"), "{message}");
+        assert!(!out.exists());
+    }
+    // No session was started: the next one starts.
+    let (_layer, guard) = Builder::new().build().unwrap();
+    guard.finish().unwrap();
+}
+
 #[test]
 fn chrome_json_has_the_spans_fields_and_flows() {
     let _serial = serial();
@@ -434,6 +498,27 @@ fn parquet_output_is_a_host_partition() {
     let exists = events.exists();
     std::fs::remove_dir_all(&root).ok();
     assert!(exists, "{}", events.display());
+}
+
+#[cfg(feature = "parquet")]
+#[test]
+fn parquet_output_takes_the_unix_clock() {
+    let _serial = serial();
+    let root = temp("dataset-unix");
+    let (layer, guard) = Builder::new()
+        .file(&root)
+        .host("worker0")
+        .clock(Clock::Unix)
+        .build()
+        .unwrap();
+    tracing::dispatcher::with_default(&dispatch(layer), || {
+        let _s = tracing::info_span!("span", n = 1).entered();
+    });
+    guard.finish().unwrap();
+    let lines = root.join("host=worker0/table=lines/part-0.parquet");
+    let exists = lines.exists();
+    std::fs::remove_dir_all(&root).ok();
+    assert!(exists, "{}", lines.display());
 }
 
 #[test]

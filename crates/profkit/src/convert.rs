@@ -53,7 +53,7 @@ pub(crate) const REPORTED: &[Format] = &[
 /// `profkit formats`: every format, what reads it, and where it converts to.
 pub(crate) fn formats() -> Result<(), Failure> {
     use clap::ValueEnum;
-    let mut out = std::io::stdout().lock();
+    let mut out = crate::session::stdout();
     let mut text =
         String::from("Formats (detected from content; --from and --to take these names):\n");
     let width = Format::value_variants()
@@ -301,7 +301,7 @@ pub(crate) fn hosts_given(hosts: &[String], inputs: usize) -> Result<Vec<Option<
 
 fn print_warnings(name: &str, warnings: impl IntoIterator<Item = String>) {
     for w in warnings {
-        eprintln!("profkit: {name}: warning: {w}");
+        crate::session::warn(name, w);
     }
 }
 
@@ -341,9 +341,9 @@ pub(crate) fn chrome_import_text(name: &str, text: &[u8]) -> Result<chrome::Chro
 fn imported(name: &str, mut import: chrome::ChromeImport) -> chrome::ChromeImport {
     print_warnings(name, std::mem::take(&mut import.warnings));
     for (phase, count) in &import.skipped {
-        eprintln!(
-            "profkit: {name}: note: {count} events of phase {phase:?} have no place in an XSpace and are left out"
-        );
+        crate::session::note(format_args!(
+            "{name}: note: {count} events of phase {phase:?} have no place in an XSpace and are left out"
+        ));
     }
     import
 }
@@ -696,9 +696,9 @@ fn convert_xspaces(
 
 fn note_unreproduced(name: &str, what: &[&str]) {
     for w in what {
-        eprintln!(
-            "profkit: {name}: note: xprof would also apply {w}; profkit does not reproduce it, so its trace viewer output differs there"
-        );
+        crate::session::note(format_args!(
+            "{name}: note: xprof would also apply {w}; profkit does not reproduce it, so its trace viewer output differs there"
+        ));
     }
 }
 
@@ -727,13 +727,15 @@ pub(crate) fn merge_command(
     let summary = output.finish(result)?;
     print_warnings(&name, summary.warnings.iter().cloned());
     if out.as_os_str() != "-" {
-        println!(
+        writeln!(
+            crate::session::stdout(),
             "merged {} hosts ({}) into {} planes in {}",
             summary.hosts.len(),
             summary.hosts.join(", "),
             summary.planes,
             out.display()
-        );
+        )
+        .map_err(Failure::Output)?;
     }
     Ok(())
 }

@@ -67,7 +67,6 @@ pub(crate) fn run(analysis: Analysis, files: &[PathBuf], json: bool) -> Result<(
             }
         }
     }
-    let mut out = std::io::stdout().lock();
     if json {
         let doc = serde_json::json!({
             "analysis": format!("{analysis:?}"),
@@ -78,9 +77,9 @@ pub(crate) fn run(analysis: Analysis, files: &[PathBuf], json: bool) -> Result<(
                 .collect::<serde_json::Map<_, _>>(),
             "notes": notes,
         });
-        serde_json::to_writer_pretty(&mut out, &doc).map_err(|e| Failure::Output(e.into()))?;
-        return writeln!(out).map_err(Failure::Output);
+        return crate::session::json(&doc);
     }
+    let mut out = crate::session::stdout();
     for (i, (name, frame)) in frames.iter().enumerate() {
         if i > 0 {
             writeln!(out).map_err(Failure::Output)?;

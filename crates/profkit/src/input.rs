@@ -137,6 +137,17 @@ pub(crate) fn gunzip<R: BufRead + 'static>(
     ))
 }
 
+/// A raw input that stops when the library API's caller cancels the run (see `session`): every
+/// command reads through one, so a cancel is seen at the next read.
+struct Polled<R>(R);
+
+impl<R: Read> Read for Polled<R> {
+    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+        crate::session::check()?;
+        self.0.read(buf)
+    }
+}
+
 /// An opened input with its format decided.
 pub(crate) struct Input {
     /// How the input is named in messages.
@@ -187,11 +198,11 @@ impl Input {
             }
         }
         let (raw, len): (Box<dyn Read>, Option<u64>) = if is_stdin {
-            (Box::new(std::io::stdin()), None)
+            (Box::new(Polled(std::io::stdin())), None)
         } else {
             let file = open_file(path, &name)?;
             let len = file.metadata().ok().map(|m| m.len());
-            (Box::new(file), len)
+            (Box::new(Polled(file)), len)
         };
         let (mut reader, gzip) = ungzip(raw, len, &name)
             .map_err(|e| Failure::BadInput(format!("{name}: cannot read: {e}")))?;
@@ -249,12 +260,12 @@ fn choose(candidates: &[Format], path: &Path, name: &str, gzip: bool) -> Result<
         match probe(candidate, path, name, gzip)? {
             Ok(()) if index == 0 => return Ok(candidate),
             Ok(()) if by_name.is_none() => {
-                eprintln!(
-                    "profkit: {name}: note: its first bytes fit {} and {}; read as {}, the first that reads it (--from names the format)",
+                crate::session::note(format_args!(
+                    "{name}: note: its first bytes fit {} and {}; read as {}, the first that reads it (--from names the format)",
                     tried_titles(candidates, index),
                     candidate.title(),
                     candidate.title()
-                );
+                ));
                 return Ok(candidate);
             }
             Ok(()) => tried.push(format!(

@@ -33,10 +33,13 @@
 //!
 //! As a library, [`run_args`] runs the command line on a list of arguments, as the `profkit`
 //! binary and the Python package's `profkit` command do. Exit codes: 0 success, 1 bad or invalid
-//! input, 2 usage error.
+//! input, 2 usage error. [`api`] runs `inspect`, `validate`, `report`, `convert` and `merge` in
+//! the calling process and gives their answers as data ([`Value`]), never printing: what the
+//! Python package calls.
 
 #![forbid(unsafe_code)]
 
+pub mod api;
 mod cap;
 mod convert;
 mod format;
@@ -48,14 +51,17 @@ mod paddle;
 mod parquet;
 mod plugin;
 mod poplar;
+mod session;
 mod text;
-mod torch;
 mod threads;
+mod torch;
+mod value;
 mod xdl;
 mod xprof;
 mod xspace;
 
 pub use plugin::set_self_command;
+pub use value::{Value, ValueError, to_value};
 
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -455,6 +461,21 @@ fn run(cli: Cli) -> Result<(), Failure> {
 /// `TooManyMessages`), wherever a reader passed it on.
 const BUDGET_REFUSAL: &str = "more than the budget of one per";
 
+/// A command's result with its failure told as the user should read it: a gzip input that
+/// failed is the cause, however the readers above it passed it on; a Paddle input over its
+/// message budget says how to raise it.
+pub(crate) fn outcome(result: Result<(), Failure>) -> Result<(), Failure> {
+    match (result, input::take_gzip_failure()) {
+        (Err(Failure::BadInput(_) | Failure::Output(_)), Some(gzip)) => {
+            Err(Failure::BadInput(gzip))
+        }
+        (Err(Failure::BadInput(message)), None) if message.contains(BUDGET_REFUSAL) => Err(
+            Failure::BadInput(format!("{message}{}", input::PADDLE_BUDGET_HINT)),
+        ),
+        (result, _) => result,
+    }
+}
+
 /// Runs the CLI on `args` (the program name first, as `std::env::args_os` gives them) and
 /// returns its exit code: what the `profkit` command of the Python wheel calls.
 pub fn run_args<I, T>(args: I) -> ExitCode
@@ -466,19 +487,9 @@ where
     let cli = Cli::parse_from(args);
     // The command runs on a thread of its pool (the input's settings and failures are
     // thread-local: they are set and taken there).
-    let (result, gzip_failure) = match threads::count(cli.threads).and_then(threads::pool) {
-        Ok(pool) => pool.install(|| (run(cli), input::take_gzip_failure())),
-        Err(failure) => (Err(failure), None),
-    };
-    // A gzip input that failed is the cause, however the readers above it passed it on.
-    let result = match (result, gzip_failure) {
-        (Err(Failure::BadInput(_) | Failure::Output(_)), Some(gzip)) => {
-            Err(Failure::BadInput(gzip))
-        }
-        (Err(Failure::BadInput(message)), None) if message.contains(BUDGET_REFUSAL) => Err(
-            Failure::BadInput(format!("{message}{}", input::PADDLE_BUDGET_HINT)),
-        ),
-        (result, _) => result,
+    let result = match threads::count(cli.threads).and_then(threads::pool) {
+        Ok(pool) => pool.install(|| outcome(run(cli))),
+        Err(failure) => Err(failure),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,

@@ -68,6 +68,11 @@ fn remove(path: &Path, kind: TempKind) {
 #[cfg(unix)]
 fn catch_signals() {
     use signal_hook::consts::{SIGHUP, SIGINT, SIGTERM};
+    // Embedded (the library API, in Python): the caller handles interrupts, and cancels the run,
+    // whose error path removes what it made; ending the process on SIGINT would be wrong there.
+    if crate::session::embedded() {
+        return;
+    }
     static STARTED: std::sync::Once = std::sync::Once::new();
     STARTED.call_once(|| {
         let Ok(mut signals) = signal_hook::iterator::Signals::new([SIGINT, SIGTERM, SIGHUP]) else {
@@ -535,6 +540,8 @@ impl Sink {
 
 impl Write for Sink {
     fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        // A cancelled library API run stops at its next write (and its temporary output goes).
+        crate::session::check()?;
         let result = match &mut self.inner {
             Some(Inner::Plain(w)) => w.write(buf),
             Some(Inner::Gzip(w)) => w.write(buf),

@@ -55,9 +55,7 @@ fn decode(input: Input) -> Result<(String, Format, Decoded), Failure> {
 }
 
 fn json_out(doc: &impl serde::Serialize) -> Result<(), Failure> {
-    let mut out = std::io::stdout().lock();
-    serde_json::to_writer_pretty(&mut out, doc).map_err(|e| Failure::Output(e.into()))?;
-    writeln!(out).map_err(Failure::Output)
+    crate::session::json(doc)
 }
 
 fn ms(ns: u64) -> String {
@@ -151,8 +149,7 @@ pub(crate) fn inspect(input: Input, json: bool) -> Result<(), Failure> {
         recording.threads.len(),
         recording.device_spans.len()
     );
-    std::io::stdout()
-        .lock()
+    crate::session::stdout()
         .write_all(text.as_bytes())
         .map_err(Failure::Output)
 }
@@ -180,7 +177,7 @@ pub(crate) fn validate(input: Input, json: bool, mut cap: crate::cap::Cap) -> Re
             not_listed,
         ))?;
     } else {
-        let mut out = std::io::stdout().lock();
+        let mut out = crate::session::stdout();
         if problems.is_empty() {
             writeln!(out, "{name}: valid {}", decoded.kind()).map_err(Failure::Output)?;
         }
@@ -252,19 +249,21 @@ pub(crate) fn report(
     };
     let report = Report::new(recording, options);
     for w in &report.warnings {
-        eprintln!("profkit: {name}: warning: {w}");
+        crate::session::warn(name, w);
     }
     if report.hidden_rows > 0 {
-        eprintln!(
-            "profkit: {name}: warning: {} rows nested deeper than {} levels are not shown",
-            report.hidden_rows, options.max_depth
+        crate::session::warn(
+            name,
+            format_args!(
+                "{} rows nested deeper than {} levels are not shown",
+                report.hidden_rows, options.max_depth
+            ),
         );
     }
     if json {
         return json_out(&report);
     }
-    std::io::stdout()
-        .lock()
+    crate::session::stdout()
         .write_all(report.text().as_bytes())
         .map_err(Failure::Output)
 }
@@ -464,8 +463,7 @@ pub(crate) fn report_command(
     if json {
         return json_out(&summary);
     }
-    std::io::stdout()
-        .lock()
+    crate::session::stdout()
         .write_all(summary.text().as_bytes())
         .map_err(Failure::Output)
 }

@@ -25,6 +25,9 @@ use crate::output::{Temp, holding_signals};
 
 fn bad(name: &str, e: profkit_arrow::Error) -> Failure {
     match e {
+        profkit_arrow::Error::Interrupted => {
+            Failure::Output(std::io::Error::other(crate::session::CANCELLED))
+        }
         profkit_arrow::Error::Io { .. } => Failure::BadInput(e.to_string()),
         profkit_arrow::Error::Dataset { .. } => Failure::Usage(e.to_string()),
         other => Failure::BadInput(format!("{name}: {other}")),
@@ -33,7 +36,7 @@ fn bad(name: &str, e: profkit_arrow::Error) -> Failure {
 
 fn warn(name: &str, warnings: &[String]) {
     for w in warnings {
-        eprintln!("profkit: {name}: warning: {w}");
+        crate::session::warn(name, w);
     }
 }
 
@@ -176,17 +179,20 @@ fn finish(
     name: &str,
     writer: HostWriter,
     rows: u64,
-    planes: usize,
+    planes: u64,
     extra: &str,
 ) -> Result<(), Failure> {
     // A signal waits for the host to be moved into place (and the old one, with --overwrite,
     // removed), so that it never ends the process half way.
     let dir = holding_signals(|| writer.commit()).map_err(|e| bad(name, e))?;
-    println!(
-        "{name}: {rows} events on {planes} planes{extra} -> {}",
-        dir.display()
-    );
-    Ok(())
+    std::io::Write::write_fmt(
+        &mut crate::session::stdout(),
+        format_args!(
+            "{name}: {rows} events on {planes} planes{extra} -> {}\n",
+            dir.display()
+        ),
+    )
+    .map_err(Failure::Output)
 }
 
 /// xprof's op metrics of an XSpace file (the planes OpStats reads, read again), as the
@@ -219,7 +225,12 @@ fn write_host(mut host: Host, out: &Path, overwrite: bool) -> Result<(), Failure
     // removed should a signal end the process.
     let create = || {
         Temp::watching(
-            || HostWriter::create(out, &host.name, write_options.clone()),
+            || {
+                let mut writer = HostWriter::create(out, &host.name, write_options.clone())?;
+                // A library API run cancelled by its caller stops between batches.
+                writer.stop_when(crate::session::cancelled);
+                Ok(writer)
+            },
             |writer| {
                 let staging = writer.staging_dir().to_path_buf();
                 let mut aside = staging.clone().into_os_string();
@@ -236,11 +247,9 @@ fn write_host(mut host: Host, out: &Path, overwrite: bool) -> Result<(), Failure
             let path = input.path.clone().filter(|p| p.as_os_str() != "-");
             let mut batches = sources::xspace(input.reader, info, options, ReadOptions::default());
             let (mut writer, _watched) = create().map_err(|e| bad(&name, e))?;
-            let rows = writer
-                .write_events(&mut batches)
+            let written = writer
+                .write_host_tables(&mut batches)
                 .map_err(|e| bad(&name, e))?;
-            let side = batches.side_tables().map_err(|e| bad(&name, e))?;
-            writer.write_side(&side).map_err(|e| bad(&name, e))?;
             let extra = match path {
                 Some(path) => {
                     let stats = op_stats(&path, &host.name)
@@ -249,18 +258,20 @@ fn write_host(mut host: Host, out: &Path, overwrite: bool) -> Result<(), Failure
                         .write_op_metrics(&stats.op_stats)
                         .map_err(|e| bad(&name, e))?;
                     for missing in &stats.missing {
-                        eprintln!("profkit: {name}: op_metrics: not reproduced: {missing}");
+                        crate::session::note(format!(
+                            "{name}: op_metrics: not reproduced: {missing}"
+                        ));
                     }
                     format!(", {rows} op metrics")
                 }
                 None => {
-                    eprintln!(
-                        "profkit: {name}: no op_metrics table from standard input (xprof's OpStats reads the file again)"
-                    );
+                    crate::session::note(format!(
+                        "{name}: no op_metrics table from standard input (xprof's OpStats reads the file again)"
+                    ));
                     String::new()
                 }
             };
-            finish(&name, writer, rows, side.planes.num_rows(), &extra)
+            finish(&name, writer, written.events, written.planes, &extra)
         }
         Format::Xdl => {
             let Some(input) = host.inputs.pop() else {
@@ -279,11 +290,9 @@ fn write_host(mut host: Host, out: &Path, overwrite: bool) -> Result<(), Failure
             } = sources::xdl(&datasets, info, options.clone()).map_err(|e| bad(&name, e))?;
             warn(&name, &warnings);
             let (mut writer, _watched) = create().map_err(|e| bad(&name, e))?;
-            let rows = writer
-                .write_events(&mut batches)
+            let written = writer
+                .write_host_tables(&mut batches)
                 .map_err(|e| bad(&name, e))?;
-            let side = batches.side_tables().map_err(|e| bad(&name, e))?;
-            writer.write_side(&side).map_err(|e| bad(&name, e))?;
             let mut records = 0;
             for dataset in &datasets {
                 let mut reader = profkit_arrow::xdl::records(dataset, writer.host(), &options)
@@ -295,8 +304,8 @@ fn write_host(mut host: Host, out: &Path, overwrite: bool) -> Result<(), Failure
             finish(
                 &name,
                 writer,
-                rows,
-                side.planes.num_rows(),
+                written.events,
+                written.planes,
                 &format!(", {records} XDL records"),
             )
         }
@@ -305,12 +314,10 @@ fn write_host(mut host: Host, out: &Path, overwrite: bool) -> Result<(), Failure
             warn(&name, &prepared.warnings);
             let mut batches = prepared.batches;
             let (mut writer, _watched) = create().map_err(|e| bad(&name, e))?;
-            let rows = writer
-                .write_events(&mut batches)
+            let written = writer
+                .write_host_tables(&mut batches)
                 .map_err(|e| bad(&name, e))?;
-            let side = batches.side_tables().map_err(|e| bad(&name, e))?;
-            writer.write_side(&side).map_err(|e| bad(&name, e))?;
-            finish(&name, writer, rows, side.planes.num_rows(), "")
+            finish(&name, writer, written.events, written.planes, "")
         }
     }
 }

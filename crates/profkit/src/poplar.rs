@@ -52,10 +52,10 @@ fn read_graph(path: Option<&Path>) -> Result<Option<GraphProfile>, Failure> {
 fn graph_for(file: &ProfileFile, path: Option<&Path>) -> Result<Option<GraphProfile>, Failure> {
     if file.graph().is_some() {
         if let Some(path) = path {
-            eprintln!(
-                "profkit: ignoring --graph {}: the file holds its own graph profile",
+            crate::session::note(format_args!(
+                "ignoring --graph {}: the file holds its own graph profile",
                 path.display()
-            );
+            ));
         }
         return Ok(None);
     }
@@ -63,7 +63,10 @@ fn graph_for(file: &ProfileFile, path: Option<&Path>) -> Result<Option<GraphProf
 }
 
 fn json_out(doc: &serde_json::Value) -> Result<(), Failure> {
-    let mut out = std::io::BufWriter::new(std::io::stdout().lock());
+    if crate::session::keeps_values() {
+        return crate::session::json(doc);
+    }
+    let mut out = std::io::BufWriter::new(crate::session::stdout());
     profkit_poplar::to_writer_pretty(&mut out, doc).map_err(output)?;
     writeln!(out).map_err(Failure::Output)?;
     out.flush().map_err(Failure::Output)
@@ -103,7 +106,7 @@ pub(crate) fn inspect(input: Input, json: bool, graph: Option<&Path>) -> Result<
             },
         }));
     }
-    let mut out = std::io::BufWriter::new(std::io::stdout().lock());
+    let mut out = std::io::BufWriter::new(crate::session::stdout());
     write_inspect(&mut out, &name, &analysis, &problems).map_err(Failure::Output)?;
     out.flush().map_err(Failure::Output)
 }
@@ -444,7 +447,7 @@ fn write_timeline(out: &mut impl Write, t: &Timeline) -> std::io::Result<()> {
 
 pub(crate) fn dump(input: Input) -> Result<(), Failure> {
     let (_, file) = read(input)?;
-    let mut out = std::io::BufWriter::new(std::io::stdout().lock());
+    let mut out = std::io::BufWriter::new(crate::session::stdout());
     profkit_poplar::to_writer_pretty(&mut out, &file).map_err(output)?;
     writeln!(out).map_err(Failure::Output)?;
     out.flush().map_err(Failure::Output)
@@ -476,7 +479,7 @@ pub(crate) fn validate(
             not_listed,
         ))?;
     } else {
-        let mut out = std::io::BufWriter::new(std::io::stdout().lock());
+        let mut out = std::io::BufWriter::new(crate::session::stdout());
         for p in &problems {
             if cap.admit(&format!("{:?}", p.kind)) {
                 writeln!(out, "{name}: {p}").map_err(Failure::Output)?;

@@ -105,12 +105,10 @@ pub(crate) fn report(
         time_unit,
         ..TableOptions::default()
     };
-    let mut out = std::io::stdout().lock();
     if json {
-        let doc = averages.json(&options);
-        serde_json::to_writer_pretty(&mut out, &doc).map_err(|e| Failure::Output(e.into()))?;
-        return writeln!(out).map_err(Failure::Output);
+        return crate::session::json(&averages.json(&options));
     }
+    let mut out = crate::session::stdout();
     out.write_all(averages.table(&options).as_bytes())
         .map_err(Failure::Output)?;
     for note in &averages.notes_for(&options) {

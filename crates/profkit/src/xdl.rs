@@ -75,9 +75,7 @@ fn is_read_failure(p: &Problem) -> bool {
 }
 
 fn json_out(doc: &serde_json::Value) -> Result<(), Failure> {
-    let mut out = std::io::stdout().lock();
-    serde_json::to_writer_pretty(&mut out, doc).map_err(|e| Failure::Output(e.into()))?;
-    writeln!(out).map_err(Failure::Output)
+    crate::session::json(doc)
 }
 
 pub(crate) fn inspect(input: Input, json: bool) -> Result<(), Failure> {
@@ -97,14 +95,14 @@ pub(crate) fn inspect(input: Input, json: bool) -> Result<(), Failure> {
             "problems": problems,
         }))?;
     } else {
-        let mut out = std::io::stdout().lock();
+        let mut out = crate::session::stdout();
         write_inspect(&mut out, &name, &datasets, &files, &problems).map_err(Failure::Output)?;
     }
     if unreadable.is_empty() {
         Ok(())
     } else {
         for p in unreadable {
-            eprintln!("profkit: {p}");
+            crate::session::note(p);
         }
         Err(Failure::Invalid)
     }
@@ -112,7 +110,7 @@ pub(crate) fn inspect(input: Input, json: bool) -> Result<(), Failure> {
 
 fn show_meta(path: &Path, name: &str, json: bool) -> Result<(), Failure> {
     let meta = profkit_xdl::read_meta_file(path).map_err(|e| Failure::BadInput(e.to_string()))?;
-    let mut out = std::io::stdout().lock();
+    let mut out = crate::session::stdout();
     if json {
         drop(out);
         return json_out(
@@ -305,7 +303,7 @@ pub(crate) fn dump(input: Input) -> Result<(), Failure> {
             source: DumpSource::MetaFile(path),
         }],
     };
-    let out = std::io::stdout().lock();
+    let out = crate::session::stdout();
     let mut out = std::io::BufWriter::new(out);
     let errors =
         write_dump(entries, &mut out, ReadOptions::default(), Some(1)).map_err(Failure::Output)?;
@@ -315,7 +313,7 @@ pub(crate) fn dump(input: Input) -> Result<(), Failure> {
         return Ok(());
     }
     for e in &errors {
-        eprintln!("profkit: {e}");
+        crate::session::note(e);
     }
     Err(Failure::Invalid)
 }
@@ -339,7 +337,7 @@ pub(crate) fn validate(input: Input, json: bool, mut cap: crate::cap::Cap) -> Re
             not_listed,
         ))?;
     } else {
-        let mut out = std::io::stdout().lock();
+        let mut out = crate::session::stdout();
         if problems.is_empty() {
             writeln!(
                 out,
@@ -532,7 +530,7 @@ pub(crate) fn convert(
         temp.commit(|tmp| std::fs::rename(tmp, &target))
             .map_err(|e| cannot("move the new dataset into place", e))?;
     }
-    let mut stdout = std::io::stdout().lock();
+    let mut stdout = crate::session::stdout();
     for line in lines {
         writeln!(stdout, "{line}").map_err(Failure::Output)?;
     }

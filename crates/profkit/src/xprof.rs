@@ -81,8 +81,15 @@ pub(crate) fn run(args: XprofArgs) -> Result<(), Failure> {
         }
     }
     let (spaces, hosts) = read_spaces(inputs, tool.as_deref() == Some("trace_viewer"))?;
-    let out = args.out.unwrap_or_else(|| PathBuf::from("-"));
-    let (output, mut writer) = Output::create(&out)?;
+    // Standard output is the session's (the terminal, or the library API's capture).
+    let out = args.out.filter(|o| o.as_os_str() != "-");
+    let (output, mut writer): (Option<Output>, Box<dyn Write>) = match &out {
+        Some(out) => {
+            let (output, writer) = Output::create(out)?;
+            (Some(output), writer)
+        }
+        None => (None, Box::new(crate::session::stdout())),
+    };
     let result = (|| -> Result<Vec<String>, Failure> {
         let mut notes = Vec::new();
         match tool.as_deref() {
@@ -155,9 +162,12 @@ pub(crate) fn run(args: XprofArgs) -> Result<(), Failure> {
         Ok(notes)
     })();
     drop(writer);
-    let notes = output.finish(result)?;
+    let notes = match output {
+        Some(output) => output.finish(result)?,
+        None => result?,
+    };
     for note in notes {
-        eprintln!("profkit: {note}");
+        crate::session::warn("xprof", note);
     }
     Ok(())
 }
@@ -180,7 +190,7 @@ pub(crate) fn report(input: Input, json: bool) -> Result<(), Failure> {
         .map_err(Failure::Output)?;
     }
     for missing in &built.missing {
-        eprintln!("profkit: not reproduced: {missing}");
+        crate::session::note(format!("not reproduced: {missing}"));
     }
     Ok(())
 }
@@ -211,7 +221,7 @@ pub(crate) fn op_stats_file(
     drop(writer);
     output.finish(result)?;
     for missing in &built.missing {
-        eprintln!("profkit: not reproduced: {missing}; the OpStats lacks it");
+        crate::session::note(format!("not reproduced: {missing}; the OpStats lacks it"));
     }
     Ok(())
 }

@@ -44,6 +44,9 @@ pub(crate) fn inspect(input: Input, json: bool, max_planes: Option<usize>) -> Re
             input.name
         ))
     };
+    // The library API keeps the listed planes as values instead (at most `max_planes`).
+    let keep = json && crate::session::keeps_values();
+    let mut listed = Vec::new();
     let mut spool =
         std::io::BufWriter::new(crate::convert::anonymous_file().map_err(spool_failed)?);
     let bad = |e: profkit_xplane::Error| Failure::BadInput(format!("{}: {e}", input.name));
@@ -61,8 +64,14 @@ pub(crate) fn inspect(input: Input, json: bool, max_planes: Option<usize>) -> Re
                 summary.total_events += p.events;
                 start = start.into_iter().chain(p.start_ps).min();
                 end = end.into_iter().chain(p.end_ps).max();
+                crate::session::check().map_err(Failure::Output)?;
                 if !json {
                     write_plane(&mut spool, &p).map_err(spool_failed)?;
+                } else if keep && max_planes.is_none_or(|m| planes < m) {
+                    listed.push(
+                        crate::value::to_value(&p)
+                            .map_err(|e| Failure::Output(std::io::Error::other(e.to_string())))?,
+                    );
                 } else if max_planes.is_none_or(|m| planes < m) {
                     write_json_plane(&mut spool, &p, planes == 0).map_err(spool_failed)?;
                 }
@@ -73,13 +82,33 @@ pub(crate) fn inspect(input: Input, json: bool, max_planes: Option<usize>) -> Re
             RawSpaceItem::Warning(_) => summary.warnings += 1,
         }
     }
+    if keep {
+        let doc = JsonSummary {
+            file: &input.name,
+            format: input.format.to_string(),
+            summary: &summary,
+            planes_not_listed: max_planes.map(|m| planes - m.min(planes)),
+        };
+        let mut doc = crate::value::to_value(&doc)
+            .map_err(|e| Failure::Output(std::io::Error::other(e.to_string())))?;
+        if let crate::value::Value::Map(entries) = &mut doc {
+            for (key, value) in entries.iter_mut() {
+                if key == "summary" {
+                    value.set("planes", crate::value::Value::List(listed));
+                    break;
+                }
+            }
+        }
+        crate::session::document(doc);
+        return Ok(());
+    }
     let mut spool = spool
         .into_inner()
         .map_err(|e| spool_failed(e.into_error()))?;
     spool
         .seek(std::io::SeekFrom::Start(0))
         .map_err(spool_failed)?;
-    let mut out = std::io::BufWriter::new(std::io::stdout().lock());
+    let mut out = std::io::BufWriter::new(crate::session::stdout());
     if json {
         let doc = JsonSummary {
             file: &input.name,
@@ -271,7 +300,7 @@ pub(crate) fn dump(input: Input) -> Result<(), Failure> {
             Box::new(std::io::Cursor::new(profkit_xplane::encode(&space)))
         }
     };
-    let out = std::io::stdout().lock();
+    let out = crate::session::stdout();
     let mut out = std::io::BufWriter::new(out);
     profkit_xplane::view::write_json_streamed(
         XSpaceReader::new(reader, ReadOptions::default()),
@@ -287,13 +316,16 @@ pub(crate) fn dump(input: Input) -> Result<(), Failure> {
 pub(crate) fn validate(input: Input, json: bool, mut cap: crate::cap::Cap) -> Result<(), Failure> {
     // Problems are written as they are found, never collected: a file can have one per event.
     let cap_listed = cap.json_limit_value();
-    let mut out = std::io::BufWriter::new(std::io::stdout().lock());
+    let mut out = std::io::BufWriter::new(crate::session::stdout());
     let mut written = 0usize;
     // Problems of `Severity::Error`: the others (what real producers write) are warnings.
     let mut errors = 0usize;
     let mut failed_write: Option<std::io::Error> = None;
     let name = input.name.clone();
-    if json {
+    // The library API keeps the listed problems as values (at most `max_problems`).
+    let keep = json && crate::session::keeps_values();
+    let mut listed = Vec::new();
+    if json && !keep {
         let head = format!(
             "{{\n  \"file\": {},\n  \"format\": {},\n  \"problems\": [",
             json_text(&name),
@@ -308,6 +340,10 @@ pub(crate) fn validate(input: Input, json: bool, mut cap: crate::cap::Cap) -> Re
         let error = problem.severity == profkit_xplane::Severity::Error;
         let result = if json && !cap.json_lists(written) {
             Ok(())
+        } else if keep {
+            crate::value::to_value(&problem)
+                .map(|v| listed.push(v))
+                .map_err(|e| std::io::Error::other(e.to_string()))
         } else if json {
             write_json_problem(&mut out, &problem, written == 0)
         } else if error && cap.admit(&format!("{:?}", problem.kind)) {
@@ -341,6 +377,10 @@ pub(crate) fn validate(input: Input, json: bool, mut cap: crate::cap::Cap) -> Re
         if let Err(e) = checked {
             break Some(e);
         }
+        if let Err(e) = crate::session::check() {
+            failed_write.get_or_insert(e);
+            break None;
+        }
         index += 1;
     };
     if let Some(e) = failed_write {
@@ -348,6 +388,33 @@ pub(crate) fn validate(input: Input, json: bool, mut cap: crate::cap::Cap) -> Re
     }
     for rest in cap.rest() {
         writeln!(out, "{name}: {rest}").map_err(Failure::Output)?;
+    }
+    if keep {
+        let mut entries = vec![
+            ("file".to_owned(), crate::value::Value::Str(name.clone())),
+            (
+                "format".to_owned(),
+                crate::value::Value::Str(input.format.to_string()),
+            ),
+            ("problems".to_owned(), crate::value::Value::List(listed)),
+        ];
+        if let Some(e) = broke_off {
+            return Err(Failure::BadInput(format!("{}: {e}", input.name)));
+        }
+        if let Some(l) = cap_listed {
+            let not_listed = written - l.min(written);
+            entries.push((
+                "problems_not_listed".to_owned(),
+                crate::value::Value::Int(i128::try_from(not_listed).unwrap_or(i128::MAX)),
+            ));
+        }
+        entries.push(("valid".to_owned(), crate::value::Value::Bool(errors == 0)));
+        crate::session::document(crate::value::Value::Map(entries));
+        return if errors == 0 {
+            Ok(())
+        } else {
+            Err(Failure::Invalid)
+        };
     }
     if let Some(e) = broke_off {
         // The problems already written stand; the JSON document is closed with the error, so
@@ -424,7 +491,6 @@ pub(crate) fn inspect_chrome(input: Input, json: bool) -> Result<(), Failure> {
     for plane in &space.planes {
         summary.add_plane(plane);
     }
-    let mut out = std::io::stdout().lock();
     if json {
         let doc = JsonSummary {
             file: &name,
@@ -432,9 +498,9 @@ pub(crate) fn inspect_chrome(input: Input, json: bool) -> Result<(), Failure> {
             summary: &summary,
             planes_not_listed: None,
         };
-        serde_json::to_writer_pretty(&mut out, &doc).map_err(|e| Failure::Output(e.into()))?;
-        return writeln!(out).map_err(Failure::Output);
+        return crate::session::json(&doc);
     }
+    let mut out = crate::session::stdout();
     writeln!(out, "{name}: Chrome trace, read as this XSpace:").map_err(Failure::Output)?;
     write_summary(&mut out, &name, &summary).map_err(Failure::Output)
 }
@@ -442,7 +508,7 @@ pub(crate) fn inspect_chrome(input: Input, json: bool) -> Result<(), Failure> {
 /// `dump` of a Chrome trace: the canonical JSON of the XSpace it reads as.
 pub(crate) fn dump_chrome(input: Input) -> Result<(), Failure> {
     let (_, space) = crate::convert::chrome_space(input)?;
-    let mut out = std::io::BufWriter::new(std::io::stdout().lock());
+    let mut out = std::io::BufWriter::new(crate::session::stdout());
     profkit_xplane::view::write_json(&space, &mut out).map_err(|e| match e {
         profkit_xplane::Error::Io(io) => Failure::Output(io),
         other => Failure::Output(std::io::Error::other(other.to_string())),
@@ -468,7 +534,7 @@ pub(crate) fn validate_chrome(
     let import = crate::convert::chrome_import_text(&name, &text)?;
     let profkit_chrome::ChromeCheck { errors, warnings } = import.check_source(&text);
     drop(text);
-    let mut out = std::io::stdout().lock();
+    let mut out = crate::session::stdout();
     let all = cap.is_all();
     let cap_json = cap.json_limit_value();
     let capped = |list: &[(String, String)]| -> Vec<String> {
@@ -503,8 +569,7 @@ pub(crate) fn validate_chrome(
             "problems": problems,
         });
         let doc = crate::cap::with_not_listed(doc, not_listed);
-        serde_json::to_writer_pretty(&mut out, &doc).map_err(|e| Failure::Output(e.into()))?;
-        writeln!(out).map_err(Failure::Output)?;
+        crate::session::json(&doc)?;
     } else {
         for w in &warning_lines {
             writeln!(out, "{name}: warning: {w}").map_err(Failure::Output)?;

@@ -111,11 +111,39 @@ impl Side {
         self.fact_values.append_value(value);
     }
 
-    /// Makes the tables (once, when the stream ends).
+    /// Rows of the planes table not yet given out.
+    pub(super) fn plane_rows(&self) -> usize {
+        self.planes.id.len()
+    }
+
+    /// Rows of the lines table not yet given out.
+    pub(super) fn line_rows(&self) -> usize {
+        self.lines.id.len()
+    }
+
+    /// Makes the tables (once, when the stream ends): what is left of the planes and lines.
     pub(super) fn finish(&mut self, info: &HostInfo) -> Result<()> {
+        let planes = self.planes_batch(info)?;
+        let lines = self.lines_batch(info)?;
+        let (keys, values) = (self.fact_keys.finish(), self.fact_values.finish());
+        let n = keys.len();
+        let metadata = RecordBatch::try_new(
+            schema::metadata_table(),
+            vec![repeated(&info.host, n), Arc::new(keys), Arc::new(values)],
+        )?;
+        self.done = Some(SideTables {
+            planes,
+            lines,
+            metadata,
+        });
+        Ok(())
+    }
+
+    /// The planes rows so far as a batch (the builders start again empty).
+    pub(super) fn planes_batch(&mut self, info: &HostInfo) -> Result<RecordBatch> {
         let p = &mut self.planes;
         let n = p.id.len();
-        let planes = RecordBatch::try_new(
+        Ok(RecordBatch::try_new(
             schema::planes(),
             vec![
                 repeated(&info.host, n),
@@ -135,10 +163,14 @@ impl Side {
                 ),
                 Arc::new(p.stats.finish()),
             ],
-        )?;
+        )?)
+    }
+
+    /// The lines rows so far as a batch (the builders start again empty).
+    pub(super) fn lines_batch(&mut self, info: &HostInfo) -> Result<RecordBatch> {
         let l = &mut self.lines;
         let n = l.id.len();
-        let lines = RecordBatch::try_new(
+        Ok(RecordBatch::try_new(
             schema::lines(),
             vec![
                 repeated(&info.host, n),
@@ -153,18 +185,6 @@ impl Side {
                 Arc::new(l.duration_ps.finish()),
                 Arc::new(l.events.finish()),
             ],
-        )?;
-        let (keys, values) = (self.fact_keys.finish(), self.fact_values.finish());
-        let n = keys.len();
-        let metadata = RecordBatch::try_new(
-            schema::metadata_table(),
-            vec![repeated(&info.host, n), Arc::new(keys), Arc::new(values)],
-        )?;
-        self.done = Some(SideTables {
-            planes,
-            lines,
-            metadata,
-        });
-        Ok(())
+        )?)
     }
 }

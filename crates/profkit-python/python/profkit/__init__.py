@@ -20,8 +20,6 @@ from __future__ import annotations
 
 import json
 import os
-import subprocess
-import sys
 from dataclasses import dataclass, field
 from typing import (
     TYPE_CHECKING,
@@ -45,7 +43,6 @@ from ._errors import (
     TruncatedError,
     UnknownFormatError,
     UsageError,
-    from_cli,
 )
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -58,6 +55,7 @@ __all__ = [
     "merge",
     "report",
     "hta",
+    "xprof",
     "events",
     "planes",
     "lines",
@@ -104,77 +102,34 @@ DEFAULT_LAYOUT = "frame"
 
 
 # ---------------------------------------------------------------------------------------------
-# The profkit command, run in a child process: inspect, validate, convert, merge, report.
+# The commands, run in this process: inspect, validate, convert, merge, report.
+#
+# Each calls the CLI library (``profkit::api``) through the native module: the work runs on a
+# thread of its own without the GIL, the answer comes back as Python objects built from the
+# command's document (never its printed text parsed back), and an interrupt (Ctrl-C, or a
+# notebook's interrupt) cancels it: its temporary output is removed before ``KeyboardInterrupt``
+# is raised.
 
 
-def _run(args: List[str], files: Sequence[PathLike], ok: Sequence[int] = (0,)) -> subprocess.CompletedProcess:
-    """Runs ``profkit ARGS`` (this package's command, in a child process) and raises the
-    :class:`ProfkitError` its failure message describes.
-
-    An interrupt (``KeyboardInterrupt``, say Ctrl-C in a notebook, which reaches this process
-    only) or any other exception while it runs ends the child with SIGTERM, on which it removes
-    its temporary files and directories, and waits for it before passing the exception on: no
-    ``OUT.profkit-PID.tmp`` is left behind."""
-    child = subprocess.Popen(
-        [sys.executable, "-m", "profkit", *args],
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-        encoding="utf-8",
-        errors="replace",
-    )
-    # On an interrupt, `communicate` would first give the child a quarter of a second to end on
-    # its own (as if the interrupt had reached it too), time in which a conversion can finish and
-    # leave its output: stop it at once instead.
-    child._sigint_wait_secs = 0
+def _count(name: str, value: Optional[int]) -> Optional[int]:
+    """A non-negative whole number argument (``None`` kept); a :class:`UsageError` otherwise."""
+    if value is None:
+        return None
     try:
-        stdout, stderr = child.communicate()
-    except BaseException:
-        _stop(child)
-        raise
-    done = subprocess.CompletedProcess(child.args, child.returncode, stdout, stderr)
-    if done.returncode not in ok:
-        raise from_cli(done.stderr, done.returncode, [os.fspath(f) for f in files])
-    return done
+        number = int(value)
+    except (TypeError, ValueError):
+        raise UsageError(f"{name} must be a whole number, not {value!r}") from None
+    if number < 0:
+        raise UsageError(f"{name} must not be negative, not {number}")
+    return number
 
 
-def _stop(child: subprocess.Popen) -> None:
-    """Ends ``child`` so that it cleans up (SIGTERM), then for good should it not end."""
-    try:
-        child.terminate()
-        child.wait(timeout=30)
-    except BaseException:
-        child.kill()
-        child.wait()
+def _inflated(max_inflated: Optional[str]) -> Optional[str]:
+    return None if max_inflated is None else str(max_inflated)
 
 
-def _json(text: str, files: Sequence[PathLike]) -> Any:
-    """The JSON the command printed; a document too large for this process's memory is a
-    :class:`LimitError`, not a bare ``MemoryError``."""
-    try:
-        return json.loads(text)
-    except MemoryError:
-        raise LimitError(
-            "the command's JSON answer is too large for this process's memory",
-            os.fspath(files[0]) if files else None,
-        ) from None
-    except ValueError as e:
-        raise DecodeError(f"the command's JSON answer does not read: {e}", None) from None
-
-
-def _limit_args(max_inflated: Optional[str], paddle_bytes_per_message: Optional[int]) -> List[str]:
-    """The command line's options for the limits (each left to its environment variable or its
-    default when ``None``)."""
-    args: List[str] = []
-    if max_inflated is not None:
-        args += ["--max-inflated", str(max_inflated)]
-    if paddle_bytes_per_message is not None:
-        args += ["--paddle-bytes-per-message", str(int(paddle_bytes_per_message))]
-    return args
-
-
-def _format_args(format: Optional[str]) -> List[str]:
-    return ["--from", format] if format else []
+def _path(path: Optional[PathLike]) -> Optional[str]:
+    return None if path is None else os.fspath(path)
 
 
 def inspect(
@@ -207,15 +162,14 @@ def inspect(
     Raises:
         ProfkitError: the file cannot be read (the subclass and attributes say why and where).
     """
-    args = ["inspect", "--json", *_format_args(format), os.fspath(path)]
-    args += _limit_args(max_inflated, paddle_bytes_per_message)
-    if max_planes is not None:
-        args += ["--max-planes", str(int(max_planes))]
-    if graph is not None:
-        args += ["--graph", os.fspath(graph)]
-    files = [path] + ([graph] if graph is not None else [])
-    done = _run(args, files)
-    return _json(done.stdout, files)
+    return _native.inspect(
+        os.fspath(path),
+        format,
+        _path(graph),
+        _count("max_planes", max_planes),
+        _inflated(max_inflated),
+        _count("paddle_bytes_per_message", paddle_bytes_per_message),
+    )
 
 
 @dataclass(frozen=True)
@@ -293,22 +247,16 @@ def validate(
     Raises:
         ProfkitError: the file cannot be read.
     """
-    args = ["validate", "--json", *_format_args(format), os.fspath(path)]
-    args += _limit_args(max_inflated, paddle_bytes_per_message)
-    if max_problems is not None:
-        args += ["--max-problems", str(int(max_problems))]
-    if graph is not None:
-        args += ["--graph", os.fspath(graph)]
-    done = _run(args, [path] + ([graph] if graph is not None else []), ok=(0, 1))
-    if done.returncode == 1 and not done.stdout.strip():
-        raise from_cli(done.stderr, 1, [path])
-    doc = _json(done.stdout, [path])
-    if isinstance(doc, dict) and "error" in doc:
-        # The input broke off after some problems were written: it cannot be read.
-        raise from_cli(done.stderr, 1, [path])
+    doc = _native.validate(
+        os.fspath(path),
+        format,
+        _path(graph),
+        _count("max_problems", max_problems),
+        _inflated(max_inflated),
+        _count("paddle_bytes_per_message", paddle_bytes_per_message),
+    )
     found = Problems(_problems(doc))
-    if isinstance(doc, dict):
-        found.not_listed = int(doc.get("problems_not_listed") or 0)
+    found.not_listed = int(doc.get("problems_not_listed") or 0)
     return found
 
 
@@ -378,29 +326,27 @@ def convert(
         ProfkitError: an input cannot be read or the output cannot be written.
     """
     paths = [inputs] if isinstance(inputs, (str, bytes, os.PathLike)) else list(inputs)
-    args = ["convert", *[os.fspath(p) for p in paths], os.fspath(out)]
-    if to:
-        args += ["--to", to]
-    args += _format_args(format)
-    if max_file_mb is not None:
-        args += ["--max-file-mb", str(max_file_mb)]
-    if overwrite:
-        args.append("--overwrite")
-    if layout:
-        args += ["--layout", layout]
-    for host in hosts or []:
-        args += ["--host", host]
-    args += _limit_args(max_inflated, paddle_bytes_per_message)
     callback, close = _progress_callback(progress, len(paths))
     try:
         if callback:
             callback(0, len(paths))
-        done = _run(args, [*paths, out])
+        warnings = _native.convert(
+            [os.fspath(p) for p in paths],
+            os.fspath(out),
+            to or None,
+            format,
+            None if max_file_mb is None else float(max_file_mb),
+            bool(overwrite),
+            layout or None,
+            [str(h) for h in hosts or []],
+            _inflated(max_inflated),
+            _count("paddle_bytes_per_message", paddle_bytes_per_message),
+        )
         if callback:
             callback(len(paths), len(paths))
     finally:
         close()
-    return [line[len("profkit: "):] for line in done.stderr.splitlines() if ": warning: " in line]
+    return list(warnings)
 
 
 def merge(
@@ -413,11 +359,12 @@ def merge(
     """Merges the XSpaces of several hosts into one file, as ``profkit merge`` does; ``hosts``
     names each input's host (one per input, in their order, ``--host``) whatever the spaces
     record."""
-    paths = list(inputs)
-    args = ["merge", *[os.fspath(p) for p in paths], os.fspath(out)]
-    for host in hosts or []:
-        args += ["--host", host]
-    _run(args + _limit_args(max_inflated, None), [*paths, out])
+    _native.merge(
+        [os.fspath(p) for p in inputs],
+        os.fspath(out),
+        [str(h) for h in hosts or []],
+        _inflated(max_inflated),
+    )
 
 
 def report(
@@ -467,40 +414,41 @@ def report(
     Returns:
         The text, or with ``as_data`` the tables as a dict.
     """
-    args = ["report", *_format_args(format), os.fspath(path)]
-    args += _torch_args(style, row_limit, group_by_input_shape, group_by_stack_n)
-    if legacy:
-        args.append("--legacy")
-    if sort:
-        args += ["--sort", sort]
-    if place:
-        args += ["--place", place]
-    if sorted_by:
-        args += ["--sorted-by", sorted_by]
-    if not op_detail:
-        args.append("--no-op-detail")
-    if thread_sep:
-        args.append("--thread-sep")
-    if time_unit:
-        args += ["--time-unit", time_unit]
-    if as_data:
-        args.append("--json")
-    args += _limit_args(max_inflated, paddle_bytes_per_message)
-    done = _run(args, [path])
-    return _json(done.stdout, [path]) if as_data else done.stdout
+    return _native.report(
+        os.fspath(path),
+        format,
+        bool(legacy),
+        sort or None,
+        place or None,
+        sorted_by or None,
+        bool(op_detail),
+        bool(thread_sep),
+        time_unit or None,
+        bool(as_data),
+        _inflated(max_inflated),
+        _count("paddle_bytes_per_message", paddle_bytes_per_message),
+        style or None,
+        None if row_limit is None else int(row_limit),
+        bool(group_by_input_shape),
+        int(group_by_stack_n) or None,
+    )
 
 
-def hta(analysis: str, paths: Sequence[PathLike], *, as_arrow: bool = False) -> Dict[str, Any]:
+def hta(
+    analysis: str,
+    paths: Sequence[PathLike],
+    *,
+    as_arrow: bool = False,
+    max_inflated: Optional[str] = None,
+) -> Dict[str, Any]:
     """HolisticTraceAnalysis 0.5.0's analysis ``analysis`` (``"temporal-breakdown"``,
     ``"kernel-breakdown"``, ``"idle-time-breakdown"``, ``"comm-comp-overlap"``,
     ``"kernel-launch-stats"``) of PyTorch profiler traces, one per rank, as ``profkit hta --json``
     gives it: ``{"frames": {name: [records]}, "ranks": [...], "notes": [...]}``, each frame's
     records under HTA's column names (``pandas.DataFrame(records)`` is HTA's frame). With
-    ``as_arrow``, each frame is a ``pyarrow.Table`` instead.
+    ``as_arrow``, each frame is a ``pyarrow.Table`` instead. Runs in-process.
     """
-    paths = list(paths)
-    done = _run(["hta", analysis, *map(os.fspath, paths), "--json"], paths)
-    result = _json(done.stdout, paths)
+    result = _native.hta(str(analysis), [os.fspath(p) for p in paths], _inflated(max_inflated))
     if as_arrow:
         import pyarrow
 
@@ -510,18 +458,31 @@ def hta(analysis: str, paths: Sequence[PathLike], *, as_arrow: bool = False) -> 
     return result
 
 
-def _torch_args(
-    style: Optional[str], row_limit: Optional[int], by_shape: bool, stack_n: int
-) -> List[str]:
-    """``profkit report``'s options of torch's table (``--style torch``)."""
-    args = ["--style", style] if style else []
-    if row_limit is not None:
-        args += ["--row-limit", str(row_limit)]
-    if by_shape:
-        args.append("--group-by-input-shape")
-    if stack_n:
-        args += ["--group-by-stack-n", str(stack_n)]
-    return args
+def xprof(
+    paths: Union[PathLike, Sequence[PathLike]],
+    tool: Optional[str] = None,
+    *,
+    raw: bool = False,
+    max_inflated: Optional[str] = None,
+) -> Any:
+    """What xprof's tool ``tool`` shows for XSpaces (several paths: the hosts of one run), as
+    ``profkit xprof TOOL`` computes it without xprof: xprof 2.24.2's JSON, parsed (``raw``: the
+    text itself, byte for byte xprof's). ``framework_op_stats`` is two DataTables (with and without
+    the idle time), ``{"cols", "rows", "p"}`` each; ``memory_profile`` the MemoryProfile's JSON.
+    Without ``tool``, the list of tools xprof offers for the profile. What is not reproduced is
+    named in a ``UserWarning``.
+    """
+    if isinstance(paths, (str, bytes, os.PathLike)):
+        paths = [paths]
+    text, notes = _native.xprof(tool, [os.fspath(p) for p in paths], _inflated(max_inflated))
+    if notes:
+        import warnings
+
+        for note in notes:
+            warnings.warn(note, UserWarning, stacklevel=2)
+    if raw:
+        return text
+    return json.loads(text) if text.strip() else None
 
 
 def formats() -> List[str]:

@@ -22,6 +22,7 @@ __all__ = [
     "UsageError",
     "ConversionError",
     "from_failure",
+    "from_message",
     "from_cli",
 ]
 
@@ -135,6 +136,23 @@ def _class_for(kind: str, message: str) -> type:
 def from_failure(kind: str, file: Optional[str], message: str) -> ProfkitError:
     """The exception for a failure reported by the native module."""
     return _class_for(kind, message)(message, file)
+
+
+def _split_file(text: str, files: list) -> tuple:
+    """The file of ``files`` that ``text`` starts with (``FILE: ...``), and the rest."""
+    for candidate in sorted((str(f) for f in files), key=len, reverse=True):
+        if text.startswith(candidate + ": "):
+            return candidate, text[len(candidate) + 2:]
+    return None, text
+
+
+def from_message(kind: str, message: str, files: list) -> ProfkitError:
+    """The exception for a failed in-process call of a command (the native module's): its message,
+    split into the file it names (one of ``files``) and what it says."""
+    file, text = _split_file(message, files)
+    if kind == "decode" and file is None and text.startswith("cannot write output"):
+        kind = "convert"
+    return from_failure(kind, file, text)
 
 
 def from_cli(stderr: str, exit_code: int, files: list) -> ProfkitError:

@@ -1,6 +1,6 @@
 """Type stubs of ``profkit._native``, the Rust extension module (use the ``profkit`` API)."""
 
-from typing import Any, Callable, Dict, List, Literal, Optional
+from typing import Tuple, Any, Callable, Dict, List, Literal, Optional
 
 import pyarrow
 
@@ -33,6 +33,76 @@ def xdl_records(
 def run_cli(argv: List[str], self_command: Optional[List[str]] = None) -> int:
     """Runs the ``profkit`` command in this process; usage errors exit the process.
     ``self_command`` runs the command again (for ``plugin check``)."""
+
+# The commands, run in this process on a worker thread (the GIL released; an interrupt cancels
+# the call and removes its temporary output before KeyboardInterrupt is raised).
+
+def inspect(
+    path: str,
+    format: Optional[str] = None,
+    graph: Optional[str] = None,
+    max_planes: Optional[int] = None,
+    max_inflated: Optional[str] = None,
+    paddle_bytes_per_message: Optional[int] = None,
+) -> Dict[str, Any]:
+    """``profkit inspect --json``'s document."""
+
+def validate(
+    path: str,
+    format: Optional[str] = None,
+    graph: Optional[str] = None,
+    max_problems: Optional[int] = None,
+    max_inflated: Optional[str] = None,
+    paddle_bytes_per_message: Optional[int] = None,
+) -> Dict[str, Any]:
+    """``profkit validate --json``'s document; an input that cannot be read raises."""
+
+def report(
+    path: str,
+    format: Optional[str] = None,
+    legacy: bool = False,
+    sort: Optional[str] = None,
+    place: Optional[str] = None,
+    sorted_by: Optional[str] = None,
+    op_detail: bool = True,
+    thread_sep: bool = False,
+    time_unit: Optional[str] = None,
+    json: bool = False,
+    max_inflated: Optional[str] = None,
+    paddle_bytes_per_message: Optional[int] = None,
+    style: Optional[str] = None,
+    row_limit: Optional[int] = None,
+    group_by_input_shape: bool = False,
+    group_by_stack_n: Optional[int] = None,
+) -> Any:
+    """``profkit report``'s text, or with ``json`` its tables as a dict."""
+
+def hta(analysis: str, traces: List[str], max_inflated: Optional[str] = None) -> Dict[str, Any]:
+    """``profkit hta ANALYSIS TRACE... --json``'s document."""
+
+def xprof(
+    tool: Optional[str], inputs: List[str], max_inflated: Optional[str] = None
+) -> Tuple[str, List[str]]:
+    """``profkit xprof TOOL IN...``'s text (``--list`` without a tool) and its notes."""
+
+def convert(
+    inputs: List[str],
+    out: str,
+    to: Optional[str] = None,
+    format: Optional[str] = None,
+    max_file_mb: Optional[float] = None,
+    overwrite: bool = False,
+    layout: Optional[str] = None,
+    hosts: List[str] = ...,
+    max_inflated: Optional[str] = None,
+    paddle_bytes_per_message: Optional[int] = None,
+) -> List[str]:
+    """``profkit convert``; the warnings, as ``NAME: warning: MESSAGE``."""
+
+def merge(
+    inputs: List[str], out: str, hosts: List[str] = ..., max_inflated: Optional[str] = None
+) -> List[str]:
+    """``profkit merge``; the warnings."""
 
 def empty_table(table: str, layout: Literal["frame", "parquet"] = "frame") -> pyarrow.Table:
     """An empty table with the columns ``table`` has when read with ``layout``."""
