@@ -384,3 +384,20 @@ def test_hta():
     assert row["idle_time_pctg"] == 99.7
     table = profkit.hta("kernel-breakdown", [path], as_arrow=True)["frames"]["kernel_type"]
     assert table.column("kernel_type").to_pylist() == ["MEMORY", "COMPUTATION"]
+
+
+def test_xprof_tools_in_process():
+    case = CONFORMANCE / "xplane/real-tf-fnloop"
+    path = case / "input.xplane.pb"
+    text = profkit.xprof(path, "framework_op_stats", raw=True)
+    assert text == (case / "xprof.framework_op_stats.json").read_text()
+    tables = profkit.xprof(path, "framework_op_stats")
+    assert [len(t["rows"]) for t in tables] == [47, 46]
+    assert tables[0]["rows"][0]["c"][3]["v"] == "IDLE"
+    assert "framework_op_stats" in profkit.xprof([path])
+    with pytest.warns(UserWarning, match="not reproduced: TPU op metrics"):
+        profkit.xprof(CONFORMANCE / "xplane/tpu-device/input.xplane.pb", "framework_op_stats")
+    with pytest.raises(profkit.UsageError):
+        profkit.xprof(path, "no_such_tool")
+    # report's default for an XSpace is the same table, as text.
+    assert profkit.report(path).startswith("Framework op stats (including idle time)\n")
