@@ -2,12 +2,20 @@
 //! from XSpaces as xprof 2.24.2 builds it (`ConvertXSpaceToOpStats` on each host's preprocessed
 //! space, then `CombineOpStats` across hosts).
 //!
-//! What is built today: the host op metrics database ([`host_op_metrics_db`]), the GPU op metrics
-//! of framework-op kernels ([`gpu_op_metrics_db`]), the run
-//! environment (hosts, device type and count, hardware type), and the diagnostics (the space's
-//! errors and warnings). The device op metrics, steps database, kernel stats and tf-function
-//! stats are left empty: [`OpStatsBuild::missing`] names them, so that a tool computed from them
-//! can say what it could not reproduce.
+//! What is built today: the host op metrics database ([`host_op_metrics_db`]); the device op
+//! metrics of TPU planes (the XLA ops of each TensorCore plane, with the ops of its SparseCore
+//! planes as children: [`tensor_core_op_metrics_db`], module `tpu`) and of GPU planes as far as
+//! their kernels carry a framework op ([`gpu_op_metrics_db`]); the TPU device's peaks
+//! ([`perf_env`]), against which [`roofline`] places each op; the run environment (hosts, device
+//! type and count, hardware type); and the diagnostics (the space's errors and warnings).
+//!
+//! Not built: the GPU kernels of XLA programs (JAX, `jit_compile`), which xprof places on HLO ops
+//! from the programs' HLO protos and XLA's GPU cost model; the GPU `PerfEnv` (xprof's
+//! per-architecture peak tables); the TPU ops' fusion children from the HLO protos
+//! (`UpdateOpMetricsDbFromHloModuleMap`, which only the op profile reads); the steps database,
+//! kernel stats and tf-function stats. Where a profile has what xprof builds a missing part from
+//! and a tool would show it, [`OpStatsBuild::missing`] names it, so that the tool can say what it
+//! could not reproduce.
 //!
 //! ```
 //! use profkit_xplane::{PlaneBuilder, XPlane, XSpace};
@@ -29,6 +37,9 @@ mod device;
 mod host;
 mod metrics_db;
 mod model;
+pub mod perf_env;
+pub mod roofline;
+mod tpu;
 
 use profkit_xplane::XSpace;
 use profkit_xplane::constants::{
@@ -41,6 +52,7 @@ pub use host::host_op_metrics_db;
 pub(crate) use metrics_db::DbBuilder;
 pub use metrics_db::{IDLE, is_idle, sorted};
 pub use model::ModelTracker;
+pub use tpu::{add_sparse_core_op_metrics, tensor_core_op_metrics_db};
 
 use crate::proto::{Diagnostics, HardwareType, OpStats, RunEnvironment};
 
@@ -63,13 +75,26 @@ pub fn host_op_stats(mut space: XSpace, host: &str) -> (OpStats, Vec<&'static st
     let mut missing = Vec::new();
     stats.diagnostics = diagnostics(&space);
     stats.run_environment = Some(run_environment(&space, host));
-    let tpu = space
+    let tpu_planes: Vec<_> = space
         .planes
         .iter()
-        .any(|p| p.name.starts_with(TPU_PLANE_PREFIX));
+        .filter(|p| p.name.starts_with(TPU_PLANE_PREFIX))
+        .collect();
     let mut device = DbBuilder::default();
-    if tpu {
-        missing.push("TPU op metrics (XLA ops of the TPU planes)");
+    if let Some(first) = tpu_planes.first() {
+        stats.perf_env = Some(perf_env::tpu_perf_env(first));
+        // SparseCore planes first: their modules' ops become children of TensorCore ops.
+        let mut sparse = std::collections::HashMap::new();
+        let is_sparse = |name: &str| {
+            crate::preprocess::tpu::tpu_plane_has_core_id(name)
+                && !crate::preprocess::tpu::is_tensor_core_plane(name)
+        };
+        for plane in tpu_planes.iter().filter(|p| is_sparse(&p.name)) {
+            add_sparse_core_op_metrics(plane, &mut sparse);
+        }
+        for plane in tpu_planes.iter().filter(|p| !is_sparse(&p.name)) {
+            device.combine(&tensor_core_op_metrics_db(plane, &sparse), true);
+        }
     } else {
         let mut xla_kernels = 0;
         for plane in space
@@ -217,6 +242,7 @@ pub fn build(spaces: Vec<XSpace>, hosts: &[&str]) -> OpStatsBuild {
     let mut host_db = DbBuilder::default();
     let mut device_db = DbBuilder::default();
     let mut env = RunEnvironment::default();
+    let mut perf: Option<crate::proto::PerfEnv> = None;
     let mut diag = Diagnostics::default();
     let mut missing = Vec::new();
     for (i, space) in spaces.into_iter().enumerate() {
@@ -238,6 +264,9 @@ pub fn build(spaces: Vec<XSpace>, hosts: &[&str]) -> OpStatsBuild {
         if let Some(src) = &stats.run_environment {
             combine_run_environment(src, &mut env);
         }
+        if let Some(src) = &stats.perf_env {
+            perf_env::combine(src, perf.get_or_insert_with(Default::default));
+        }
         if let Some(src) = &stats.diagnostics {
             diag.info.extend(src.info.iter().cloned());
             diag.warnings.extend(src.warnings.iter().cloned());
@@ -247,6 +276,7 @@ pub fn build(spaces: Vec<XSpace>, hosts: &[&str]) -> OpStatsBuild {
     combined.host_op_metrics_db = Some(host_db.db);
     combined.device_op_metrics_db = Some(device_db.db);
     combined.run_environment = Some(env);
+    combined.perf_env = perf;
     combined.diagnostics = Some(diag);
     OpStatsBuild {
         op_stats: combined,
