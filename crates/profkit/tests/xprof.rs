@@ -15,7 +15,7 @@ fn case(name: &str) -> PathBuf {
 
 #[test]
 fn framework_op_stats_is_xprofs_on_real_profiles() {
-    for name in ["real-tf-fit", "real-tf-fnloop", "real-jax-steps"] {
+    for name in ["real-tf-fit", "real-tf-fnloop", "real-jax-steps", "tpu-device"] {
         let input = case(name).join("input.xplane.pb");
         let out = profkit(
             &["xprof", "framework_op_stats", input.to_str().unwrap()],
@@ -31,14 +31,14 @@ fn framework_op_stats_is_xprofs_on_real_profiles() {
 
 #[test]
 fn what_is_not_reproduced_is_named() {
-    let input = case("tpu-device").join("input.xplane.pb");
+    let input = case("gpu-hlo").join("input.xplane.pb");
     let out = profkit(
         &["xprof", "framework_op_stats", input.to_str().unwrap()],
         None,
     );
     assert_eq!(out.status.code(), Some(0));
     assert!(
-        text(&out.stderr).contains("not reproduced: TPU op metrics"),
+        text(&out.stderr).contains("not reproduced: GPU kernels of XLA programs"),
         "{}",
         text(&out.stderr)
     );
