@@ -2,11 +2,14 @@
 //! ([`super::roofline`]) measure ops against, and `CombinePerfEnv` across hosts.
 //!
 //! On a TPU plane they are the plane's stats, as libtpu writes them: `peak_teraflops_per_second`,
-//! then seven bandwidths in GB/s in xprof's order (HBM, SRAM read, SRAM write, CMEM read, CMEM
-//! write, VMEM read, VMEM write; `peak_hbm_bw_gigabytes_per_second`,
-//! `peak_sram_rd_bw_gigabytes_per_second`, ... a missing one is 0), `has_megacore` and
-//! `has_merged_vmem`; the ridge point is the peak GFLOP/s over the HBM bandwidth, and the device
-//! has CMEM when either CMEM bandwidth is positive.
+//! then nine bandwidths in GB/s in xprof 2.24.2's order (HBM, SRAM read, SRAM write, CMEM read,
+//! CMEM write, VMEM read, VMEM write, SparseCore SPMEM read, SPMEM write;
+//! `peak_hbm_bw_gigabytes_per_second`, `peak_sram_rd_bw_gigabytes_per_second`, ... a missing one
+//! is 0), the SparseCores' `peak_sc_teraflops_per_second`, `has_megacore` and `has_merged_vmem`
+//! (flags read from the stat's `int64` value, as TSL's `BoolValue` reads them); the ridge point
+//! is the peak GFLOP/s over the HBM bandwidth, and the device has CMEM when either CMEM bandwidth
+//! is positive. (Checked against xprof's own OpStats on the `tpu-op-metrics` case; xprof's newer
+//! sources have seven bandwidths.)
 //!
 //! GPU planes get their peaks from the device's capabilities and xprof's per-architecture tables
 //! (FLOPs per cycle per SM, shared memory bandwidth), which profkit does not reproduce: their
@@ -33,8 +36,12 @@ pub const CMEM_WR: usize = 4;
 pub const VMEM_RD: usize = 5;
 /// TPU VMEM write.
 pub const VMEM_WR: usize = 6;
+/// TPU SparseCore SPMEM read.
+pub const SPMEM_RD: usize = 7;
+/// TPU SparseCore SPMEM write.
+pub const SPMEM_WR: usize = 8;
 
-const TPU_BANDWIDTH_STATS: [&str; 7] = [
+const TPU_BANDWIDTH_STATS: [&str; 9] = [
     "peak_hbm_bw_gigabytes_per_second",
     "peak_sram_rd_bw_gigabytes_per_second",
     "peak_sram_wr_bw_gigabytes_per_second",
@@ -42,6 +49,8 @@ const TPU_BANDWIDTH_STATS: [&str; 7] = [
     "peak_cmem_wr_bw_gigabytes_per_second",
     "peak_vmem_rd_bw_gigabytes_per_second",
     "peak_vmem_wr_bw_gigabytes_per_second",
+    "peak_spmem_rd_bw_gigabytes_per_second",
+    "peak_spmem_wr_bw_gigabytes_per_second",
 ];
 
 /// `MakePerfEnv`: the peaks and the ridge point (GFLOP/s per GB/s of HBM).
@@ -70,6 +79,7 @@ pub fn tpu_perf_env(plane: &XPlane) -> PerfEnv {
     let has_cmem = bws[CMEM_RD] > 0.0 || bws[CMEM_WR] > 0.0;
     let mut env = make(double("peak_teraflops_per_second"), bws);
     env.has_cmem = has_cmem;
+    env.peak_sc_tera_flops_per_second = double("peak_sc_teraflops_per_second");
     env.has_merged_vmem = flag("has_merged_vmem");
     env.has_megacore = flag("has_megacore");
     env
@@ -110,11 +120,13 @@ mod tests {
             StatValue::Double(10.0),
         );
         b.add_stat("has_megacore", StatValue::Int64(1));
+        // Not an int64: TSL's `BoolValue` reads 0.
+        b.add_stat("has_merged_vmem", StatValue::Uint64(1));
         let env = tpu_perf_env(&plane);
         assert_eq!(env.peak_tera_flops_per_second, 197.0);
         assert_eq!(
             env.peak_bws_giga_bytes_per_second,
-            [819.0, 0.0, 0.0, 0.0, 10.0, 0.0, 0.0]
+            [819.0, 0.0, 0.0, 0.0, 10.0, 0.0, 0.0, 0.0, 0.0]
         );
         assert_eq!(env.ridge_point, 197_000.0 / 819.0);
         assert!(env.has_cmem && env.has_megacore && !env.has_merged_vmem);

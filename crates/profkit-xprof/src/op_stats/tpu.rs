@@ -13,7 +13,9 @@
 //! `time_scale_multiplier`. Ops are summed by their metadata's `program_id` and `symbol_id`
 //! (`XEventsOpMetricsDbBuilder`): an op without both, or with symbol id 0 (the root), is left
 //! out. FLOPs and bytes are per occurrence in the metadata, so they are multiplied by the
-//! occurrences (custom calls aside, whose events carry their own totals). An event's span is
+//! occurrences, model FLOPs taking the FLOPs when the metadata has none. Custom calls are no
+//! exception in xprof 2.24.2 as installed (checked live on `tpu-op-metrics`): the FLOPs and bytes
+//! their events carry are not read, although xprof's newer sources add them. An event's span is
 //! its `device_offset_ps` and `device_duration_ps` stats when it has both, else its timestamp
 //! and duration. The plane's total time runs from the first to the last op or step (`Steps`,
 //! `Sparse Core Steps`) event, in unsigned 64-bit picoseconds as xprof computes it (a plane
@@ -46,8 +48,6 @@ const TENSOR_CORE: i32 = 1;
 const SPARSE_CORE: i32 = 2;
 /// The symbol id of a program's root, which is no op.
 const ROOT_SYMBOL_ID: u64 = 0;
-/// HLO's name for the custom-call opcode.
-const CUSTOM_CALL: &str = "custom-call";
 
 /// TSL's `IsOpLineName`.
 fn is_op_line(name: &str) -> bool {
@@ -235,27 +235,6 @@ fn from_event(event: &EventVisitor<'_>) -> OpMetrics {
     op.normalized_time_ps = normalized;
     op.dma_stall_ps = dma_stall;
     op.num_cores = 1;
-    if op.category == CUSTOM_CALL {
-        for stat in event.stats() {
-            let value = stat.value();
-            match stat.name() {
-                "bytes_accessed" => {
-                    op.bytes_accessed = op.bytes_accessed.wrapping_add(int_or_uint(value));
-                }
-                "model_flops" => {
-                    let v = int_or_uint(value);
-                    op.model_flops = op.model_flops.wrapping_add(v);
-                    op.model_flops_v2 += v as f64;
-                }
-                "flops" => {
-                    let v = int_or_uint(value);
-                    op.flops = op.flops.wrapping_add(v);
-                    op.flops_v2 += v as f64;
-                }
-                _ => {}
-            }
-        }
-    }
     op
 }
 
@@ -277,31 +256,22 @@ fn merge(src: OpMetrics, dst: &mut OpMetrics) {
         dst.vdd_energy_j =
             Some(src.vdd_energy_j.unwrap_or_default() + dst.vdd_energy_j.unwrap_or_default());
     }
-    if dst.category == CUSTOM_CALL {
-        dst.flops = dst.flops.wrapping_add(src.flops);
-        dst.model_flops = dst.model_flops.wrapping_add(src.model_flops);
-        dst.flops_v2 += src.flops_v2;
-        dst.model_flops_v2 += src.model_flops_v2;
-        dst.bytes_accessed = dst.bytes_accessed.wrapping_add(src.bytes_accessed);
-    }
 }
 
 /// `AdjustFlopsAndBytesAccessed`: per-occurrence figures times the occurrences.
 #[allow(deprecated)]
 fn adjust_flops_and_bytes(op: &mut OpMetrics) {
     let n = u64::from(op.occurrences);
-    if op.category != CUSTOM_CALL {
-        op.flops = op.flops.wrapping_mul(n);
-        op.flops_v2 *= n as f64;
-        if op.model_flops > 0 {
-            op.model_flops = op.model_flops.wrapping_mul(n);
-            op.model_flops_v2 *= n as f64;
-        } else {
-            op.model_flops = op.flops;
-            op.model_flops_v2 = op.flops_v2;
-        }
-        op.bytes_accessed = op.bytes_accessed.wrapping_mul(n);
+    op.flops = op.flops.wrapping_mul(n);
+    op.flops_v2 *= n as f64;
+    if op.model_flops > 0 {
+        op.model_flops = op.model_flops.wrapping_mul(n);
+        op.model_flops_v2 *= n as f64;
+    } else {
+        op.model_flops = op.flops;
+        op.model_flops_v2 = op.flops_v2;
     }
+    op.bytes_accessed = op.bytes_accessed.wrapping_mul(n);
     for m in &mut op.memory_accessed_breakdown {
         m.bytes_accessed = m.bytes_accessed.wrapping_mul(n);
     }
@@ -614,5 +584,91 @@ mod tests {
         let db = tensor_core_op_metrics_db(&plane, &HashMap::new());
         assert_eq!(db.total_time_ps, 1);
         assert_eq!(db.metrics_db.len(), 1);
+    }
+
+    /// What xprof 2.24.2's OpStats holds for the `tpu-sparse-core` case (read from the
+    /// `ALL_HOSTS.op_stats_v2.pb` it cached): the module's ops, nested, with its idle time, as
+    /// children of the op that offloaded them, without cores.
+    #[test]
+    fn sparse_core_ops_are_children_of_the_offloading_op() {
+        let mut tc = XPlane::default();
+        let mut b = PlaneBuilder::new(&mut tc);
+        b.set_name("/device:TPU:0");
+        let id = b.event_metadata_id("sparse-offload.1");
+        if let Some(mut m) = b.event_metadata(id) {
+            m.add_stat("program_id", StatValue::Uint64(7));
+            m.add_stat("symbol_id", StatValue::Uint64(1));
+        }
+        let mut ops = b.line(1);
+        ops.set_name("XLA Ops").set_timestamp_ns(1_000);
+        ops.add_event("sparse-offload.1")
+            .set_offset_ps(1_000_000)
+            .set_duration_ps(10_000_000)
+            .add_stat("offload_core_id", StatValue::Uint64(0))
+            .add_stat("tc_offload_start_id", StatValue::Int64(5));
+        let mut sc = XPlane::default();
+        let mut b = PlaneBuilder::new(&mut sc);
+        b.set_name("/device:TPU:0 SparseCore 0");
+        for (name, symbol) in [("sc-gather", 100u64), ("sc-inner", 101), ("sc-stray", 102)] {
+            let id = b.event_metadata_id(name);
+            if let Some(mut m) = b.event_metadata(id) {
+                m.add_stat("program_id", StatValue::Uint64(7));
+                m.add_stat("symbol_id", StatValue::Uint64(symbol));
+            }
+        }
+        let mut modules = b.line(1);
+        modules
+            .set_name("Sparse Core Modules")
+            .set_timestamp_ns(1_000);
+        modules
+            .add_event("sc-module")
+            .set_offset_ps(2_000_000)
+            .set_duration_ps(6_000_000)
+            .add_stat("offload_core_id", StatValue::Uint64(0))
+            .add_stat("tc_offload_start_id", StatValue::Uint64(5));
+        let mut ops = b.line(2);
+        ops.set_name("Sparse Core Ops").set_timestamp_ns(1_000);
+        for (name, offset, duration) in
+            [("sc-gather", 3, 3), ("sc-inner", 4, 1), ("sc-stray", 9, 1)]
+        {
+            ops.add_event(name)
+                .set_offset_ps(offset * 1_000_000)
+                .set_duration_ps(duration * 1_000_000);
+        }
+        let mut sparse = HashMap::new();
+        add_sparse_core_op_metrics(&sc, &mut sparse);
+        let db = tensor_core_op_metrics_db(&tc, &sparse);
+        let op = &db.metrics_db[0];
+        assert_eq!(
+            (op.name.as_str(), op.core_type),
+            ("sparse-offload.1", TENSOR_CORE)
+        );
+        let children: Vec<_> = op
+            .children
+            .iter()
+            .flat_map(|c| &c.metrics_db)
+            .map(|c| {
+                (
+                    c.name.as_str(),
+                    c.occurrences,
+                    c.time_ps,
+                    c.self_time_ps,
+                    c.core_type,
+                    c.num_cores,
+                )
+            })
+            .collect();
+        assert_eq!(
+            children,
+            [
+                ("sc-gather", 1, 3_000_000, 2_000_000, SPARSE_CORE, 0),
+                ("sc-inner", 1, 1_000_000, 1_000_000, SPARSE_CORE, 0),
+                ("IDLE", 0, 3_000_000, 3_000_000, 0, 0),
+            ]
+        );
+        assert_eq!(
+            (db.total_time_ps, db.total_op_time_ps),
+            (10_000_000, 10_000_000)
+        );
     }
 }
