@@ -15,7 +15,13 @@ fn case(name: &str) -> PathBuf {
 
 #[test]
 fn framework_op_stats_is_xprofs_on_real_profiles() {
-    for name in ["real-tf-fit", "real-tf-fnloop", "real-jax-steps", "tpu-device"] {
+    for name in [
+        "real-tf-fit",
+        "real-tf-fnloop",
+        "real-jax-steps",
+        "tpu-device",
+        "gpu-hlo",
+    ] {
         let input = case(name).join("input.xplane.pb");
         let out = profkit(
             &["xprof", "framework_op_stats", input.to_str().unwrap()],
@@ -31,14 +37,16 @@ fn framework_op_stats_is_xprofs_on_real_profiles() {
 
 #[test]
 fn what_is_not_reproduced_is_named() {
-    let input = case("gpu-hlo").join("input.xplane.pb");
+    // JAX on ROCm: its convolution is a custom call the cost model does not cover.
+    let input = case("../xplane-device/rocm1").join("input.xplane.pb.gz");
     let out = profkit(
         &["xprof", "framework_op_stats", input.to_str().unwrap()],
         None,
     );
     assert_eq!(out.status.code(), Some(0));
     assert!(
-        text(&out.stderr).contains("not reproduced: GPU kernels of XLA programs"),
+        text(&out.stderr)
+            .contains("not reproduced: GPU kernels of XLA programs (HLO op metrics: XLA's cost model for bitcast, custom-call)"),
         "{}",
         text(&out.stderr)
     );
@@ -103,7 +111,11 @@ fn memory_profile_is_xprofs() {
     let out = profkit(&["xprof", "memory_profile", input.to_str().unwrap()], None);
     assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
     let theirs = std::fs::read(dir.join("xprof.memory_profile.json")).unwrap();
-    assert!(out.stdout == theirs, "not xprof's bytes: {}", text(&out.stdout));
+    assert!(
+        out.stdout == theirs,
+        "not xprof's bytes: {}",
+        text(&out.stdout)
+    );
     let two = [input.to_str().unwrap(), input.to_str().unwrap()];
     let out = profkit(&["xprof", "memory_profile", two[0], two[1]], None);
     assert_eq!(out.status.code(), Some(2), "{}", text(&out.stderr));

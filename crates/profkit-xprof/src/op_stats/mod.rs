@@ -4,18 +4,21 @@
 //!
 //! What is built today: the host op metrics database ([`host_op_metrics_db`]); the device op
 //! metrics of TPU planes (the XLA ops of each TensorCore plane, with the ops of its SparseCore
-//! planes as children: [`tensor_core_op_metrics_db`], module `tpu`) and of GPU planes as far as
-//! their kernels carry a framework op ([`gpu_op_metrics_db`]); the TPU device's peaks
+//! planes as children: [`tensor_core_op_metrics_db`], module `tpu`) and of GPU planes
+//! ([`gpu_op_metrics_db`]: kernels that carry a framework op, and kernels of XLA programs placed
+//! on their HLO ops through the programs' HLO protos, [`HloModuleMap`], with FLOPs and bytes from
+//! XLA's GPU cost model for the opcodes module `cost` covers); the TPU device's peaks
 //! ([`perf_env`]), against which [`roofline`] places each op; the run environment (hosts, device
 //! type and count, hardware type); and the diagnostics (the space's errors and warnings).
 //!
-//! Not built: the GPU kernels of XLA programs (JAX, `jit_compile`), which xprof places on HLO ops
-//! from the programs' HLO protos and XLA's GPU cost model; the GPU `PerfEnv` (xprof's
-//! per-architecture peak tables); the TPU ops' fusion children from the HLO protos
-//! (`UpdateOpMetricsDbFromHloModuleMap`, which only the op profile reads); the steps database,
-//! kernel stats and tf-function stats. Where a profile has what xprof builds a missing part from
-//! and a tool would show it, [`OpStatsBuild::missing`] names it, so that the tool can say what it
-//! could not reproduce.
+//! Not built: XLA's cost model beyond the opcodes module `cost` names; the GPU `PerfEnv` (xprof's
+//! per-architecture peak tables); the kernel stats (TensorCore utilisation); the TPU ops' fusion
+//! children from the HLO protos (`UpdateOpMetricsDbFromHloModuleMap`, which only the op profile
+//! reads); the memory access breakdown and expression of GPU HLO ops; the steps database and
+//! tf-function stats. Where a profile has what xprof builds a missing part from and a tool would
+//! show it (an HLO op of an opcode not covered, GPU peaks when HLO ops have FLOPs or bytes,
+//! kernels xprof may count as TensorCore kernels), [`OpStatsBuild::missing`] names it, so that
+//! the tool can say what it could not reproduce.
 //!
 //! ```
 //! use profkit_xplane::{PlaneBuilder, XPlane, XSpace};
@@ -33,7 +36,9 @@
 //! assert_eq!(host.total_time_ps, 6_000_000);
 //! ```
 
+mod cost;
 mod device;
+mod hlo;
 mod host;
 mod metrics_db;
 mod model;
@@ -47,7 +52,9 @@ use profkit_xplane::constants::{
 };
 use profkit_xplane::visitor::PlaneVisitor;
 
+pub use cost::Cost;
 pub use device::{GpuDb, gpu_op_metrics_db};
+pub use hlo::{HloModule, HloModuleMap};
 pub use host::host_op_metrics_db;
 pub(crate) use metrics_db::DbBuilder;
 pub use metrics_db::{IDLE, is_idle, sorted};
@@ -63,12 +70,12 @@ pub struct OpStatsBuild {
     pub op_stats: OpStats,
     /// The parts of OpStats left empty although the profile has what xprof builds them from
     /// (for example "device op metrics" on a profile with GPU planes).
-    pub missing: Vec<&'static str>,
+    pub missing: Vec<String>,
 }
 
 /// OpStats of one host's space, preprocessed as xprof preprocesses it first. `host` is the name
 /// xprof gives the host (its file's name without `.xplane.pb`).
-pub fn host_op_stats(mut space: XSpace, host: &str) -> (OpStats, Vec<&'static str>) {
+pub fn host_op_stats(mut space: XSpace, host: &str) -> (OpStats, Vec<String>) {
     // Grouping (for `is_eager`), not the derived lines, which no part of OpStats reads.
     crate::preprocess::preprocess_with(&mut space, false);
     let mut stats = OpStats::default();
@@ -96,22 +103,46 @@ pub fn host_op_stats(mut space: XSpace, host: &str) -> (OpStats, Vec<&'static st
             device.combine(&tensor_core_op_metrics_db(plane, &sparse), true);
         }
     } else {
-        let mut xla_kernels = 0;
+        // The programs' HLO (xprof builds the map for GPUs since framework_op_stats asks for the
+        // kernel stats too).
+        let hlo = space
+            .planes
+            .iter()
+            .find(|p| p.name == METADATA_PLANE_NAME)
+            .map(HloModuleMap::from_metadata_plane)
+            .unwrap_or_default();
+        let mut uncosted = std::collections::BTreeSet::new();
+        let mut tensor_core_kernels = false;
+        let mut peaks_missing = false;
         for plane in space
             .planes
             .iter()
             .filter(|p| p.name.starts_with(GPU_PLANE_PREFIX))
         {
-            let gpu = gpu_op_metrics_db(plane);
-            xla_kernels += gpu.xla_kernels;
+            let gpu = gpu_op_metrics_db(plane, &hlo);
+            uncosted.extend(gpu.uncosted);
+            tensor_core_kernels |= gpu.tensor_core_kernels;
+            peaks_missing |= gpu.hlo_kernels > 0 && perf_env::gpu_has_capabilities(plane);
             device.combine(&gpu.db, true);
         }
-        // Without the programs' HLO, xprof drops these kernels too.
-        let has_hlo = space.planes.iter().any(|p| {
-            p.name == METADATA_PLANE_NAME && p.stat_metadata.values().any(|m| m.name == "Hlo Proto")
-        });
-        if xla_kernels > 0 && has_hlo {
-            missing.push("GPU kernels of XLA programs (HLO op metrics)");
+        if !uncosted.is_empty() {
+            let list: Vec<String> = uncosted.into_iter().collect();
+            missing.push(format!(
+                "GPU kernels of XLA programs (HLO op metrics: XLA's cost model for {})",
+                list.join(", ")
+            ));
+        }
+        if peaks_missing {
+            missing.push(
+                "GPU kernels of XLA programs (bound_by: the GPU's peaks from its capabilities)"
+                    .to_owned(),
+            );
+        }
+        if tensor_core_kernels {
+            missing.push(
+                "GPU kernels of XLA programs (TensorCore utilization from the kernel stats)"
+                    .to_owned(),
+            );
         }
     }
     stats.device_op_metrics_db = Some(device.db);

@@ -85,6 +85,28 @@ pub fn tpu_perf_env(plane: &XPlane) -> PerfEnv {
     env
 }
 
+/// Whether a GPU plane states capabilities from which xprof computes non-zero peaks (its clock
+/// rate, core count, memory bandwidth or a peak stat): profkit does not reproduce those peaks.
+pub fn gpu_has_capabilities(plane: &XPlane) -> bool {
+    let visitor = PlaneVisitor::new(plane);
+    [
+        "clock_rate",
+        "core_count",
+        "memory_bandwidth",
+        "peak_teraflops_per_second",
+        "peak_sram_rd_bw_gigabytes_per_second",
+        "peak_sram_wr_bw_gigabytes_per_second",
+    ]
+    .iter()
+    .any(|name| {
+        visitor
+            .stat(name)
+            .and_then(|s| s.value())
+            .and_then(|v| v.as_f64())
+            .is_some_and(|v| v != 0.0)
+    })
+}
+
 /// `CombinePerfEnv`: `src`'s positive peaks and ridge point, and its bandwidths when `dst` has
 /// none yet.
 pub fn combine(src: &PerfEnv, dst: &mut PerfEnv) {
