@@ -2,7 +2,8 @@
 //! `XProfGpuCostAnalysis` runs it over a program's HLO), for the opcodes the profiles at hand
 //! use: the FLOPs and bytes accessed of one execution of an HLO instruction.
 //!
-//! Covered, each checked against the FLOPs and bytes xprof 2.24.2 shows (case `gpu-hlo`):
+//! Covered, each checked against the FLOPs and bytes xprof 2.24.2 shows (cases `gpu-hlo` and
+//! the real JAX profile on ROCm, `rocm1`):
 //! - `parameter`, `constant`, `broadcast`, `iota`: no FLOPs (a parameter or constant accesses no
 //!   bytes of its own; inside a fusion none of them does);
 //! - the elementwise `add`, `multiply`, `maximum`, `compare` and `select`: 3 FLOPs per output
@@ -10,8 +11,12 @@
 //! - `dot`: 2 FLOPs per multiply-add (output elements times the contracted size), its operands'
 //!   and output's bytes;
 //! - `tuple`: no FLOPs, its index table's bytes (8 per element);
-//! - `fusion` of these: the FLOPs of its fused instructions, the bytes of its operands and output
-//!   (each read or written once).
+//! - `custom-call` to a DNN convolution (`__cudnn$conv...` targets, cuDNN's and MIOpen's): 2 FLOPs
+//!   per multiply-add of the convolution, counting only the kernel positions that fall inside the
+//!   (padded, strided, dilated) input, as XLA's `GetConvolutionFlops` does; its operands' bytes and
+//!   those of its result (the first element of its tuple, not the scratch buffer);
+//! - `fusion` of these, and of `transpose` and `bitcast` (no FLOPs): the FLOPs of its fused
+//!   instructions, the bytes of its operands and output (each read or written once).
 //!
 //! Any other opcode (inside a fusion too), a tuple-shaped operand where an array is expected, an
 //! element type without a whole number of bytes, or inputs of 8 or 4 bits (for which xprof
@@ -19,6 +24,75 @@
 //! instead of guessing.
 
 use super::hlo::{HloInstructionProto, HloModule, ShapeProto};
+
+/// The custom-call targets of DNN convolutions (XLA's `IsCustomCallToDnnConvolution`).
+const DNN_CONVOLUTION_TARGETS: [&str; 5] = [
+    "__cudnn$convForward",
+    "__cudnn$convBackwardInput",
+    "__cudnn$convBackwardFilter",
+    "__cudnn$convBiasActivationForward",
+    "__cudnn$convForwardGraph",
+];
+
+fn is_dnn_convolution(instruction: &HloInstructionProto) -> bool {
+    instruction.opcode == "custom-call"
+        && DNN_CONVOLUTION_TARGETS.contains(&instruction.custom_call_target.as_str())
+}
+
+/// The convolution's shape of result: the first element of a custom call's tuple.
+fn convolution_result(instruction: &HloInstructionProto) -> ShapeProto {
+    let out = shape(instruction);
+    if out.element_type == TUPLE {
+        return out.tuple_shapes.first().cloned().unwrap_or_default();
+    }
+    out
+}
+
+/// XLA's `GetConvolutionFlops`: 2 per multiply-add, over the kernel positions that land on the
+/// input (not on padding, nor between dilated input elements).
+fn convolution_flops(module: &HloModule, instruction: &HloInstructionProto) -> Option<u64> {
+    let ops = operands(module, instruction)?;
+    let (input, kernel) = (shape(ops.first()?), shape(ops.get(1)?));
+    let output = convolution_result(instruction);
+    let d = instruction.convolution_dimension_numbers.clone()?;
+    let window = instruction.window.clone().unwrap_or_default();
+    let dim = |s: &ShapeProto, i: i64| -> Option<i64> {
+        s.dimensions.get(usize::try_from(i).ok()?).copied()
+    };
+    let input_feature = dim(&input, d.input_feature_dimension)?;
+    let output_feature = dim(&output, d.output_feature_dimension)?;
+    let batch = dim(&input, d.input_batch_dimension)?;
+    let mut positions: i64 = 1;
+    for (s, w) in window.dimensions.iter().enumerate() {
+        let input_limit = dim(&input, *d.input_spatial_dimensions.get(s)?)?;
+        let kernel_limit = dim(&kernel, *d.kernel_spatial_dimensions.get(s)?)?;
+        let output_limit = dim(&output, *d.output_spatial_dimensions.get(s)?)?;
+        // A window this large is no real convolution; its count would take too long.
+        if kernel_limit.saturating_mul(output_limit) > 1 << 32 {
+            return None;
+        }
+        let base = w.base_dilation.max(1);
+        let mut valid = 0i64;
+        for k in 0..kernel_limit {
+            for o in 0..output_limit {
+                let undilated = o * w.stride - w.padding_low + k * w.window_dilation.max(1);
+                let index = undilated.div_euclid(base);
+                if undilated != index * base || index < 0 || index >= input_limit {
+                    continue;
+                }
+                valid += 1;
+            }
+        }
+        positions = positions.saturating_mul(valid);
+    }
+    let groups = instruction.feature_group_count.max(1);
+    let batch_groups = instruction.batch_group_count.max(1);
+    let fma = (input_feature / groups)
+        .saturating_mul(output_feature)
+        .saturating_mul(batch / batch_groups)
+        .saturating_mul(positions);
+    u64::try_from(fma).ok().map(|f| f.saturating_mul(2))
+}
 
 /// What one execution of an instruction costs.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -109,6 +183,11 @@ fn flops(
     let not_covered = || Err(instruction.opcode.clone());
     match instruction.opcode.as_str() {
         "parameter" | "constant" | "broadcast" | "iota" | "tuple" => Ok(0),
+        // Moving data only; covered inside fusions, whose bytes are the fusion's.
+        "transpose" | "bitcast" if depth > 0 => Ok(0),
+        "custom-call" if is_dnn_convolution(instruction) => {
+            convolution_flops(module, instruction).ok_or_else(|| instruction.opcode.clone())
+        }
         "add" | "multiply" | "maximum" | "compare" | "select" => {
             let out = shape(instruction);
             if out.element_type == TUPLE {
@@ -164,6 +243,13 @@ pub fn cost(module: &HloModule, instruction: &HloInstructionProto) -> Result<Cos
     let bytes = match instruction.opcode.as_str() {
         "parameter" | "constant" => Some(0),
         "tuple" => byte_size(&shape(instruction)),
+        // The result, not the scratch buffer the custom call's tuple also holds.
+        "custom-call" => operands(module, instruction).and_then(|ops| {
+            ops.iter()
+                .try_fold(byte_size(&convolution_result(instruction))?, |n, o| {
+                    Some(n.saturating_add(byte_size(&shape(o))?))
+                })
+        }),
         _ => operand_and_output_bytes(module, instruction),
     };
     let Some(bytes_accessed) = bytes else {
@@ -412,5 +498,133 @@ mod tests {
         assert_eq!(cost_of("exp.1"), Err("exponential".into()));
         assert_eq!(cost_of("dot.8bit"), Err("dot of 8- or 4-bit inputs".into()));
         assert_eq!(cost_of("dot.mixed"), ok(524_288, 45_056));
+    }
+
+    /// The real JAX profile on ROCm's program (`rocm1`): a 3-D convolution as a DNN custom call
+    /// and transposes fused with bitcasts; the values are those of xprof's OpStats for it, per
+    /// occurrence.
+    fn conv_module() -> HloModule {
+        use crate::op_stats::hlo::{ConvolutionDimensionNumbers, Window, WindowDimension};
+        const BF16: i32 = 16;
+        const U8: i32 = 6;
+        let window = |size, stride| WindowDimension {
+            size,
+            stride,
+            padding_low: 1,
+            padding_high: 1,
+            window_dilation: 1,
+            base_dilation: 1,
+        };
+        let conv = HloInstructionProto {
+            custom_call_target: "__cudnn$convForward".into(),
+            window: Some(Window {
+                dimensions: vec![window(1, 1), window(2, 2), window(2, 2)],
+            }),
+            // bf012_oi012->bf012
+            convolution_dimension_numbers: Some(ConvolutionDimensionNumbers {
+                input_batch_dimension: 0,
+                input_feature_dimension: 1,
+                input_spatial_dimensions: vec![2, 3, 4],
+                kernel_output_feature_dimension: 0,
+                kernel_input_feature_dimension: 1,
+                kernel_spatial_dimensions: vec![2, 3, 4],
+                output_batch_dimension: 0,
+                output_feature_dimension: 1,
+                output_spatial_dimensions: vec![2, 3, 4],
+            }),
+            feature_group_count: 1,
+            batch_group_count: 1,
+            shape: Some(ShapeProto {
+                element_type: 13,
+                dimensions: vec![],
+                tuple_shapes: vec![array(BF16, &[1, 5120, 34, 31, 53]), array(U8, &[7_150_336])],
+            }),
+            ..ins(
+                3,
+                "cudnn-conv.1",
+                "custom-call",
+                ShapeProto::default(),
+                &[1, 2],
+            )
+        };
+        let entry = HloComputationProto {
+            id: 1,
+            instructions: vec![
+                ins(1, "x", "parameter", array(BF16, &[1, 16, 32, 60, 104]), &[]),
+                ins(
+                    2,
+                    "kernel",
+                    "parameter",
+                    array(BF16, &[5120, 16, 1, 2, 2]),
+                    &[],
+                ),
+                conv,
+                ins(4, "t", "parameter", array(BF16, &[1, 2, 2, 16, 5120]), &[]),
+                fusion(
+                    5,
+                    "loop_transpose_fusion",
+                    "kLoop",
+                    array(BF16, &[5120, 16, 4]),
+                    &[4],
+                    2,
+                ),
+                ins(
+                    6,
+                    "transpose.1",
+                    "transpose",
+                    array(BF16, &[5120, 16, 4]),
+                    &[4],
+                ),
+                HloInstructionProto {
+                    custom_call_target: "__cublas$gemm".into(),
+                    ..ins(7, "gemm", "custom-call", array(BF16, &[4]), &[4])
+                },
+            ],
+            ..HloComputationProto::default()
+        };
+        let fused = HloComputationProto {
+            id: 2,
+            instructions: vec![
+                ins(
+                    20,
+                    "p0",
+                    "parameter",
+                    array(BF16, &[1, 2, 2, 16, 5120]),
+                    &[],
+                ),
+                ins(21, "b", "bitcast", array(BF16, &[4, 16, 5120]), &[20]),
+                ins(22, "tr", "transpose", array(BF16, &[5120, 16, 4]), &[21]),
+            ],
+            ..HloComputationProto::default()
+        };
+        HloModule::new(HloModuleProto {
+            name: "jit_forward_3d_conv".into(),
+            computations: vec![fused, entry],
+            entry_computation_id: 1,
+        })
+    }
+
+    fn conv_cost_of(name: &str) -> Result<Cost, String> {
+        let m = conv_module();
+        let i = m.instruction(name).cloned().unwrap_or_default();
+        cost(&m, &i)
+    }
+
+    #[test]
+    fn dnn_convolution_counts_kernel_positions_on_the_input() {
+        // 2 x 16 x 5120 x (32 x 60 x 104) valid positions, of 34 x 62 x 106 with the padding;
+        // bytes: the inputs and the result, not the scratch buffer.
+        assert_eq!(
+            conv_cost_of("cudnn-conv.1"),
+            ok(32_715_571_200, 6_389_760 + 655_360 + 572_026_880)
+        );
+    }
+
+    #[test]
+    fn transposes_and_bitcasts_in_fusions() {
+        assert_eq!(conv_cost_of("loop_transpose_fusion"), ok(0, 2 * 655_360));
+        // Not covered on their own, nor other custom calls.
+        assert_eq!(conv_cost_of("transpose.1"), Err("transpose".into()));
+        assert_eq!(conv_cost_of("gemm"), Err("custom-call".into()));
     }
 }

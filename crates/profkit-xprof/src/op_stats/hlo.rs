@@ -60,6 +60,16 @@ pub(crate) struct HloInstructionProto {
     pub metadata: Option<OpMetadata>,
     #[prost(string, tag = "11")]
     pub fusion_kind: String,
+    #[prost(message, optional, tag = "15")]
+    pub window: Option<Window>,
+    #[prost(message, optional, tag = "16")]
+    pub convolution_dimension_numbers: Option<ConvolutionDimensionNumbers>,
+    #[prost(string, tag = "28")]
+    pub custom_call_target: String,
+    #[prost(int64, tag = "50")]
+    pub feature_group_count: i64,
+    #[prost(int64, tag = "58")]
+    pub batch_group_count: i64,
     #[prost(message, optional, tag = "30")]
     pub dot_dimension_numbers: Option<DotDimensionNumbers>,
     #[prost(int64, tag = "35")]
@@ -107,6 +117,53 @@ pub(crate) struct DotDimensionNumbers {
     pub lhs_batch_dimensions: Vec<i64>,
     #[prost(int64, repeated, tag = "4")]
     pub rhs_batch_dimensions: Vec<i64>,
+}
+
+/// `xla.Window`.
+#[derive(Clone, PartialEq, Message)]
+pub(crate) struct Window {
+    #[prost(message, repeated, tag = "1")]
+    pub dimensions: Vec<WindowDimension>,
+}
+
+/// `xla.WindowDimension`.
+#[derive(Clone, PartialEq, Message)]
+pub(crate) struct WindowDimension {
+    #[prost(int64, tag = "1")]
+    pub size: i64,
+    #[prost(int64, tag = "2")]
+    pub stride: i64,
+    #[prost(int64, tag = "3")]
+    pub padding_low: i64,
+    #[prost(int64, tag = "4")]
+    pub padding_high: i64,
+    #[prost(int64, tag = "5")]
+    pub window_dilation: i64,
+    #[prost(int64, tag = "6")]
+    pub base_dilation: i64,
+}
+
+/// `xla.ConvolutionDimensionNumbers`.
+#[derive(Clone, PartialEq, Message)]
+pub(crate) struct ConvolutionDimensionNumbers {
+    #[prost(int64, tag = "3")]
+    pub kernel_input_feature_dimension: i64,
+    #[prost(int64, tag = "4")]
+    pub kernel_output_feature_dimension: i64,
+    #[prost(int64, repeated, tag = "6")]
+    pub kernel_spatial_dimensions: Vec<i64>,
+    #[prost(int64, tag = "7")]
+    pub input_batch_dimension: i64,
+    #[prost(int64, tag = "8")]
+    pub input_feature_dimension: i64,
+    #[prost(int64, tag = "9")]
+    pub output_batch_dimension: i64,
+    #[prost(int64, tag = "10")]
+    pub output_feature_dimension: i64,
+    #[prost(int64, repeated, tag = "11")]
+    pub input_spatial_dimensions: Vec<i64>,
+    #[prost(int64, repeated, tag = "12")]
+    pub output_spatial_dimensions: Vec<i64>,
 }
 
 /// One program's module: its computations and instructions, indexed.

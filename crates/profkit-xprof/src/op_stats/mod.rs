@@ -11,8 +11,8 @@
 //! ([`perf_env`]), against which [`roofline`] places each op; the run environment (hosts, device
 //! type and count, hardware type); and the diagnostics (the space's errors and warnings).
 //!
-//! Not built: XLA's cost model beyond the opcodes module `cost` names; the GPU `PerfEnv` (xprof's
-//! per-architecture peak tables); the kernel stats (TensorCore utilisation); the TPU ops' fusion
+//! Not built: XLA's cost model beyond the opcodes module `cost` names; the GPU `PerfEnv` of
+//! architectures whose peak tables [`perf_env`] does not know; the kernel stats (TensorCore utilisation); the TPU ops' fusion
 //! children from the HLO protos (`UpdateOpMetricsDbFromHloModuleMap`, which only the op profile
 //! reads); the memory access breakdown and expression of GPU HLO ops; the steps database and
 //! tf-function stats. Where a profile has what xprof builds a missing part from and a tool would
@@ -114,6 +114,14 @@ pub fn host_op_stats(mut space: XSpace, host: &str) -> (OpStats, Vec<String>) {
         let mut uncosted = std::collections::BTreeSet::new();
         let mut tensor_core_kernels = false;
         let mut peaks_missing = false;
+        // The peaks of the first GPU plane, as xprof takes them.
+        let first_gpu = space
+            .planes
+            .iter()
+            .find(|p| p.name.starts_with(GPU_PLANE_PREFIX));
+        let env = first_gpu.and_then(perf_env::gpu_perf_env);
+        let peaks_known = first_gpu.is_none() || env.is_some();
+        stats.perf_env = env;
         for plane in space
             .planes
             .iter()
@@ -122,7 +130,7 @@ pub fn host_op_stats(mut space: XSpace, host: &str) -> (OpStats, Vec<String>) {
             let gpu = gpu_op_metrics_db(plane, &hlo);
             uncosted.extend(gpu.uncosted);
             tensor_core_kernels |= gpu.tensor_core_kernels;
-            peaks_missing |= gpu.hlo_kernels > 0 && perf_env::gpu_has_capabilities(plane);
+            peaks_missing |= gpu.hlo_kernels > 0;
             device.combine(&gpu.db, true);
         }
         if !uncosted.is_empty() {
@@ -132,7 +140,7 @@ pub fn host_op_stats(mut space: XSpace, host: &str) -> (OpStats, Vec<String>) {
                 list.join(", ")
             ));
         }
-        if peaks_missing {
+        if peaks_missing && !peaks_known {
             missing.push(
                 "GPU kernels of XLA programs (bound_by: the GPU's peaks from its capabilities)"
                     .to_owned(),

@@ -11,10 +11,16 @@
 //! is positive. (Checked against xprof's own OpStats on the `tpu-op-metrics` case; xprof's newer
 //! sources have seven bandwidths.)
 //!
-//! GPU planes get their peaks from the device's capabilities and xprof's per-architecture tables
-//! (FLOPs per cycle per SM, shared memory bandwidth), which profkit does not reproduce: their
-//! `PerfEnv` is left empty, which changes no tool output for profiles whose GPU ops carry no FLOPs
-//! or bytes (only XLA programs' kernels do, see [`super::host_op_stats`]).
+//! On a GPU plane they come from the device's capabilities (plane stats `core_count`,
+//! `clock_rate` in kHz, `memory_bandwidth` in bytes per second, the vendor and compute
+//! capability): the peak FLOP rate is the cores times the clock times the FLOPs per cycle per
+//! core of xprof's per-architecture tables (unless the plane states `peak_teraflops_per_second`),
+//! the bandwidths are HBM, then shared memory read and write (cores times clock times bytes per
+//! cycle per core, unless stated). Of those tables profkit knows the one architecture whose values
+//! xprof's own OpStats showed: AMD's compute capability 9.4 (MI300, gfx942: 2048 FLOPs and 128
+//! bytes of shared memory per cycle per compute unit). A device without cores or clock has zero
+//! peaks; any other [`gpu_perf_env`] leaves unknown, and the caller says so when it matters (when
+//! HLO ops have FLOPs or bytes to measure against the peaks).
 
 use profkit_xplane::XPlane;
 use profkit_xplane::visitor::PlaneVisitor;
@@ -85,26 +91,45 @@ pub fn tpu_perf_env(plane: &XPlane) -> PerfEnv {
     env
 }
 
-/// Whether a GPU plane states capabilities from which xprof computes non-zero peaks (its clock
-/// rate, core count, memory bandwidth or a peak stat): profkit does not reproduce those peaks.
-pub fn gpu_has_capabilities(plane: &XPlane) -> bool {
+/// `GetPerfEnvFromXPlane` for a GPU plane, or `None` for a device whose architecture table
+/// profkit does not know.
+pub fn gpu_perf_env(plane: &XPlane) -> Option<PerfEnv> {
     let visitor = PlaneVisitor::new(plane);
-    [
-        "clock_rate",
-        "core_count",
-        "memory_bandwidth",
-        "peak_teraflops_per_second",
-        "peak_sram_rd_bw_gigabytes_per_second",
-        "peak_sram_wr_bw_gigabytes_per_second",
-    ]
-    .iter()
-    .any(|name| {
-        visitor
-            .stat(name)
-            .and_then(|s| s.value())
-            .and_then(|v| v.as_f64())
-            .is_some_and(|v| v != 0.0)
-    })
+    let value = |name: &str| visitor.stat(name).and_then(|s| s.value());
+    let int = |name: &str| value(name).and_then(|v| v.as_f64()).unwrap_or(0.0);
+    let double = |name: &str| double_value(value(name));
+    let cores = int("core_count");
+    let clock_ghz = int("clock_rate") / 1e6;
+    let vendor = value("device_vendor")
+        .and_then(|v| v.as_str())
+        .unwrap_or("");
+    let cap = (int("compute_cap_major"), int("compute_cap_minor"));
+    // (FLOPs, bytes of shared memory) per cycle per core.
+    let per_cycle = if cores == 0.0 || clock_ghz == 0.0 {
+        Some((0.0, 0.0))
+    } else if vendor == "AMD" && cap == (9.0, 4.0) {
+        Some((2048.0, 128.0))
+    } else {
+        None
+    };
+    let mut peak_tera = double("peak_teraflops_per_second");
+    let mut sram_rd = double("peak_sram_rd_bw_gigabytes_per_second");
+    let mut sram_wr = double("peak_sram_wr_bw_gigabytes_per_second");
+    if peak_tera <= 0.0 || sram_rd <= 0.0 || sram_wr <= 0.0 {
+        let (flops, shm) = per_cycle?;
+        if peak_tera <= 0.0 {
+            peak_tera = cores * (clock_ghz * flops) / 1e3;
+        }
+        let shm_giga = cores * (clock_ghz * 1e9 * shm / 1e9);
+        if sram_rd <= 0.0 {
+            sram_rd = shm_giga;
+        }
+        if sram_wr <= 0.0 {
+            sram_wr = shm_giga;
+        }
+    }
+    let hbm = int("memory_bandwidth") / 1e9;
+    Some(make(peak_tera, vec![hbm, sram_rd, sram_wr]))
 }
 
 /// `CombinePerfEnv`: `src`'s positive peaks and ridge point, and its bandwidths when `dst` has
@@ -152,5 +177,37 @@ mod tests {
         );
         assert_eq!(env.ridge_point, 197_000.0 / 819.0);
         assert!(env.has_cmem && env.has_megacore && !env.has_merged_vmem);
+    }
+
+    /// The MI300 of the real JAX profile on ROCm, with the peaks xprof's OpStats holds for it.
+    #[test]
+    fn gpu_peaks_from_capabilities() {
+        let gpu = |vendor: &str, major: i64, minor: i64| {
+            let mut plane = XPlane::default();
+            let mut b = PlaneBuilder::new(&mut plane);
+            b.set_name("/device:GPU:0");
+            b.add_stat("device_vendor", StatValue::Str(vendor.into()));
+            b.add_stat("clock_rate", StatValue::Uint64(2_100_000));
+            b.add_stat("core_count", StatValue::Uint64(304));
+            b.add_stat("memory_bandwidth", StatValue::Uint64(2_662_400_000_000));
+            b.add_stat("compute_cap_major", StatValue::Int64(major));
+            b.add_stat("compute_cap_minor", StatValue::Int64(minor));
+            plane
+        };
+        let env = gpu_perf_env(&gpu("AMD", 9, 4)).unwrap_or_default();
+        assert!((env.peak_tera_flops_per_second - 1307.4432).abs() < 1e-9);
+        let bws = &env.peak_bws_giga_bytes_per_second;
+        assert_eq!(bws.len(), 3);
+        assert!((bws[0] - 2662.4).abs() < 1e-9 && (bws[1] - 81715.2).abs() < 1e-6);
+        assert_eq!(bws[1], bws[2]);
+        // Tables profkit does not know.
+        assert_eq!(gpu_perf_env(&gpu("Nvidia", 8, 0)), None);
+        assert_eq!(gpu_perf_env(&gpu("AMD", 9, 0)), None);
+        // No capabilities: no peaks, whatever the device.
+        let mut bare = XPlane::default();
+        PlaneBuilder::new(&mut bare).set_name("/device:GPU:0");
+        let env = gpu_perf_env(&bare).unwrap_or_default();
+        assert_eq!(env.peak_tera_flops_per_second, 0.0);
+        assert_eq!(env.peak_bws_giga_bytes_per_second, [0.0, 0.0, 0.0]);
     }
 }
