@@ -514,6 +514,7 @@ mod tests {
             padding_high: 1,
             window_dilation: 1,
             base_dilation: 1,
+            window_reversal: false,
         };
         let conv = HloInstructionProto {
             custom_call_target: "__cudnn$convForward".into(),
