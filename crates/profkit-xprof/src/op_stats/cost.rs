@@ -62,22 +62,28 @@ fn convolution_flops(module: &HloModule, instruction: &HloInstructionProto) -> O
     let input_feature = dim(&input, d.input_feature_dimension)?;
     let output_feature = dim(&output, d.output_feature_dimension)?;
     let batch = dim(&input, d.input_batch_dimension)?;
+    if window.dimensions.len() > MAX_WINDOW_DIMENSIONS {
+        return None;
+    }
     let mut positions: i64 = 1;
     for (s, w) in window.dimensions.iter().enumerate() {
         let input_limit = dim(&input, *d.input_spatial_dimensions.get(s)?)?;
         let kernel_limit = dim(&kernel, *d.kernel_spatial_dimensions.get(s)?)?;
         let output_limit = dim(&output, *d.output_spatial_dimensions.get(s)?)?;
         // A window this large is no real convolution; its count would take too long.
-        if kernel_limit.saturating_mul(output_limit) > 1 << 32 {
+        if kernel_limit.saturating_mul(output_limit) > MAX_WINDOW_PAIRS {
             return None;
         }
         let base = w.base_dilation.max(1);
         let mut valid = 0i64;
         for k in 0..kernel_limit {
             for o in 0..output_limit {
-                let undilated = o * w.stride - w.padding_low + k * w.window_dilation.max(1);
+                let undilated = o
+                    .saturating_mul(w.stride)
+                    .saturating_sub(w.padding_low)
+                    .saturating_add(k.saturating_mul(w.window_dilation.max(1)));
                 let index = undilated.div_euclid(base);
-                if undilated != index * base || index < 0 || index >= input_limit {
+                if undilated != index.saturating_mul(base) || index < 0 || index >= input_limit {
                     continue;
                 }
                 valid += 1;
@@ -132,6 +138,12 @@ fn element_bits(element_type: i32) -> Option<u64> {
 const TUPLE: i32 = 13;
 /// `ShapeUtil::ByteSizeOf`'s pointer size for a tuple's index table.
 const POINTER_SIZE: u64 = 8;
+/// The most instructions one cost visits (a fusion and the ones it fuses, at every level).
+const MAX_VISITS: usize = 100_000;
+/// The most kernel positions times output positions counted along one convolution dimension,
+/// and the most dimensions (real convolutions are far below both).
+const MAX_WINDOW_PAIRS: i64 = 1 << 22;
+const MAX_WINDOW_DIMENSIONS: usize = 8;
 /// XLA's clock-cycle estimate of a typical elementwise op, per element.
 const FLOPS_PER_ELEMENT: u64 = 3;
 
@@ -179,8 +191,14 @@ fn flops(
     module: &HloModule,
     instruction: &HloInstructionProto,
     depth: usize,
+    budget: &mut usize,
 ) -> Result<u64, String> {
     let not_covered = || Err(instruction.opcode.clone());
+    // A damaged proto whose fusions call themselves must still end quickly.
+    if *budget == 0 {
+        return not_covered();
+    }
+    *budget -= 1;
     match instruction.opcode.as_str() {
         "parameter" | "constant" | "broadcast" | "iota" | "tuple" => Ok(0),
         // Moving data only; covered inside fusions, whose bytes are the fusion's.
@@ -227,7 +245,7 @@ fn flops(
                     return not_covered();
                 };
                 for fused in &computation.instructions {
-                    total = total.saturating_add(flops(module, fused, depth + 1)?);
+                    total = total.saturating_add(flops(module, fused, depth + 1, budget)?);
                 }
             }
             Ok(total)
@@ -239,7 +257,8 @@ fn flops(
 /// What one execution of `instruction` costs, or the opcode (its own or a fused one's) the
 /// model does not cover.
 pub fn cost(module: &HloModule, instruction: &HloInstructionProto) -> Result<Cost, String> {
-    let f = flops(module, instruction, 0)?;
+    let mut budget = MAX_VISITS;
+    let f = flops(module, instruction, 0, &mut budget)?;
     let bytes = match instruction.opcode.as_str() {
         "parameter" | "constant" => Some(0),
         "tuple" => byte_size(&shape(instruction)),
@@ -627,5 +646,23 @@ mod tests {
         // Not covered on their own, nor other custom calls.
         assert_eq!(conv_cost_of("transpose.1"), Err("transpose".into()));
         assert_eq!(conv_cost_of("gemm"), Err("custom-call".into()));
+    }
+
+    #[test]
+    fn fusions_calling_themselves_end() {
+        // Each computation holds two fusions calling it again: without a bound, 2^depth visits.
+        let looped = HloComputationProto {
+            id: 1,
+            instructions: (0..2)
+                .map(|i| fusion(i, &format!("f{i}"), "kLoop", array(F32, &[4]), &[], 1))
+                .collect(),
+            ..HloComputationProto::default()
+        };
+        let m = HloModule::new(HloModuleProto {
+            computations: vec![looped],
+            ..HloModuleProto::default()
+        });
+        let f = m.instruction("f0").cloned().unwrap_or_default();
+        assert_eq!(cost(&m, &f), Err("fusion".into()));
     }
 }

@@ -46,6 +46,8 @@ use crate::proto::{MemoryAccessBreakdown, OpMetrics, OpMetricsDb, SourceInfo};
 /// `OpMetrics::TpuCoreType`.
 const TENSOR_CORE: i32 = 1;
 const SPARSE_CORE: i32 = 2;
+/// The most children (at every level) an op takes from its event metadata.
+const MAX_CHILDREN: usize = 10_000;
 /// The symbol id of a program's root, which is no op.
 const ROOT_SYMBOL_ID: u64 = 0;
 
@@ -145,6 +147,7 @@ fn metadata_from_event_metadata(
     metadata: profkit_xplane::visitor::EventMetadataVisitor<'_>,
     op: &mut OpMetrics,
     depth: usize,
+    budget: &mut usize,
 ) {
     if metadata.display_name().is_empty() {
         op.name = metadata.name().to_owned();
@@ -187,18 +190,23 @@ fn metadata_from_event_metadata(
             _ => {}
         }
     }
-    // Children of children are the metadata's own tree; a cycle would never end, so the depth
-    // is bounded (real trees are a fusion and its few levels).
+    // Children of children are the metadata's own tree; a cycle (or a tree that names the same
+    // children over and over) in a damaged file would never end, so the depth and the number of
+    // children an op gets are bounded (real trees are a fusion and its few levels).
     if depth >= 64 {
         return;
     }
     for child in metadata.children() {
+        if *budget == 0 {
+            return;
+        }
+        *budget -= 1;
         let children = op.children.get_or_insert_with(OpMetricsDb::default);
         let mut c = OpMetrics {
             occurrences: 1,
             ..OpMetrics::default()
         };
-        metadata_from_event_metadata(child, &mut c, depth + 1);
+        metadata_from_event_metadata(child, &mut c, depth + 1, budget);
         children.metrics_db.push(c);
     }
 }
@@ -225,7 +233,8 @@ fn from_event(event: &EventVisitor<'_>) -> OpMetrics {
     let normalized = own_stat(event, "time_scale_multiplier")
         .map_or(0, |v| (duration as f64 * double_value(Some(v))) as u64);
     if let Some(metadata) = event.metadata() {
-        metadata_from_event_metadata(metadata, &mut op, 0);
+        let mut budget = MAX_CHILDREN;
+        metadata_from_event_metadata(metadata, &mut op, 0, &mut budget);
     }
     let occurrences = event.num_occurrences().unwrap_or(0).max(1);
     op.occurrences = u32::try_from(occurrences).unwrap_or(u32::MAX);
@@ -670,5 +679,34 @@ mod tests {
             (db.total_time_ps, db.total_op_time_ps),
             (10_000_000, 10_000_000)
         );
+    }
+
+    #[test]
+    fn metadata_whose_children_loop_ends() {
+        let mut plane = XPlane::default();
+        let mut b = PlaneBuilder::new(&mut plane);
+        b.set_name("/device:TPU:0");
+        let id = b.event_metadata_id("fusion.9");
+        if let Some(mut m) = b.event_metadata(id) {
+            m.add_stat("program_id", StatValue::Uint64(1));
+            m.add_stat("symbol_id", StatValue::Uint64(2));
+            // Its own child, twice.
+            m.add_child(id).add_child(id);
+        }
+        let mut ops = b.line(1);
+        ops.set_name("XLA Ops");
+        ops.add_event("fusion.9").set_duration_ps(1_000);
+        let db = tensor_core_op_metrics_db(&plane, &HashMap::new());
+        let count = |db: &OpMetricsDb| -> usize {
+            fn walk(db: &OpMetricsDb) -> usize {
+                db.metrics_db
+                    .iter()
+                    .map(|m| 1 + m.children.as_ref().map_or(0, walk))
+                    .sum()
+            }
+            walk(db)
+        };
+        // The op, its children up to the bound, and the idle op.
+        assert_eq!(count(&db), 1 + MAX_CHILDREN + 1);
     }
 }
