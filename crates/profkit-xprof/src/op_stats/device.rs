@@ -60,6 +60,14 @@ const TENSOR_CORE_KERNEL_PATTERNS: [&str; 19] = [
     "xmma_warp_specialized_implicit_gemm",
 ];
 
+/// What an HLO op's entries take from its instruction, worked out once per op.
+struct HloOpInfo {
+    category: String,
+    provenance: String,
+    deduplicated_name: String,
+    cost: Result<Cost, String>,
+}
+
 /// A run of kernels of one HLO op (xprof's `HLOTracker`).
 #[derive(Default)]
 struct Tracker {
@@ -72,7 +80,7 @@ struct Tracker {
     flops: u64,
     bytes_accessed: u64,
     /// The instruction's category, provenance and deduplicated name, and its cost.
-    op: Option<(String, String, String, Result<Cost, String>)>,
+    op: Option<std::rc::Rc<HloOpInfo>>,
 }
 
 /// `AggregateHloFunc` and `DeviceOpMetricsDbBuilder::EnterOp`: the run as one entry of its op.
@@ -83,22 +91,22 @@ fn aggregate(
     uncosted: &mut std::collections::BTreeSet<String>,
 ) {
     let t = std::mem::take(current);
-    let Some((category, provenance, deduplicated_name, costed)) = t.op else {
+    let Some(info) = t.op else {
         return;
     };
     let m = builder.lookup_or_insert(t.program_id, &t.name);
     if m.occurrences == 0 && m.category.is_empty() && m.provenance.is_empty() {
-        m.category = if category.is_empty() {
+        m.category = if info.category.is_empty() {
             "unknown".to_owned()
         } else {
-            category
+            info.category.clone()
         };
-        m.provenance = provenance;
-        m.deduplicated_name = deduplicated_name;
+        m.provenance.clone_from(&info.provenance);
+        m.deduplicated_name.clone_from(&info.deduplicated_name);
         m.is_eager |= t.is_eager;
         m.source_info = Some(Default::default());
     }
-    let model = match &costed {
+    let model = match &info.cost {
         Ok(c) => *c,
         Err(opcode) => {
             uncosted.insert(opcode.clone());
@@ -147,6 +155,8 @@ pub fn gpu_op_metrics_db(plane: &XPlane, hlo: &HloModuleMap) -> GpuDb {
     let mut last = 0i64;
     let mut hlo_kernels = 0u64;
     let mut uncosted = std::collections::BTreeSet::new();
+    let mut infos: std::collections::HashMap<(Option<u64>, String), std::rc::Rc<HloOpInfo>> =
+        std::collections::HashMap::new();
     let mut tensor_core_kernels = false;
     let amd = visitor
         .stat("device_vendor")
@@ -188,16 +198,21 @@ pub fn gpu_op_metrics_db(plane: &XPlane, hlo: &HloModuleMap) -> GpuDb {
                     aggregate(&mut current, &mut builder, &mut uncosted);
                 }
                 if current.occurrences == 0 {
-                    current.op = Some((
-                        category(instruction),
-                        tf_op_full_name(instruction.metadata.as_ref()),
-                        instruction
-                            .metadata
-                            .as_ref()
-                            .map(|m| m.deduplicated_name.clone())
-                            .unwrap_or_default(),
-                        cost(module, instruction),
-                    ));
+                    let info = infos
+                        .entry((program_id, name.to_owned()))
+                        .or_insert_with(|| {
+                            std::rc::Rc::new(HloOpInfo {
+                                category: category(instruction),
+                                provenance: tf_op_full_name(instruction.metadata.as_ref()),
+                                deduplicated_name: instruction
+                                    .metadata
+                                    .as_ref()
+                                    .map(|m| m.deduplicated_name.clone())
+                                    .unwrap_or_default(),
+                                cost: cost(module, instruction),
+                            })
+                        });
+                    current.op = Some(info.clone());
                     current.name = name.to_owned();
                     current.program_id = program_id.unwrap_or(0);
                     if let Some(g) = group_id {
