@@ -117,7 +117,7 @@ pub(crate) fn run(args: XprofArgs) -> Result<(), Failure> {
                     built
                         .missing
                         .iter()
-                        .map(|m| format!("not reproduced: {m}; the tool lacks their rows")),
+                        .map(|m| format!("not reproduced: {m}; those device rows are not xprof's")),
                 );
                 if args.text {
                     write_tf_stats_text(&mut writer, &built, args.rows)?;
