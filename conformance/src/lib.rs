@@ -98,6 +98,8 @@ pub const NON_FORMAT_DIRS: &[&str] = &[
     "arrow",
     "python",
     "engines",
+    "torch",
+    "xprof-tools",
 ];
 
 /// Whether to compare with the expectations or rewrite them.

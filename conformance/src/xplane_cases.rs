@@ -12,11 +12,13 @@ mod derived;
 mod format;
 mod grouping;
 mod invalid;
+mod tpu_ops;
 
 use derived::*;
 use format::*;
 use grouping::*;
 use invalid::*;
+use tpu_ops::*;
 
 /// One generated case.
 pub struct Case {
@@ -68,6 +70,8 @@ pub fn cases() -> Vec<Case> {
         ("gpu-steps-ties", gpu_steps_ties()),
         ("grouped-with-metadata", grouped_with_metadata()),
         ("flows", flows()),
+        ("tpu-op-metrics", tpu_op_metrics()),
+        ("tpu-sparse-core", tpu_sparse_core()),
     ];
     let mut cases: Vec<Case> = spaces
         .into_iter()

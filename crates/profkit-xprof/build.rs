@@ -1,5 +1,6 @@
 //! Generates xprof's OpStats types (`proto/xprof/`: OpStats and the messages it holds, and the
-//! memory profile tool's `MemoryProfile`) with
+//! memory profile tool's `MemoryProfile`), and the part of XLA's HLO schema xprof's op metrics read
+//! (`proto/xla/`), with
 //! prost, compiling the schema with protox so that no system `protoc` is needed.
 //!
 //! The schema is read from the crate's own `proto/`, whose files are symbolic links to the
@@ -29,5 +30,11 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         // Ordered maps make encoding deterministic.
         .btree_map(["."])
         .compile_fds(fds)?;
+
+    // The part of XLA's HLO schema that the op metrics read (package `xla`, into `xla.rs`).
+    let xla_root = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("proto/xla");
+    println!("cargo:rerun-if-changed={}", xla_root.display());
+    let xla = protox::compile(["xla/service/hlo_profile_subset.proto"], [&xla_root])?;
+    prost_build::Config::new().compile_fds(xla)?;
     Ok(())
 }

@@ -19,7 +19,7 @@
 //! | `SortXPlane` on TPU planes | `preprocess::sort` |
 //! | `HostEventType` and `StatType` names | `preprocess::event_types` |
 //! | the trace viewer's processes, threads, args and JSON | [`trace_viewer`] |
-//! | `ConvertXSpaceToOpStats`, `CombineOpStats`: host op metrics, GPU framework ops, run environment | [`op_stats`] |
+//! | `ConvertXSpaceToOpStats`, `CombineOpStats`: host op metrics, TPU op metrics (TensorCore and SparseCore), GPU kernels (framework ops, and HLO ops with XLA's GPU cost model for the opcodes covered), TPU perf env, run environment; `SetRooflineMetrics` | [`op_stats`] |
 //! | `ConvertOpStatsToTfStats`, `TfStatsToDataTableJson` (the `framework_op_stats` tool) | [`tools::framework_op_stats`] |
 //! | `DataTable::ToJson` and nlohmann's number format | [`datatable`] |
 //!

@@ -70,7 +70,7 @@ mod launch_stats;
 mod regions;
 mod runtime;
 mod sort;
-mod stats;
+pub(crate) mod stats;
 pub(crate) mod tpu;
 
 use profkit_xplane::constants::GPU_PLANE_PREFIX;

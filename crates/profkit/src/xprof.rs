@@ -130,25 +130,11 @@ pub(crate) fn run(args: XprofArgs) -> Result<(), Failure> {
             Some(_) => {
                 let host_refs: Vec<&str> = hosts.iter().map(String::as_str).collect();
                 let built: OpStatsBuild = op_stats::build(spaces, &host_refs);
-                // Kernel stats only give device rows their tensor core use: without device rows
-                // (but the idle one) the table does not need them.
-                let device_rows = built
-                    .op_stats
-                    .device_op_metrics_db
-                    .as_ref()
-                    .is_some_and(|db| db.metrics_db.iter().any(|m| !op_stats::is_idle(m)));
                 notes.extend(
                     built
                         .missing
                         .iter()
-                        .filter(|m| device_rows || !m.starts_with("GPU kernel stats"))
-                        .map(|m| {
-                            if m.starts_with("GPU kernel stats") {
-                                format!("not reproduced: {m}; the device rows' tensor core use is shown as 0")
-                            } else {
-                                format!("not reproduced: {m}; the tool lacks their rows")
-                            }
-                        }),
+                        .map(|m| format!("not reproduced: {m}; those device rows are not xprof's")),
                 );
                 if args.text {
                     write_tf_stats_text(&mut writer, &built, args.rows)?;

@@ -1,40 +1,173 @@
-//! The GPU op metrics database (xprof's `ConvertDeviceTraceXPlaneToOpMetricsDb`), as far as
-//! it goes without XLA's HLO modules: kernels that carry a framework op (`tf_op` stat) are ops
-//! named `<op name>/<kernel name>`; the plane's span runs from the earliest event offset to the
-//! latest end offset over its non-derived lines (offsets within each line, as xprof takes them);
-//! the rest is the idle op.
-//!
-//! Kernels of XLA programs (an `hlo_op` stat) become HLO ops in xprof when the profile stores
-//! the programs' HLO; that needs XLA's HLO module map and cost model, not built here:
-//! [`GpuDb::xla_kernels`] counts them so that the caller can say so.
+//! The GPU op metrics database (xprof's `ConvertDeviceTraceXPlaneToOpMetricsDb`): the kernels
+//! of each stream, in line order, as ops. A kernel of an XLA program (an `hlo_op` stat, its last
+//! `::` part naming the instruction, with the `program_id` of a module in the [`HloModuleMap`])
+//! counts towards that HLO op: consecutive kernels of one op and step group are one run
+//! (`HLOTracker`), entered with the instruction's category, framework op (`op_name:op_type` of
+//! its metadata) and cost ([`super::cost`]; the kernel's own `flops` and `bytes_accessed` stats
+//! where the model gives none). A kernel of an op the map does not know is left out, as xprof
+//! leaves it. A kernel that carries a framework op (`tf_op` stat) is an op named `<op
+//! name>/<kernel name>`. The plane's span runs from the earliest event offset to the latest end
+//! offset over its non-derived lines (offsets within each line, as xprof takes them); the rest is
+//! the idle op.
 
 use profkit_xplane::XPlane;
 use profkit_xplane::visitor::PlaneVisitor;
 
+use super::cost::{Cost, cost};
+use super::hlo::{HloModuleMap, category, tf_op_full_name};
 use super::metrics_db::{DbBuilder, add_idle_op, set_total_time_ps};
+use super::tpu::int_or_uint;
 use crate::preprocess::derived::is_derived_line_id;
 use crate::preprocess::derived::tf_op;
 use crate::proto::OpMetricsDb;
 
-/// One GPU plane's database, and what it could not place.
+/// One GPU plane's database, and what it could not reproduce.
 pub struct GpuDb {
     /// The database.
     pub db: OpMetricsDb,
-    /// Kernels of XLA programs (left out).
-    pub xla_kernels: u64,
+    /// Kernels placed on HLO ops.
+    pub hlo_kernels: u64,
+    /// The opcodes of placed HLO ops that the cost model does not cover (their FLOPs and bytes
+    /// are not xprof's).
+    pub uncosted: std::collections::BTreeSet<String>,
+    /// Whether a kernel of an HLO op may count as using TensorCores in xprof's kernel stats: its
+    /// name has one of TSL's TensorCore patterns, or it ran on an AMD device, whose matrix-core
+    /// kernels xprof 2.24.2 counts by rules not reproduced (its utilisation is then not
+    /// reproduced).
+    pub tensor_core_kernels: bool,
 }
 
-/// The database of one GPU plane.
-pub fn gpu_op_metrics_db(plane: &XPlane) -> GpuDb {
+/// TSL's kernel name patterns of kernels that use TensorCores.
+const TENSOR_CORE_KERNEL_PATTERNS: [&str; 19] = [
+    "16816",
+    "c1688",
+    "conv1x1",
+    "conv2d_c1_k1",
+    "dgrad_1x1_stride_2x2",
+    "direct_group",
+    "first_layer_wgrad_kernel",
+    "h1688",
+    "h884",
+    "hmma",
+    "i16832",
+    "i8816",
+    "s884",
+    "s1688",
+    "xmma_gemm",
+    "xmma_implicit_gemm",
+    "xmma_sparse_conv",
+    "xmma_sparse_gemm",
+    "xmma_warp_specialized_implicit_gemm",
+];
+
+/// What an HLO op's entries take from its instruction, worked out once per op.
+struct HloOpInfo {
+    category: String,
+    provenance: String,
+    deduplicated_name: String,
+    cost: Result<Cost, String>,
+}
+
+/// A run of kernels of one HLO op (xprof's `HLOTracker`).
+#[derive(Default)]
+struct Tracker {
+    program_id: u64,
+    name: String,
+    group_id: u64,
+    is_eager: bool,
+    occurrences: u64,
+    duration: u64,
+    flops: u64,
+    bytes_accessed: u64,
+    /// The instruction's category, provenance and deduplicated name, and its cost.
+    op: Option<std::rc::Rc<HloOpInfo>>,
+}
+
+/// `AggregateHloFunc` and `DeviceOpMetricsDbBuilder::EnterOp`: the run as one entry of its op.
+#[allow(deprecated)]
+fn aggregate(
+    current: &mut Tracker,
+    builder: &mut DbBuilder,
+    uncosted: &mut std::collections::BTreeSet<String>,
+) {
+    let t = std::mem::take(current);
+    let Some(info) = t.op else {
+        return;
+    };
+    let m = builder.lookup_or_insert(t.program_id, &t.name);
+    if m.occurrences == 0 && m.category.is_empty() && m.provenance.is_empty() {
+        m.category = if info.category.is_empty() {
+            "unknown".to_owned()
+        } else {
+            info.category.clone()
+        };
+        m.provenance.clone_from(&info.provenance);
+        m.deduplicated_name.clone_from(&info.deduplicated_name);
+        m.is_eager |= t.is_eager;
+        m.source_info = Some(Default::default());
+    }
+    let model = match &info.cost {
+        Ok(c) => *c,
+        Err(opcode) => {
+            uncosted.insert(opcode.clone());
+            Cost::default()
+        }
+    };
+    let flops = if model.flops > 0 {
+        model.flops
+    } else {
+        t.flops
+    };
+    let bytes = if model.bytes_accessed > 0 {
+        model.bytes_accessed
+    } else {
+        t.bytes_accessed
+    };
+    let model_flops = if model.flops > 0 {
+        model.flops
+    } else {
+        t.flops
+    };
+    let n = t.occurrences;
+    m.num_cores = 1;
+    m.occurrences = m.occurrences.wrapping_add(n as u32);
+    m.time_ps = m.time_ps.wrapping_add(t.duration);
+    m.self_time_ps = m.self_time_ps.wrapping_add(t.duration);
+    m.flops = m.flops.wrapping_add(flops.wrapping_mul(n));
+    m.flops_v2 += flops as f64 * n as f64;
+    if model_flops == 0 {
+        m.model_flops = m.flops;
+        m.model_flops_v2 = m.flops_v2;
+    } else {
+        m.model_flops = m.model_flops.wrapping_add(model_flops.wrapping_mul(n));
+        m.model_flops_v2 += model_flops as f64 * n as f64;
+    }
+    m.bytes_accessed = m.bytes_accessed.wrapping_add(bytes.wrapping_mul(n));
+    builder.db.total_op_time_ps = builder.db.total_op_time_ps.wrapping_add(t.duration);
+}
+
+/// The database of one GPU plane, its XLA kernels placed by `hlo`.
+#[allow(deprecated)]
+pub fn gpu_op_metrics_db(plane: &XPlane, hlo: &HloModuleMap) -> GpuDb {
     let visitor = PlaneVisitor::new(plane);
     let mut builder = DbBuilder::default();
     let mut first = i64::MAX;
     let mut last = 0i64;
-    let mut xla_kernels = 0u64;
+    let mut hlo_kernels = 0u64;
+    let mut uncosted = std::collections::BTreeSet::new();
+    let mut infos: std::collections::HashMap<(Option<u64>, String), std::rc::Rc<HloOpInfo>> =
+        std::collections::HashMap::new();
+    let mut tensor_core_kernels = false;
+    let amd = visitor
+        .stat("device_vendor")
+        .and_then(|s| s.value())
+        .and_then(|v| v.as_str())
+        == Some("AMD");
     for line in visitor.lines() {
         if is_derived_line_id(line.id()) {
             continue;
         }
+        let mut current = Tracker::default();
         for event in line.events() {
             first = first.min(event.offset_ps());
             last = last.max(event.offset_ps().saturating_add(event.duration_ps()));
@@ -44,11 +177,66 @@ pub fn gpu_op_metrics_db(plane: &XPlane) -> GpuDb {
                     .find(|s| s.name() == name)
                     .and_then(|s| s.value())
             };
-            if own("hlo_op")
-                .and_then(|v| v.as_str())
-                .is_some_and(|s| !s.is_empty())
-            {
-                xla_kernels += 1;
+            if let Some(hlo_op) = own("hlo_op") {
+                let name = hlo_op
+                    .as_str()
+                    .unwrap_or("")
+                    .rsplit("::")
+                    .next()
+                    .unwrap_or("");
+                let program_id = own("program_id").map(|v| int_or_uint(Some(v)));
+                let Some((module, instruction)) = hlo.instruction(program_id, name) else {
+                    continue;
+                };
+                // TSL's `IntValue`: the `int64` field.
+                let group_id = match own("group_id") {
+                    Some(profkit_xplane::visitor::StatValueRef::Int64(g)) => Some(g),
+                    Some(_) => Some(0),
+                    None => None,
+                };
+                if name != current.name || group_id.is_none_or(|g| g as u64 != current.group_id) {
+                    aggregate(&mut current, &mut builder, &mut uncosted);
+                }
+                if current.occurrences == 0 {
+                    let info = infos
+                        .entry((program_id, name.to_owned()))
+                        .or_insert_with(|| {
+                            std::rc::Rc::new(HloOpInfo {
+                                category: category(instruction),
+                                provenance: tf_op_full_name(instruction.metadata.as_ref()),
+                                deduplicated_name: instruction
+                                    .metadata
+                                    .as_ref()
+                                    .map(|m| m.deduplicated_name.clone())
+                                    .unwrap_or_default(),
+                                cost: cost(module, instruction),
+                            })
+                        });
+                    current.op = Some(info.clone());
+                    current.name = name.to_owned();
+                    current.program_id = program_id.unwrap_or(0);
+                    if let Some(g) = group_id {
+                        current.group_id = g as u64;
+                    }
+                    current.is_eager = matches!(
+                        own("is_eager"),
+                        Some(profkit_xplane::visitor::StatValueRef::Int64(v)) if v != 0
+                    );
+                }
+                hlo_kernels += 1;
+                tensor_core_kernels |= amd
+                    || TENSOR_CORE_KERNEL_PATTERNS
+                        .iter()
+                        .any(|p| event.name().contains(p));
+                current.occurrences += 1;
+                current.duration = current.duration.wrapping_add(event.duration_ps() as u64);
+                for stat in event.stats() {
+                    match stat.name() {
+                        "flops" => current.flops = int_or_uint(stat.value()),
+                        "bytes_accessed" => current.bytes_accessed = int_or_uint(stat.value()),
+                        _ => {}
+                    }
+                }
                 continue;
             }
             let Some(full) = own("tf_op")
@@ -57,6 +245,7 @@ pub fn gpu_op_metrics_db(plane: &XPlane) -> GpuDb {
             else {
                 continue;
             };
+            aggregate(&mut current, &mut builder, &mut uncosted);
             let is_eager = own("is_eager")
                 .and_then(|v| v.as_i64())
                 .is_some_and(|v| v != 0);
@@ -80,6 +269,7 @@ pub fn gpu_op_metrics_db(plane: &XPlane) -> GpuDb {
             m.self_time_ps = m.self_time_ps.wrapping_add(time);
             builder.db.total_op_time_ps = builder.db.total_op_time_ps.wrapping_add(time);
         }
+        aggregate(&mut current, &mut builder, &mut uncosted);
     }
     let span = if last != 0 {
         u64::try_from(last.saturating_sub(first)).unwrap_or(0)
@@ -90,6 +280,8 @@ pub fn gpu_op_metrics_db(plane: &XPlane) -> GpuDb {
     add_idle_op(&mut builder.db);
     GpuDb {
         db: builder.db,
-        xla_kernels,
+        hlo_kernels,
+        uncosted,
+        tensor_core_kernels,
     }
 }

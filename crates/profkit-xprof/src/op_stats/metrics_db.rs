@@ -18,6 +18,15 @@ pub(crate) struct DbBuilder {
 }
 
 impl DbBuilder {
+    /// A builder that appends to `db` without looking at the ops already in it (xprof's builder
+    /// over an existing database starts with an empty index).
+    pub fn appending_to(db: OpMetricsDb) -> Self {
+        Self {
+            db,
+            index: HashMap::new(),
+        }
+    }
+
     /// The op with this key, appended empty if new.
     pub fn lookup_or_insert(&mut self, hlo_module_id: u64, name: &str) -> &mut OpMetrics {
         let next = self.db.metrics_db.len();

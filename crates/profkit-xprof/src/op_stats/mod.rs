@@ -2,12 +2,23 @@
 //! from XSpaces as xprof 2.24.2 builds it (`ConvertXSpaceToOpStats` on each host's preprocessed
 //! space, then `CombineOpStats` across hosts).
 //!
-//! What is built today: the host op metrics database ([`host_op_metrics_db`]), the GPU op metrics
-//! of framework-op kernels ([`gpu_op_metrics_db`]), the run
-//! environment (hosts, device type and count, hardware type), and the diagnostics (the space's
-//! errors and warnings). The device op metrics, steps database, kernel stats and tf-function
-//! stats are left empty: [`OpStatsBuild::missing`] names them, so that a tool computed from them
-//! can say what it could not reproduce.
+//! What is built today: the host op metrics database ([`host_op_metrics_db`]); the device op
+//! metrics of TPU planes (the XLA ops of each TensorCore plane, with the ops of its SparseCore
+//! planes as children: [`tensor_core_op_metrics_db`], module `tpu`) and of GPU planes
+//! ([`gpu_op_metrics_db`]: kernels that carry a framework op, and kernels of XLA programs placed
+//! on their HLO ops through the programs' HLO protos, [`HloModuleMap`], with FLOPs and bytes from
+//! XLA's GPU cost model for the opcodes module `cost` covers); the TPU device's peaks
+//! ([`perf_env`]), against which [`roofline`] places each op; the run environment (hosts, device
+//! type and count, hardware type); and the diagnostics (the space's errors and warnings).
+//!
+//! Not built: XLA's cost model beyond the opcodes module `cost` names; the GPU `PerfEnv` of
+//! architectures whose peak tables [`perf_env`] does not know; the kernel stats (TensorCore utilisation); the TPU ops' fusion
+//! children from the HLO protos (`UpdateOpMetricsDbFromHloModuleMap`, which only the op profile
+//! reads); the memory access breakdown and expression of GPU HLO ops; the steps database and
+//! tf-function stats. Where a profile has what xprof builds a missing part from and a tool would
+//! show it (an HLO op of an opcode not covered, GPU peaks when HLO ops have FLOPs or bytes,
+//! kernels xprof may count as TensorCore kernels), [`OpStatsBuild::missing`] names it, so that
+//! the tool can say what it could not reproduce.
 //!
 //! ```
 //! use profkit_xplane::{PlaneBuilder, XPlane, XSpace};
@@ -25,10 +36,15 @@
 //! assert_eq!(host.total_time_ps, 6_000_000);
 //! ```
 
+mod cost;
 mod device;
+mod hlo;
 mod host;
 mod metrics_db;
 mod model;
+pub mod perf_env;
+pub mod roofline;
+mod tpu;
 
 use profkit_xplane::XSpace;
 use profkit_xplane::constants::{
@@ -36,11 +52,14 @@ use profkit_xplane::constants::{
 };
 use profkit_xplane::visitor::PlaneVisitor;
 
+pub use cost::Cost;
 pub use device::{GpuDb, gpu_op_metrics_db};
+pub use hlo::{HloModule, HloModuleMap};
 pub use host::host_op_metrics_db;
 pub(crate) use metrics_db::DbBuilder;
 pub use metrics_db::{IDLE, is_idle, sorted};
 pub use model::ModelTracker;
+pub use tpu::{add_sparse_core_op_metrics, tensor_core_op_metrics_db};
 
 use crate::proto::{Diagnostics, HardwareType, OpStats, RunEnvironment};
 
@@ -51,7 +70,7 @@ pub struct OpStatsBuild {
     pub op_stats: OpStats,
     /// The parts of OpStats left empty although the profile has what xprof builds them from
     /// (for example "device op metrics" on a profile with GPU planes).
-    pub missing: Vec<&'static str>,
+    pub missing: Vec<String>,
 }
 
 impl OpStatsBuild {
@@ -98,44 +117,82 @@ pub fn read_space<R: std::io::Read>(
 
 /// OpStats of one host's space, preprocessed as xprof preprocesses it first. `host` is the name
 /// xprof gives the host (its file's name without `.xplane.pb`).
-pub fn host_op_stats(mut space: XSpace, host: &str) -> (OpStats, Vec<&'static str>) {
+pub fn host_op_stats(mut space: XSpace, host: &str) -> (OpStats, Vec<String>) {
     // Grouping (for `is_eager`), not the derived lines, which no part of OpStats reads.
     crate::preprocess::preprocess_with(&mut space, false);
     let mut stats = OpStats::default();
     let mut missing = Vec::new();
     stats.diagnostics = diagnostics(&space);
     stats.run_environment = Some(run_environment(&space, host));
-    let tpu = space
+    let tpu_planes: Vec<_> = space
         .planes
         .iter()
-        .any(|p| p.name.starts_with(TPU_PLANE_PREFIX));
+        .filter(|p| p.name.starts_with(TPU_PLANE_PREFIX))
+        .collect();
     let mut device = DbBuilder::default();
-    if tpu {
-        missing.push("TPU op metrics (XLA ops of the TPU planes)");
+    if let Some(first) = tpu_planes.first() {
+        stats.perf_env = Some(perf_env::tpu_perf_env(first));
+        // SparseCore planes first: their modules' ops become children of TensorCore ops.
+        let mut sparse = std::collections::HashMap::new();
+        let is_sparse = |name: &str| {
+            crate::preprocess::tpu::tpu_plane_has_core_id(name)
+                && !crate::preprocess::tpu::is_tensor_core_plane(name)
+        };
+        for plane in tpu_planes.iter().filter(|p| is_sparse(&p.name)) {
+            add_sparse_core_op_metrics(plane, &mut sparse);
+        }
+        for plane in tpu_planes.iter().filter(|p| !is_sparse(&p.name)) {
+            device.combine(&tensor_core_op_metrics_db(plane, &sparse), true);
+        }
     } else {
-        let mut xla_kernels = 0;
+        // The programs' HLO (xprof builds the map for GPUs since framework_op_stats asks for the
+        // kernel stats too).
+        let hlo = space
+            .planes
+            .iter()
+            .find(|p| p.name == METADATA_PLANE_NAME)
+            .map(HloModuleMap::from_metadata_plane)
+            .unwrap_or_default();
+        let mut uncosted = std::collections::BTreeSet::new();
+        let mut tensor_core_kernels = false;
+        let mut peaks_missing = false;
+        // The peaks of the first GPU plane, as xprof takes them.
+        let first_gpu = space
+            .planes
+            .iter()
+            .find(|p| p.name.starts_with(GPU_PLANE_PREFIX));
+        let env = first_gpu.and_then(perf_env::gpu_perf_env);
+        let peaks_known = first_gpu.is_none() || env.is_some();
+        stats.perf_env = env;
         for plane in space
             .planes
             .iter()
             .filter(|p| p.name.starts_with(GPU_PLANE_PREFIX))
         {
-            let gpu = gpu_op_metrics_db(plane);
-            xla_kernels += gpu.xla_kernels;
+            let gpu = gpu_op_metrics_db(plane, &hlo);
+            uncosted.extend(gpu.uncosted);
+            tensor_core_kernels |= gpu.tensor_core_kernels;
+            peaks_missing |= gpu.hlo_kernels > 0;
             device.combine(&gpu.db, true);
         }
-        // Without the programs' HLO, xprof drops these kernels too.
-        let has_hlo = space.planes.iter().any(|p| {
-            p.name == METADATA_PLANE_NAME && p.stat_metadata.values().any(|m| m.name == "Hlo Proto")
-        });
-        let has_kernels = space.planes.iter().any(|p| {
-            p.name.starts_with(GPU_PLANE_PREFIX)
-                && p.stat_metadata.values().any(|m| m.name == "kernel_details")
-        });
-        if has_kernels {
-            missing.push("GPU kernel stats (launch shapes, tensor core use)");
+        if !uncosted.is_empty() {
+            let list: Vec<String> = uncosted.into_iter().collect();
+            missing.push(format!(
+                "GPU kernels of XLA programs (HLO op metrics: XLA's cost model for {})",
+                list.join(", ")
+            ));
         }
-        if xla_kernels > 0 && has_hlo {
-            missing.push("GPU kernels of XLA programs (HLO op metrics)");
+        if peaks_missing && !peaks_known {
+            missing.push(
+                "GPU kernels of XLA programs (bound_by: the GPU's peaks from its capabilities)"
+                    .to_owned(),
+            );
+        }
+        if tensor_core_kernels {
+            missing.push(
+                "GPU kernels of XLA programs (TensorCore utilization from the kernel stats)"
+                    .to_owned(),
+            );
         }
     }
     stats.device_op_metrics_db = Some(device.db);
@@ -266,6 +323,7 @@ pub fn build(spaces: Vec<XSpace>, hosts: &[&str]) -> OpStatsBuild {
     let mut host_db = DbBuilder::default();
     let mut device_db = DbBuilder::default();
     let mut env = RunEnvironment::default();
+    let mut perf: Option<crate::proto::PerfEnv> = None;
     let mut diag = Diagnostics::default();
     let mut missing = Vec::new();
     for (i, space) in spaces.into_iter().enumerate() {
@@ -287,6 +345,9 @@ pub fn build(spaces: Vec<XSpace>, hosts: &[&str]) -> OpStatsBuild {
         if let Some(src) = &stats.run_environment {
             combine_run_environment(src, &mut env);
         }
+        if let Some(src) = &stats.perf_env {
+            perf_env::combine(src, perf.get_or_insert_with(Default::default));
+        }
         if let Some(src) = &stats.diagnostics {
             diag.info.extend(src.info.iter().cloned());
             diag.warnings.extend(src.warnings.iter().cloned());
@@ -296,6 +357,7 @@ pub fn build(spaces: Vec<XSpace>, hosts: &[&str]) -> OpStatsBuild {
     combined.host_op_metrics_db = Some(host_db.db);
     combined.device_op_metrics_db = Some(device_db.db);
     combined.run_environment = Some(env);
+    combined.perf_env = perf;
     combined.diagnostics = Some(diag);
     OpStatsBuild {
         op_stats: combined,

@@ -5,14 +5,18 @@
 //! Each side lists at most 500 ops (sorted by self time, then by name). Times are in
 //! microseconds; the fractions are of the side's total time (with idle) or of its time in ops
 //! (without); the cumulative fractions run down the side. The rates come from the op's FLOPs and
-//! bytes over its total time, and `bound_by` from the device's peaks (PerfEnv), so ops without
-//! FLOPs or bytes (every host op) are bound by "Unknown". A GPU profile gets the
+//! bytes over its total time, and `bound_by` from the device's peaks (PerfEnv) by xprof's roofline
+//! rules ([`crate::op_stats::roofline`]), so ops without FLOPs or bytes (every host op) are bound
+//! by "Unknown". The device side sums device ops by the framework op of their provenance; an op
+//! without one (a TPU `copy-done`, say) stands as itself, of type "Unknown"; the memory access
+//! breakdown is not carried over, so every byte counts as HBM. A GPU profile gets the
 //! `gpu_tensorcore_utilization` column. The table properties name the task type ("Training"
 //! when op names have gradient scopes) and the architecture ("Unknown").
 
 use crate::datatable::{Cell, DataTable};
+use crate::op_stats::roofline::{roofline, safe_divide};
 use crate::op_stats::{DbBuilder, ModelTracker, is_idle, sorted};
-use crate::proto::{OpMetrics, OpMetricsDb, OpStats, PerfEnv};
+use crate::proto::{HardwareType, OpMetrics, OpMetricsDb, OpStats, PerfEnv};
 
 /// Ops listed per side (device, host).
 const MAX_OPS: usize = 500;
@@ -62,59 +66,15 @@ pub struct TfStatsRecord {
     pub gpu_tensorcore_utilization: f64,
 }
 
-/// TSL's `SafeDivide`: 0 when the divisor is (nearly) 0.
-pub(crate) fn safe_divide(a: f64, b: f64) -> f64 {
-    if b.abs() < 1e-10 { 0.0 } else { a / b }
-}
-
 fn pico_to_micro(ps: u64) -> f64 {
     ps as f64 / 1e6
 }
 
-fn pico_to_nano(ps: u64) -> f64 {
-    ps as f64 / 1e3
-}
-
-/// GB/s as GiB/s.
-fn giga_to_gibi(v: f64) -> f64 {
-    v * 1e9 / (1u64 << 30) as f64
-}
-
-#[allow(deprecated)]
-fn record(on_device: bool, m: &OpMetrics, perf: &PerfEnv) -> TfStatsRecord {
+fn record(on_device: bool, m: &OpMetrics, perf: &PerfEnv, hardware: HardwareType) -> TfStatsRecord {
     let total = pico_to_micro(m.time_ps);
     let total_self = pico_to_micro(m.self_time_ps);
     let occurrences = f64::from(m.occurrences);
-    let time_ns = pico_to_nano(m.time_ps);
-    let measured_flop_rate = safe_divide(m.flops_v2, time_ns);
-    // The HBM bytes: the breakdown's HBM entries, or every byte for profiles without one.
-    let hbm_bytes: u64 = if m.memory_accessed_breakdown.is_empty() {
-        m.bytes_accessed
-    } else {
-        m.memory_accessed_breakdown
-            .iter()
-            .filter(|b| b.memory_space == 1)
-            .map(|b| b.bytes_accessed)
-            .sum()
-    };
-    let hbm_bw = giga_to_gibi(safe_divide(hbm_bytes as f64, time_ns));
-    let peak_flops = perf.peak_tera_flops_per_second * 1e3;
-    let peak_hbm = perf
-        .peak_bws_giga_bytes_per_second
-        .first()
-        .copied()
-        .unwrap_or(perf.peak_hbm_bw_giga_bytes_per_second);
-    let mut bound_by = "Unknown";
-    let mut utilization = 0.0;
-    let flops_utilization = safe_divide(measured_flop_rate, peak_flops);
-    if utilization < flops_utilization {
-        bound_by = "Compute";
-        utilization = flops_utilization;
-    }
-    let hbm_utilization = safe_divide(hbm_bw, giga_to_gibi(peak_hbm));
-    if utilization < hbm_utilization {
-        bound_by = "HBM";
-    }
+    let r = roofline(m, perf, hardware);
     TfStatsRecord {
         host_or_device: if on_device { "Device" } else { "Host" },
         is_eager: m.is_eager,
@@ -125,11 +85,11 @@ fn record(on_device: bool, m: &OpMetrics, perf: &PerfEnv) -> TfStatsRecord {
         avg_time_in_us: safe_divide(total, occurrences),
         total_self_time_in_us: total_self,
         avg_self_time_in_us: safe_divide(total_self, occurrences),
-        measured_flop_rate,
-        model_flop_rate: safe_divide(m.model_flops_v2, time_ns),
-        measured_memory_bw: giga_to_gibi(safe_divide(m.bytes_accessed as f64, time_ns)),
-        operational_intensity: safe_divide(m.flops_v2, m.bytes_accessed as f64),
-        bound_by,
+        measured_flop_rate: r.measured_flop_rate,
+        model_flop_rate: r.model_flop_rate,
+        measured_memory_bw: r.measured_memory_bw,
+        operational_intensity: r.operational_intensity,
+        bound_by: r.bound_by,
         ..TfStatsRecord::default()
     }
 }
@@ -147,6 +107,7 @@ fn table(
     host: &OpMetricsDb,
     device: &OpMetricsDb,
     perf: &PerfEnv,
+    hardware: HardwareType,
     exclude_idle: bool,
 ) -> Vec<TfStatsRecord> {
     let mut records: Vec<TfStatsRecord> = Vec::new();
@@ -157,7 +118,7 @@ fn table(
         if exclude_idle && is_idle(m) {
             continue;
         }
-        let mut r = record(true, m, perf);
+        let mut r = record(true, m, perf, hardware);
         rank += 1;
         r.rank = rank;
         r.device_total_self_time_as_fraction = safe_divide(r.total_self_time_in_us, device_total);
@@ -171,7 +132,7 @@ fn table(
         if exclude_idle && is_idle(m) {
             continue;
         }
-        let mut r = record(false, m, perf);
+        let mut r = record(false, m, perf, hardware);
         rank += 1;
         r.rank = rank;
         r.host_total_self_time_as_fraction = safe_divide(r.total_self_time_in_us, host_total);
@@ -191,9 +152,14 @@ pub fn tf_stats(stats: &OpStats) -> (Vec<TfStatsRecord>, Vec<TfStatsRecord>) {
     let host = stats.host_op_metrics_db.as_ref().unwrap_or(&empty);
     let device = tf_metrics_from_device(stats.device_op_metrics_db.as_ref().unwrap_or(&empty));
     let perf = stats.perf_env.clone().unwrap_or_default();
+    let hardware = stats
+        .run_environment
+        .as_ref()
+        .and_then(|e| HardwareType::try_from(e.hardware_type).ok())
+        .unwrap_or(HardwareType::UnknownHardware);
     (
-        table(host, &device, &perf, false),
-        table(host, &device, &perf, true),
+        table(host, &device, &perf, hardware, false),
+        table(host, &device, &perf, hardware, true),
     )
 }
 

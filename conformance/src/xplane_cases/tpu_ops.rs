@@ -1,0 +1,263 @@
+//! TPU op metrics: XLA ops whose event metadata carries what libtpu writes (program and symbol
+//! ids, FLOPs, bytes, categories, framework ops, display names), the device's peaks on the plane,
+//! and SparseCore planes whose modules a TensorCore op offloads to.
+
+use profkit_xplane::constants::{self, stats};
+use profkit_xplane::{StatValue, XSpace};
+use profkit_xprof::proto::MemoryAccessBreakdown;
+use profkit_xprof::proto::op_metrics::MemoryAccessed;
+use prost::Message;
+
+use super::*;
+
+/// An encoded `MemoryAccessBreakdown`: `(operation type, memory space, bytes)` each.
+fn breakdown(entries: &[(i32, u64, u64)]) -> Vec<u8> {
+    MemoryAccessBreakdown {
+        memory_accessed: entries
+            .iter()
+            .map(
+                |&(operation_type, memory_space, bytes_accessed)| MemoryAccessed {
+                    operation_type,
+                    memory_space,
+                    bytes_accessed,
+                },
+            )
+            .collect(),
+    }
+    .encode_to_vec()
+}
+
+/// The metadata of an XLA op: `stats` on top of its program and symbol ids.
+fn xla_op(
+    b: &mut PlaneBuilder<'_>,
+    name: &str,
+    program: Option<u64>,
+    symbol: Option<u64>,
+    more: &[(&str, StatValue)],
+) {
+    let mut md = metadata(b, name);
+    if let Some(p) = program {
+        md.add_stat(stats::PROGRAM_ID, p);
+    }
+    if let Some(s) = symbol {
+        md.add_stat(stats::SYMBOL_ID, s);
+    }
+    for (k, v) in more {
+        md.add_stat(k, v.clone());
+    }
+}
+
+/// One TensorCore plane with the device's peaks, XLA ops nested in time (a fusion holding a
+/// convolution), ops summed across programs and occurrences, a custom call whose events carry
+/// their own FLOPs and bytes, an op placed by `device_offset_ps`, ops without a symbol id or with
+/// the root's, ops with and without a framework op, a display name, memory access breakdowns, and
+/// a `Framework Ops` line (an op line, whose events have no ids).
+pub(super) fn tpu_op_metrics() -> XSpace {
+    let tpu = plane(0, "/device:TPU:0", |b| {
+        b.add_stat(stats::DEVICE_TYPE_STRING, "TPU v4")
+            .add_stat("peak_teraflops_per_second", 100.0)
+            .add_stat("peak_hbm_bw_gigabytes_per_second", 1000.0)
+            .add_stat("peak_cmem_rd_bw_gigabytes_per_second", 50.0)
+            .add_stat("peak_cmem_wr_bw_gigabytes_per_second", 40.0)
+            .add_stat("peak_vmem_rd_bw_gigabytes_per_second", 3000.0)
+            .add_stat("peak_vmem_wr_bw_gigabytes_per_second", 2000.0)
+            .add_stat("peak_spmem_rd_bw_gigabytes_per_second", 70.0)
+            .add_stat("peak_spmem_wr_bw_gigabytes_per_second", 80.0)
+            .add_stat("peak_sc_teraflops_per_second", 9.0)
+            .add_stat("has_megacore", 1_i64)
+            .add_stat("has_merged_vmem", 1_u64);
+        let matmul = StatValue::Str("model/dense/MatMul:MatMul".into());
+        xla_op(b, "root.0", Some(1), Some(0), &[]);
+        xla_op(
+            b,
+            "fusion.1",
+            Some(1),
+            Some(10),
+            &[
+                ("hlo_category", StatValue::Str("loop fusion".into())),
+                (stats::TF_OP, matmul.clone()),
+                (stats::FLOPS, StatValue::Uint64(2_000_000)),
+                (stats::BYTES_ACCESSED, StatValue::Uint64(4096)),
+                ("deduplicated_name", StatValue::Str("fusion".into())),
+                ("source", StatValue::Str("model.py:12".into())),
+            ],
+        );
+        xla_op(
+            b,
+            "convolution.2",
+            Some(1),
+            Some(11),
+            &[
+                ("hlo_category", StatValue::Str("convolution".into())),
+                (
+                    stats::TF_OP,
+                    StatValue::Str("model/conv/Conv2D:Conv2D".into()),
+                ),
+                (stats::FLOPS, StatValue::Int64(50_000_000)),
+                ("model_flops", StatValue::Uint64(40_000_000)),
+                (stats::BYTES_ACCESSED, StatValue::Uint64(1000)),
+                (
+                    "memory_access_breakdown",
+                    StatValue::Bytes(breakdown(&[(2, 2, 600), (1, 1, 400)]).into()),
+                ),
+            ],
+        );
+        xla_op(
+            b,
+            "custom-call.3",
+            Some(1),
+            Some(12),
+            &[
+                ("hlo_category", StatValue::Str("custom-call".into())),
+                (
+                    stats::TF_OP,
+                    StatValue::Str("jit(f)/jit(main)/custom".into()),
+                ),
+                (stats::FLOPS, StatValue::Uint64(7)),
+            ],
+        );
+        xla_op(b, "no-symbol", Some(1), None, &[]);
+        xla_op(
+            b,
+            "jit(f)/add",
+            Some(2),
+            Some(3),
+            &[
+                (stats::TF_OP, StatValue::Str("jit(f)/jit(main)/add".into())),
+                (stats::FLOPS, StatValue::Uint64(1_000)),
+                (stats::BYTES_ACCESSED, StatValue::Uint64(3_000_000)),
+            ],
+        );
+        // The same framework op from another program.
+        xla_op(
+            b,
+            "fusion.1.p2",
+            Some(2),
+            Some(10),
+            &[
+                (stats::TF_OP, matmul),
+                (stats::FLOPS, StatValue::Uint64(10)),
+            ],
+        );
+        xla_op(
+            b,
+            "%copy-start.5 = (f32[8]) copy-start(f32[8] %p)",
+            Some(2),
+            Some(4),
+            &[(stats::BYTES_ACCESSED, StatValue::Uint64(64))],
+        );
+        metadata(b, "%copy-start.5 = (f32[8]) copy-start(f32[8] %p)")
+            .set_display_name("copy-start.5");
+        b.line(1)
+            .set_name(constants::STEP_LINE_NAME)
+            .set_timestamp_ns(1_000)
+            .add_event("1")
+            .set_offset_ps(0)
+            .set_duration_ps(40 * US);
+        let mut ops = b.line(2);
+        ops.set_name(constants::XLA_OP_LINE_NAME)
+            .set_timestamp_ns(1_000);
+        ops.add_event("root.0")
+            .set_offset_ps(US)
+            .set_duration_ps(30 * US);
+        ops.add_event("fusion.1")
+            .set_offset_ps(2 * US)
+            .set_duration_ps(5 * US)
+            .add_stat("min_duration_ps", 1_i64);
+        ops.add_event("convolution.2")
+            .set_offset_ps(3 * US)
+            .set_duration_ps(2 * US);
+        ops.add_event("fusion.1")
+            .set_offset_ps(8 * US)
+            .set_duration_ps(US);
+        ops.add_event("custom-call.3")
+            .set_offset_ps(10 * US)
+            .set_duration_ps(US)
+            .add_stat(stats::FLOPS, 1_000_000_u64)
+            .add_stat(stats::BYTES_ACCESSED, 500_u64);
+        ops.add_event("custom-call.3")
+            .set_offset_ps(12 * US)
+            .set_duration_ps(2 * US)
+            .add_stat(stats::FLOPS, 3_000_000_u64)
+            .add_stat(stats::BYTES_ACCESSED, 700_u64);
+        ops.add_event("no-symbol")
+            .set_offset_ps(15 * US)
+            .set_duration_ps(US);
+        // Placed by its device stats (absolute picoseconds), not by its offset.
+        ops.add_event("jit(f)/add")
+            .set_offset_ps(16 * US)
+            .set_duration_ps(US)
+            .add_stat("device_offset_ps", 1_000_000_i64 + 17 * US)
+            .add_stat("device_duration_ps", 3 * US);
+        ops.add_event("fusion.1.p2")
+            .set_offset_ps(21 * US)
+            .set_duration_ps(2 * US);
+        ops.add_event("%copy-start.5 = (f32[8]) copy-start(f32[8] %p)")
+            .set_offset_ps(24 * US)
+            .set_duration_ps(1_000);
+        b.line(3)
+            .set_name(constants::TENSORFLOW_OP_LINE_NAME)
+            .set_timestamp_ns(1_000)
+            .add_event("model/dense/MatMul:MatMul")
+            .set_offset_ps(2 * US)
+            .set_duration_ps(5 * US);
+    });
+    space(vec![tpu])
+}
+
+/// A TensorCore op that offloads to a SparseCore: the SparseCore plane's module (by
+/// `offload_core_id` and `tc_offload_start_id`) holds nested ops, and one op outside any module.
+pub(super) fn tpu_sparse_core() -> XSpace {
+    let tc = plane(0, "/device:TPU:0", |b| {
+        b.add_stat(stats::DEVICE_TYPE_STRING, "TPU v5p")
+            .add_stat("peak_teraflops_per_second", 459.0)
+            .add_stat("peak_hbm_bw_gigabytes_per_second", 2765.0);
+        xla_op(
+            b,
+            "sparse-offload.1",
+            Some(7),
+            Some(1),
+            &[
+                (
+                    stats::TF_OP,
+                    StatValue::Str("model/embedding/lookup:Gather".into()),
+                ),
+                (stats::BYTES_ACCESSED, StatValue::Uint64(1 << 20)),
+            ],
+        );
+        let mut ops = b.line(1);
+        ops.set_name(constants::XLA_OP_LINE_NAME)
+            .set_timestamp_ns(1_000);
+        ops.add_event("sparse-offload.1")
+            .set_offset_ps(US)
+            .set_duration_ps(10 * US)
+            .add_stat("offload_core_id", 0_u64)
+            .add_stat("tc_offload_start_id", 5_i64);
+    });
+    let sc = plane(1, "/device:TPU:0 SparseCore 0", |b| {
+        xla_op(b, "sc-gather", Some(7), Some(100), &[]);
+        xla_op(b, "sc-inner", Some(7), Some(101), &[]);
+        xla_op(b, "sc-stray", Some(7), Some(102), &[]);
+        b.line(1)
+            .set_name(constants::SPARSE_CORE_MODULE_LINE_NAME)
+            .set_timestamp_ns(1_000)
+            .add_event("sc-module")
+            .set_offset_ps(2 * US)
+            .set_duration_ps(6 * US)
+            .add_stat("offload_core_id", 0_u64)
+            .add_stat("tc_offload_start_id", 5_u64);
+        let mut ops = b.line(2);
+        ops.set_name(constants::SPARSE_CORE_OP_LINE_NAME)
+            .set_timestamp_ns(1_000);
+        ops.add_event("sc-gather")
+            .set_offset_ps(3 * US)
+            .set_duration_ps(3 * US);
+        ops.add_event("sc-inner")
+            .set_offset_ps(4 * US)
+            .set_duration_ps(US);
+        ops.add_event("sc-stray")
+            .set_offset_ps(9 * US)
+            .set_duration_ps(US);
+    });
+    space(vec![tc, sc])
+}
