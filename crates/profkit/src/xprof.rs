@@ -163,10 +163,17 @@ pub(crate) fn report(input: Input, json: bool) -> Result<(), Failure> {
     let host = crate::hosts::host_of(&input);
     let space = read_space(input)?;
     let built = op_stats::build(vec![space], &[host.as_str()]);
-    let mut out = std::io::stdout().lock();
+    let mut out = crate::session::stdout();
     if json {
-        writeln!(out, "{}", framework_op_stats::to_json(&built.op_stats))
-            .map_err(Failure::Output)?;
+        let text = framework_op_stats::to_json(&built.op_stats);
+        if crate::session::keeps_values() {
+            // The library API's document: the same tables as values.
+            let doc: serde_json::Value = serde_json::from_str(&text)
+                .map_err(|e| Failure::Output(std::io::Error::other(e.to_string())))?;
+            crate::session::json(&doc)?;
+        } else {
+            writeln!(out, "{text}").map_err(Failure::Output)?;
+        }
     } else {
         write_tf_stats_text(&mut out, &built, 30)?;
         writeln!(

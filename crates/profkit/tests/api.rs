@@ -135,12 +135,22 @@ fn convert_writes_the_output_and_a_report_is_text_or_data() {
     .unwrap();
     let expected = std::fs::read(conformance().join("xplane/gpu-device/chrome.json")).unwrap();
     assert_eq!(std::fs::read(&out).unwrap(), expected);
+    // An XSpace's report is xprof's TF Stats table by default, Paddle's tables with their style.
     let mut options = api::ReportOptions::new();
     let text = api::report(&sample, &options, &Limits::default(), &Control::new()).unwrap();
-    assert!(matches!(text, api::Report::Text(t) if !t.is_empty()));
+    assert!(
+        matches!(&text, api::Report::Text(t) if t.starts_with("Framework op stats")),
+        "{text:?}"
+    );
     options.json = true;
     let data = api::report(&sample, &options, &Limits::default(), &Control::new()).unwrap();
+    assert!(matches!(&data, api::Report::Data(Value::List(tables)) if tables.len() == 2));
+    options.style = Some("paddle".into());
+    let data = api::report(&sample, &options, &Limits::default(), &Control::new()).unwrap();
     assert!(matches!(data, api::Report::Data(Value::Map(_))));
+    options.json = false;
+    let text = api::report(&sample, &options, &Limits::default(), &Control::new()).unwrap();
+    assert!(matches!(text, api::Report::Text(t) if t.contains("Overview Summary")));
     let _ = std::fs::remove_dir_all(&dir);
 }
 
