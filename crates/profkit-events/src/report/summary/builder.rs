@@ -163,7 +163,7 @@ impl ForestBuilder {
         self.by_thread.push((tid, root, hosts));
     }
 
-    /// Device activity not tied to a launch (see [`Unlinked`]).
+    /// Device activity not tied to a launch (see [`Unlinked`](super::forest::Unlinked)).
     pub fn device_span(
         &mut self,
         name: &str,
