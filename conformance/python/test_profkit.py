@@ -402,3 +402,20 @@ def test_xprof_tools_in_process():
         profkit.xprof(path, "no_such_tool")
     # report's default for an XSpace is the same table, as text.
     assert profkit.report(path).startswith("Framework op stats (including idle time)\n")
+
+
+def test_op_stats_table():
+    fit = CONFORMANCE / "xplane/real-tf-fit/input.xplane.pb"
+    gpu = CONFORMANCE / "xplane-device/gpu/input.xplane.pb.gz"
+    table = profkit.op_stats([fit, gpu], hosts=["cpu-0", "gpu-0"])
+    assert table.schema.metadata[b"profkit.table"] == b"op_metrics"
+    assert sorted(set(table.column("host").to_pylist())) == ["cpu-0", "gpu-0"]
+    # The host ops by self time are the TF Stats page's host rows (without idle), in order.
+    pages = json.loads((fit.parent / "xprof.framework_op_stats.json").read_text())
+    want = [r["c"][3]["v"] for r in pages[1]["rows"] if r["c"][1]["v"] == "Host"]
+    rows = [
+        r for r in table.to_pylist() if r["host"] == "cpu-0" and r["side"] == "host" and r["category"] != "IDLE"
+    ]
+    rows.sort(key=lambda r: (-r["self_time_ps"], r["name"]))
+    assert [r["name"] for r in rows] == want
+    assert profkit.op_stats(fit).column("host")[0].as_py() == "input"

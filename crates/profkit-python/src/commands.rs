@@ -308,7 +308,52 @@ fn xprof(
     })
 }
 
+/// xprof's op metrics of XSpaces, one host each (`hosts[i]`, else the file's name as xprof
+/// names hosts): the `op_metrics` table, built in-process without the GIL.
+#[pyfunction]
+#[pyo3(signature = (paths, hosts=Vec::new()))]
+fn op_metrics(py: Python<'_>, paths: Vec<PathBuf>, hosts: Vec<String>) -> PyResult<Py<PyAny>> {
+    let files = paths.clone();
+    let batches = call(py, &files, move |control| {
+        let mut batches = Vec::with_capacity(paths.len());
+        for (i, path) in paths.iter().enumerate() {
+            if control.is_cancelled() {
+                return Err(api::Error {
+                    kind: api::ErrorKind::Cancelled,
+                    message: "cancelled by the caller".into(),
+                });
+            }
+            let input = |e: &dyn std::fmt::Display| api::Error {
+                kind: api::ErrorKind::Input,
+                message: format!("{}: {e}", path.display()),
+            };
+            let host = hosts.get(i).cloned().unwrap_or_else(|| {
+                let name = path
+                    .file_name()
+                    .map(|n| n.to_string_lossy().into_owned())
+                    .unwrap_or_default();
+                name.strip_suffix(".gz")
+                    .unwrap_or(&name)
+                    .strip_suffix(".xplane.pb")
+                    .map(str::to_owned)
+                    .unwrap_or_else(|| name.split('.').next().unwrap_or_default().to_owned())
+            });
+            let file = std::fs::File::open(path).map_err(|e| input(&e))?;
+            let space =
+                profkit_xprof::op_stats::read_space(file, profkit_xplane::ReadOptions::default())
+                    .map_err(|e| input(&e))?;
+            let built = profkit_xprof::op_stats::build(vec![space], &[host.as_str()]);
+            batches.push(
+                profkit_arrow::op_metrics::batch(&host, &built.op_stats).map_err(|e| input(&e))?,
+            );
+        }
+        Ok(batches)
+    })?;
+    crate::table(py, profkit_arrow::op_metrics::schema(), batches)
+}
+
 pub(crate) fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    m.add_function(wrap_pyfunction!(op_metrics, m)?)?;
     m.add_function(wrap_pyfunction!(hta, m)?)?;
     m.add_function(wrap_pyfunction!(xprof, m)?)?;
     m.add_function(wrap_pyfunction!(inspect, m)?)?;

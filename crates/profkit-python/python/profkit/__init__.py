@@ -56,6 +56,7 @@ __all__ = [
     "report",
     "hta",
     "xprof",
+    "op_stats",
     "events",
     "planes",
     "lines",
@@ -456,6 +457,18 @@ def hta(
             name: pyarrow.Table.from_pylist(records) for name, records in result["frames"].items()
         }
     return result
+
+
+def op_stats(paths: Union[PathLike, Sequence[PathLike]], *, hosts: Sequence[str] = ()) -> "pyarrow.Table":
+    """xprof's op metrics of XSpaces (each a host; ``hosts`` names them, else the files' names
+    as xprof names hosts), the ``op_metrics`` table of ``--to parquet`` datasets as one
+    ``pyarrow.Table``: a row per op of each host's OpStats, ``side`` ``"host"`` (framework ops on
+    the host threads) or ``"device"``, times in picoseconds summed over the op's occurrences, the
+    idle time as the op named ``IDLE``. Built in-process, the GIL released.
+    """
+    if isinstance(paths, (str, bytes, os.PathLike)):
+        paths = [paths]
+    return _native.op_metrics([os.fspath(p) for p in paths], [str(h) for h in hosts])
 
 
 def xprof(
