@@ -205,8 +205,9 @@ const CASES: &[Case] = &[
         plugin: Plugin::C("slow"),
         args: &["--sessions", "2", "--max-call-ms", "500"],
         want: &[
-            // The plugin sleeps 1.3 s; on a loaded machine the call can take a few ms more.
-            "FAIL call-time stop in session 1 took 1.3",
+            // The plugin sleeps 1.3 s; on a loaded machine the call can take a good deal more
+            // (the case is about the bound failing, not about the machine's speed).
+            "FAIL call-time stop in session 1 took 1.",
             "FAIL call-time s (bound 500.0 ms)",
         ],
         ..CASE
