@@ -29,6 +29,7 @@ pub mod text;
 pub mod wire;
 pub mod xdl;
 pub mod xplane;
+pub mod xprof;
 
 /// A fuzz target: the name of its libFuzzer binary and what it runs.
 #[derive(Clone, Copy, Debug)]
@@ -66,6 +67,11 @@ pub const TARGETS: &[Target] = &[
         name: "xplane_builder",
         run: xplane::builder::run,
         describe: xplane::builder::describe,
+    },
+    Target {
+        name: "xprof_tools",
+        run: xprof::run,
+        describe: |data| format!("{:#?}", xprof::space(data)),
     },
     Target {
         name: "xplane_json",

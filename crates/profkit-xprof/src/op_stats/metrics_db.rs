@@ -44,21 +44,26 @@ impl DbBuilder {
         &mut self.db.metrics_db[i]
     }
 
-    /// `OpMetricsDbCombiner::Combine`: sums `src` into the database, op by op.
+    /// `OpMetricsDbCombiner::Combine`: sums `src` into the database, op by op (64-bit sums
+    /// wrap, as xprof's do on hostile times).
     pub fn combine(&mut self, src: &OpMetricsDb, update_num_cores: bool) {
         let dst = &mut self.db;
-        dst.total_host_infeed_enq_duration_ps += src.total_host_infeed_enq_duration_ps;
+        dst.total_host_infeed_enq_duration_ps = dst
+            .total_host_infeed_enq_duration_ps
+            .wrapping_add(src.total_host_infeed_enq_duration_ps);
         dst.total_host_infeed_enq_start_timestamp_ps_diff +=
             src.total_host_infeed_enq_start_timestamp_ps_diff;
-        dst.total_time_ps += src.total_time_ps;
-        dst.total_op_time_ps += src.total_op_time_ps;
-        dst.idle_time_ps += src.idle_time_ps;
-        dst.busy_time_ps += src.busy_time_ps;
-        dst.normalized_total_op_time_ps += src.normalized_total_op_time_ps;
+        dst.total_time_ps = dst.total_time_ps.wrapping_add(src.total_time_ps);
+        dst.total_op_time_ps = dst.total_op_time_ps.wrapping_add(src.total_op_time_ps);
+        dst.idle_time_ps = dst.idle_time_ps.wrapping_add(src.idle_time_ps);
+        dst.busy_time_ps = dst.busy_time_ps.wrapping_add(src.busy_time_ps);
+        dst.normalized_total_op_time_ps = dst
+            .normalized_total_op_time_ps
+            .wrapping_add(src.normalized_total_op_time_ps);
         if let Some(p) = &src.precision_stats {
             let d = dst.precision_stats.get_or_insert_with(Default::default);
-            d.compute_16bit_ps += p.compute_16bit_ps;
-            d.compute_32bit_ps += p.compute_32bit_ps;
+            d.compute_16bit_ps = d.compute_16bit_ps.wrapping_add(p.compute_16bit_ps);
+            d.compute_32bit_ps = d.compute_32bit_ps.wrapping_add(p.compute_32bit_ps);
         }
         for src in &src.metrics_db {
             let dst = self.lookup_or_insert(src.hlo_module_id, &src.name);
