@@ -70,8 +70,8 @@ pub const TARGETS: &[Target] = &[
     },
     Target {
         name: "xprof_tools",
-        run: xprof::run,
-        describe: |data| format!("{:#?}", xprof::space(data)),
+        run: xprof::tools::run,
+        describe: |data| format!("{:#?}", xprof::tools::space(data)),
     },
     Target {
         name: "xplane_json",

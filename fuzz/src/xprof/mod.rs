@@ -1,0 +1,3 @@
+//! Targets of what profkit-xprof derives from XSpaces.
+
+pub mod tools;
