@@ -113,16 +113,37 @@ pub fn preprocess(space: &mut XSpace) -> Vec<&'static str> {
 /// [`preprocess`], with or without xprof's derived timelines (the `Steps`, `XLA Modules`, `XLA
 /// Ops`, name scope and launch stats lines): OpStats reads no derived line, so it skips them.
 pub(crate) fn preprocess_with(space: &mut XSpace, derived_timelines: bool) -> Vec<&'static str> {
-    let mut facts = SpaceFacts::default();
+    // Whether the space is preprocessed at all, from the planes' names alone.
+    let mut probe = SpaceFacts::default();
     for plane in &space.planes {
-        facts.observe(plane);
+        probe.observe_names(
+            &plane.name,
+            plane.event_metadata.values().map(|m| m.name.as_str()),
+            plane.stat_metadata.values().map(|m| m.name.as_str()),
+        );
     }
+    let mut facts = SpaceFacts::default();
+    let regions_in: Vec<bool> = if probe.preprocesses() {
+        // The regions go in as the facts take each plane in (no copy of the plane), and are
+        // not added again below.
+        space
+            .planes
+            .iter_mut()
+            .map(|plane| facts.observe_mut(plane))
+            .collect()
+    } else {
+        // Nothing will be preprocessed: the planes stay as they are.
+        for plane in &space.planes {
+            facts.observe(plane);
+        }
+        vec![false; space.planes.len()]
+    };
     facts.finish();
-    for (index, plane) in space.planes.iter_mut().enumerate() {
+    for ((index, plane), regions_in) in space.planes.iter_mut().enumerate().zip(regions_in) {
         if derived_timelines {
-            preprocess_plane(plane, index, &facts, true);
+            preprocess_plane_with(plane, index, &facts, true, !regions_in);
         } else {
-            group_plane(plane, index, &facts);
+            group_plane(plane, index, &facts, !regions_in);
         }
     }
     facts.unreproduced()
@@ -140,11 +161,25 @@ pub(crate) fn preprocess_plane(
     facts: &SpaceFacts,
     materialise: bool,
 ) {
+    preprocess_plane_with(plane, index, facts, materialise, true);
+}
+
+/// [`preprocess_plane`], adding the plane's regions only when `add_regions` (not when
+/// [`SpaceFacts::observe_mut`] already put them into this plane).
+fn preprocess_plane_with(
+    plane: &mut XPlane,
+    index: usize,
+    facts: &SpaceFacts,
+    materialise: bool,
+    add_regions: bool,
+) {
     if !facts.preprocesses() {
         return;
     }
     // `PreprocessXPlane` (before grouping, loop ops or not).
-    regions::add_regions(plane);
+    if add_regions {
+        regions::add_regions(plane);
+    }
     runtime::fix_run_ids(plane);
     if facts.groups() && (materialise || marks_in_place(plane, index, facts)) {
         facts.forest.apply(index, plane);
@@ -169,11 +204,13 @@ pub(crate) fn preprocess_plane(
 
 /// What [`preprocess_plane`] does before it derives timelines: regions, the TPU runtime's run
 /// ids, the grouping's stats written into the plane.
-fn group_plane(plane: &mut XPlane, index: usize, facts: &SpaceFacts) {
+fn group_plane(plane: &mut XPlane, index: usize, facts: &SpaceFacts, add_regions: bool) {
     if !facts.preprocesses() {
         return;
     }
-    regions::add_regions(plane);
+    if add_regions {
+        regions::add_regions(plane);
+    }
     runtime::fix_run_ids(plane);
     if facts.groups() {
         facts.forest.apply(index, plane);

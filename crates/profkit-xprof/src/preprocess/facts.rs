@@ -153,12 +153,15 @@ impl SpaceFacts {
     }
 
     /// Takes in one plane whole, in file order, adding its regions in place (as the second
-    /// pass will), so that it need not be copied.
-    pub fn observe_mut(&mut self, plane: &mut XPlane) {
-        if self.takes_in(plane) {
+    /// pass will), so that it need not be copied. Returns whether it added them (the plane's
+    /// regions are in: a second pass over this same plane must not add them again).
+    pub fn observe_mut(&mut self, plane: &mut XPlane) -> bool {
+        let taken = self.takes_in(plane);
+        if taken {
             add_regions(plane);
         }
         self.observe_taken(plane);
+        taken
     }
 
     /// Whether the forest will take in this plane's events (regions added first).

@@ -55,6 +55,7 @@ pub(crate) fn add_regions(plane: &mut XPlane) -> usize {
             continue;
         }
         added += spans.len();
+        line.events.reserve_exact(spans.len());
         for (from, to) in spans {
             line.events.push(XEvent {
                 metadata_id: region,

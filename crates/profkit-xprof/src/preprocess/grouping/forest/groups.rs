@@ -479,6 +479,13 @@ impl Forest {
             else {
                 continue;
             };
+            // At most this many stats more: room for them at once, not the doubling of a push
+            // (a decoded event's stats fill their vector exactly; this is most of the memory
+            // grouping adds to a big plane).
+            let more = usize::from(group.is_some())
+                + usize::from(step_name.is_some())
+                + usize::from(eager.is_some());
+            event.stats.reserve_exact(more);
             if let Some(g) = group {
                 set_or_add(&mut event.stats, group_stat, x_stat::Value::Int64Value(g));
             }
