@@ -26,12 +26,17 @@ fn summarise(text: &[u8]) {
         Grouping {
             input_shape: true,
             stack_n: 3,
+            overload_name: true,
+            python_functions: true,
         },
     ] {
         let averages = KeyAverages::new(&trace, &grouping);
         for (_, key) in SortKey::NAMES {
             let options = TableOptions {
                 sort_by: Some(*key),
+                top_level_events_only: grouping.overload_name,
+                header: grouping.overload_name.then(|| "header".to_owned()),
+                max_name_column_width: if grouping.overload_name { 0 } else { 55 },
                 ..TableOptions::default()
             };
             averages.table(&options);

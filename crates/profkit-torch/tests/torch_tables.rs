@@ -20,8 +20,23 @@ fn ours(trace: &profkit_torch::Trace, spec: &serde_json::Value) -> String {
     let grouping = Grouping {
         input_shape: group["group_by_input_shape"].as_bool().unwrap_or(false),
         stack_n: group["group_by_stack_n"].as_u64().unwrap_or(0) as usize,
+        overload_name: group["group_by_overload_name"].as_bool().unwrap_or(false),
+        python_functions: group["include_python_functions"].as_bool().unwrap_or(false),
     };
+    for key in group.as_object().unwrap().keys() {
+        assert!(
+            [
+                "group_by_input_shape",
+                "group_by_stack_n",
+                "group_by_overload_name",
+                "include_python_functions"
+            ]
+            .contains(&key.as_str()),
+            "key_averages option {key} not read"
+        );
+    }
     let table = &spec["table"];
+    let width = |name: &str, default: usize| table[name].as_u64().map_or(default, |w| w as usize);
     let options = TableOptions {
         sort_by: table["sort_by"]
             .as_str()
@@ -32,8 +47,28 @@ fn ours(trace: &profkit_torch::Trace, spec: &serde_json::Value) -> String {
             "ms" => TimeUnit::Ms,
             _ => TimeUnit::Us,
         }),
-        ..TableOptions::default()
+        header: table["header"].as_str().map(str::to_owned),
+        top_level_events_only: table["top_level_events_only"].as_bool().unwrap_or(false),
+        max_name_column_width: width("max_name_column_width", 55),
+        max_shapes_column_width: width("max_shapes_column_width", 80),
+        max_src_column_width: width("max_src_column_width", 75),
     };
+    for key in table.as_object().unwrap().keys() {
+        assert!(
+            [
+                "sort_by",
+                "row_limit",
+                "time_unit",
+                "header",
+                "top_level_events_only",
+                "max_name_column_width",
+                "max_shapes_column_width",
+                "max_src_column_width"
+            ]
+            .contains(&key.as_str()),
+            "table option {key} not read"
+        );
+    }
     KeyAverages::new(trace, &grouping).table(&options)
 }
 
@@ -75,6 +110,16 @@ fn cnn_tables_are_torchs() {
 #[test]
 fn transformer_tables_are_torchs() {
     check("transformer");
+}
+
+#[test]
+fn overload_tables_are_torchs() {
+    check("overload");
+}
+
+#[test]
+fn python_tables_are_torchs() {
+    check("python");
 }
 
 #[test]
