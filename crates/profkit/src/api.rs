@@ -332,6 +332,20 @@ pub struct ReportOptions {
     pub group_by_input_shape: bool,
     /// torch's table: rows by the first N frames of their stacks too (`--group-by-stack-n`).
     pub group_by_stack_n: Option<u32>,
+    /// torch's table: rows by operator overload too (`--group-by-overload-name`).
+    pub group_by_overload_name: bool,
+    /// torch's table: rows for Python calls too (`--include-python-functions`).
+    pub include_python_functions: bool,
+    /// torch's table: only rows of events without a parent (`--top-level-events-only`).
+    pub top_level_events_only: bool,
+    /// torch's table: a line above it (`--header`).
+    pub header: Option<String>,
+    /// torch's table: the name columns' widest (`--max-name-column-width`).
+    pub max_name_column_width: Option<u32>,
+    /// torch's table: the input shapes column's widest (`--max-shapes-column-width`).
+    pub max_shapes_column_width: Option<u32>,
+    /// torch's table: the source location column's widest (`--max-src-column-width`).
+    pub max_src_column_width: Option<u32>,
 }
 
 impl ReportOptions {
@@ -366,6 +380,12 @@ pub fn report(
         (options.thread_sep, "--thread-sep"),
         (options.json, "--json"),
         (options.group_by_input_shape, "--group-by-input-shape"),
+        (options.group_by_overload_name, "--group-by-overload-name"),
+        (
+            options.include_python_functions,
+            "--include-python-functions",
+        ),
+        (options.top_level_events_only, "--top-level-events-only"),
     ];
     args.extend(flags.iter().filter(|(on, _)| *on).map(|(_, f)| f.into()));
     for (value, flag) in [
@@ -378,6 +398,19 @@ pub fn report(
         (
             &options.group_by_stack_n.map(|n| n.to_string()),
             "--group-by-stack-n",
+        ),
+        (&options.header, "--header"),
+        (
+            &options.max_name_column_width.map(|n| n.to_string()),
+            "--max-name-column-width",
+        ),
+        (
+            &options.max_shapes_column_width.map(|n| n.to_string()),
+            "--max-shapes-column-width",
+        ),
+        (
+            &options.max_src_column_width.map(|n| n.to_string()),
+            "--max-src-column-width",
         ),
     ] {
         if let Some(value) = value {

@@ -430,7 +430,7 @@ fn run(cli: Cli) -> Result<(), Failure> {
             }
             if torch_args.given() {
                 return Err(Failure::Usage(
-                    "--row-limit, --group-by-input-shape and --group-by-stack-n are options of torch's table (--style torch)".into(),
+                    "--row-limit, --group-by-input-shape, --group-by-stack-n, --group-by-overload-name, --include-python-functions, --top-level-events-only, --header and --max-*-column-width are options of torch's table (--style torch)".into(),
                 ));
             }
             paddle::report_command(input, legacy, sort, place, &summary, json)
