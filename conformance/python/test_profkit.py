@@ -374,6 +374,35 @@ def test_report_torch():
     assert [r["name"] for r in data["rows"]] == ["ProfilerStep*", "data", "aten::randn"]
 
 
+def test_report_torch_later_options():
+    overload = CONFORMANCE / "torch/overload"
+    got = profkit.report(
+        overload / "trace.json.gz",
+        style="torch",
+        group_by_overload_name=True,
+        group_by_input_shape=True,
+        sorted_by="cpu_time_total",
+        row_limit=12,
+        max_name_column_width=24,
+        max_shapes_column_width=30,
+        header="narrow",
+    )
+    assert got == (overload / "tables/widths.txt").read_text()
+    python = CONFORMANCE / "torch/python"
+    got = profkit.report(
+        python / "trace.json.gz",
+        style="torch",
+        include_python_functions=True,
+        top_level_events_only=True,
+        row_limit=10,
+    )
+    assert got == (python / "tables/python_top_level.txt").read_text()
+    data = profkit.report(overload / "trace.json.gz", style="torch", top_level_events_only=True, as_data=True)
+    assert [(r["name"], r["top_level"]) for r in data["rows"]] == [("ProfilerStep*", True)]
+    with pytest.raises(profkit.UsageError):
+        profkit.report(overload / "trace.json.gz", style="torch", max_name_column_width=-1)
+
+
 def test_hta():
     path = CONFORMANCE / (
         "chrome/corpus/hta/critical_path-simple_add-benchmark_result_493459_1694039959_trace.json.gz"
