@@ -127,6 +127,8 @@ pub struct Event {
     /// with `capture_overload_names` Kineto writes `aten::add.Tensor` for the operator torch
     /// names `aten::add` with the overload name `Tensor` (interned, both).
     pub overload: Option<(Str, Str)>,
+    /// `args."memory bandwidth (GB/s)"` of a copy or set, when written.
+    pub memory_bw_gbps: Option<f64>,
     /// `[memory]`: `args.Bytes`.
     pub bytes: i64,
     /// `[memory]`: `args."Device Type"` (c10's `DeviceType`: 0 CPU, 1 CUDA, ...).
@@ -287,6 +289,7 @@ impl Builder {
             flops: args.flops.map(|v| v.0),
             stack,
             overload,
+            memory_bw_gbps: args.memory_bw_gbps.map(|v| v.0),
             bytes: args.bytes.map_or(0, |v| v.0),
             device_type: args.device_type.map_or(0, |v| v.0),
         });
@@ -431,6 +434,22 @@ struct RawArgs {
     bytes: Option<Int>,
     #[serde(rename = "Device Type")]
     device_type: Option<Int>,
+    #[serde(rename = "memory bandwidth (GB/s)")]
+    memory_bw_gbps: Option<Float>,
+}
+
+/// A floating-point arg; a string read as a number (0 when it is not one), anything else 0.
+struct Float(f64);
+
+impl<'de> Deserialize<'de> for Float {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Float, D::Error> {
+        let v = serde_json::Value::deserialize(d)?;
+        Ok(Float(match v {
+            serde_json::Value::Number(n) => n.as_f64().unwrap_or(0.0),
+            serde_json::Value::String(s) => s.trim().parse().unwrap_or(0.0),
+            _ => 0.0,
+        }))
+    }
 }
 
 #[derive(Deserialize)]

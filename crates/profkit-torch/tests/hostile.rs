@@ -50,6 +50,10 @@ fn summarise(text: &[u8]) {
     hta::idle_time_breakdown(&loaded, hta::CONSECUTIVE_KERNEL_DELAY);
     hta::comm_comp_overlap(&loaded);
     hta::kernel_launch_stats(&loaded);
+    hta::queue_length_summary(&loaded);
+    hta::queue_length_time_series(&loaded);
+    hta::memory_bw_summary(&loaded);
+    hta::memory_bw_time_series(&loaded);
 }
 
 #[test]

@@ -22,6 +22,16 @@ pub(crate) enum Analysis {
     CommCompOverlap,
     /// `get_cuda_kernel_launch_stats`: each launch's CPU and GPU duration and launch delay.
     KernelLaunchStats,
+    /// `get_queue_length_summary`: statistics of each stream's queue length (launched work not
+    /// yet started).
+    QueueLengthSummary,
+    /// `get_queue_length_time_series`: each stream's queue length at each launch and start.
+    QueueLengthTimeSeries,
+    /// `get_memory_bw_summary`: statistics of the bandwidth of copies and sets, by kind.
+    MemoryBwSummary,
+    /// `get_memory_bw_time_series`: the bandwidth of copies and sets in use, by kind, at each
+    /// start and end.
+    MemoryBwTimeSeries,
 }
 
 /// Runs `analysis` on the traces (one per rank) and prints its frames.
@@ -63,6 +73,26 @@ pub(crate) fn run(analysis: Analysis, files: &[PathBuf], json: bool) -> Result<(
         }
         Analysis::KernelLaunchStats => {
             for (rank, frame) in hta::kernel_launch_stats(&trace) {
+                frames.push((format!("rank {rank}"), frame));
+            }
+        }
+        Analysis::QueueLengthSummary => {
+            let (frame, failed) = hta::queue_length_summary(&trace);
+            frames.push(("queue_length_summary".into(), frame));
+            notes.extend(failed);
+        }
+        Analysis::QueueLengthTimeSeries => {
+            let (series, failed) = hta::queue_length_time_series(&trace);
+            for (rank, frame) in series {
+                frames.push((format!("rank {rank}"), frame));
+            }
+            notes.extend(failed);
+        }
+        Analysis::MemoryBwSummary => {
+            frames.push(("memory_bw_summary".into(), hta::memory_bw_summary(&trace)));
+        }
+        Analysis::MemoryBwTimeSeries => {
+            for (rank, frame) in hta::memory_bw_time_series(&trace) {
                 frames.push((format!("rank {rank}"), frame));
             }
         }
