@@ -3,7 +3,7 @@
 //! traces: PyTorch users know this table, and Paddle's tables (`--style paddle`) count what
 //! torch does not (Kineto's span of the whole trace, `[memory]` instants as an operator).
 
-use std::io::{BufRead, Write};
+use std::io::Write;
 
 use profkit_torch::key_averages::{Grouping, KeyAverages, SortKey, TableOptions, TimeUnit};
 
@@ -78,10 +78,11 @@ impl TorchArgs {
 /// Whether a Chrome trace was written by PyTorch's profiler, from its first 64 KiB: Kineto's
 /// categories or its `deviceProperties`, which other producers do not write.
 pub(crate) fn is_kineto(input: &mut Input) -> bool {
-    let Ok(head) = input.reader.fill_buf() else {
+    // Peeked rather than what the buffer holds: a gzip reader's first fill can be a few KiB,
+    // and some traces open with a long `metadata` object before their events.
+    let Ok(head) = crate::input::peek(&mut input.reader, 64 << 10) else {
         return false;
     };
-    let head = &head[..head.len().min(64 << 10)];
     [
         &b"\"deviceProperties\""[..],
         b"\"cpu_op\"",

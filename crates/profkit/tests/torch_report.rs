@@ -192,3 +192,13 @@ fn json_overloads_and_top_level_rows() {
     ]);
     assert_eq!(code, 2, "{err}");
 }
+
+#[test]
+fn a_trace_opening_with_metadata_is_known_for_pytorchs() {
+    // Its first 64 KiB are a long `metadata` object, then Kineto's events.
+    let trace =
+        "conformance/chrome/corpus/tracelens/h100-gaunernst_bert-small-uncased__1016001.json.gz";
+    let (code, out, err) = run(&["report", trace, "--row-limit", "3"]);
+    assert_eq!(code, 0, "{err}");
+    assert!(out.contains("Self CUDA %"), "{out}");
+}
