@@ -9,8 +9,10 @@ ranks from `distributedInfo`) and its DataFrames are compared with profkit's rec
 - `get_gpu_kernel_breakdown`: the kernel-type frame by type (rows of 0 us left out: HTA's
   unstable sort of tied times may give a combination a row of 0 or not), the per-kernel frame by
   (kernel type, name, rank), every column;
-- `get_idle_time_breakdown` and `get_cuda_kernel_launch_stats` (for every rank): the rows, in
-  order;
+- `get_idle_time_breakdown` and `get_cuda_kernel_launch_stats` (for every rank, with and
+  without `include_memory_events`): the rows, in order;
+- `get_gpu_user_annotation_breakdown` (the device's ranges and, `use_gpu_annotation=False`, the
+  host's): the rows, in order, or HTA's None as no frame;
 - `get_queue_length_summary` and `get_memory_bw_summary` (all ranks): the rows, in order, every
   statistic (the frame's (rank, stream) or (rank, name) index as columns);
 - `get_queue_length_time_series` and `get_memory_bw_time_series` (for every rank): the rows,
@@ -117,9 +119,9 @@ def nan(v):
     return float("nan") if v is None else v
 
 
-def profkit_frames(profkit, analysis, paths):
+def profkit_frames(profkit, analysis, paths, *options):
     done = subprocess.run(
-        [profkit, "hta", analysis, *map(str, paths), "--json"], check=True, capture_output=True
+        [profkit, "hta", analysis, *map(str, paths), *options, "--json"], check=True, capture_output=True
     )
     return json.loads(done.stdout)["frames"]
 
@@ -173,10 +175,29 @@ def check_case(profkit, name, paths, problems):
     compare_rows(f"{name} idle time", theirs, ours, problems)
     checked += 1
 
-    stats = analysis.get_cuda_kernel_launch_stats(ranks=ranks, visualize=False)
-    ours = profkit_frames(profkit, "kernel-launch-stats", paths)
-    for rank in ranks:
-        compare_rows(f"{name} launch stats rank {rank}", records(stats[rank]), ours[f"rank {rank}"], problems)
+    for include, options in [(True, []), (False, ["--no-memory-events"])]:
+        stats = analysis.get_cuda_kernel_launch_stats(ranks=ranks, include_memory_events=include, visualize=False)
+        ours = profkit_frames(profkit, "kernel-launch-stats", paths, *options)
+        for rank in ranks:
+            compare_rows(
+                f"{name} launch stats{' '.join([''] + options)} rank {rank}",
+                records(stats[rank]),
+                ours[f"rank {rank}"],
+                problems,
+            )
+            checked += 1
+
+    for gpu, options in [(True, []), (False, ["--cpu-annotations"])]:
+        theirs = analysis.get_gpu_user_annotation_breakdown(use_gpu_annotation=gpu, visualize=False)
+        ours = profkit_frames(profkit, "user-annotation-breakdown", paths, *options)
+        what = f"{name} user annotations{' '.join([''] + options)}"
+        if theirs is None:
+            if ours:
+                problems.append(f"{what}: HTA has none, profkit a frame")
+        elif "user_annotation_breakdown" not in ours:
+            problems.append(f"{what}: HTA has a frame, profkit none")
+        else:
+            compare_rows(what, records(theirs), ours["user_annotation_breakdown"], problems)
         checked += 1
 
     # The counters: HTA sorts a rank's launches and kernels (copies and sets for the bandwidth)

@@ -413,6 +413,15 @@ def test_hta():
     assert row["idle_time_pctg"] == 99.7
     table = profkit.hta("kernel-breakdown", [path], as_arrow=True)["frames"]["kernel_type"]
     assert table.column("kernel_type").to_pylist() == ["MEMORY", "COMPUTATION"]
+    # HTA's get_memory_bw_summary(): Memcpy HtoD's 16 points.
+    (htod, memset) = profkit.hta("memory-bw-summary", [path])["frames"]["memory_bw_summary"]
+    assert (htod["name"], htod["count"], memset["name"]) == ("Memcpy HtoD", 16.0, "Memset")
+    assert abs(htod["mean"] - 4.823488275497734) < 1e-12
+    launches = profkit.hta("kernel-launch-stats", [path], include_memory_events=False)["frames"]["rank 0"]
+    assert len(launches) == 79
+    assert "user_annotation_breakdown" not in profkit.hta("user-annotation-breakdown", [path])["frames"]
+    ranges = profkit.hta("user-annotation-breakdown", [path], use_gpu_annotation=False)["frames"]
+    assert len(ranges["user_annotation_breakdown"]) == 5
 
 
 def test_xprof_tools_in_process():

@@ -290,17 +290,22 @@ fn merge(
 
 /// `profkit hta ANALYSIS TRACE... --json`: the analysis' document.
 #[pyfunction]
-#[pyo3(signature = (analysis, traces, max_inflated=None))]
+#[pyo3(signature = (analysis, traces, max_inflated=None, include_memory_events=true, use_gpu_annotation=true))]
 fn hta(
     py: Python<'_>,
     analysis: String,
     traces: Vec<PathBuf>,
     max_inflated: Option<String>,
+    include_memory_events: bool,
+    use_gpu_annotation: bool,
 ) -> PyResult<Py<PyAny>> {
     let limits = limits(max_inflated, None);
     let files = traces.clone();
+    let mut options = api::HtaOptions::new();
+    options.no_memory_events = !include_memory_events;
+    options.cpu_annotations = !use_gpu_annotation;
     let doc = call(py, &files, move |control| {
-        api::hta(&analysis, &traces, &limits, control)
+        api::hta_with(&analysis, &traces, &options, &limits, control)
     })?;
     to_py(py, &doc)
 }

@@ -54,6 +54,9 @@ fn summarise(text: &[u8]) {
     hta::queue_length_time_series(&loaded);
     hta::memory_bw_summary(&loaded);
     hta::memory_bw_time_series(&loaded);
+    hta::user_annotation_breakdown(&loaded, true);
+    hta::user_annotation_breakdown(&loaded, false);
+    hta::kernel_launch_stats_with(&loaded, false);
 }
 
 #[test]

@@ -136,3 +136,25 @@ fn counters_are_htas() {
     assert_eq!(series.len(), 1);
     assert_eq!(series[0].1.rows.len(), 182 + 14);
 }
+
+#[test]
+fn user_annotations_and_launches_without_copies_are_htas() {
+    let traces = [read(SIMPLE_ADD)];
+    let trace = HtaTrace::load(&traces);
+    // get_gpu_user_annotation_breakdown(): no device-side ranges, None.
+    assert!(hta::user_annotation_breakdown(&trace, true).is_none());
+    // use_gpu_annotation=False: the host's ranges, by name.
+    let frame = hta::user_annotation_breakdown(&trace, false).unwrap();
+    assert_eq!(frame.rows.len(), 5);
+    let f = Value::Float;
+    assert_eq!(frame.rows[0][0], Value::Str("[param|clear_cache]".into()));
+    assert_eq!(frame.rows[0][1..4], [f(77729.0), f(53213.0), f(24516.0)]);
+    assert!(matches!(frame.rows[0][4], Value::Float(s) if (s - 20291.843299710355).abs() < 1e-9));
+    assert_eq!(frame.rows[0][5..], [f(38864.5), Value::Int(0)]);
+    // get_cuda_kernel_launch_stats(include_memory_events=False): 79 launches of 98.
+    assert_eq!(
+        hta::kernel_launch_stats_with(&trace, false)[0].1.rows.len(),
+        79
+    );
+    assert_eq!(hta::kernel_launch_stats(&trace)[0].1.rows.len(), 98);
+}

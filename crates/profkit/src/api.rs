@@ -510,8 +510,42 @@ pub fn hta(
     limits: &Limits,
     control: &Control,
 ) -> Result<Value, Error> {
+    hta_with(analysis, traces, &HtaOptions::new(), limits, control)
+}
+
+/// `hta`'s options, named as the command's.
+#[derive(Clone, Debug, Default)]
+#[non_exhaustive]
+pub struct HtaOptions {
+    /// kernel-launch-stats: leave out copies' and sets' launches (`--no-memory-events`).
+    pub no_memory_events: bool,
+    /// user-annotation-breakdown: the host's ranges (`--cpu-annotations`).
+    pub cpu_annotations: bool,
+}
+
+impl HtaOptions {
+    /// HTA's defaults.
+    pub fn new() -> Self {
+        HtaOptions::default()
+    }
+}
+
+/// [`hta`] with its options.
+pub fn hta_with(
+    analysis: &str,
+    traces: &[PathBuf],
+    options: &HtaOptions,
+    limits: &Limits,
+    control: &Control,
+) -> Result<Value, Error> {
     let mut args: Vec<OsString> = vec!["hta".into(), analysis.into()];
     args.extend(traces.iter().map(|p| path_arg(p)));
+    if options.no_memory_events {
+        args.push("--no-memory-events".into());
+    }
+    if options.cpu_annotations {
+        args.push("--cpu-annotations".into());
+    }
     args.push("--json".into());
     let answer = run(args, limits, control, false)?;
     answer

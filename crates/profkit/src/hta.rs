@@ -32,10 +32,40 @@ pub(crate) enum Analysis {
     /// `get_memory_bw_time_series`: the bandwidth of copies and sets in use, by kind, at each
     /// start and end.
     MemoryBwTimeSeries,
+    /// `get_gpu_user_annotation_breakdown`: the time of each `record_function` range drawn on
+    /// the device (with --cpu-annotations, on the host), per rank.
+    UserAnnotationBreakdown,
+}
+
+/// The analyses' options, HTA's arguments of the same meaning.
+#[derive(Clone, Debug, Default, clap::Args)]
+pub(crate) struct HtaArgs {
+    /// kernel-launch-stats: leave out the launches of copies and sets
+    /// (`include_memory_events=False`).
+    #[arg(long)]
+    no_memory_events: bool,
+    /// user-annotation-breakdown: the ranges on the host (`use_gpu_annotation=False`).
+    #[arg(long)]
+    cpu_annotations: bool,
 }
 
 /// Runs `analysis` on the traces (one per rank) and prints its frames.
-pub(crate) fn run(analysis: Analysis, files: &[PathBuf], json: bool) -> Result<(), Failure> {
+pub(crate) fn run(
+    analysis: Analysis,
+    files: &[PathBuf],
+    args: &HtaArgs,
+    json: bool,
+) -> Result<(), Failure> {
+    if args.no_memory_events && analysis != Analysis::KernelLaunchStats {
+        return Err(Failure::Usage(
+            "--no-memory-events is an option of kernel-launch-stats".into(),
+        ));
+    }
+    if args.cpu_annotations && analysis != Analysis::UserAnnotationBreakdown {
+        return Err(Failure::Usage(
+            "--cpu-annotations is an option of user-annotation-breakdown".into(),
+        ));
+    }
     let mut traces = Vec::new();
     for file in files {
         let input = Input::open(file, None)?;
@@ -72,7 +102,7 @@ pub(crate) fn run(analysis: Analysis, files: &[PathBuf], json: bool) -> Result<(
             frames.push(("comm_comp_overlap".into(), hta::comm_comp_overlap(&trace)));
         }
         Analysis::KernelLaunchStats => {
-            for (rank, frame) in hta::kernel_launch_stats(&trace) {
+            for (rank, frame) in hta::kernel_launch_stats_with(&trace, !args.no_memory_events) {
                 frames.push((format!("rank {rank}"), frame));
             }
         }
@@ -90,6 +120,19 @@ pub(crate) fn run(analysis: Analysis, files: &[PathBuf], json: bool) -> Result<(
         }
         Analysis::MemoryBwSummary => {
             frames.push(("memory_bw_summary".into(), hta::memory_bw_summary(&trace)));
+        }
+        Analysis::UserAnnotationBreakdown => {
+            match hta::user_annotation_breakdown(&trace, !args.cpu_annotations) {
+                Some(frame) => frames.push(("user_annotation_breakdown".into(), frame)),
+                None => notes.push(format!(
+                    "no trace has {} events: no breakdown (HTA returns None)",
+                    if args.cpu_annotations {
+                        "user_annotation"
+                    } else {
+                        "gpu_user_annotation"
+                    }
+                )),
+            }
         }
         Analysis::MemoryBwTimeSeries => {
             for (rank, frame) in hta::memory_bw_time_series(&trace) {

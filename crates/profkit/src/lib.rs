@@ -269,6 +269,8 @@ enum Command {
         /// The traces, one per rank (its `distributedInfo.rank`, else 0).
         #[arg(value_name = "TRACE", num_args = 1.., required = true)]
         files: Vec<PathBuf>,
+        #[command(flatten)]
+        options: hta::HtaArgs,
         /// Print the analysis' tables as JSON records.
         #[arg(long)]
         json: bool,
@@ -451,8 +453,9 @@ fn run(cli: Cli) -> Result<(), Failure> {
         Command::Hta {
             analysis,
             files,
+            options,
             json,
-        } => hta::run(analysis, &files, json),
+        } => hta::run(analysis, &files, &options, json),
         Command::Plugin { command } => plugin::run(command),
     }
 }

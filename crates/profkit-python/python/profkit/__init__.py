@@ -463,15 +463,27 @@ def hta(
     *,
     as_arrow: bool = False,
     max_inflated: Optional[str] = None,
+    include_memory_events: bool = True,
+    use_gpu_annotation: bool = True,
 ) -> Dict[str, Any]:
     """HolisticTraceAnalysis 0.5.0's analysis ``analysis`` (``"temporal-breakdown"``,
     ``"kernel-breakdown"``, ``"idle-time-breakdown"``, ``"comm-comp-overlap"``,
-    ``"kernel-launch-stats"``) of PyTorch profiler traces, one per rank, as ``profkit hta --json``
-    gives it: ``{"frames": {name: [records]}, "ranks": [...], "notes": [...]}``, each frame's
-    records under HTA's column names (``pandas.DataFrame(records)`` is HTA's frame). With
+    ``"kernel-launch-stats"``, ``"user-annotation-breakdown"``, ``"queue-length-summary"``,
+    ``"queue-length-time-series"``, ``"memory-bw-summary"``, ``"memory-bw-time-series"``) of
+    PyTorch profiler traces, one per rank, as ``profkit hta --json`` gives it: ``{"frames": {name:
+    [records]}, "ranks": [...], "notes": [...]}``, each frame's records under HTA's column names
+    (``pandas.DataFrame(records)`` is HTA's frame; a summary's statistics are columns beside its
+    index's levels). ``include_memory_events`` (kernel launch statistics) and
+    ``use_gpu_annotation`` (user annotation breakdown) are HTA's arguments of those names. With
     ``as_arrow``, each frame is a ``pyarrow.Table`` instead. Runs in-process.
     """
-    result = _native.hta(str(analysis), [os.fspath(p) for p in paths], _inflated(max_inflated))
+    result = _native.hta(
+        str(analysis),
+        [os.fspath(p) for p in paths],
+        _inflated(max_inflated),
+        bool(include_memory_events),
+        bool(use_gpu_annotation),
+    )
     if as_arrow:
         import pyarrow
 

@@ -17,13 +17,13 @@ mod idle;
 mod launch;
 mod load;
 
-pub use breakdown::{kernel_breakdown, temporal_breakdown};
+pub use breakdown::{kernel_breakdown, temporal_breakdown, user_annotation_breakdown};
 pub use counters::{
     memory_bw_summary, memory_bw_time_series, queue_length_summary, queue_length_time_series,
 };
 pub use frame::{Frame, Value};
 pub use idle::{CONSECUTIVE_KERNEL_DELAY, idle_time_breakdown};
-pub use launch::{comm_comp_overlap, kernel_launch_stats};
+pub use launch::{comm_comp_overlap, kernel_launch_stats, kernel_launch_stats_with};
 pub use load::{HtaTrace, Rank, Row};
 
 /// HTA's kernel types (`KernelType`), from a kernel's name.
