@@ -13,6 +13,7 @@ ranks from `distributedInfo`) and its DataFrames are compared with profkit's rec
   without `include_memory_events`): the rows, in order;
 - `get_gpu_user_annotation_breakdown` (the device's ranges and, `use_gpu_annotation=False`, the
   host's): the rows, in order, or HTA's None as no frame;
+- `get_time_spent_blocked_on_full_queue` at `max_queue_length` 1024 (HTA's), 2 and 3;
 - `get_queue_length_summary` and `get_memory_bw_summary` (all ranks): the rows, in order, every
   statistic (the frame's (rank, stream) or (rank, name) index as columns);
 - `get_queue_length_time_series` and `get_memory_bw_time_series` (for every rank): the rows,
@@ -214,6 +215,26 @@ def check_case(profkit, name, paths, problems):
     theirs = summary_records(analysis.get_queue_length_summary(ranks=ranks))
     compare_summary(f"{name} queue-length-summary", theirs, ours, queue, "stream", "queue_length", tied, problems)
     checked += 1
+    # The time at a full queue, at HTA's 1024 and at lengths the corpus reaches; a rank whose
+    # series HTA orders otherwise (above) is compared by which stream it names.
+    for full in (1024, 2, 3):
+        theirs = records(
+            analysis.get_time_spent_blocked_on_full_queue(
+                analysis.get_queue_length_time_series(ranks=ranks), max_queue_length=full
+            )
+        )
+        ours = profkit_frames(profkit, "queue-full-time", paths, "--max-queue-length", str(full))
+        ours = ours["time_blocked_on_full_queue"]
+        what = f"{name} queue-full-time {full}"
+        if [(r["rank"], r["stream"]) for r in theirs] != [(r["rank"], r["stream"]) for r in ours]:
+            problems.append(f"{what}: HTA's rows {theirs}, profkit's {ours}")
+        else:
+            for t, o in zip(theirs, ours):
+                if (t["rank"], t["stream"]) in tied:
+                    print(f"{what}: rank {t['rank']} stream {t['stream']}: same-time rows in HTA's order, times not compared")
+                else:
+                    compare_rows(what, [t], [o], problems)
+        checked += 1
 
     bw = profkit_frames(profkit, "memory-bw-time-series", paths)
     theirs_bw = analysis.get_memory_bw_time_series(ranks=ranks)

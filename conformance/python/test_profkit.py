@@ -422,6 +422,9 @@ def test_hta():
     assert "user_annotation_breakdown" not in profkit.hta("user-annotation-breakdown", [path])["frames"]
     ranges = profkit.hta("user-annotation-breakdown", [path], use_gpu_annotation=False)["frames"]
     assert len(ranges["user_annotation_breakdown"]) == 5
+    alexnet = path.parent / "critical_path-alexnet-benchmark_result_2869224_1695835535_trace.json.gz"
+    (full,) = profkit.hta("queue-full-time", [alexnet], max_queue_length=2)["frames"]["time_blocked_on_full_queue"]
+    assert (full["stream"], full["duration_at_max_queue_length"]) == (20, 25.0)
 
 
 def test_xprof_tools_in_process():

@@ -290,7 +290,7 @@ fn merge(
 
 /// `profkit hta ANALYSIS TRACE... --json`: the analysis' document.
 #[pyfunction]
-#[pyo3(signature = (analysis, traces, max_inflated=None, include_memory_events=true, use_gpu_annotation=true))]
+#[pyo3(signature = (analysis, traces, max_inflated=None, include_memory_events=true, use_gpu_annotation=true, max_queue_length=None))]
 fn hta(
     py: Python<'_>,
     analysis: String,
@@ -298,12 +298,14 @@ fn hta(
     max_inflated: Option<String>,
     include_memory_events: bool,
     use_gpu_annotation: bool,
+    max_queue_length: Option<i64>,
 ) -> PyResult<Py<PyAny>> {
     let limits = limits(max_inflated, None);
     let files = traces.clone();
     let mut options = api::HtaOptions::new();
     options.no_memory_events = !include_memory_events;
     options.cpu_annotations = !use_gpu_annotation;
+    options.max_queue_length = max_queue_length;
     let doc = call(py, &files, move |control| {
         api::hta_with(&analysis, &traces, &options, &limits, control)
     })?;

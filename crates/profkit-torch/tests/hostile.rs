@@ -57,6 +57,8 @@ fn summarise(text: &[u8]) {
     hta::user_annotation_breakdown(&loaded, true);
     hta::user_annotation_breakdown(&loaded, false);
     hta::kernel_launch_stats_with(&loaded, false);
+    hta::time_blocked_on_full_queue(&loaded, 0);
+    hta::time_blocked_on_full_queue(&loaded, hta::MAX_QUEUE_LENGTH);
 }
 
 #[test]

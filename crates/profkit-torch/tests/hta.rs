@@ -158,3 +158,22 @@ fn user_annotations_and_launches_without_copies_are_htas() {
     );
     assert_eq!(hta::kernel_launch_stats(&trace)[0].1.rows.len(), 98);
 }
+
+#[test]
+fn time_at_a_full_queue_is_htas() {
+    let traces = [read(
+        "critical_path-alexnet-benchmark_result_2869224_1695835535_trace.json.gz",
+    )];
+    let trace = HtaTrace::load(&traces);
+    // HTA's get_time_spent_blocked_on_full_queue(..., max_queue_length=2): stream 20, 25 us.
+    let (frame, failed) = hta::time_blocked_on_full_queue(&trace, 2);
+    assert!(failed.is_empty());
+    assert_eq!(frame.rows.len(), 1);
+    assert_eq!(
+        frame.rows[0][..3],
+        [Value::Int(0), Value::Int(20), Value::Float(25.0)]
+    );
+    // At HTA's default no stream's queue fills.
+    let (frame, _) = hta::time_blocked_on_full_queue(&trace, hta::MAX_QUEUE_LENGTH);
+    assert!(frame.rows.is_empty());
+}

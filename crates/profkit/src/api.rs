@@ -521,6 +521,8 @@ pub struct HtaOptions {
     pub no_memory_events: bool,
     /// user-annotation-breakdown: the host's ranges (`--cpu-annotations`).
     pub cpu_annotations: bool,
+    /// queue-full-time: the queue length counted as full (`--max-queue-length`).
+    pub max_queue_length: Option<i64>,
 }
 
 impl HtaOptions {
@@ -545,6 +547,10 @@ pub fn hta_with(
     }
     if options.cpu_annotations {
         args.push("--cpu-annotations".into());
+    }
+    if let Some(n) = options.max_queue_length {
+        args.push("--max-queue-length".into());
+        args.push(n.to_string().into());
     }
     args.push("--json".into());
     let answer = run(args, limits, control, false)?;

@@ -35,6 +35,9 @@ pub(crate) enum Analysis {
     /// `get_gpu_user_annotation_breakdown`: the time of each `record_function` range drawn on
     /// the device (with --cpu-annotations, on the host), per rank.
     UserAnnotationBreakdown,
+    /// `get_time_spent_blocked_on_full_queue`: the time a stream's queue stood full
+    /// (--max-queue-length, 1024 by default), per rank.
+    QueueFullTime,
 }
 
 /// The analyses' options, HTA's arguments of the same meaning.
@@ -47,6 +50,9 @@ pub(crate) struct HtaArgs {
     /// user-annotation-breakdown: the ranges on the host (`use_gpu_annotation=False`).
     #[arg(long)]
     cpu_annotations: bool,
+    /// queue-full-time: the queue length counted as full (`max_queue_length`, default 1024).
+    #[arg(long, value_name = "N")]
+    max_queue_length: Option<i64>,
 }
 
 /// Runs `analysis` on the traces (one per rank) and prints its frames.
@@ -59,6 +65,11 @@ pub(crate) fn run(
     if args.no_memory_events && analysis != Analysis::KernelLaunchStats {
         return Err(Failure::Usage(
             "--no-memory-events is an option of kernel-launch-stats".into(),
+        ));
+    }
+    if args.max_queue_length.is_some() && analysis != Analysis::QueueFullTime {
+        return Err(Failure::Usage(
+            "--max-queue-length is an option of queue-full-time".into(),
         ));
     }
     if args.cpu_annotations && analysis != Analysis::UserAnnotationBreakdown {
@@ -120,6 +131,14 @@ pub(crate) fn run(
         }
         Analysis::MemoryBwSummary => {
             frames.push(("memory_bw_summary".into(), hta::memory_bw_summary(&trace)));
+        }
+        Analysis::QueueFullTime => {
+            let (frame, failed) = hta::time_blocked_on_full_queue(
+                &trace,
+                args.max_queue_length.unwrap_or(hta::MAX_QUEUE_LENGTH),
+            );
+            frames.push(("time_blocked_on_full_queue".into(), frame));
+            notes.extend(failed);
         }
         Analysis::UserAnnotationBreakdown => {
             match hta::user_annotation_breakdown(&trace, !args.cpu_annotations) {

@@ -465,16 +465,19 @@ def hta(
     max_inflated: Optional[str] = None,
     include_memory_events: bool = True,
     use_gpu_annotation: bool = True,
+    max_queue_length: Optional[int] = None,
 ) -> Dict[str, Any]:
     """HolisticTraceAnalysis 0.5.0's analysis ``analysis`` (``"temporal-breakdown"``,
     ``"kernel-breakdown"``, ``"idle-time-breakdown"``, ``"comm-comp-overlap"``,
     ``"kernel-launch-stats"``, ``"user-annotation-breakdown"``, ``"queue-length-summary"``,
-    ``"queue-length-time-series"``, ``"memory-bw-summary"``, ``"memory-bw-time-series"``) of
+    ``"queue-length-time-series"``, ``"queue-full-time"``, ``"memory-bw-summary"``,
+    ``"memory-bw-time-series"``) of
     PyTorch profiler traces, one per rank, as ``profkit hta --json`` gives it: ``{"frames": {name:
     [records]}, "ranks": [...], "notes": [...]}``, each frame's records under HTA's column names
     (``pandas.DataFrame(records)`` is HTA's frame; a summary's statistics are columns beside its
-    index's levels). ``include_memory_events`` (kernel launch statistics) and
-    ``use_gpu_annotation`` (user annotation breakdown) are HTA's arguments of those names. With
+    index's levels). ``include_memory_events`` (kernel launch statistics), ``use_gpu_annotation``
+    (user annotation breakdown) and ``max_queue_length`` (queue full time, 1024 by default) are
+    HTA's arguments of those names. With
     ``as_arrow``, each frame is a ``pyarrow.Table`` instead. Runs in-process.
     """
     result = _native.hta(
@@ -483,6 +486,7 @@ def hta(
         _inflated(max_inflated),
         bool(include_memory_events),
         bool(use_gpu_annotation),
+        None if max_queue_length is None else int(max_queue_length),
     )
     if as_arrow:
         import pyarrow

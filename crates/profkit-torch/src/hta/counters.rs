@@ -148,6 +148,74 @@ pub fn queue_length_time_series(trace: &HtaTrace<'_>) -> (Vec<(i64, Frame)>, Vec
     (frames, notes)
 }
 
+/// HTA's `CUDA_MAX_LAUNCH_QUEUE_PER_STREAM`: how many launches a stream's queue holds.
+pub const MAX_QUEUE_LENGTH: i64 = 1024;
+
+/// `get_time_spent_blocked_on_full_queue(get_queue_length_time_series(), max_queue_length)`:
+/// per rank, the time its streams' queue length stood at `max_queue_length` or more (each point's
+/// time to the stream's next point), and that time over the rank's span (its rows' last start
+/// less its first). As HTA, a rank keeps one row, that of its last stream (in stream order)
+/// with such time.
+pub fn time_blocked_on_full_queue(
+    trace: &HtaTrace<'_>,
+    max_queue_length: i64,
+) -> (Frame, Vec<String>) {
+    let mut frame = Frame::new(&[
+        "rank",
+        "stream",
+        "duration_at_max_queue_length",
+        "relative_duration_at_max_queue_length",
+    ]);
+    let mut notes = Vec::new();
+    for rank in &trace.ranks {
+        let series = match queue_series(rank) {
+            Ok(series) => series,
+            Err(note) => {
+                notes.push(note);
+                continue;
+            }
+        };
+        let (first, last) = rank
+            .rows
+            .iter()
+            .fold((f64::INFINITY, f64::NEG_INFINITY), |(lo, hi), r| {
+                (lo.min(r.ts), hi.max(r.ts))
+            });
+        let span = last - first;
+        let mut kept = None;
+        let mut start = 0;
+        while start < series.len() {
+            let stream = series[start].stream;
+            let end = start + series[start..].partition_point(|p| p.stream == stream);
+            let points = &series[start..end];
+            let mut full = false;
+            let mut time = 0.0;
+            for (i, p) in points.iter().enumerate() {
+                if p.queue_length >= max_queue_length {
+                    full = true;
+                    // The last point has no next one: pandas' NaN, which its sum skips.
+                    if let Some(next) = points.get(i + 1) {
+                        time += next.ts - p.ts;
+                    }
+                }
+            }
+            if full {
+                kept = Some((stream, time));
+            }
+            start = end;
+        }
+        if let Some((stream, time)) = kept {
+            frame.rows.push(vec![
+                Value::Int(rank.rank),
+                Value::Int(stream),
+                Value::Float(time),
+                Value::Float(time / span),
+            ]);
+        }
+    }
+    (frame, notes)
+}
+
 const SUMMARY: [&str; 8] = ["count", "mean", "std", "min", "25%", "50%", "75%", "max"];
 
 /// `get_queue_length_summary` for every rank: the queue length's statistics per rank and stream.

@@ -19,7 +19,8 @@ mod load;
 
 pub use breakdown::{kernel_breakdown, temporal_breakdown, user_annotation_breakdown};
 pub use counters::{
-    memory_bw_summary, memory_bw_time_series, queue_length_summary, queue_length_time_series,
+    MAX_QUEUE_LENGTH, memory_bw_summary, memory_bw_time_series, queue_length_summary,
+    queue_length_time_series, time_blocked_on_full_queue,
 };
 pub use frame::{Frame, Value};
 pub use idle::{CONSECUTIVE_KERNEL_DELAY, idle_time_breakdown};
