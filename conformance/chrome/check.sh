@@ -34,5 +34,5 @@ fi
 cd "$repo"
 cargo build --quiet -p profkit
 "$venv/bin/python" "$here/check.py" --repo "$repo" "$@"
-# HTA's analyses (temporal and kernel breakdowns, overlap, launch statistics) against profkit hta.
+# HTA's analyses (breakdowns, overlap, launch statistics, trace counters) against profkit hta.
 exec "$venv/bin/python" "$here/hta_analyses.py" --repo "$repo"

@@ -374,6 +374,35 @@ def test_report_torch():
     assert [r["name"] for r in data["rows"]] == ["ProfilerStep*", "data", "aten::randn"]
 
 
+def test_report_torch_later_options():
+    overload = CONFORMANCE / "torch/overload"
+    got = profkit.report(
+        overload / "trace.json.gz",
+        style="torch",
+        group_by_overload_name=True,
+        group_by_input_shape=True,
+        sorted_by="cpu_time_total",
+        row_limit=12,
+        max_name_column_width=24,
+        max_shapes_column_width=30,
+        header="narrow",
+    )
+    assert got == (overload / "tables/widths.txt").read_text()
+    python = CONFORMANCE / "torch/python"
+    got = profkit.report(
+        python / "trace.json.gz",
+        style="torch",
+        include_python_functions=True,
+        top_level_events_only=True,
+        row_limit=10,
+    )
+    assert got == (python / "tables/python_top_level.txt").read_text()
+    data = profkit.report(overload / "trace.json.gz", style="torch", top_level_events_only=True, as_data=True)
+    assert [(r["name"], r["top_level"]) for r in data["rows"]] == [("ProfilerStep*", True)]
+    with pytest.raises(profkit.UsageError):
+        profkit.report(overload / "trace.json.gz", style="torch", max_name_column_width=-1)
+
+
 def test_hta():
     path = CONFORMANCE / (
         "chrome/corpus/hta/critical_path-simple_add-benchmark_result_493459_1694039959_trace.json.gz"
@@ -384,6 +413,18 @@ def test_hta():
     assert row["idle_time_pctg"] == 99.7
     table = profkit.hta("kernel-breakdown", [path], as_arrow=True)["frames"]["kernel_type"]
     assert table.column("kernel_type").to_pylist() == ["MEMORY", "COMPUTATION"]
+    # HTA's get_memory_bw_summary(): Memcpy HtoD's 16 points.
+    (htod, memset) = profkit.hta("memory-bw-summary", [path])["frames"]["memory_bw_summary"]
+    assert (htod["name"], htod["count"], memset["name"]) == ("Memcpy HtoD", 16.0, "Memset")
+    assert abs(htod["mean"] - 4.823488275497734) < 1e-12
+    launches = profkit.hta("kernel-launch-stats", [path], include_memory_events=False)["frames"]["rank 0"]
+    assert len(launches) == 79
+    assert "user_annotation_breakdown" not in profkit.hta("user-annotation-breakdown", [path])["frames"]
+    ranges = profkit.hta("user-annotation-breakdown", [path], use_gpu_annotation=False)["frames"]
+    assert len(ranges["user_annotation_breakdown"]) == 5
+    alexnet = path.parent / "critical_path-alexnet-benchmark_result_2869224_1695835535_trace.json.gz"
+    (full,) = profkit.hta("queue-full-time", [alexnet], max_queue_length=2)["frames"]["time_blocked_on_full_queue"]
+    assert (full["stream"], full["duration_at_max_queue_length"]) == (20, 25.0)
 
 
 def test_xprof_tools_in_process():

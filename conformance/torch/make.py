@@ -1,10 +1,14 @@
 """Makes the torch goldens of this folder: real PyTorch profiler traces and the tables torch
 prints for them at profiling time.
 
-Three runs on the CPU. Two under a schedule (wait 1, warmup 1, active 2) with record_shapes,
+Five runs on the CPU. Two under a schedule (wait 1, warmup 1, active 2) with record_shapes,
 profile_memory, with_stack and with_flops on, and record_function ranges around the phases of a
 step: `cnn` (a small convolutional network's training step) and `transformer` (a transformer
-encoder layer's training step). For each run, when the schedule's active steps end:
+encoder layer's training step). Two more the same way for the options torch added later:
+`overload` (the transformer step with `capture_overload_names`, without stacks: the overload
+grouping, `top_level_events_only`, `header`, the column widths; OVERLOAD_TABLES) and `python`
+(the CNN step with stacks: `include_python_functions`, top-level rows under Python calls;
+PYTHON_TABLES). And `plain` (below). For each run, when the schedule's active steps end:
 
 - `<run>/trace.json.gz`: `prof.export_chrome_trace` (Kineto's Chrome trace, as written, then
   gzipped);
@@ -41,6 +45,56 @@ TABLES = [
     ("time_unit_ms", {}, {"sort_by": "self_cpu_time_total", "row_limit": 10, "time_unit": "ms"}),
     ("input_shape", {"group_by_input_shape": True}, {"sort_by": "cpu_time_total", "row_limit": 25}),
     ("stack_5", {"group_by_stack_n": 5}, {"sort_by": "self_cpu_time_total", "row_limit": 8}),
+]
+
+# The run with `capture_overload_names` (Kineto then writes `aten::add.Tensor`): the overload
+# grouping, top-level rows, a header and narrower columns.
+OVERLOAD_TABLES = [
+    ("default", {}, {}),
+    ("overload", {"group_by_overload_name": True}, {"sort_by": "cpu_time_total", "row_limit": 30}),
+    (
+        "overload_input_shape",
+        {"group_by_overload_name": True, "group_by_input_shape": True},
+        {"sort_by": "self_cpu_time_total", "row_limit": 20},
+    ),
+    ("top_level", {}, {"top_level_events_only": True}),
+    (
+        "top_level_self_cpu",
+        {"group_by_overload_name": True},
+        {"sort_by": "self_cpu_time_total", "row_limit": 5, "top_level_events_only": True},
+    ),
+    ("header", {}, {"sort_by": "count", "row_limit": 6, "header": "One training step, CPU"}),
+    (
+        "widths",
+        {"group_by_overload_name": True, "group_by_input_shape": True},
+        {
+            "sort_by": "cpu_time_total",
+            "row_limit": 12,
+            "max_name_column_width": 24,
+            "max_shapes_column_width": 30,
+            "header": "narrow",
+            "top_level_events_only": False,
+        },
+    ),
+    ("memory_top_level", {}, {"sort_by": "cpu_memory_usage", "row_limit": 8, "top_level_events_only": True, "time_unit": "us"}),
+]
+
+# The run with stacks: Python functions' own rows, and top-level rows under Python calls.
+PYTHON_TABLES = [
+    ("default", {}, {"row_limit": 15}),
+    ("python", {"include_python_functions": True}, {"sort_by": "cpu_time_total", "row_limit": 30}),
+    (
+        "python_self_cpu",
+        {"include_python_functions": True},
+        {"sort_by": "self_cpu_time_total", "row_limit": -1, "max_name_column_width": 40},
+    ),
+    (
+        "python_stack_3",
+        {"include_python_functions": True, "group_by_stack_n": 3},
+        {"sort_by": "cpu_time", "row_limit": 10, "max_src_column_width": 40},
+    ),
+    ("top_level", {}, {"top_level_events_only": True}),
+    ("python_top_level", {"include_python_functions": True}, {"top_level_events_only": True, "row_limit": 10}),
 ]
 
 
@@ -132,23 +186,29 @@ def export(prof, out, tables):
     )
 
 
-def run(name, make_step):
+def run(name, make_step, tables=TABLES, with_stack=True, overload_names=False):
     out = HERE / name
     (out / "tables").mkdir(parents=True, exist_ok=True)
     torch.manual_seed(0)
     step = make_step()
 
     def ready(prof):
-        export(prof, out, TABLES)
+        export(prof, out, tables)
 
+    experimental = {}
+    if overload_names:
+        from torch._C._profiler import _ExperimentalConfig
+
+        experimental["experimental_config"] = _ExperimentalConfig(capture_overload_names=True)
     with profile(
         activities=[ProfilerActivity.CPU],
         schedule=schedule(wait=1, warmup=1, active=2, repeat=1),
         on_trace_ready=ready,
         record_shapes=True,
         profile_memory=True,
-        with_stack=True,
+        with_stack=with_stack,
         with_flops=True,
+        **experimental,
     ) as prof:
         for _ in range(4):
             step()
@@ -159,6 +219,10 @@ RUNS = {
     "cnn": lambda: run("cnn", cnn_step),
     "transformer": lambda: run("transformer", transformer_step),
     "plain": lambda: plain("plain"),
+    "overload": lambda: run(
+        "overload", transformer_step, OVERLOAD_TABLES, with_stack=False, overload_names=True
+    ),
+    "python": lambda: run("python", cnn_step, PYTHON_TABLES),
 }
 
 

@@ -179,7 +179,7 @@ fn validate(
 
 /// `profkit report`: the text, or with `json` the tables as a dict.
 #[pyfunction]
-#[pyo3(signature = (path, format=None, legacy=false, sort=None, place=None, sorted_by=None, op_detail=true, thread_sep=false, time_unit=None, json=false, max_inflated=None, paddle_bytes_per_message=None, style=None, row_limit=None, group_by_input_shape=false, group_by_stack_n=None))]
+#[pyo3(signature = (path, format=None, legacy=false, sort=None, place=None, sorted_by=None, op_detail=true, thread_sep=false, time_unit=None, json=false, max_inflated=None, paddle_bytes_per_message=None, style=None, row_limit=None, group_by_input_shape=false, group_by_stack_n=None, group_by_overload_name=false, include_python_functions=false, top_level_events_only=false, header=None, max_name_column_width=None, max_shapes_column_width=None, max_src_column_width=None))]
 #[allow(clippy::too_many_arguments)]
 fn report(
     py: Python<'_>,
@@ -199,8 +199,22 @@ fn report(
     row_limit: Option<i64>,
     group_by_input_shape: bool,
     group_by_stack_n: Option<u32>,
+    group_by_overload_name: bool,
+    include_python_functions: bool,
+    top_level_events_only: bool,
+    header: Option<String>,
+    max_name_column_width: Option<u32>,
+    max_shapes_column_width: Option<u32>,
+    max_src_column_width: Option<u32>,
 ) -> PyResult<Py<PyAny>> {
     let mut options = api::ReportOptions::new();
+    options.group_by_overload_name = group_by_overload_name;
+    options.include_python_functions = include_python_functions;
+    options.top_level_events_only = top_level_events_only;
+    options.header = header;
+    options.max_name_column_width = max_name_column_width;
+    options.max_shapes_column_width = max_shapes_column_width;
+    options.max_src_column_width = max_src_column_width;
     options.style = style;
     options.row_limit = row_limit;
     options.group_by_input_shape = group_by_input_shape;
@@ -276,17 +290,24 @@ fn merge(
 
 /// `profkit hta ANALYSIS TRACE... --json`: the analysis' document.
 #[pyfunction]
-#[pyo3(signature = (analysis, traces, max_inflated=None))]
+#[pyo3(signature = (analysis, traces, max_inflated=None, include_memory_events=true, use_gpu_annotation=true, max_queue_length=None))]
 fn hta(
     py: Python<'_>,
     analysis: String,
     traces: Vec<PathBuf>,
     max_inflated: Option<String>,
+    include_memory_events: bool,
+    use_gpu_annotation: bool,
+    max_queue_length: Option<i64>,
 ) -> PyResult<Py<PyAny>> {
     let limits = limits(max_inflated, None);
     let files = traces.clone();
+    let mut options = api::HtaOptions::new();
+    options.no_memory_events = !include_memory_events;
+    options.cpu_annotations = !use_gpu_annotation;
+    options.max_queue_length = max_queue_length;
     let doc = call(py, &files, move |control| {
-        api::hta(&analysis, &traces, &limits, control)
+        api::hta_with(&analysis, &traces, &options, &limits, control)
     })?;
     to_py(py, &doc)
 }

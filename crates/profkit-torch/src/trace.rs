@@ -123,6 +123,12 @@ pub struct Event {
     pub flops: Option<i64>,
     /// `args."Call stack"` (TorchScript's stack; `;`-separated), interned.
     pub stack: Option<Str>,
+    /// An operator's name without its overload and the overload, when the name carries one:
+    /// with `capture_overload_names` Kineto writes `aten::add.Tensor` for the operator torch
+    /// names `aten::add` with the overload name `Tensor` (interned, both).
+    pub overload: Option<(Str, Str)>,
+    /// `args."memory bandwidth (GB/s)"` of a copy or set, when written.
+    pub memory_bw_gbps: Option<f64>,
     /// `[memory]`: `args.Bytes`.
     pub bytes: i64,
     /// `[memory]`: `args."Device Type"` (c10's `DeviceType`: 0 CPU, 1 CUDA, ...).
@@ -225,8 +231,16 @@ impl Builder {
         let cat = Category::from_cat(raw.cat.as_deref().unwrap_or(""));
         let name = raw.name.unwrap_or_default();
         let args = raw.args.unwrap_or_default();
-        let wants_concrete = name == "aten::conv2d";
-        let wants_dims = crate::key_averages::flops::needs_dims(&name);
+        let overload = match cat {
+            Category::CpuOp => split_overload(&name).map(|(base, overload)| {
+                let (base, overload) = (base.to_owned(), overload.to_owned());
+                (self.intern(base), self.intern(overload))
+            }),
+            _ => None,
+        };
+        let op = overload.map_or(name.as_str(), |(base, _)| self.trace.str(base));
+        let wants_concrete = op == "aten::conv2d";
+        let wants_dims = crate::key_averages::flops::needs_dims(op);
         let name = self.intern(name);
         let (input_shapes, dims) = match args.input_dims {
             Some(dims) => {
@@ -274,6 +288,8 @@ impl Builder {
             dims,
             flops: args.flops.map(|v| v.0),
             stack,
+            overload,
+            memory_bw_gbps: args.memory_bw_gbps.map(|v| v.0),
             bytes: args.bytes.map_or(0, |v| v.0),
             device_type: args.device_type.map_or(0, |v| v.0),
         });
@@ -282,6 +298,17 @@ impl Builder {
     fn finish(self) -> Trace {
         self.trace
     }
+}
+
+/// An operator's schema name with its overload (`aten::add.Tensor`, `myops::f.out`) split into
+/// the name and the overload: a namespace, `::`, the name, then `.` and the overload, each made of
+/// letters, digits and `_` (operator names have no `.`; names of other kinds, such as
+/// `autograd::engine::evaluate_function: MulBackward0`, have spaces and are left whole).
+fn split_overload(name: &str) -> Option<(&str, &str)> {
+    let (base, overload) = name.split_once('.')?;
+    let word = |s: &str| !s.is_empty() && s.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'_');
+    let (namespace, op) = base.rsplit_once("::")?;
+    (namespace.split("::").all(word) && word(op) && word(overload)).then_some((base, overload))
 }
 
 /// torch's `input_shapes`: each input's dimensions, `[]` for what is not a plain tensor (a
@@ -407,6 +434,22 @@ struct RawArgs {
     bytes: Option<Int>,
     #[serde(rename = "Device Type")]
     device_type: Option<Int>,
+    #[serde(rename = "memory bandwidth (GB/s)")]
+    memory_bw_gbps: Option<Float>,
+}
+
+/// A floating-point arg; a string read as a number (0 when it is not one), anything else 0.
+struct Float(f64);
+
+impl<'de> Deserialize<'de> for Float {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Float, D::Error> {
+        let v = serde_json::Value::deserialize(d)?;
+        Ok(Float(match v {
+            serde_json::Value::Number(n) => n.as_f64().unwrap_or(0.0),
+            serde_json::Value::String(s) => s.trim().parse().unwrap_or(0.0),
+            _ => 0.0,
+        }))
+    }
 }
 
 #[derive(Deserialize)]
@@ -618,6 +661,23 @@ mod tests {
             Some(9_000_000_000_000_000_000)
         );
         assert_eq!(micros_text_to_ns("x"), None);
+    }
+
+    #[test]
+    fn overloads_split_from_operator_names() {
+        assert_eq!(
+            split_overload("aten::add.Tensor"),
+            Some(("aten::add", "Tensor"))
+        );
+        assert_eq!(split_overload("a::b::c.out"), Some(("a::b::c", "out")));
+        assert_eq!(split_overload("aten::add"), None);
+        assert_eq!(split_overload("Optimizer.step#Adam.step"), None);
+        assert_eq!(split_overload("aten::add."), None);
+        assert_eq!(split_overload("x::y.z.w"), None);
+        assert_eq!(
+            split_overload("autograd::engine::evaluate_function: a.b"),
+            None
+        );
     }
 
     #[test]

@@ -26,12 +26,17 @@ fn summarise(text: &[u8]) {
         Grouping {
             input_shape: true,
             stack_n: 3,
+            overload_name: true,
+            python_functions: true,
         },
     ] {
         let averages = KeyAverages::new(&trace, &grouping);
         for (_, key) in SortKey::NAMES {
             let options = TableOptions {
                 sort_by: Some(*key),
+                top_level_events_only: grouping.overload_name,
+                header: grouping.overload_name.then(|| "header".to_owned()),
+                max_name_column_width: if grouping.overload_name { 0 } else { 55 },
                 ..TableOptions::default()
             };
             averages.table(&options);
@@ -45,6 +50,15 @@ fn summarise(text: &[u8]) {
     hta::idle_time_breakdown(&loaded, hta::CONSECUTIVE_KERNEL_DELAY);
     hta::comm_comp_overlap(&loaded);
     hta::kernel_launch_stats(&loaded);
+    hta::queue_length_summary(&loaded);
+    hta::queue_length_time_series(&loaded);
+    hta::memory_bw_summary(&loaded);
+    hta::memory_bw_time_series(&loaded);
+    hta::user_annotation_breakdown(&loaded, true);
+    hta::user_annotation_breakdown(&loaded, false);
+    hta::kernel_launch_stats_with(&loaded, false);
+    hta::time_blocked_on_full_queue(&loaded, 0);
+    hta::time_blocked_on_full_queue(&loaded, hta::MAX_QUEUE_LENGTH);
 }
 
 #[test]

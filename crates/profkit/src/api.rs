@@ -332,6 +332,20 @@ pub struct ReportOptions {
     pub group_by_input_shape: bool,
     /// torch's table: rows by the first N frames of their stacks too (`--group-by-stack-n`).
     pub group_by_stack_n: Option<u32>,
+    /// torch's table: rows by operator overload too (`--group-by-overload-name`).
+    pub group_by_overload_name: bool,
+    /// torch's table: rows for Python calls too (`--include-python-functions`).
+    pub include_python_functions: bool,
+    /// torch's table: only rows of events without a parent (`--top-level-events-only`).
+    pub top_level_events_only: bool,
+    /// torch's table: a line above it (`--header`).
+    pub header: Option<String>,
+    /// torch's table: the name columns' widest (`--max-name-column-width`).
+    pub max_name_column_width: Option<u32>,
+    /// torch's table: the input shapes column's widest (`--max-shapes-column-width`).
+    pub max_shapes_column_width: Option<u32>,
+    /// torch's table: the source location column's widest (`--max-src-column-width`).
+    pub max_src_column_width: Option<u32>,
 }
 
 impl ReportOptions {
@@ -366,6 +380,12 @@ pub fn report(
         (options.thread_sep, "--thread-sep"),
         (options.json, "--json"),
         (options.group_by_input_shape, "--group-by-input-shape"),
+        (options.group_by_overload_name, "--group-by-overload-name"),
+        (
+            options.include_python_functions,
+            "--include-python-functions",
+        ),
+        (options.top_level_events_only, "--top-level-events-only"),
     ];
     args.extend(flags.iter().filter(|(on, _)| *on).map(|(_, f)| f.into()));
     for (value, flag) in [
@@ -378,6 +398,19 @@ pub fn report(
         (
             &options.group_by_stack_n.map(|n| n.to_string()),
             "--group-by-stack-n",
+        ),
+        (&options.header, "--header"),
+        (
+            &options.max_name_column_width.map(|n| n.to_string()),
+            "--max-name-column-width",
+        ),
+        (
+            &options.max_shapes_column_width.map(|n| n.to_string()),
+            "--max-shapes-column-width",
+        ),
+        (
+            &options.max_src_column_width.map(|n| n.to_string()),
+            "--max-src-column-width",
         ),
     ] {
         if let Some(value) = value {
@@ -477,8 +510,48 @@ pub fn hta(
     limits: &Limits,
     control: &Control,
 ) -> Result<Value, Error> {
+    hta_with(analysis, traces, &HtaOptions::new(), limits, control)
+}
+
+/// `hta`'s options, named as the command's.
+#[derive(Clone, Debug, Default)]
+#[non_exhaustive]
+pub struct HtaOptions {
+    /// kernel-launch-stats: leave out copies' and sets' launches (`--no-memory-events`).
+    pub no_memory_events: bool,
+    /// user-annotation-breakdown: the host's ranges (`--cpu-annotations`).
+    pub cpu_annotations: bool,
+    /// queue-full-time: the queue length counted as full (`--max-queue-length`).
+    pub max_queue_length: Option<i64>,
+}
+
+impl HtaOptions {
+    /// HTA's defaults.
+    pub fn new() -> Self {
+        HtaOptions::default()
+    }
+}
+
+/// [`hta`] with its options.
+pub fn hta_with(
+    analysis: &str,
+    traces: &[PathBuf],
+    options: &HtaOptions,
+    limits: &Limits,
+    control: &Control,
+) -> Result<Value, Error> {
     let mut args: Vec<OsString> = vec!["hta".into(), analysis.into()];
     args.extend(traces.iter().map(|p| path_arg(p)));
+    if options.no_memory_events {
+        args.push("--no-memory-events".into());
+    }
+    if options.cpu_annotations {
+        args.push("--cpu-annotations".into());
+    }
+    if let Some(n) = options.max_queue_length {
+        args.push("--max-queue-length".into());
+        args.push(n.to_string().into());
+    }
     args.push("--json".into());
     let answer = run(args, limits, control, false)?;
     answer

@@ -472,14 +472,16 @@ fn unrecognised(name: &str, gzip: bool, shape: Option<&JsonShape>) -> Failure {
 
 /// Returns up to `n` leading bytes without consuming them: they are read into a buffer that is then
 /// chained in front of the rest.
-fn peek(reader: &mut Box<dyn BufRead>, n: usize) -> std::io::Result<Vec<u8>> {
+pub(crate) fn peek(reader: &mut Box<dyn BufRead>, n: usize) -> std::io::Result<Vec<u8>> {
     let mut prefix = Vec::with_capacity(n);
     let taken = std::mem::replace(reader, Box::new(std::io::empty()));
     let mut limited = taken.take(n as u64);
-    limited.read_to_end(&mut prefix)?;
+    // On an error the bytes read so far are put back too, so the next read meets it again.
+    let read = limited.read_to_end(&mut prefix);
     let rest = limited.into_inner();
-    *reader = Box::new(BufReader::new(
+    *reader = Box::new(BufReader::with_capacity(
+        1 << 16,
         std::io::Cursor::new(prefix.clone()).chain(rest),
     ));
-    Ok(prefix)
+    read.map(|_| prefix)
 }

@@ -269,6 +269,8 @@ enum Command {
         /// The traces, one per rank (its `distributedInfo.rank`, else 0).
         #[arg(value_name = "TRACE", num_args = 1.., required = true)]
         files: Vec<PathBuf>,
+        #[command(flatten)]
+        options: hta::HtaArgs,
         /// Print the analysis' tables as JSON records.
         #[arg(long)]
         json: bool,
@@ -430,7 +432,7 @@ fn run(cli: Cli) -> Result<(), Failure> {
             }
             if torch_args.given() {
                 return Err(Failure::Usage(
-                    "--row-limit, --group-by-input-shape and --group-by-stack-n are options of torch's table (--style torch)".into(),
+                    "--row-limit, --group-by-input-shape, --group-by-stack-n, --group-by-overload-name, --include-python-functions, --top-level-events-only, --header and --max-*-column-width are options of torch's table (--style torch)".into(),
                 ));
             }
             paddle::report_command(input, legacy, sort, place, &summary, json)
@@ -451,8 +453,9 @@ fn run(cli: Cli) -> Result<(), Failure> {
         Command::Hta {
             analysis,
             files,
+            options,
             json,
-        } => hta::run(analysis, &files, json),
+        } => hta::run(analysis, &files, &options, json),
         Command::Plugin { command } => plugin::run(command),
     }
 }

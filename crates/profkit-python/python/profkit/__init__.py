@@ -386,6 +386,13 @@ def report(
     row_limit: Optional[int] = None,
     group_by_input_shape: bool = False,
     group_by_stack_n: int = 0,
+    group_by_overload_name: bool = False,
+    include_python_functions: bool = False,
+    top_level_events_only: bool = False,
+    header: Optional[str] = None,
+    max_name_column_width: Optional[int] = None,
+    max_shapes_column_width: Optional[int] = None,
+    max_src_column_width: Optional[int] = None,
 ) -> Union[str, Dict[str, Any]]:
     """The tables PaddlePaddle's ``Profiler.summary()`` prints, of a profile (Paddle's node trees,
     an XSpace, a Chrome trace), as ``profkit report`` prints them; a legacy Paddle ``Profile``
@@ -411,6 +418,14 @@ def report(
         row_limit: torch's ``row_limit`` (default 100, -1 for all).
         group_by_input_shape: torch's ``group_by_input_shape``.
         group_by_stack_n: torch's ``group_by_stack_n``.
+        group_by_overload_name: torch's ``group_by_overload_name`` (the trace names overloads
+            when the run set ``capture_overload_names``).
+        include_python_functions: torch's ``include_python_functions``.
+        top_level_events_only: torch's ``top_level_events_only``.
+        header: torch's ``header``.
+        max_name_column_width: torch's ``max_name_column_width`` (default 55).
+        max_shapes_column_width: torch's ``max_shapes_column_width`` (default 80).
+        max_src_column_width: torch's ``max_src_column_width`` (default 75).
 
     Returns:
         The text, or with ``as_data`` the tables as a dict.
@@ -432,6 +447,13 @@ def report(
         None if row_limit is None else int(row_limit),
         bool(group_by_input_shape),
         int(group_by_stack_n) or None,
+        bool(group_by_overload_name),
+        bool(include_python_functions),
+        bool(top_level_events_only),
+        None if header is None else str(header),
+        _count("max_name_column_width", max_name_column_width),
+        _count("max_shapes_column_width", max_shapes_column_width),
+        _count("max_src_column_width", max_src_column_width),
     )
 
 
@@ -441,15 +463,31 @@ def hta(
     *,
     as_arrow: bool = False,
     max_inflated: Optional[str] = None,
+    include_memory_events: bool = True,
+    use_gpu_annotation: bool = True,
+    max_queue_length: Optional[int] = None,
 ) -> Dict[str, Any]:
     """HolisticTraceAnalysis 0.5.0's analysis ``analysis`` (``"temporal-breakdown"``,
     ``"kernel-breakdown"``, ``"idle-time-breakdown"``, ``"comm-comp-overlap"``,
-    ``"kernel-launch-stats"``) of PyTorch profiler traces, one per rank, as ``profkit hta --json``
-    gives it: ``{"frames": {name: [records]}, "ranks": [...], "notes": [...]}``, each frame's
-    records under HTA's column names (``pandas.DataFrame(records)`` is HTA's frame). With
+    ``"kernel-launch-stats"``, ``"user-annotation-breakdown"``, ``"queue-length-summary"``,
+    ``"queue-length-time-series"``, ``"queue-full-time"``, ``"memory-bw-summary"``,
+    ``"memory-bw-time-series"``) of
+    PyTorch profiler traces, one per rank, as ``profkit hta --json`` gives it: ``{"frames": {name:
+    [records]}, "ranks": [...], "notes": [...]}``, each frame's records under HTA's column names
+    (``pandas.DataFrame(records)`` is HTA's frame; a summary's statistics are columns beside its
+    index's levels). ``include_memory_events`` (kernel launch statistics), ``use_gpu_annotation``
+    (user annotation breakdown) and ``max_queue_length`` (queue full time, 1024 by default) are
+    HTA's arguments of those names. With
     ``as_arrow``, each frame is a ``pyarrow.Table`` instead. Runs in-process.
     """
-    result = _native.hta(str(analysis), [os.fspath(p) for p in paths], _inflated(max_inflated))
+    result = _native.hta(
+        str(analysis),
+        [os.fspath(p) for p in paths],
+        _inflated(max_inflated),
+        bool(include_memory_events),
+        bool(use_gpu_annotation),
+        None if max_queue_length is None else int(max_queue_length),
+    )
     if as_arrow:
         import pyarrow
 

@@ -1,8 +1,10 @@
-//! HTA's `get_temporal_breakdown` and `get_gpu_kernel_breakdown` (`BreakdownAnalysis`).
+//! HTA's `get_temporal_breakdown`, `get_gpu_kernel_breakdown` and
+//! `get_gpu_user_annotation_breakdown` (`BreakdownAnalysis`).
 
 use rustc_hash::FxHashMap;
 
 use super::{Frame, HtaTrace, KernelType, Value, merge_intervals, np_round};
+use crate::trace::Category;
 
 fn span(merged: &[(f64, f64)]) -> f64 {
     merged.iter().map(|m| m.1).sum::<f64>() - merged.iter().map(|m| m.0).sum::<f64>()
@@ -244,4 +246,59 @@ fn aggregate(
         .into_iter()
         .map(|(n, sums)| (n, stats(&sums)))
         .collect()
+}
+
+/// `get_gpu_user_annotation_breakdown` (HTA's defaults: 1000 annotations a rank, the rest past
+/// 80% of the time as `others`): per rank, each `record_function` range's statistics, the ranges
+/// drawn on the device (`gpu_user_annotation`) or, with `use_gpu_annotation` false, those on the
+/// host (`user_annotation`); sorted by rank and name. `None` when no trace has that category, as
+/// HTA returns none.
+pub fn user_annotation_breakdown(trace: &HtaTrace<'_>, use_gpu_annotation: bool) -> Option<Frame> {
+    let cat = if use_gpu_annotation {
+        Category::GpuUserAnnotation
+    } else {
+        Category::UserAnnotation
+    };
+    // HTA looks the category up among the names and categories it read from the files.
+    let present = trace.ranks.iter().any(|r| {
+        r.trace
+            .events
+            .iter()
+            .any(|e| e.cat == cat && e.has_cat_and_dur)
+    });
+    if !present {
+        return None;
+    }
+    let mut rows: Vec<(i64, String, [f64; 5])> = Vec::new();
+    for rank in &trace.ranks {
+        let mut per_name: FxHashMap<&str, Vec<f64>> = FxHashMap::default();
+        for r in rank.rows.iter().filter(|r| r.cat == cat) {
+            per_name.entry(rank.name(r)).or_default().push(r.dur);
+        }
+        for (name, stats) in aggregate(per_name, 1000, 0.8) {
+            rows.push((rank.rank, name, stats));
+        }
+    }
+    rows.sort_by(|a, b| (a.0, &a.1).cmp(&(b.0, &b.1)));
+    let mut frame = Frame::new(&[
+        "name",
+        "sum (us)",
+        "max (us)",
+        "min (us)",
+        "stddev",
+        "mean (us)",
+        "rank",
+    ]);
+    for (rank, name, [sum, max, min, std, mean]) in rows {
+        frame.rows.push(vec![
+            Value::Str(name),
+            Value::Float(sum),
+            Value::Float(max),
+            Value::Float(min),
+            Value::Float(std),
+            Value::Float(mean),
+            Value::Int(rank),
+        ]);
+    }
+    Some(frame)
 }

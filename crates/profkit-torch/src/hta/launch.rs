@@ -49,7 +49,8 @@ pub fn comm_comp_overlap(trace: &HtaTrace<'_>) -> Frame {
     frame
 }
 
-/// The runtime calls HTA counts as launches (`include_memory_events` on, its default).
+/// The runtime calls HTA counts as launches: kernels' launches, then (`include_memory_events`,
+/// its default) copies' and sets'.
 const LAUNCHES: &[&str] = &[
     "cudaLaunchKernel",
     "cudaLaunchKernelExC",
@@ -58,10 +59,27 @@ const LAUNCHES: &[&str] = &[
     "cudaMemsetAsync",
 ];
 
+/// How many of [`LAUNCHES`] launch kernels.
+const KERNEL_LAUNCHES: usize = 3;
+
 /// `get_cuda_kernel_launch_stats`, for every rank: each launch (its correlation) with the
 /// launching call's duration, the kernel's, and the delay from the call's end to the kernel's
 /// start (0 when negative).
 pub fn kernel_launch_stats(trace: &HtaTrace<'_>) -> Vec<(i64, Frame)> {
+    kernel_launch_stats_with(trace, true)
+}
+
+/// [`kernel_launch_stats`] with HTA's `include_memory_events` (false: copies' and sets'
+/// launches, `cudaMemcpyAsync` and `cudaMemsetAsync`, are left out).
+pub fn kernel_launch_stats_with(
+    trace: &HtaTrace<'_>,
+    include_memory_events: bool,
+) -> Vec<(i64, Frame)> {
+    let launches_named: &[&str] = if include_memory_events {
+        LAUNCHES
+    } else {
+        &LAUNCHES[..KERNEL_LAUNCHES]
+    };
     trace
         .ranks
         .iter()
@@ -69,7 +87,7 @@ pub fn kernel_launch_stats(trace: &HtaTrace<'_>) -> Vec<(i64, Frame)> {
             let launches: FxHashSet<i64> = rank
                 .rows
                 .iter()
-                .filter(|r| LAUNCHES.contains(&rank.name(r)))
+                .filter(|r| launches_named.contains(&rank.name(r)))
                 .map(|r| r.correlation)
                 .collect();
             let mut frame = Frame::new(&[

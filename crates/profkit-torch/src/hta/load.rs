@@ -38,6 +38,12 @@ pub struct Row {
     /// HTA's `index_correlation`: the `index` of the row its correlation links it to (a launch
     /// to its kernel and back), 0 when that row is not in the trace, -1 without a correlation.
     pub index_correlation: i64,
+    /// `args.pid` (a string pid as the trace reader numbers it).
+    pub pid: i64,
+    /// `args.tid` (likewise).
+    pub tid: i64,
+    /// `args."memory bandwidth (GB/s)"`, 0 without one (HTA's `memory_bw_gbps`).
+    pub memory_bw_gbps: f64,
 }
 
 impl Row {
@@ -148,6 +154,9 @@ fn rows(trace: &Trace) -> Vec<Row> {
                 cat: e.cat,
                 index: e.index,
                 index_correlation: correlation.min(0),
+                pid: e.pid,
+                tid: e.tid,
+                memory_bw_gbps: e.memory_bw_gbps.unwrap_or(0.0),
             }
         })
         .collect();

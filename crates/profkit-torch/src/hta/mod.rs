@@ -2,7 +2,8 @@
 //! computes them (`TraceAnalysis(trace_dir=...)` and its `get_*` methods): the trace loaded as
 //! HTA loads it (`load`), then the breakdowns (`breakdown`: temporal, by kernel type and by
 //! kernel; `idle`: idle time by cause), the communication/computation overlap and the kernel
-//! launch statistics (`launch`). Several ranks' traces are analysed at once, one per file.
+//! launch statistics (`launch`), and the trace counters (`counters`: each stream's queue length
+//! and the bandwidth of copies, as time series and summaries). Several ranks' traces are analysed at once, one per file.
 //!
 //! HTA's own rules, reproduced in `load` and named there: which events are rows, whole
 //! microseconds when the trace's times have fractions, times from the earliest row of all
@@ -10,15 +11,20 @@
 //! the last step's start and the device rows their launches match.
 
 mod breakdown;
+mod counters;
 mod frame;
 mod idle;
 mod launch;
 mod load;
 
-pub use breakdown::{kernel_breakdown, temporal_breakdown};
+pub use breakdown::{kernel_breakdown, temporal_breakdown, user_annotation_breakdown};
+pub use counters::{
+    MAX_QUEUE_LENGTH, memory_bw_summary, memory_bw_time_series, queue_length_summary,
+    queue_length_time_series, time_blocked_on_full_queue,
+};
 pub use frame::{Frame, Value};
 pub use idle::{CONSECUTIVE_KERNEL_DELAY, idle_time_breakdown};
-pub use launch::{comm_comp_overlap, kernel_launch_stats};
+pub use launch::{comm_comp_overlap, kernel_launch_stats, kernel_launch_stats_with};
 pub use load::{HtaTrace, Rank, Row};
 
 /// HTA's kernel types (`KernelType`), from a kernel's name.

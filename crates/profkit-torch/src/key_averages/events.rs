@@ -50,6 +50,9 @@ pub(crate) struct FunctionEvent {
     pub input_shapes: Str,
     /// Interned stack, or [`NONE`].
     pub stack: Str,
+    /// Interned overload name, or [`NONE`] (`capture_overload_names` not on, or the default
+    /// overload).
+    pub overload: Str,
     pub cpu_memory: i64,
     pub device_memory: i64,
     pub flops: i64,
@@ -105,7 +108,9 @@ impl Events {
         let mut external: Vec<Option<i64>> = Vec::new();
         let mut use_device = trace.meta.device_properties > 0;
         for e in &trace.events {
-            let name = trace.str(e.name);
+            // An operator's name as torch names it: without the overload Kineto may add.
+            let (name_id, overload) = e.overload.unwrap_or((e.name, NONE));
+            let name = trace.str(name_id);
             if e.instant {
                 if is_memory_name(name) {
                     let (cpu, dev) = memory_kind(e.device_type);
@@ -137,7 +142,7 @@ impl Events {
             let key = if name.starts_with("ProfilerStep#") {
                 step
             } else {
-                e.name
+                name_id
             };
             list.push(FunctionEvent {
                 key,
@@ -152,6 +157,7 @@ impl Events {
                 python: e.cat == Category::PythonFunction,
                 input_shapes: e.input_shapes.unwrap_or(NONE),
                 stack: e.stack.unwrap_or(NONE),
+                overload,
                 cpu_memory: 0,
                 device_memory: 0,
                 flops,
@@ -267,6 +273,7 @@ fn attribute_memory(
             python: false,
             input_shapes: NONE,
             stack: NONE,
+            overload: NONE,
             cpu_memory: cpu,
             device_memory: dev,
             flops: 0,

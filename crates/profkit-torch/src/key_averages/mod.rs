@@ -33,6 +33,12 @@ pub struct Grouping {
     pub input_shape: bool,
     /// `group_by_stack_n=N`: the first N frames of the stack too (0: not).
     pub stack_n: usize,
+    /// `group_by_overload_name=True`: the operator's overload too (`aten::add` `Tensor` apart
+    /// from `aten::add` `Scalar`), as far as the trace names overloads: Kineto writes them
+    /// (`aten::add.Tensor`) only when the run set `capture_overload_names`.
+    pub overload_name: bool,
+    /// `include_python_functions=True`: rows for the Python calls of `with_stack` traces too.
+    pub python_functions: bool,
 }
 
 /// torch's `sort_by` keys (`cuda_`, `xpu_` and `privateuse1_` spellings mean `device_`).
@@ -137,6 +143,12 @@ pub struct Row {
     pub input_shapes: Option<String>,
     /// The first event's stack, its first N frames, with the stack grouping.
     pub stack: Vec<String>,
+    /// The overload name, with the overload grouping ("" for the default overload or a trace
+    /// without overload names).
+    pub overload_name: Option<String>,
+    /// Whether the first event has no parent (`cpu_parent is None`): the rows
+    /// `top_level_events_only` keeps.
+    pub top_level: bool,
 }
 
 impl Row {
@@ -176,8 +188,8 @@ impl Row {
     }
 }
 
-/// `key_averages`' key: name, device or not, range or not, shapes, stack frames.
-type GroupKey = (Str, bool, bool, Option<Str>, Vec<String>);
+/// `key_averages`' key: name, device or not, range or not, overload, shapes, stack frames.
+type GroupKey = (Str, bool, bool, Option<Str>, Option<Str>, Vec<String>);
 
 /// torch's averaged events of a trace, in `key_averages`' order (each key where its first event
 /// comes), with what the table needs to know about the trace.
@@ -261,8 +273,14 @@ impl KeyAverages {
                 "the trace has no operator stacks (torch records them for TorchScript only, as `Call stack`): rows are not split by stack".to_owned(),
             );
         }
+        let has_overloads = trace.events.iter().any(|e| e.overload.is_some());
+        if grouping.overload_name && !has_overloads {
+            notes.push(
+                "the trace names no overloads (Kineto writes them only with capture_overload_names=True): rows are not split by overload".to_owned(),
+            );
+        }
         for (i, e) in list.iter().enumerate() {
-            if e.python {
+            if e.python && !grouping.python_functions {
                 continue;
             }
             let stack: Vec<String> = if grouping.stack_n > 0 {
@@ -278,7 +296,15 @@ impl KeyAverages {
             } else {
                 None
             };
-            let key = (e.key, e.device, e.user_annotation, shapes, stack.clone());
+            let overload = grouping.overload_name.then_some(e.overload);
+            let key = (
+                e.key,
+                e.device,
+                e.user_annotation,
+                overload,
+                shapes,
+                stack.clone(),
+            );
             let r = *index.entry(key).or_insert_with(|| {
                 rows.push(Row {
                     name: key_name(trace, e.key).to_owned(),
@@ -299,6 +325,11 @@ impl KeyAverages {
                         s => trace.str(s).to_owned(),
                     }),
                     stack,
+                    overload_name: overload.map(|o| match o {
+                        NONE => String::new(),
+                        o => trace.str(o).to_owned(),
+                    }),
+                    top_level: e.parent == NONE,
                 });
                 rows.len() - 1
             });
@@ -402,7 +433,8 @@ fn stack_frames(trace: &Trace, stack: Option<Str>) -> Vec<String> {
 }
 
 impl KeyAverages {
-    /// The rows the table prints (sorted and limited as `options` say) as data, with the totals
+    /// The rows the table prints (sorted, limited and with `top_level_events_only` kept to the
+    /// top-level rows as `options` say) as data, with the totals (of every row, as the table's)
     /// and notes: what `profkit report --style torch --json` writes.
     pub fn json(&self, options: &TableOptions) -> serde_json::Value {
         let limit = usize::try_from(options.row_limit).unwrap_or(usize::MAX);
@@ -413,7 +445,11 @@ impl KeyAverages {
             .filter(|r| r.device && !r.user_annotation)
             .map(|r| r.self_device_time_total_us)
             .sum();
-        let listed: Vec<serde_json::Value> = rows
+        let shown: Vec<&&Row> = rows
+            .iter()
+            .filter(|r| r.top_level || !options.top_level_events_only)
+            .collect();
+        let listed: Vec<serde_json::Value> = shown
             .iter()
             .take(limit)
             .map(|r| {
@@ -433,10 +469,14 @@ impl KeyAverages {
                     "device_memory_usage": r.device_memory_usage,
                     "self_device_memory_usage": r.self_device_memory_usage,
                     "flops": r.flops,
+                    "top_level": r.top_level,
                 });
                 if let Some(map) = row.as_object_mut() {
                     if let Some(shapes) = &r.input_shapes {
                         map.insert("input_shapes".into(), shapes.clone().into());
+                    }
+                    if let Some(overload) = &r.overload_name {
+                        map.insert("overload_name".into(), overload.clone().into());
                     }
                     if !r.stack.is_empty() {
                         map.insert("stack".into(), r.stack.clone().into());
@@ -448,7 +488,7 @@ impl KeyAverages {
         serde_json::json!({
             "style": "torch",
             "rows": listed,
-            "rows_not_listed": rows.len().saturating_sub(limit),
+            "rows_not_listed": shown.len().saturating_sub(limit),
             "self_cpu_time_total_us": self_cpu,
             "self_device_time_total_us": self_device,
             "use_device": self.use_device,

@@ -26,7 +26,12 @@ pub struct TableOptions {
     pub row_limit: i64,
     /// `time_unit`.
     pub time_unit: Option<TimeUnit>,
-    /// `top_level_events_only` is not kept in averages' rows; not offered.
+    /// `header`: a line printed above the table, between lines of `=`.
+    pub header: Option<String>,
+    /// `top_level_events_only`: only the rows whose first event has no parent (an operator
+    /// called from a Python call of a `with_stack` trace has one); the totals still count every
+    /// row.
+    pub top_level_events_only: bool,
     /// `max_name_column_width` (55).
     pub max_name_column_width: usize,
     /// `max_shapes_column_width` (80).
@@ -41,6 +46,8 @@ impl Default for TableOptions {
             sort_by: None,
             row_limit: 100,
             time_unit: None,
+            header: None,
+            top_level_events_only: false,
             max_name_column_width: 55,
             max_shapes_column_width: 80,
             max_src_column_width: 75,
@@ -123,6 +130,15 @@ impl Layout {
         s
     }
 
+    /// torch's `line_length`: the columns and the spaces between them.
+    fn length(&self) -> usize {
+        self.widths
+            .iter()
+            .map(|(w, _)| w + 2)
+            .sum::<usize>()
+            .saturating_sub(2)
+    }
+
     fn separator(&self) -> String {
         let mut s = String::new();
         for (w, _) in &self.widths {
@@ -154,6 +170,9 @@ impl KeyAverages {
         let rows = self.sorted(options.sort_by);
         let has_device_time = rows.iter().any(|r| r.self_device_time_total_us > 0.0);
         let has_device_mem = rows.iter().any(|r| r.self_device_memory_usage > 0);
+        let has_overloads = rows
+            .iter()
+            .any(|r| r.overload_name.as_deref().is_some_and(|o| !o.is_empty()));
         let has_shapes = rows
             .iter()
             .any(|r| r.input_shapes.as_deref().is_some_and(|s| s != "[]"));
@@ -180,16 +199,20 @@ impl KeyAverages {
             + 4)
         .min(options.max_src_column_width);
 
-        let mut headers: Vec<String> = [
-            "Name",
-            "Self CPU %",
-            "Self CPU",
-            "CPU total %",
-            "CPU total",
-            "CPU time avg",
-        ]
-        .map(String::from)
-        .to_vec();
+        let mut headers: Vec<String> = vec!["Name".to_owned()];
+        if has_overloads {
+            headers.push("Overload Name".to_owned());
+        }
+        headers.extend(
+            [
+                "Self CPU %",
+                "Self CPU",
+                "CPU total %",
+                "CPU total",
+                "CPU time avg",
+            ]
+            .map(String::from),
+        );
         let device = if self.use_device { "CUDA" } else { "None" };
         if has_device_time {
             headers.extend([
@@ -208,7 +231,13 @@ impl KeyAverages {
         }
         headers.push("# of Calls".to_owned());
         let mut widths: Vec<(usize, bool)> = vec![(name_width, false)];
-        widths.extend(std::iter::repeat_n((12, false), headers.len() - 1));
+        if has_overloads {
+            widths.push((name_width, false));
+        }
+        widths.extend(std::iter::repeat_n(
+            (12, false),
+            headers.len() - 1 - usize::from(has_overloads),
+        ));
         if has_shapes {
             headers.push("Input Shapes".to_owned());
             widths.push((shapes_width, false));
@@ -242,6 +271,14 @@ impl KeyAverages {
             out.push_str(s);
             out.push('\n');
         };
+        if let Some(header) = &options.header {
+            push(&"=".repeat(layout.length()));
+            push(header);
+        }
+        if options.top_level_events_only {
+            push(&"=".repeat(layout.length()));
+            push("This report only display top-level ops statistics");
+        }
         push(&sep);
         push(&layout.line(&headers));
         push(&sep);
@@ -250,7 +287,10 @@ impl KeyAverages {
         } else {
             options.row_limit as usize
         };
-        for row in rows.iter().take(limit) {
+        let listed = rows
+            .iter()
+            .filter(|r| r.top_level || !options.top_level_events_only);
+        for row in listed.take(limit) {
             push(&layout.line(&self.values(
                 row,
                 &RowContext {
@@ -259,6 +299,7 @@ impl KeyAverages {
                     sum_self_cpu,
                     sum_self_device,
                     has_device_time,
+                    has_overloads,
                     device_mem,
                     shapes_width: has_shapes.then_some(shapes_width),
                     flops,
@@ -291,18 +332,24 @@ impl KeyAverages {
     }
 
     fn values(&self, row: &Row, c: &RowContext) -> Vec<String> {
-        let mut name = row.name.clone();
-        if chars(&name) >= c.name_width.saturating_sub(3) {
-            name = cut(&name, c.name_width.saturating_sub(3)) + "...";
+        let cut_name = |name: &str| {
+            if chars(name) >= c.name_width.saturating_sub(3) {
+                cut(name, c.name_width.saturating_sub(3)) + "..."
+            } else {
+                name.to_owned()
+            }
+        };
+        let mut v = vec![cut_name(&row.name)];
+        if c.has_overloads {
+            v.push(cut_name(row.overload_name.as_deref().unwrap_or("")));
         }
-        let mut v = vec![
-            name,
+        v.extend([
             share(row.self_cpu_time_total_us, c.sum_self_cpu),
             time(row.self_cpu_time_total_us, c.unit),
             share(row.cpu_time_total_us, c.sum_self_cpu),
             time(row.cpu_time_total_us, c.unit),
             time(row.cpu_time_us(), c.unit),
-        ];
+        ]);
         if c.has_device_time {
             v.extend([
                 time(row.self_device_time_total_us, c.unit),
@@ -347,6 +394,7 @@ struct RowContext {
     sum_self_cpu: f64,
     sum_self_device: f64,
     has_device_time: bool,
+    has_overloads: bool,
     device_mem: bool,
     shapes_width: Option<usize>,
     flops: Option<f64>,
