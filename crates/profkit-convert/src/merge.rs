@@ -2,7 +2,8 @@
 //!
 //! An encoded XSpace is a sequence of top-level fields, so a [`SpaceWriter`] writes each plane as
 //! soon as it is ready: [`reencode`] copies a space item by item (memory bounded by the largest
-//! plane), and [`merge`] streams the device planes of every host through.
+//! plane), and [`merge`] streams the device planes of every host through and keeps the planes it
+//! merges by name encoded.
 //!
 //! Merging, the multi-host case: every host's device planes (`/device:...`) are kept, renumbered
 //! so that names stay unique (`/device:GPU:0` of the second host with two GPUs before it becomes
@@ -14,6 +15,12 @@
 //! that started later has its lines moved later by the difference, and the merged `Task
 //! Environment` spans from the earliest start to the latest stop. Host names come from the
 //! caller's [`HostInput::host`], else each space's `hostnames`, else from the caller (xprof uses the file name's `<host>.xplane.pb`).
+//!
+//! Nothing is decoded whole. The first pass reads each host's name and session times through
+//! views. The planes merged by name are kept encoded as they are merged (see `host.rs`): their
+//! metadata and plane stats owned, each merged line encoded as soon as it is made from views of
+//! the source plane, so memory is about the merged planes' encoded size plus one input plane.
+//! [`merge_decoded`] is the same merge over decoded planes, kept as the reference.
 //!
 //! A device plane is checked through a view and written with what merging leaves as it was copied
 //! as encoded: its lines when the host's times do not move, else each line's events. Only the rest
