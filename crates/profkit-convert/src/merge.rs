@@ -2,7 +2,8 @@
 //!
 //! An encoded XSpace is a sequence of top-level fields, so a [`SpaceWriter`] writes each plane as
 //! soon as it is ready: [`reencode`] copies a space item by item (memory bounded by the largest
-//! plane), and [`merge`] streams the device planes of every host through.
+//! plane), and [`merge`] streams the device planes of every host through and keeps the planes it
+//! merges by name encoded.
 //!
 //! Merging, the multi-host case: every host's device planes (`/device:...`) are kept, renumbered
 //! so that names stay unique (`/device:GPU:0` of the second host with two GPUs before it becomes
@@ -14,6 +15,12 @@
 //! that started later has its lines moved later by the difference, and the merged `Task
 //! Environment` spans from the earliest start to the latest stop. Host names come from the
 //! caller's [`HostInput::host`], else each space's `hostnames`, else from the caller (xprof uses the file name's `<host>.xplane.pb`).
+//!
+//! Nothing is decoded whole. The first pass reads each host's name and session times through
+//! views. The planes merged by name are kept encoded as they are merged (see `host.rs`): their
+//! metadata and plane stats owned, each merged line encoded as soon as it is made from views of
+//! the source plane, so memory is about the merged planes' encoded size plus one input plane.
+//! [`merge_decoded`] is the same merge over decoded planes, kept as the reference.
 //!
 //! A device plane is checked through a view and written with what merging leaves as it was copied
 //! as encoded: its lines when the host's times do not move, else each line's events. Only the rest
@@ -36,6 +43,10 @@ use profkit_xplane::{
 use prost::Message;
 
 use crate::error::Result;
+
+mod host;
+
+use host::{HostEdit, HostPlane};
 
 /// Writes an XSpace one top-level item at a time.
 pub struct SpaceWriter<W: Write> {
@@ -76,6 +87,19 @@ impl<W: Write> SpaceWriter<W> {
     /// Writes an encoded plane as it is.
     pub fn plane_bytes(&mut self, body: &[u8]) -> Result<()> {
         self.field(1, body)
+    }
+
+    /// Writes an encoded plane given in parts, one after the other, without joining them.
+    fn plane_parts(&mut self, parts: &[&[u8]]) -> Result<()> {
+        self.buf.clear();
+        prost::encoding::encode_key(1, prost::encoding::WireType::LengthDelimited, &mut self.buf);
+        let len: usize = parts.iter().map(|p| p.len()).sum();
+        prost::encoding::encode_varint(len as u64, &mut self.buf);
+        self.out.write_all(&self.buf)?;
+        for part in parts {
+            self.out.write_all(part)?;
+        }
+        Ok(())
     }
 
     /// Writes a viewed plane normalised, as [`plane`](Self::plane) writes what it decodes to: its
@@ -379,8 +403,180 @@ fn corrupt() -> crate::Error {
     crate::Error::Unsupported("a checked plane does not split into its fields".into())
 }
 
-/// Merges the spaces of several hosts into one (see the module documentation).
+/// One host's name and session times, read through views (no plane is decoded). Every plane is
+/// checked, so that a damaged input fails here, before anything is written, as it does when the
+/// first pass decodes.
+fn session<R: Read + Seek>(
+    input: &mut HostInput<R>,
+    options: ReadOptions,
+) -> Result<(String, Option<u64>, Option<u64>)> {
+    let origin = input.reader.stream_position()?;
+    let mut host = None;
+    let mut start = None;
+    let mut stop = None;
+    let mut reader = XSpaceReader::new(&mut input.reader, options);
+    while let Some(item) = reader.next_raw() {
+        match item? {
+            RawSpaceItem::Hostname(h) if host.is_none() => host = Some(h),
+            RawSpaceItem::Plane(raw) => {
+                let view = raw.view()?;
+                view.check()?;
+                if view.name() == TASK_ENV_PLANE_NAME && start.is_none() {
+                    let meta = view.metadata()?;
+                    // As `PlaneVisitor::stat`: the first plane stat of the first metadata so named.
+                    let get = |name: &str| -> Result<Option<u64>> {
+                        let Some(id) = meta.stat_id(name) else {
+                            return Ok(None);
+                        };
+                        for stat in view.stats() {
+                            let stat = stat?;
+                            if stat.metadata_id() == id {
+                                return Ok(stat.value().and_then(|v| meta.resolve(v).as_u64()));
+                            }
+                        }
+                        Ok(None)
+                    };
+                    start = get(stats::PROFILE_START_TIME)?;
+                    if let Some(b) = get(stats::PROFILE_STOP_TIME)? {
+                        stop = Some(stop.map_or(b, |s: u64| s.max(b)));
+                    }
+                }
+            }
+            _ => {}
+        }
+    }
+    input.reader.seek(SeekFrom::Start(origin))?;
+    let host = input
+        .host
+        .clone()
+        .or(host)
+        .unwrap_or_else(|| input.fallback_host.clone());
+    Ok((host, start, stop))
+}
+
+/// Merges the spaces of several hosts into one (see the module documentation). Memory is about
+/// the encoded size of the merged host planes plus one input plane: device planes are written
+/// as they are read, and the planes merged by name are kept encoded as they are merged (see
+/// `host.rs`), not decoded. The output is that of [`merge_decoded`].
 pub fn merge<R: Read + Seek, W: Write>(
+    inputs: &mut [HostInput<R>],
+    output: W,
+    options: ReadOptions,
+) -> Result<MergeSummary> {
+    // First pass: each host's name and session times.
+    let mut hosts = Vec::with_capacity(inputs.len());
+    let mut starts = Vec::with_capacity(inputs.len());
+    let mut stops = Vec::new();
+    for input in inputs.iter_mut() {
+        let (host, start, stop) = session(input, options)?;
+        hosts.push(host);
+        starts.push(start);
+        stops.extend(stop);
+    }
+    let earliest = starts.iter().flatten().copied().min();
+    let several = inputs.len() > 1;
+
+    let mut writer = SpaceWriter::new(output);
+    let mut summary = MergeSummary {
+        hosts: hosts.clone(),
+        planes: 0,
+        warnings: Vec::new(),
+    };
+    // Planes merged by name, in first-seen order.
+    let mut merged: Vec<HostPlane> = Vec::new();
+    let mut device_counts: BTreeMap<String, u64> = BTreeMap::new();
+    let mut next_device_id: i64 = 0;
+    let mut strings: Vec<SpaceItem> = Vec::new();
+    for (index, input) in inputs.iter_mut().enumerate() {
+        let host = hosts.get(index).cloned().unwrap_or_default();
+        let start = starts.get(index).copied().flatten();
+        let (shift_ns, shift_fits) = match (start, earliest) {
+            (Some(s), Some(e)) => match i64::try_from(s - e) {
+                Ok(shift) => (shift, true),
+                Err(_) => (i64::MAX, false),
+            },
+            _ => (0, true),
+        };
+        let mut clamped_lines = 0u64;
+        let mut reader = XSpaceReader::new(&mut input.reader, options);
+        while let Some(item) = reader.next_raw() {
+            let raw = match item? {
+                RawSpaceItem::Plane(raw) => raw,
+                RawSpaceItem::Hostname(_) => continue,
+                RawSpaceItem::Error(e) => {
+                    strings.push(SpaceItem::Error(e));
+                    continue;
+                }
+                RawSpaceItem::Warning(w) => {
+                    strings.push(SpaceItem::Warning(w));
+                    continue;
+                }
+            };
+            let view = raw.view()?;
+            view.check()?;
+            if view.name().starts_with("/device:") {
+                let edit = DeviceEdit {
+                    name: device_name(view.name(), &mut device_counts, several, &host),
+                    id: next_device_id,
+                    host: host.clone(),
+                    shift_ns,
+                    shift_fits,
+                };
+                next_device_id += 1;
+                let (body, clamped) = device_plane(raw.bytes(), &edit, true)?;
+                clamped_lines += clamped;
+                writer.plane_bytes(&body)?;
+                summary.planes += 1;
+                continue;
+            }
+            let slot = match merged.iter().position(|p| p.name() == view.name()) {
+                Some(slot) => slot,
+                None => {
+                    merged.push(HostPlane::new(view.name()));
+                    merged.len() - 1
+                }
+            };
+            let Some(dst) = merged.get_mut(slot) else {
+                continue;
+            };
+            let edit = HostEdit {
+                host: &host,
+                several,
+                shift_ns,
+                shift_fits,
+            };
+            clamped_lines += dst.merge(&view, &edit)?;
+        }
+        if clamped_lines > 0 {
+            summary.warnings.push(format!(
+                "host {host}: its session starts {} ns after the earliest host's, so {clamped_lines} of its lines start later than an XSpace holds (nanoseconds in an i64); they are written at the latest time an XSpace holds",
+                match (start, earliest) {
+                    (Some(s), Some(e)) => s - e,
+                    _ => 0,
+                }
+            ));
+        }
+    }
+    let latest = stops.iter().copied().max();
+    for (id, plane) in (next_device_id..).zip(merged) {
+        let (head, lines, tail) = plane.finish(id, earliest, latest);
+        writer.plane_parts(&host::parts(&head, &lines, &tail))?;
+        summary.planes += 1;
+    }
+    for item in &strings {
+        writer.item(item)?;
+    }
+    for host in &hosts {
+        writer.item(&SpaceItem::Hostname(host.clone()))?;
+    }
+    writer.finish()?;
+    Ok(summary)
+}
+
+/// [`merge`] with every plane but the devices' decoded and merged with [`merge_planes`] into
+/// owned planes (so holding the decoded events of every host): the same output. Kept as the
+/// reference that `merge`'s encoded merging is tested against.
+pub fn merge_decoded<R: Read + Seek, W: Write>(
     inputs: &mut [HostInput<R>],
     output: W,
     options: ReadOptions,

@@ -63,6 +63,11 @@ impl<'a> XLineView<'a> {
         self.id
     }
 
+    /// The encoded line (its body, without the key and length that precede it in the plane).
+    pub fn bytes(&self) -> &'a [u8] {
+        self.body
+    }
+
     /// `display_id` when non-zero, else `id`.
     pub fn display_id(&self) -> i64 {
         visitor::display_id_or(self.display_id, self.id)
