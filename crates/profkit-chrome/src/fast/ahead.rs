@@ -48,6 +48,9 @@ impl Default for Limits {
 #[cfg(test)]
 pub(super) static TAKEN: AtomicU64 = AtomicU64::new(0);
 
+/// The events of a window's first batch, which the reader's thread waits for.
+const FIRST_BATCH: usize = 16;
+
 /// Batches waiting for the reader's thread: what bounds how far the scanner runs ahead.
 const BATCHES_AHEAD: usize = 4;
 
@@ -266,6 +269,7 @@ fn scan_windows(
     while let Ok(window) = windows.recv() {
         let text = &window.text[..];
         let mut batch = fresh(window.id);
+        let mut first = true;
         let mut at = 0;
         while cancel.load(Ordering::Relaxed) <= window.id {
             let rest = text.get(at..).unwrap_or_default();
@@ -305,7 +309,14 @@ fn scan_windows(
             if text.get(at) != Some(&b'{') {
                 break;
             }
-            if batch.events.len() >= limits.events {
+            // The reader's thread waits for a window's first batch: a short one.
+            let full = if first {
+                FIRST_BATCH.min(limits.events)
+            } else {
+                limits.events
+            };
+            if batch.events.len() >= full {
+                first = false;
                 if batches.send(batch).is_err() {
                     return;
                 }
