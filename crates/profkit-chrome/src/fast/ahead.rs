@@ -52,7 +52,7 @@ pub(super) static TAKEN: AtomicU64 = AtomicU64::new(0);
 const FIRST_BATCH: usize = 16;
 
 /// Batches waiting for the reader's thread: what bounds how far the scanner runs ahead.
-const BATCHES_AHEAD: usize = 4;
+const BATCHES_AHEAD: usize = 16;
 
 /// An event of a window, as the scanning thread found it.
 #[derive(Clone, Debug)]
