@@ -97,14 +97,17 @@ impl ChromeReadOptions {
     }
 
     /// For tests of the import with several threads: the scanning thread is given at most
-    /// `window` bytes at a time (1 MiB by default) and hands on `batch` events at a time (64), so
-    /// that small inputs are cut between and inside events. The import is the same.
+    /// `window` bytes at a time (1 MiB by default) and hands on `batch` events at a time (256),
+    /// so that small inputs are cut between and inside events, and the reader's thread waits for
+    /// every event the scanner has not reached yet rather than scanning it itself (so that the
+    /// events scanned ahead do not depend on timing). The import is the same.
     #[doc(hidden)]
     pub fn scan_cut(mut self, window: usize, batch: usize) -> Self {
         self.limits = fast::Limits {
             window: window.max(1),
             events: batch.max(1),
             least: 0,
+            wait: true,
         };
         self
     }

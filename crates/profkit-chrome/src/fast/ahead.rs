@@ -18,7 +18,7 @@
 use std::ops::Range;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::mpsc::{Receiver, Sender, SyncSender, channel, sync_channel};
+use std::sync::mpsc::{Receiver, Sender, SyncSender, TryRecvError, channel, sync_channel};
 use std::thread::Scope;
 
 use super::{Found, Stop};
@@ -31,6 +31,9 @@ pub(crate) struct Limits {
     pub(crate) window: usize,
     pub(crate) events: usize,
     pub(crate) least: usize,
+    /// Whether the reader's thread waits for the scanning thread (tests) rather than scanning
+    /// an event itself when the scanner has not reached it yet.
+    pub(crate) wait: bool,
 }
 
 impl Default for Limits {
@@ -39,6 +42,7 @@ impl Default for Limits {
             window: READ_BUFFER,
             events: 256,
             least: 8 << 10,
+            wait: false,
         }
     }
 }
@@ -48,7 +52,7 @@ impl Default for Limits {
 #[cfg(test)]
 pub(super) static TAKEN: AtomicU64 = AtomicU64::new(0);
 
-/// The events of a window's first batch, which the reader's thread waits for.
+/// The events of a window's first batch, which the reader's thread is soon to ask for.
 const FIRST_BATCH: usize = 16;
 
 /// Batches waiting for the reader's thread: what bounds how far the scanner runs ahead.
@@ -70,6 +74,8 @@ pub(super) struct Event {
 
 struct Window {
     id: u64,
+    /// Where it starts in the input.
+    offset: u64,
     text: Arc<[u8]>,
 }
 
@@ -104,6 +110,9 @@ pub(crate) struct Ahead {
     spare: Sender<Batch>,
     /// Windows with a lower id than this are abandoned.
     cancel: Arc<AtomicU64>,
+    /// Where the reader's thread is in the input when it scans an event itself: the scanner
+    /// passes over the events before it without scanning them.
+    reader_at: Arc<AtomicU64>,
     limits: Limits,
     batch: Batch,
     /// The next event of `batch`.
@@ -128,10 +137,12 @@ impl Ahead {
         let (spare, spares) = channel::<Batch>();
         let cancel = Arc::new(AtomicU64::new(0));
         let cancelled = Arc::clone(&cancel);
+        let reader_at = Arc::new(AtomicU64::new(0));
+        let reader = Arc::clone(&reader_at);
         std::thread::Builder::new()
             .name("profkit-chrome-scan".to_owned())
             .spawn_scoped(scope, move || {
-                scan_windows(&to_scan, &scanned, &spares, &cancelled, limits)
+                scan_windows(&to_scan, &scanned, &spares, &cancelled, &reader, limits)
             })
             .ok()?;
         Some(Ahead {
@@ -139,6 +150,7 @@ impl Ahead {
             batches,
             spare,
             cancel,
+            reader_at,
             limits,
             batch: Batch::default(),
             next: 0,
@@ -168,13 +180,21 @@ impl Ahead {
         }
         loop {
             if let Some(event) = self.batch.events.get(self.next) {
-                let here = self
+                let at = self
                     .placed
                     .as_ref()
-                    .is_some_and(|p| p.offset.checked_add(event.start as u64) == Some(offset));
-                if !here {
-                    self.abandon();
-                    return None;
+                    .and_then(|p| p.offset.checked_add(event.start as u64));
+                match at {
+                    // Scanned on the reader's thread while the scanner was behind.
+                    Some(at) if at < offset => {
+                        self.next += 1;
+                        continue;
+                    }
+                    Some(at) if at == offset => {}
+                    _ => {
+                        self.abandon();
+                        return None;
+                    }
                 }
                 if text.len() < event.len {
                     // The reader has not buffered all of it yet: the path of one thread asks
@@ -192,9 +212,20 @@ impl Ahead {
                 });
             }
             if self.open {
+                let batch = if self.limits.wait {
+                    self.batches.recv().map_err(|_| TryRecvError::Disconnected)
+                } else {
+                    self.batches.try_recv()
+                };
+                if matches!(batch, Err(TryRecvError::Empty)) {
+                    // The scanner has not reached this event: the reader's thread does not
+                    // wait for it, and the scanner passes over what it scans itself.
+                    self.reader_at.store(offset, Ordering::Relaxed);
+                    return None;
+                }
                 let used = std::mem::take(&mut self.batch);
                 let _ = self.spare.send(used);
-                match self.batches.recv() {
+                match batch {
                     Ok(batch) if batch.window == self.window => {
                         self.open = !batch.last;
                         self.batch = batch;
@@ -226,6 +257,7 @@ impl Ahead {
                 .windows
                 .send(Window {
                     id: self.window,
+                    offset,
                     text: window,
                 })
                 .is_err()
@@ -256,6 +288,7 @@ fn scan_windows(
     batches: &SyncSender<Batch>,
     spares: &Receiver<Batch>,
     cancel: &AtomicU64,
+    reader_at: &AtomicU64,
     limits: Limits,
 ) {
     let fresh = |id: u64| {
@@ -273,33 +306,41 @@ fn scan_windows(
         let mut at = 0;
         while cancel.load(Ordering::Relaxed) <= window.id {
             let rest = text.get(at..).unwrap_or_default();
-            let marks = batch.found.marks();
-            let event = match batch.found.scan(rest) {
-                Ok(len) => Event {
-                    start: at,
-                    len,
-                    newlines: batch.found.newlines,
-                    last_newline: batch.found.last_newline,
-                    members: marks[0]..batch.found.members.len(),
-                    read: true,
-                },
-                Err(stop) => {
-                    batch.found.truncate(marks);
-                    match (stop, object_len(rest)) {
-                        (Stop::Decline, Some(len)) => Event {
-                            start: at,
-                            len,
-                            newlines: 0,
-                            last_newline: 0,
-                            members: marks[0]..marks[0],
-                            read: false,
-                        },
-                        _ => break,
-                    }
+            if window.offset + (at as u64) < reader_at.load(Ordering::Relaxed) {
+                // Behind the reader's thread, which scanned this one itself.
+                match object_len(rest) {
+                    Some(len) => at += len,
+                    None => break,
                 }
-            };
-            at += event.len;
-            batch.events.push(event);
+            } else {
+                let marks = batch.found.marks();
+                let event = match batch.found.scan(rest) {
+                    Ok(len) => Event {
+                        start: at,
+                        len,
+                        newlines: batch.found.newlines,
+                        last_newline: batch.found.last_newline,
+                        members: marks[0]..batch.found.members.len(),
+                        read: true,
+                    },
+                    Err(stop) => {
+                        batch.found.truncate(marks);
+                        match (stop, object_len(rest)) {
+                            (Stop::Decline, Some(len)) => Event {
+                                start: at,
+                                len,
+                                newlines: 0,
+                                last_newline: 0,
+                                members: marks[0]..marks[0],
+                                read: false,
+                            },
+                            _ => break,
+                        }
+                    }
+                };
+                at += event.len;
+                batch.events.push(event);
+            }
             // The next element, if it is an object.
             at = after_ws(text, at);
             if text.get(at) != Some(&b',') {
@@ -309,7 +350,7 @@ fn scan_windows(
             if text.get(at) != Some(&b'{') {
                 break;
             }
-            // The reader's thread waits for a window's first batch: a short one.
+            // A window's first batch short, so that the reader's thread has it soon.
             let full = if first {
                 FIRST_BATCH.min(limits.events)
             } else {

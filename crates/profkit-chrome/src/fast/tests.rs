@@ -96,11 +96,14 @@ fn cuts() -> Vec<Limits> {
         (4096, 1, 1024),
         (65_536, 7, 300),
     ] {
-        cuts.push(Limits {
-            window,
-            events,
-            least,
-        });
+        for wait in [true, false] {
+            cuts.push(Limits {
+                window,
+                events,
+                least,
+                wait,
+            });
+        }
     }
     cuts
 }
@@ -191,7 +194,11 @@ fn threads_read_a_large_trace_as_one_thread() {
     let one = read_cut(text.as_bytes(), 1, Limits::default());
     assert!(one.is_ok());
     let before = ahead::TAKEN.load(std::sync::atomic::Ordering::Relaxed);
-    assert!(read_cut(text.as_bytes(), 2, Limits::default()) == one);
+    let waiting = Limits {
+        wait: true,
+        ..Limits::default()
+    };
+    assert!(read_cut(text.as_bytes(), 2, waiting) == one);
     let taken = ahead::TAKEN.load(std::sync::atomic::Ordering::Relaxed) - before;
     // Nearly every event is scanned ahead (those past the last window of a buffer are not).
     let events = one.as_ref().map_or(0, |i| i.events);
