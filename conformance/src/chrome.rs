@@ -142,22 +142,42 @@ fn validate_text(import: &profkit_chrome::ChromeImport, bytes: &[u8]) -> String 
 }
 
 /// The import, after checking that reading every event through serde's visitors (the importer's
-/// fast path off) gives the same import, or the same error.
+/// fast path off) gives the same import, or the same error, and so does reading with 2 and 5
+/// threads (the events scanned ahead on a thread of their own, the text cut into windows of the
+/// default size and of a few bytes, between and inside events): the same XSpace, byte for byte.
 fn same_without_fast_path(
     bytes: &[u8],
     fast: profkit_chrome::Result<ChromeImport>,
 ) -> Result<profkit_chrome::Result<ChromeImport>, String> {
-    let slow = read_chrome_with(bytes, ChromeReadOptions::default().fast_events(false));
-    match (&fast, &slow) {
-        (Ok(a), Ok(b)) if a == b => {}
-        (Err(a), Err(b)) if a.to_string() == b.to_string() => {}
-        (Ok(_), Ok(_)) => return Err("the fast path reads another import".into()),
-        (a, b) => {
-            return Err(format!(
-                "the fast path reads {:?}, the visitors {:?}",
-                a.as_ref().err().map(ToString::to_string),
-                b.as_ref().err().map(ToString::to_string)
-            ));
+    let one = ChromeReadOptions::default().threads(1);
+    let others = [
+        ("the visitors", one.fast_events(false)),
+        ("one thread", one),
+        ("2 threads", ChromeReadOptions::default().threads(2)),
+        (
+            "2 threads, windows of 97 bytes",
+            ChromeReadOptions::default().threads(2).scan_cut(97, 1),
+        ),
+        (
+            "5 threads, windows of 1000 bytes",
+            ChromeReadOptions::default().threads(5).scan_cut(1000, 3),
+        ),
+    ];
+    for (what, options) in others {
+        let other = read_chrome_with(bytes, options);
+        match (&fast, &other) {
+            (Ok(a), Ok(b))
+                if a == b
+                    && profkit_xplane::encode(&a.space) == profkit_xplane::encode(&b.space) => {}
+            (Err(a), Err(b)) if a.to_string() == b.to_string() => {}
+            (Ok(_), Ok(_)) => return Err(format!("{what} read another import")),
+            (a, b) => {
+                return Err(format!(
+                    "the default read gives {:?}, {what} {:?}",
+                    a.as_ref().err().map(ToString::to_string),
+                    b.as_ref().err().map(ToString::to_string)
+                ));
+            }
         }
     }
     Ok(fast)

@@ -29,7 +29,7 @@ use std::time::Instant;
 use profkit_bench::alloc::{self, Counting};
 use profkit_bench::bench_mode;
 use profkit_bench::paths::data_dir;
-use profkit_bench::timing::process_cpu;
+use profkit_bench::timing::{process_cpu, thread_cpu};
 
 #[global_allocator]
 static ALLOCATOR: Counting = Counting;
@@ -145,16 +145,20 @@ fn gzip(from: &Path, to: &Path) -> std::io::Result<()> {
     encoder.finish()?.flush()
 }
 
-/// In a child: one import, printed as `key=value` words.
-fn child(mode: &str, path: &Path) -> Result<(), String> {
+/// In a child: one import on `threads` threads, printed as `key=value` words.
+fn child(mode: &str, threads: usize, path: &Path) -> Result<(), String> {
+    let options = profkit_chrome::ChromeReadOptions::default().threads(threads);
     let base = alloc::live();
     let start = Instant::now();
     let cpu_start = process_cpu();
+    let main_start = thread_cpu().unwrap_or(f64::NAN);
     let (import, peak) = alloc::measure(|| {
         let file = BufReader::with_capacity(1 << 16, File::open(path).map_err(|e| e.to_string())?);
         match mode {
-            "plain" => profkit_chrome::read_chrome(file),
-            "gzip" => profkit_chrome::read_chrome(flate2::read::MultiGzDecoder::new(file)),
+            "plain" => profkit_chrome::read_chrome_with(file, options),
+            "gzip" => {
+                profkit_chrome::read_chrome_with(flate2::read::MultiGzDecoder::new(file), options)
+            }
             other => return Err(format!("unknown mode {other}")),
         }
         .map_err(|e| e.to_string())
@@ -162,6 +166,9 @@ fn child(mode: &str, path: &Path) -> Result<(), String> {
     let import = import?;
     let secs = start.elapsed().as_secs_f64();
     let cpu = process_cpu() - cpu_start;
+    // The CPU time of the reader's thread alone: what the wall time would be with a core for
+    // each thread and no waiting (the machine is shared, so wall times are inflated).
+    let main_cpu = thread_cpu().unwrap_or(f64::NAN) - main_start;
     let kept = alloc::live().saturating_sub(base);
     let gpu_events: usize = import
         .space
@@ -172,7 +179,7 @@ fn child(mode: &str, path: &Path) -> Result<(), String> {
         .map(|l| l.events.len())
         .sum();
     println!(
-        "secs={secs} cpu={cpu} heap_peak={peak} kept={kept} vm_hwm={} events={} flows={} gpu_events={gpu_events}",
+        "secs={secs} cpu={cpu} main_cpu={main_cpu:.3} heap_peak={peak} kept={kept} vm_hwm={} events={} flows={} gpu_events={gpu_events}",
         alloc::vm_hwm().unwrap_or(0),
         import.events,
         import.flows
@@ -185,10 +192,10 @@ fn field(text: &str, key: &str) -> Option<f64> {
         .find_map(|w| w.strip_prefix(key)?.strip_prefix('=')?.parse().ok())
 }
 
-fn run_child(mode: &str, path: &Path) -> Result<String, String> {
+fn run_child(mode: &str, threads: usize, path: &Path) -> Result<String, String> {
     let exe = std::env::current_exe().map_err(|e| e.to_string())?;
     let out = Command::new(exe)
-        .args(["--measure", mode])
+        .args(["--measure", mode, &threads.to_string()])
         .arg(path)
         .output()
         .map_err(|e| e.to_string())?;
@@ -233,8 +240,12 @@ fn main() -> Result<(), String> {
     let args: Vec<String> = std::env::args().collect();
     if let Some(i) = args.iter().position(|a| a == "--measure") {
         let mode = args.get(i + 1).ok_or("--measure needs a mode")?;
-        let path = args.get(i + 2).ok_or("--measure needs a file")?;
-        return child(mode, Path::new(path));
+        let threads = args
+            .get(i + 2)
+            .and_then(|t| t.parse().ok())
+            .ok_or("--measure needs a thread count")?;
+        let path = args.get(i + 3).ok_or("--measure needs a file")?;
+        return child(mode, threads, Path::new(path));
     }
     let full = bench_mode();
     let mb: u64 = if full {
@@ -278,14 +289,27 @@ fn main() -> Result<(), String> {
         "  {:<40} {:>9} {:>8} {:>9} {:>14} {:>12} {:>8}",
         "", "time (s)", "CPU (s)", "MB/s", "heap peak (MB)", "VmHWM (MB)", "x text"
     );
+    println!("  (CPU: the whole process; main_cpu below: the reader's thread alone)");
     let runs = if full { 3 } else { 1 };
+    // The thread counts measured (`PROFKIT_CHROME_BENCH_THREADS`, "1,2" by default).
+    let counts: Vec<usize> = std::env::var("PROFKIT_CHROME_BENCH_THREADS")
+        .unwrap_or_else(|_| "1,2".to_owned())
+        .split(',')
+        .filter_map(|t| t.trim().parse().ok())
+        .collect();
+    let mut cases = Vec::new();
     for (mode, what, file) in [
-        ("plain", "profkit read_chrome (streaming)", &json),
+        ("plain", "profkit read_chrome", &json),
         ("gzip", "profkit read_chrome of the .gz", &gz),
     ] {
+        for &threads in &counts {
+            cases.push((mode, threads, format!("{what}, {threads} thr"), file));
+        }
+    }
+    for (mode, threads, what, file) in cases {
         let mut best: Option<String> = None;
         for _ in 0..runs {
-            let text = run_child(mode, file)?;
+            let text = run_child(mode, threads, file)?;
             let better = match &best {
                 Some(b) => field(&text, "secs") < field(b, "secs"),
                 None => true,
@@ -307,8 +331,13 @@ fn main() -> Result<(), String> {
             hwm / size as f64,
             text.trim()
         );
-        results[mode] = serde_json::json!({
-            "best_secs": secs, "cpu_secs": cpu, "heap_peak": peak, "vm_hwm": hwm,
+        let key = match threads {
+            1 => mode.to_owned(),
+            n => format!("{mode}_threads{n}"),
+        };
+        results[key] = serde_json::json!({
+            "best_secs": secs, "cpu_secs": cpu,
+            "main_cpu_secs": field(&text, "main_cpu"), "heap_peak": peak, "vm_hwm": hwm,
             "events": field(&text, "events"), "flows": field(&text, "flows"),
             "gpu_events": field(&text, "gpu_events"),
         });
@@ -326,6 +355,11 @@ fn main() -> Result<(), String> {
             ("json.load", python.as_path(), &gz, "json_load_gzip"),
             ("hta", hta_python.as_path(), &json, "hta"),
         ] {
+            // HTA takes minutes per 50 MB: `PROFKIT_CHROME_BENCH_HTA=0` leaves it out.
+            if what == "hta" && std::env::var("PROFKIT_CHROME_BENCH_HTA").as_deref() == Ok("0") {
+                println!("  note: HTA left out (PROFKIT_CHROME_BENCH_HTA=0)");
+                continue;
+            }
             let Some(text) = run_peer(interpreter, what, file) else {
                 continue;
             };

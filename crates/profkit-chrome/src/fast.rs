@@ -21,13 +21,18 @@ use crate::members::{Field, Phase, field_of};
 use crate::time::{micros_to_ps, plain_micros_to_ps};
 use crate::trace::Trace;
 
+mod ahead;
+
+use ahead::Next;
+pub(crate) use ahead::{Ahead, Limits};
+
 /// How deep the scanner follows nested arrays and objects (in args and skipped members) before
 /// it leaves the event to the visitors: far below the reader's limit.
 const MAX_NESTING: usize = 32;
 
 /// Why the scanner stopped.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-enum Stop {
+pub(super) enum Stop {
     /// The text ends inside the event.
     More,
     /// Something the scanner leaves to the visitors.
@@ -60,42 +65,101 @@ enum Val {
 /// The hook: scans events and takes the ones it read whole into the trace.
 pub(super) struct FastEvents {
     trace: Rc<RefCell<Trace>>,
-    members: Vec<(Field, Val)>,
-    /// The args of the event: key `text[a..z]` and value.
-    args: Vec<(usize, usize, Val)>,
-    compact: Vec<u8>,
+    found: Found,
     /// The event as the visitors would have read it (its own, not the trace's, so that it is not
     /// moved in and out of the trace for each event).
     raw: RawEvent,
+    /// The scanner on a thread of its own, ahead of the reader (see `ahead`).
+    ahead: Option<Ahead>,
+}
+
+/// What the scanner found of the events it read, one after another (one event at a time on the
+/// reader's thread, a run of them on the scanning thread): strings as places in the event's
+/// text.
+#[derive(Default)]
+pub(super) struct Found {
+    members: Vec<(Field, Val)>,
+    /// The args of the events: key `text[a..z]` and value.
+    args: Vec<(usize, usize, Val)>,
+    compact: Vec<u8>,
     /// The line feeds of the event last scanned, and where the last one is.
     newlines: u64,
     last_newline: usize,
 }
 
+impl Found {
+    fn clear(&mut self) {
+        self.members.clear();
+        self.args.clear();
+        self.compact.clear();
+    }
+
+    /// How long each list is: where the next event's entries start.
+    pub(super) fn marks(&self) -> [usize; 3] {
+        [self.members.len(), self.args.len(), self.compact.len()]
+    }
+
+    /// Forgets what was found after `marks` (an event left half scanned).
+    pub(super) fn truncate(&mut self, [members, args, compact]: [usize; 3]) {
+        self.members.truncate(members);
+        self.args.truncate(args);
+        self.compact.truncate(compact);
+    }
+}
+
 impl FastEvents {
-    pub(super) fn new(trace: Rc<RefCell<Trace>>) -> FastEvents {
+    pub(super) fn new(trace: Rc<RefCell<Trace>>, ahead: Option<Ahead>) -> FastEvents {
         FastEvents {
             trace,
-            members: Vec::new(),
-            args: Vec::new(),
-            compact: Vec::new(),
+            found: Found::default(),
             raw: RawEvent::default(),
-            newlines: 0,
-            last_newline: 0,
+            ahead,
         }
     }
 }
 
 impl RawHook for FastEvents {
     fn read(&mut self, text: &[u8], complete: bool) -> RawRead {
-        let _ = complete;
-        match self.scan(text) {
+        self.read_at(text, complete, u64::MAX)
+    }
+
+    fn read_at(&mut self, text: &[u8], complete: bool, offset: u64) -> RawRead {
+        if let Some(ahead) = &mut self.ahead {
+            match ahead.next(text, complete, offset) {
+                Some(Next::Read) => {
+                    let (found, event) = ahead.current();
+                    return match event {
+                        Some(event)
+                            if take(
+                                &mut self.raw,
+                                &self.trace,
+                                text,
+                                found,
+                                event.members.clone(),
+                            ) =>
+                        {
+                            RawRead::Read {
+                                len: event.len,
+                                newlines: event.newlines,
+                                last_newline: event.last_newline,
+                            }
+                        }
+                        _ => RawRead::Declined,
+                    };
+                }
+                Some(Next::Declined) => return RawRead::Declined,
+                None => {}
+            }
+        }
+        self.found.clear();
+        match self.found.scan(text) {
             Ok(len) => {
-                if self.take(text) {
+                let members = 0..self.found.members.len();
+                if take(&mut self.raw, &self.trace, text, &self.found, members) {
                     RawRead::Read {
                         len,
-                        newlines: self.newlines,
-                        last_newline: self.last_newline,
+                        newlines: self.found.newlines,
+                        last_newline: self.found.last_newline,
                     }
                 } else {
                     RawRead::Declined
@@ -512,12 +576,11 @@ fn arg_of_number(n: Number) -> Arg {
     }
 }
 
-impl FastEvents {
-    /// Reads the event at the start of `text` without keeping anything: how many bytes it takes.
-    fn scan(&mut self, text: &[u8]) -> Scanned<usize> {
-        self.members.clear();
-        self.args.clear();
-        self.compact.clear();
+impl Found {
+    /// Reads the event at the start of `text` without keeping anything but places and values,
+    /// appended to what was found before: how many bytes it takes. On an error, what it appended
+    /// is left for the caller to [`Found::truncate`].
+    pub(super) fn scan(&mut self, text: &[u8]) -> Scanned<usize> {
         let mut c = Cursor {
             text,
             at: 1,
@@ -631,107 +694,114 @@ impl FastEvents {
             }
         }
     }
+}
 
-    /// Takes the scanned event into the trace, as the visitors would; `false` (with nothing
-    /// taken that matters: the visitors then refuse the event) when it would be refused.
-    fn take(&mut self, text: &[u8]) -> bool {
-        let mut guard = self.trace.borrow_mut();
-        let trace = &mut *guard;
-        self.raw.clear();
-        let bytes = |a: usize, z: usize| text.get(a..z).unwrap_or_default();
-        let str_of = |a: usize, z: usize| std::str::from_utf8(bytes(a, z)).unwrap_or_default();
-        for &(field, value) in &self.members {
-            self.raw.member(field);
-            match (field, value) {
-                (Field::Ph, Val::Str(a, z)) => {
-                    self.raw.ph = Some(match bytes(a, z) {
-                        [x] => Phase::Short([*x, 0], 1),
-                        [x, y] => Phase::Short([*x, *y], 2),
-                        _ => Phase::Long(str_of(a, z).to_owned()),
-                    });
+/// Takes an event scanned into `found` (its members `members`, its text `text`) into the trace,
+/// as the visitors would; `false` (with nothing taken that matters: the visitors then refuse the
+/// event) when it would be refused.
+fn take(
+    raw: &mut RawEvent,
+    trace: &RefCell<Trace>,
+    text: &[u8],
+    found: &Found,
+    members: std::ops::Range<usize>,
+) -> bool {
+    let mut guard = trace.borrow_mut();
+    let trace = &mut *guard;
+    raw.clear();
+    let bytes = |a: usize, z: usize| text.get(a..z).unwrap_or_default();
+    let str_of = |a: usize, z: usize| std::str::from_utf8(bytes(a, z)).unwrap_or_default();
+    for &(field, value) in found.members.get(members).unwrap_or_default() {
+        raw.member(field);
+        match (field, value) {
+            (Field::Ph, Val::Str(a, z)) => {
+                raw.ph = Some(match bytes(a, z) {
+                    [x] => Phase::Short([*x, 0], 1),
+                    [x, y] => Phase::Short([*x, *y], 2),
+                    _ => Phase::Long(str_of(a, z).to_owned()),
+                });
+            }
+            (Field::Ph, _) => raw.ph_not_string = true,
+            (Field::Name, v) => {
+                let arg = arg(found, trace, text, v);
+                raw.name = Some(match arg {
+                    Arg::Str(id) => id,
+                    Arg::Int(i) => trace.strings.id(&i.to_string()),
+                    Arg::Uint(u) => trace.strings.id(&u.to_string()),
+                    Arg::Double(d) => trace.strings.id(&d.to_string()),
+                });
+            }
+            (Field::Cat, v) => {
+                raw.cat = match arg(found, trace, text, v) {
+                    Arg::Str(id) => Some(id),
+                    _ => None,
+                };
+            }
+            (Field::Pid | Field::Tid, v) => {
+                let id = match v {
+                    Val::Str(a, z) => Id::Text(str_of(a, z).into()),
+                    Val::Num(Arg::Int(i)) => Id::Int(i),
+                    Val::Num(Arg::Uint(u)) => Id::Text(u.to_string().into()),
+                    Val::Num(Arg::Double(d)) => Id::Text(crate::seeds::float_id(d).into()),
+                    Val::Bool(b) => Id::Text(b.to_string().into()),
+                    Val::Null => Id::Int(0),
+                    _ => return false,
+                };
+                if matches!(field, Field::Pid) {
+                    raw.pid = Some(id);
+                } else {
+                    raw.tid = Some(id);
                 }
-                (Field::Ph, _) => self.raw.ph_not_string = true,
-                (Field::Name, v) => {
-                    let arg = self.arg(trace, text, v);
-                    self.raw.name = Some(match arg {
-                        Arg::Str(id) => id,
-                        Arg::Int(i) => trace.strings.id(&i.to_string()),
-                        Arg::Uint(u) => trace.strings.id(&u.to_string()),
-                        Arg::Double(d) => trace.strings.id(&d.to_string()),
-                    });
-                }
-                (Field::Cat, v) => {
-                    self.raw.cat = match self.arg(trace, text, v) {
-                        Arg::Str(id) => Some(id),
-                        _ => None,
-                    };
-                }
-                (Field::Pid | Field::Tid, v) => {
-                    let id = match v {
-                        Val::Str(a, z) => Id::Text(str_of(a, z).into()),
-                        Val::Num(Arg::Int(i)) => Id::Int(i),
-                        Val::Num(Arg::Uint(u)) => Id::Text(u.to_string().into()),
-                        Val::Num(Arg::Double(d)) => Id::Text(crate::seeds::float_id(d).into()),
-                        Val::Bool(b) => Id::Text(b.to_string().into()),
-                        Val::Null => Id::Int(0),
-                        _ => return false,
-                    };
-                    if matches!(field, Field::Pid) {
-                        self.raw.pid = Some(id);
-                    } else {
-                        self.raw.tid = Some(id);
+            }
+            (Field::Ts | Field::Dur, v) => {
+                let time = match v {
+                    Val::Time(t, d) => {
+                        trace.decimals = trace.decimals.max(d);
+                        Some(t)
                     }
+                    _ => None,
+                };
+                if matches!(field, Field::Ts) {
+                    raw.ts = time;
+                } else {
+                    raw.dur = time;
                 }
-                (Field::Ts | Field::Dur, v) => {
-                    let time = match v {
-                        Val::Time(t, d) => {
-                            trace.decimals = trace.decimals.max(d);
-                            Some(t)
-                        }
-                        _ => None,
-                    };
-                    if matches!(field, Field::Ts) {
-                        self.raw.ts = time;
-                    } else {
-                        self.raw.dur = time;
+            }
+            (Field::Id | Field::Scope | Field::Bp | Field::BindId, v) => {
+                let text = match v {
+                    Val::Str(a, z) | Val::Text(a, z) => str_of(a, z),
+                    Val::Bool(true) => "true",
+                    Val::Bool(false) => "false",
+                    Val::Null => "",
+                    _ => return false,
+                };
+                match field {
+                    Field::Id => {
+                        // In the allocation of the last event's id (every flow event has one).
+                        let mut id = std::mem::take(&mut raw.spare_id);
+                        id.clear();
+                        id.push_str(text);
+                        raw.id = Some(id);
                     }
+                    Field::Scope => raw.scope = Some(text.to_owned()),
+                    Field::Bp => raw.bp_enclosing = text == "e",
+                    _ => raw.bind_id = Some(text.to_owned()),
                 }
-                (Field::Id | Field::Scope | Field::Bp | Field::BindId, v) => {
-                    let text = match v {
-                        Val::Str(a, z) | Val::Text(a, z) => str_of(a, z),
-                        Val::Bool(true) => "true",
-                        Val::Bool(false) => "false",
-                        Val::Null => "",
-                        _ => return false,
-                    };
-                    match field {
-                        Field::Id => {
-                            // In the allocation of the last event's id (every flow event has one).
-                            let mut id = std::mem::take(&mut self.raw.spare_id);
-                            id.clear();
-                            id.push_str(text);
-                            self.raw.id = Some(id);
-                        }
-                        Field::Scope => self.raw.scope = Some(text.to_owned()),
-                        Field::Bp => self.raw.bp_enclosing = text == "e",
-                        _ => self.raw.bind_id = Some(text.to_owned()),
-                    }
-                }
-                (Field::FlowIn, v) => self.raw.flow_in = matches!(v, Val::Bool(true)),
-                (Field::FlowOut, v) => self.raw.flow_out = matches!(v, Val::Bool(true)),
-                (Field::Args, Val::Args(from, to)) => {
-                    for (position, &(a, z, value)) in self
-                        .args
-                        .get(from..to)
-                        .unwrap_or_default()
-                        .iter()
-                        .enumerate()
-                    {
-                        let key_bytes = bytes(a, z);
-                        let likely = trace.last_keys.get(position).copied();
-                        let key = match likely
-                            .filter(|&id| trace.strings.get(id).as_bytes() == key_bytes)
-                        {
+            }
+            (Field::FlowIn, v) => raw.flow_in = matches!(v, Val::Bool(true)),
+            (Field::FlowOut, v) => raw.flow_out = matches!(v, Val::Bool(true)),
+            (Field::Args, Val::Args(from, to)) => {
+                for (position, &(a, z, value)) in found
+                    .args
+                    .get(from..to)
+                    .unwrap_or_default()
+                    .iter()
+                    .enumerate()
+                {
+                    let key_bytes = bytes(a, z);
+                    let likely = trace.last_keys.get(position).copied();
+                    let key =
+                        match likely.filter(|&id| trace.strings.get(id).as_bytes() == key_bytes) {
                             Some(id) => {
                                 if let Some(r) = trace.strings.repeated.get_mut(id as usize) {
                                     *r = true;
@@ -743,47 +813,44 @@ impl FastEvents {
                                 None => return false,
                             },
                         };
-                        match trace.last_keys.get_mut(position) {
-                            Some(slot) => *slot = key,
-                            None => trace.last_keys.push(key),
-                        }
-                        let arg = self.arg(trace, text, value);
-                        self.raw.args.push(KeyArg::new(key, arg));
+                    match trace.last_keys.get_mut(position) {
+                        Some(slot) => *slot = key,
+                        None => trace.last_keys.push(key),
                     }
+                    let arg = arg(found, trace, text, value);
+                    raw.args.push(KeyArg::new(key, arg));
                 }
-                (Field::Args, _) | (Field::Id2, _) => return false,
-                (Field::Other, _) => {}
             }
+            (Field::Args, _) | (Field::Id2, _) => return false,
+            (Field::Other, _) => {}
         }
-        if event_error(&self.raw).is_some() {
-            return false;
-        }
-        trace.event::<profkit_json::DeError>(&mut self.raw).is_ok()
     }
+    if event_error(raw).is_some() {
+        return false;
+    }
+    trace.event::<profkit_json::DeError>(raw).is_ok()
+}
 
-    /// A scanned value as an arg (strings and containers interned).
-    fn arg(&self, trace: &mut Trace, text: &[u8], value: Val) -> Arg {
-        match value {
-            Val::Str(a, z) => Arg::Str(
-                trace
-                    .strings
-                    .id_bytes(text.get(a..z).unwrap_or_default())
-                    .unwrap_or(trace.keys.empty),
-            ),
-            Val::Num(arg) => arg,
-            Val::Bool(b) => Arg::Int(i64::from(b)),
-            Val::Null => Arg::Str(trace.strings.id("null")),
-            // Made of checked strings: UTF-8.
-            Val::Compact(a, z) => Arg::Str(
-                trace
-                    .strings
-                    .id_bytes(self.compact.get(a..z).unwrap_or_default())
-                    .unwrap_or(trace.keys.empty),
-            ),
-            Val::Text(..) | Val::Time(..) | Val::Args(..) | Val::Skipped => {
-                Arg::Str(trace.keys.empty)
-            }
-        }
+/// A scanned value as an arg (strings and containers interned).
+fn arg(found: &Found, trace: &mut Trace, text: &[u8], value: Val) -> Arg {
+    match value {
+        Val::Str(a, z) => Arg::Str(
+            trace
+                .strings
+                .id_bytes(text.get(a..z).unwrap_or_default())
+                .unwrap_or(trace.keys.empty),
+        ),
+        Val::Num(arg) => arg,
+        Val::Bool(b) => Arg::Int(i64::from(b)),
+        Val::Null => Arg::Str(trace.strings.id("null")),
+        // Made of checked strings: UTF-8.
+        Val::Compact(a, z) => Arg::Str(
+            trace
+                .strings
+                .id_bytes(found.compact.get(a..z).unwrap_or_default())
+                .unwrap_or(trace.keys.empty),
+        ),
+        Val::Text(..) | Val::Time(..) | Val::Args(..) | Val::Skipped => Arg::Str(trace.keys.empty),
     }
 }
 

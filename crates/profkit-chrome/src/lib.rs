@@ -50,6 +50,25 @@
 //! and `[memory]` instants become `MemoryAllocation`/`MemoryDeallocation` events. Times are made
 //! relative to the earliest, which the `Task Environment` plane keeps as `profile_start_time`.
 //!
+//! # Threads
+//!
+//! With more than one thread ([`ChromeReadOptions::threads`]; by default as many as the rayon
+//! pool the call runs in has, which `profkit --threads N` and `PROFKIT_THREADS` set), a second
+//! thread scans the events ahead of the reader. The reader's thread reads (and gunzips) the text
+//! as always, and copies what it has buffered from the event it is at (up to 1 MiB, the read
+//! buffer) into a window for the scanning thread, which reads the window's events one after
+//! another (numbers converted, strings located, members identified, nested args written as
+//! compact JSON: most of the fast path's work) into batches of a few hundred events. The reader's
+//! thread takes each event of the batches into the trace in order, exactly as it takes an event
+//! it scans itself: interning, threads, flows and the XSpace stay on it, so strings get the same
+//! ids and events the same order. An event of a batch is used only when the reader is at the
+//! very offset in the input where the window has it; anything the scanning thread is not sure
+//! of (an escape, odd input, the end of a window) goes to the path of one thread, which reads
+//! it, or reports it with the same message, path, line and column. The import is the same
+//! whatever the count, byte for byte, and so is every error; with one thread the scanning thread
+//! is not started and the import runs as before. A few batches and one window are in flight at a
+//! time, so memory stays bounded (about 2 MiB more).
+//!
 //! Where each rule lives, by the format's own words:
 //!
 //! | concept | module |
@@ -57,6 +76,7 @@
 //! | the document, its top-level keys (`traceEvents`, `deviceProperties`, `distributedInfo`, `displayTimeUnit`, `stackFrames`, `samples`) | `document` |
 //! | an event's members (`ph`, `name`, `pid`, `ts`, `args`, ...) and their values | `members`, `seeds`, `event`, `arg`, `time` |
 //! | the fast path that reads whole events from the buffer | `fast` |
+//! | the scanning thread ahead of the reader | `fast::ahead` |
 //! | the trace as read (threads, items, open begins) | `trace` |
 //! | what every event goes through, dispatch by phase | `dispatch` |
 //! | complete and duration events (`X`, `B`/`E`) | `complete` |

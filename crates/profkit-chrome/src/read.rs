@@ -63,11 +63,23 @@ pub struct ChromeReadOptions {
     /// (every event the scanner does not take whole, malformed ones included, goes to the
     /// visitors, which report it); the switch is there to compare them.
     pub fast_events: bool,
+    /// How many threads the import may use: 0 (the default) for as many as the rayon pool it
+    /// runs in has (`profkit --threads N` runs its commands in a pool of N; outside any pool,
+    /// rayon's global one, a thread per core). With one, the import runs on the caller's thread
+    /// alone; with more, a second thread scans the events ahead of the reader (see the crate's
+    /// documentation, "Threads"). The import is the same whatever the count, and so are errors.
+    pub threads: usize,
+    /// How the scanning thread cuts the text (smaller in tests, to cut events in every way).
+    pub(crate) limits: fast::Limits,
 }
 
 impl Default for ChromeReadOptions {
     fn default() -> Self {
-        ChromeReadOptions { fast_events: true }
+        ChromeReadOptions {
+            fast_events: true,
+            threads: 0,
+            limits: fast::Limits::default(),
+        }
     }
 }
 
@@ -77,6 +89,28 @@ impl ChromeReadOptions {
         self.fast_events = on;
         self
     }
+
+    /// The options with `threads` (0: as many as the pool the import runs in).
+    pub fn threads(mut self, threads: usize) -> Self {
+        self.threads = threads;
+        self
+    }
+
+    /// For tests of the import with several threads: the scanning thread is given at most
+    /// `window` bytes at a time (1 MiB by default) and hands on `batch` events at a time (256),
+    /// so that small inputs are cut between and inside events, and the reader's thread waits for
+    /// every event the scanner has not reached yet rather than scanning it itself (so that the
+    /// events scanned ahead do not depend on timing). The import is the same.
+    #[doc(hidden)]
+    pub fn scan_cut(mut self, window: usize, batch: usize) -> Self {
+        self.limits = fast::Limits {
+            window: window.max(1),
+            events: batch.max(1),
+            least: 0,
+            wait: true,
+        };
+        self
+    }
 }
 
 /// The read buffer: large reads, and room for the events the fast path takes whole.
@@ -84,6 +118,26 @@ pub(crate) const READ_BUFFER: usize = 1 << 20;
 
 /// [`read_chrome`] with explicit settings.
 pub fn read_chrome_with<R: Read>(reader: R, options: ChromeReadOptions) -> Result<ChromeImport> {
+    let threads = match options.threads {
+        0 => rayon::current_num_threads(),
+        n => n,
+    };
+    if options.fast_events && threads > 1 {
+        std::thread::scope(|scope| {
+            let ahead = fast::Ahead::start(scope, options.limits);
+            read_on(reader, options, ahead)
+        })
+    } else {
+        read_on(reader, options, None)
+    }
+}
+
+/// The import, with the events scanned `ahead` on a thread of their own or not.
+fn read_on<R: Read>(
+    reader: R,
+    options: ChromeReadOptions,
+    ahead: Option<fast::Ahead>,
+) -> Result<ChromeImport> {
     let trace = Rc::new(RefCell::new(Trace::new()));
     // A bad string spoils one name or arg, not the trace: it is kept as replaced text, with a
     // warning naming where.
@@ -92,7 +146,7 @@ pub fn read_chrome_with<R: Read>(reader: R, options: ChromeReadOptions) -> Resul
         .replace_invalid(true);
     let mut json = Reader::with_buffer(skip_bom(reader), json_options, READ_BUFFER);
     if options.fast_events {
-        json.set_raw_hook(Box::new(fast::FastEvents::new(Rc::clone(&trace))));
+        json.set_raw_hook(Box::new(fast::FastEvents::new(Rc::clone(&trace), ahead)));
     }
     let result = json.read_document_seed(Document { trace: &trace });
     let (replaced, places) = json.replaced_strings();

@@ -95,6 +95,14 @@ pub trait RawHook {
     /// everything buffered; `complete` says that no more can be buffered (the input ends, or the
     /// buffer is full), so that [`RawRead::More`] is taken as [`RawRead::Declined`].
     fn read(&mut self, text: &[u8], complete: bool) -> RawRead;
+
+    /// [`RawHook::read`], told where the value starts: `offset` bytes from the start of the input.
+    /// The reader calls this one; a hook that reads ahead of the reader (on another thread, in a
+    /// copy of the text) knows by it which of the values it read is the one offered.
+    fn read_at(&mut self, text: &[u8], complete: bool, offset: u64) -> RawRead {
+        let _ = offset;
+        self.read(text, complete)
+    }
 }
 
 /// Settings of the reader.

@@ -205,7 +205,7 @@ impl<R: Read> Reader<R> {
         loop {
             let text = self.buf.get(self.pos..self.end).unwrap_or_default();
             let complete = self.eof || (self.pos == 0 && self.end == self.buf.len());
-            match hook.read(text, complete) {
+            match hook.read_at(text, complete, self.offset()) {
                 RawRead::Read {
                     len,
                     newlines,
