@@ -38,13 +38,18 @@
 
 mod cost;
 mod device;
+pub mod event_span;
 mod hlo;
 mod host;
 mod metrics_db;
 mod model;
 pub mod perf_env;
 pub mod roofline;
+pub mod step_intersection;
+pub mod steps;
+pub mod tf_functions;
 mod tpu;
+mod tpu_steps;
 
 use profkit_xplane::XSpace;
 use profkit_xplane::constants::{
@@ -118,8 +123,13 @@ pub fn read_space<R: std::io::Read>(
 /// OpStats of one host's space, preprocessed as xprof preprocesses it first. `host` is the name
 /// xprof gives the host (its file's name without `.xplane.pb`).
 pub fn host_op_stats(mut space: XSpace, host: &str) -> (OpStats, Vec<String>) {
-    // Grouping (for `is_eager`), not the derived lines, which no part of OpStats reads.
-    crate::preprocess::preprocess_with(&mut space, false);
+    // Grouping (for `is_eager` and the steps); the derived lines only where the step events read
+    // them: the `Steps` line of GPU planes, and the groups their ungrouped events take.
+    let has_gpu = space
+        .planes
+        .iter()
+        .any(|p| p.name.starts_with(GPU_PLANE_PREFIX));
+    crate::preprocess::preprocess_with(&mut space, has_gpu);
     let mut stats = OpStats::default();
     let mut missing = Vec::new();
     stats.diagnostics = diagnostics(&space);
@@ -196,9 +206,12 @@ pub fn host_op_stats(mut space: XSpace, host: &str) -> (OpStats, Vec<String>) {
         }
     }
     stats.device_op_metrics_db = Some(device.db);
-    if let Some(host_plane) = space.planes.iter().find(|p| p.name == HOST_PLANE_NAME) {
+    let host_plane = space.planes.iter().find(|p| p.name == HOST_PLANE_NAME);
+    if let Some(host_plane) = host_plane {
         stats.host_op_metrics_db = Some(host_op_metrics_db(host_plane));
+        stats.tf_function_db = Some(tf_functions::tf_function_db(host_plane));
     }
+    steps::fill(&space, host_plane, &mut stats, &mut missing);
     (stats, missing)
 }
 
@@ -326,6 +339,9 @@ pub fn build(spaces: Vec<XSpace>, hosts: &[&str]) -> OpStatsBuild {
     let mut perf: Option<crate::proto::PerfEnv> = None;
     let mut diag = Diagnostics::default();
     let mut missing = Vec::new();
+    let mut steps = Vec::new();
+    let mut tf_function_db = crate::proto::TfFunctionDb::default();
+    let mut last = None;
     for (i, space) in spaces.into_iter().enumerate() {
         let name = hosts
             .get(i)
@@ -353,12 +369,44 @@ pub fn build(spaces: Vec<XSpace>, hosts: &[&str]) -> OpStatsBuild {
             diag.warnings.extend(src.warnings.iter().cloned());
             diag.errors.extend(src.errors.iter().cloned());
         }
+        if let Some(src) = &stats.tf_function_db {
+            tf_functions::combine(src, &mut tf_function_db);
+        }
+        let host_id = u32::try_from(i).unwrap_or(u32::MAX);
+        for (core, details) in &stats.core_id_to_details {
+            combined
+                .core_id_to_details
+                .entry(step_intersection::global_core_id(host_id, *core))
+                .or_insert_with(|| details.clone());
+        }
+        let device_type = stats
+            .run_environment
+            .as_ref()
+            .map(|e| e.device_type.clone())
+            .unwrap_or_default();
+        steps.push((
+            host_id,
+            device_type,
+            stats.step_db.clone().unwrap_or_default(),
+        ));
+        last = Some(stats);
     }
     combined.host_op_metrics_db = Some(host_db.db);
     combined.device_op_metrics_db = Some(device_db.db);
     combined.run_environment = Some(env);
     combined.perf_env = perf;
     combined.diagnostics = Some(diag);
+    if let (1, Some(only)) = (steps.len(), last) {
+        // xprof copies a single host's OpStats as it is.
+        combined.tf_function_db = only.tf_function_db;
+        combined.step_db = only.step_db;
+        combined.hlo_metrics_db_complete_steps_only = only.hlo_metrics_db_complete_steps_only;
+    } else {
+        combined.tf_function_db = Some(tf_function_db);
+        let (db, complete) = step_intersection::combine_step_dbs(&steps);
+        combined.step_db = Some(db);
+        combined.hlo_metrics_db_complete_steps_only = Some(complete);
+    }
     OpStatsBuild {
         op_stats: combined,
         missing,
