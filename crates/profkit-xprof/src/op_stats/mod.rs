@@ -154,6 +154,16 @@ pub fn host_op_stats(mut space: XSpace, host: &str) -> (OpStats, Vec<String>) {
         for plane in tpu_planes.iter().filter(|p| !is_sparse(&p.name)) {
             device.combine(&tensor_core_op_metrics_db(plane, &sparse), true);
         }
+        let training = space
+            .planes
+            .iter()
+            .find(|p| p.name == METADATA_PLANE_NAME)
+            .is_some_and(|p| HloModuleMap::from_metadata_plane(p).is_training());
+        if training {
+            if let Some(env) = stats.run_environment.as_mut() {
+                env.is_training = true;
+            }
+        }
     } else {
         // The programs' HLO (xprof builds the map for GPUs since framework_op_stats asks for the
         // kernel stats too).
@@ -184,6 +194,11 @@ pub fn host_op_stats(mut space: XSpace, host: &str) -> (OpStats, Vec<String>) {
             tensor_core_kernels |= gpu.tensor_core_kernels;
             peaks_missing |= gpu.hlo_kernels > 0;
             device.combine(&gpu.db, true);
+        }
+        if hlo.is_training() {
+            if let Some(env) = stats.run_environment.as_mut() {
+                env.is_training = true;
+            }
         }
         if !uncosted.is_empty() {
             let list: Vec<String> = uncosted.into_iter().collect();
