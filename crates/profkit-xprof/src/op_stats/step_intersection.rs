@@ -252,8 +252,14 @@ pub fn combine_step_dbs(
             let src_hlo = step.hlo_metrics_db.clone().unwrap_or_default();
             if !src.use_incomplete_step {
                 complete.combine(&src_hlo, true);
+                // xprof's combiner always writes the precision stats.
+                complete
+                    .db
+                    .precision_stats
+                    .get_or_insert_with(Default::default);
             }
             hlo.combine(&src_hlo, true);
+            hlo.db.precision_stats.get_or_insert_with(Default::default);
             for (core, v) in &step.all_reduce_db_per_core {
                 dst.all_reduce_db_per_core
                     .entry(global_core_id(*host, *core))

@@ -323,7 +323,7 @@ fn classify_gpu_event(name: &str, tensor_shapes: &str) -> i32 {
 }
 
 /// `ConvertDeviceTraceXLineToStepEvents`: one GPU stream's typed events.
-fn gpu_line_step_events(device_id: u64, line: &LineVisitor<'_>) -> StepEvents {
+pub(super) fn gpu_line_step_events(device_id: u64, line: &LineVisitor<'_>) -> StepEvents {
     let mut result = StepEvents::new();
     let ts = line.timestamp_ns();
     for event in line.events() {
@@ -549,8 +549,23 @@ pub(crate) fn fill(
                 complete.combine(hlo, true);
             }
         }
-        stats.hlo_metrics_db_complete_steps_only = Some(complete.db);
-        if host_plane.is_some() && super::tpu_steps::may_fix_step_analysis(&db) {
+        let mut complete = complete.db;
+        if !db.step_sequence.is_empty() {
+            complete
+                .precision_stats
+                .get_or_insert_with(Default::default);
+        }
+        stats.hlo_metrics_db_complete_steps_only = Some(complete);
+        if device_planes
+            .iter()
+            .any(|p| super::tpu_steps::sparse_core_has_steps(p))
+        {
+            missing.push("steps database (the SparseCore cores' step info)".to_owned());
+        }
+        let fixes = host_steps
+            .as_ref()
+            .is_some_and(|h| super::tpu_steps::may_fix_step_analysis(&db, h, device_db));
+        if fixes {
             missing.push(
                 "steps database (the TPU step breakdown's host time, MayFixTpuStepAnalysis)"
                     .to_owned(),
