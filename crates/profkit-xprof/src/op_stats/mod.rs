@@ -9,13 +9,18 @@
 //! on their HLO ops through the programs' HLO protos, [`HloModuleMap`], with FLOPs and bytes from
 //! XLA's GPU cost model for the opcodes module `cost` covers); the TPU device's peaks
 //! ([`perf_env`]), against which [`roofline`] places each op; the run environment (hosts, device
-//! type and count, hardware type); and the diagnostics (the space's errors and warnings).
+//! type and count, hardware type, whether the HLO modules train); the diagnostics (the space's
+//! errors and warnings); the steps database ([`steps`]: host, GPU and TPU step events made into
+//! per-step breakdowns, [`event_span`]; several hosts aligned on their common steps,
+//! [`step_intersection`]) with the device's precision stats, the cores' details and the complete
+//! steps' HLO op metrics; and the tf-function stats ([`tf_functions`]).
 //!
 //! Not built: XLA's cost model beyond the opcodes module `cost` names; the GPU `PerfEnv` of
 //! architectures whose peak tables [`perf_env`] does not know; the kernel stats (TensorCore utilisation); the TPU ops' fusion
 //! children from the HLO protos (`UpdateOpMetricsDbFromHloModuleMap`, which only the op profile
-//! reads); the memory access breakdown and expression of GPU HLO ops; the steps database and
-//! tf-function stats. Where a profile has what xprof builds a missing part from and a tool would
+//! reads); the memory access breakdown and expression of GPU HLO ops; the SparseCore cores' step
+//! info and xprof's correction of TPU steps' idle time by the host's input time
+//! (`MayFixTpuStepAnalysis`). Where a profile has what xprof builds a missing part from and a tool would
 //! show it (an HLO op of an opcode not covered, GPU peaks when HLO ops have FLOPs or bytes,
 //! kernels xprof may count as TensorCore kernels), [`OpStatsBuild::missing`] names it, so that
 //! the tool can say what it could not reproduce.

@@ -147,7 +147,7 @@ impl StepIntersection {
                 min = min.min(span.begin);
                 max = max.max(span.end());
             }
-            let total = if min < max { max - min } else { 0 };
+            let total = max.saturating_sub(min);
             if chief.is_none_or(|(_, d)| total < d) {
                 chief = Some((*id, total));
             }

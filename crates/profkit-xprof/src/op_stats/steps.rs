@@ -556,9 +556,10 @@ pub(crate) fn fill(
                 .get_or_insert_with(Default::default);
         }
         stats.hlo_metrics_db_complete_steps_only = Some(complete);
-        if device_planes
-            .iter()
-            .any(|p| super::tpu_steps::sparse_core_has_steps(p))
+        if !db.step_sequence.is_empty()
+            && device_planes
+                .iter()
+                .any(|p| super::tpu_steps::sparse_core_has_ops(p))
         {
             missing.push("steps database (the SparseCore cores' step info)".to_owned());
         }
@@ -732,8 +733,10 @@ mod tests {
 
     #[test]
     fn gpu_steps_come_from_the_steps_line() {
-        let mut plane = XPlane::default();
-        plane.id = 3;
+        let mut plane = XPlane {
+            id: 3,
+            ..XPlane::default()
+        };
         let mut b = PlaneBuilder::new(&mut plane);
         b.set_name("/device:GPU:0");
         let mut steps = b.line(STEP_INFO_LINE_ID);
