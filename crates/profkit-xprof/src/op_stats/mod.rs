@@ -43,6 +43,7 @@
 
 mod cost;
 mod device;
+mod duty_cycle;
 pub mod event_span;
 mod hlo;
 mod host;
@@ -159,6 +160,25 @@ pub fn host_op_stats(mut space: XSpace, host: &str) -> (OpStats, Vec<String>) {
         for plane in tpu_planes.iter().filter(|p| !is_sparse(&p.name)) {
             device.combine(&tensor_core_op_metrics_db(plane, &sparse), true);
         }
+        // The device's busy and idle time (only TPU hosts have them).
+        let mut duty = duty_cycle::Combiner::default();
+        let host = steps::hostname(&space);
+        for plane in &tpu_planes {
+            let tracker = duty_cycle::plane_tracker(plane);
+            match tpu_steps::core_details(plane, host) {
+                Some(details) => duty.core(&tracker, details.local_chip_id),
+                None => duty.chip(&tracker),
+            }
+        }
+        if tpu_planes.iter().any(|p| tpu_steps::sparse_core_has_ops(p)) {
+            missing.push(
+                "device op metrics (the SparseCore planes' busy and idle time)".to_owned(),
+            );
+        }
+        device.db.idle_time_ps = duty.idle_ps();
+        device.db.busy_time_ps = duty.active_ps();
+        device.db.idle_time_high_confidence_ps = device.db.idle_time_ps;
+        device.db.busy_time_high_confidence_ps = device.db.busy_time_ps;
         let training = space
             .planes
             .iter()
