@@ -107,7 +107,10 @@ pub fn plane_tracker(plane: &XPlane) -> Tracker {
         let name = line.name();
         let ts = (line.timestamp_ns() as u64).wrapping_mul(1000);
         let span = |e: &profkit_xplane::visitor::EventVisitor<'_>| {
-            Span::new(ts.wrapping_add(e.offset_ps() as u64), e.duration_ps() as u64)
+            Span::new(
+                ts.wrapping_add(e.offset_ps() as u64),
+                e.duration_ps() as u64,
+            )
         };
         if name == XLA_OP_LINE_NAME {
             for event in line.events() {

@@ -171,9 +171,8 @@ pub fn host_op_stats(mut space: XSpace, host: &str) -> (OpStats, Vec<String>) {
             }
         }
         if tpu_planes.iter().any(|p| tpu_steps::sparse_core_has_ops(p)) {
-            missing.push(
-                "device op metrics (the SparseCore planes' busy and idle time)".to_owned(),
-            );
+            missing
+                .push("device op metrics (the SparseCore planes' busy and idle time)".to_owned());
         }
         device.db.idle_time_ps = duty.idle_ps();
         device.db.busy_time_ps = duty.active_ps();
