@@ -243,6 +243,25 @@ pub fn host_op_stats(mut space: XSpace, host: &str) -> (OpStats, Vec<String>) {
                     .to_owned(),
             );
         }
+        // The kernel stats database (not built) is what the overview page's top ops read their
+        // TensorCore eligibility from.
+        let kernels = space
+            .planes
+            .iter()
+            .filter(|p| p.name.starts_with(GPU_PLANE_PREFIX))
+            .any(|p| {
+                PlaneVisitor::new(p).lines().any(|l| {
+                    l.events()
+                        .any(|e| e.stats().any(|s| s.name() == "kernel_details"))
+                })
+            });
+        if kernels {
+            missing.push(
+                "GPU kernel stats (the kernel stats database: the overview page's TensorCore \
+                 eligibility)"
+                    .to_owned(),
+            );
+        }
     }
     stats.device_op_metrics_db = Some(device.db);
     let host_plane = space.planes.iter().find(|p| p.name == HOST_PLANE_NAME);
