@@ -1,10 +1,11 @@
 //! Target `xprof_tools`: XSpaces shaped as the profilers' (host threads, GPU and TPU planes, the
 //! metadata plane's HLO protos), drawn from the bytes, through xprof's OpStats and the tools
 //! computed from it (`profkit xprof`): `framework_op_stats`, `memory_profile`, the tool list and
-//! the OpStats file.
+//! the OpStats file (its steps database and tf-function stats included, of one host or two).
 //!
 //! Names, stats and times come from pools that hold what the rules look at (framework op names,
-//! XLA op stats, allocator events, step markers, epoch-dated lines, negative and huge times, HLO
+//! XLA op stats, allocator events, step markers and step stats, tf-function calls, collectives,
+//! copies, epoch-dated lines, negative and huge times, HLO
 //! protos that are random bytes). No panic; the tools' JSON parses; the OpStats file decodes.
 
 use profkit_xplane::{PlaneBuilder, XPlane, XSpace};
@@ -27,7 +28,11 @@ const LINES: [&str; 6] = [
     "python",
 ];
 
-const NAMES: [&str; 12] = [
+const NAMES: [&str; 16] = [
+    "ncclAllReduce",
+    "IteratorGetNext",
+    "TraceContext",
+    "volta_fp16_gemm",
     "model/dense/MatMul:MatMul",
     "Iterator::Root::Prefetch",
     "jit(f)/transpose(jvp())/add:add",
@@ -42,7 +47,23 @@ const NAMES: [&str; 12] = [
     "MEMCPYHToD",
 ];
 
-const STATS: [&str; 16] = [
+const STATS: [&str; 32] = [
+    "correlation_id",
+    "step_name",
+    "tf_function_call",
+    "tracing_count",
+    "_pt",
+    "_p",
+    "_ct",
+    "_c",
+    "input_pipeline_stage_name",
+    "device_offset_ps",
+    "device_duration_ps",
+    "all_reduce_unique_id",
+    "memcpy_details",
+    "shape",
+    "core_details",
+    "group_id",
     "tf_op",
     "hlo_op",
     "hlo_module",
@@ -73,7 +94,12 @@ pub fn space(data: &[u8]) -> XSpace {
         for event in chunk[1..].chunks_exact(5) {
             let [line, name, stat, value, step] =
                 [event[0], event[1], event[2], event[3], event[4]];
-            let mut l = b.line(i64::from(line % 4));
+            // Line 3 is the `Steps` line of derived step markers (`kThreadIdStepInfo`).
+            let id = match line % 4 {
+                3 => i64::from(0xdead_beef_u32 as i32),
+                n => i64::from(n),
+            };
+            let mut l = b.line(id);
             l.set_name(LINES[usize::from(line / 4) % LINES.len()]);
             if line & 0x80 != 0 {
                 l.set_timestamp_ns(1_700_000_000_000_000_000);
@@ -116,7 +142,12 @@ pub fn run(data: &[u8]) {
             "memory_profile is not JSON: {json}"
         );
     }
-    let built = profkit_xprof::op_stats::build(vec![space], &["fuzz"]);
+    // Two hosts (the space twice) when the first byte is odd: their steps are intersected.
+    let spaces = match data.first() {
+        Some(b) if b & 1 == 1 => vec![space.clone(), space],
+        _ => vec![space],
+    };
+    let built = profkit_xprof::op_stats::build(spaces, &["fuzz", "fuzz2"]);
     let json = profkit_xprof::tools::framework_op_stats::to_json(&built.op_stats);
     let tables: serde_json::Value = serde_json::from_str(&json)
         .unwrap_or_else(|e| panic!("framework_op_stats is not JSON: {e}"));

@@ -125,6 +125,25 @@ impl HloModuleMap {
         map
     }
 
+    /// Whether any module's instructions name ops of a training step (gradient scopes, JAX
+    /// transposes): xprof's `ModelTracker` over the module map, which sets the run environment's
+    /// `is_training`.
+    pub fn is_training(&self) -> bool {
+        self.modules.values().any(|m| {
+            let mut tracker = super::ModelTracker::default();
+            for c in &m.proto.computations {
+                for i in &c.instructions {
+                    let (name, op_type) = i
+                        .metadata
+                        .as_ref()
+                        .map_or(("", ""), |md| (md.op_name.as_str(), md.op_type.as_str()));
+                    tracker.process_op(name, op_type);
+                }
+            }
+            tracker.is_training()
+        })
+    }
+
     /// Whether no module is known.
     pub fn is_empty(&self) -> bool {
         self.modules.is_empty()

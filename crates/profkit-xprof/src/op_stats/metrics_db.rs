@@ -57,6 +57,12 @@ impl DbBuilder {
         dst.total_op_time_ps = dst.total_op_time_ps.wrapping_add(src.total_op_time_ps);
         dst.idle_time_ps = dst.idle_time_ps.wrapping_add(src.idle_time_ps);
         dst.busy_time_ps = dst.busy_time_ps.wrapping_add(src.busy_time_ps);
+        dst.idle_time_high_confidence_ps = dst
+            .idle_time_high_confidence_ps
+            .wrapping_add(src.idle_time_high_confidence_ps);
+        dst.busy_time_high_confidence_ps = dst
+            .busy_time_high_confidence_ps
+            .wrapping_add(src.busy_time_high_confidence_ps);
         dst.normalized_total_op_time_ps = dst
             .normalized_total_op_time_ps
             .wrapping_add(src.normalized_total_op_time_ps);

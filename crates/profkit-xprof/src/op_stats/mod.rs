@@ -9,13 +9,18 @@
 //! on their HLO ops through the programs' HLO protos, [`HloModuleMap`], with FLOPs and bytes from
 //! XLA's GPU cost model for the opcodes module `cost` covers); the TPU device's peaks
 //! ([`perf_env`]), against which [`roofline`] places each op; the run environment (hosts, device
-//! type and count, hardware type); and the diagnostics (the space's errors and warnings).
+//! type and count, hardware type, whether the HLO modules train); the diagnostics (the space's
+//! errors and warnings); the steps database ([`steps`]: host, GPU and TPU step events made into
+//! per-step breakdowns, [`event_span`]; several hosts aligned on their common steps,
+//! [`step_intersection`]) with the device's precision stats, the cores' details and the complete
+//! steps' HLO op metrics; and the tf-function stats ([`tf_functions`]).
 //!
 //! Not built: XLA's cost model beyond the opcodes module `cost` names; the GPU `PerfEnv` of
 //! architectures whose peak tables [`perf_env`] does not know; the kernel stats (TensorCore utilisation); the TPU ops' fusion
 //! children from the HLO protos (`UpdateOpMetricsDbFromHloModuleMap`, which only the op profile
-//! reads); the memory access breakdown and expression of GPU HLO ops; the steps database and
-//! tf-function stats. Where a profile has what xprof builds a missing part from and a tool would
+//! reads); the memory access breakdown and expression of GPU HLO ops; the SparseCore cores' step
+//! info and xprof's correction of TPU steps' idle time by the host's input time
+//! (`MayFixTpuStepAnalysis`). Where a profile has what xprof builds a missing part from and a tool would
 //! show it (an HLO op of an opcode not covered, GPU peaks when HLO ops have FLOPs or bytes,
 //! kernels xprof may count as TensorCore kernels), [`OpStatsBuild::missing`] names it, so that
 //! the tool can say what it could not reproduce.
@@ -38,13 +43,19 @@
 
 mod cost;
 mod device;
+mod duty_cycle;
+pub mod event_span;
 mod hlo;
 mod host;
 mod metrics_db;
 mod model;
 pub mod perf_env;
 pub mod roofline;
+pub mod step_intersection;
+pub mod steps;
+pub mod tf_functions;
 mod tpu;
+mod tpu_steps;
 
 use profkit_xplane::XSpace;
 use profkit_xplane::constants::{
@@ -118,8 +129,13 @@ pub fn read_space<R: std::io::Read>(
 /// OpStats of one host's space, preprocessed as xprof preprocesses it first. `host` is the name
 /// xprof gives the host (its file's name without `.xplane.pb`).
 pub fn host_op_stats(mut space: XSpace, host: &str) -> (OpStats, Vec<String>) {
-    // Grouping (for `is_eager`), not the derived lines, which no part of OpStats reads.
-    crate::preprocess::preprocess_with(&mut space, false);
+    // Grouping (for `is_eager` and the steps); the derived lines only where the step events read
+    // them: the `Steps` line of GPU planes, and the groups their ungrouped events take.
+    let has_gpu = space
+        .planes
+        .iter()
+        .any(|p| p.name.starts_with(GPU_PLANE_PREFIX));
+    crate::preprocess::preprocess_with(&mut space, has_gpu);
     let mut stats = OpStats::default();
     let mut missing = Vec::new();
     stats.diagnostics = diagnostics(&space);
@@ -143,6 +159,34 @@ pub fn host_op_stats(mut space: XSpace, host: &str) -> (OpStats, Vec<String>) {
         }
         for plane in tpu_planes.iter().filter(|p| !is_sparse(&p.name)) {
             device.combine(&tensor_core_op_metrics_db(plane, &sparse), true);
+        }
+        // The device's busy and idle time (only TPU hosts have them).
+        let mut duty = duty_cycle::Combiner::default();
+        let host = steps::hostname(&space);
+        for plane in &tpu_planes {
+            let tracker = duty_cycle::plane_tracker(plane);
+            match tpu_steps::core_details(plane, host) {
+                Some(details) => duty.core(&tracker, details.local_chip_id),
+                None => duty.chip(&tracker),
+            }
+        }
+        if tpu_planes.iter().any(|p| tpu_steps::sparse_core_has_ops(p)) {
+            missing
+                .push("device op metrics (the SparseCore planes' busy and idle time)".to_owned());
+        }
+        device.db.idle_time_ps = duty.idle_ps();
+        device.db.busy_time_ps = duty.active_ps();
+        device.db.idle_time_high_confidence_ps = device.db.idle_time_ps;
+        device.db.busy_time_high_confidence_ps = device.db.busy_time_ps;
+        let training = space
+            .planes
+            .iter()
+            .find(|p| p.name == METADATA_PLANE_NAME)
+            .is_some_and(|p| HloModuleMap::from_metadata_plane(p).is_training());
+        if training {
+            if let Some(env) = stats.run_environment.as_mut() {
+                env.is_training = true;
+            }
         }
     } else {
         // The programs' HLO (xprof builds the map for GPUs since framework_op_stats asks for the
@@ -175,6 +219,11 @@ pub fn host_op_stats(mut space: XSpace, host: &str) -> (OpStats, Vec<String>) {
             peaks_missing |= gpu.hlo_kernels > 0;
             device.combine(&gpu.db, true);
         }
+        if hlo.is_training() {
+            if let Some(env) = stats.run_environment.as_mut() {
+                env.is_training = true;
+            }
+        }
         if !uncosted.is_empty() {
             let list: Vec<String> = uncosted.into_iter().collect();
             missing.push(format!(
@@ -194,11 +243,33 @@ pub fn host_op_stats(mut space: XSpace, host: &str) -> (OpStats, Vec<String>) {
                     .to_owned(),
             );
         }
+        // The kernel stats database (not built) is what the overview page's top ops read their
+        // TensorCore eligibility from.
+        let kernels = space
+            .planes
+            .iter()
+            .filter(|p| p.name.starts_with(GPU_PLANE_PREFIX))
+            .any(|p| {
+                PlaneVisitor::new(p).lines().any(|l| {
+                    l.events()
+                        .any(|e| e.stats().any(|s| s.name() == "kernel_details"))
+                })
+            });
+        if kernels {
+            missing.push(
+                "GPU kernel stats (the kernel stats database: the overview page's TensorCore \
+                 eligibility)"
+                    .to_owned(),
+            );
+        }
     }
     stats.device_op_metrics_db = Some(device.db);
-    if let Some(host_plane) = space.planes.iter().find(|p| p.name == HOST_PLANE_NAME) {
+    let host_plane = space.planes.iter().find(|p| p.name == HOST_PLANE_NAME);
+    if let Some(host_plane) = host_plane {
         stats.host_op_metrics_db = Some(host_op_metrics_db(host_plane));
+        stats.tf_function_db = Some(tf_functions::tf_function_db(host_plane));
     }
+    steps::fill(&space, host_plane, &mut stats, &mut missing);
     (stats, missing)
 }
 
@@ -326,6 +397,9 @@ pub fn build(spaces: Vec<XSpace>, hosts: &[&str]) -> OpStatsBuild {
     let mut perf: Option<crate::proto::PerfEnv> = None;
     let mut diag = Diagnostics::default();
     let mut missing = Vec::new();
+    let mut steps = Vec::new();
+    let mut tf_function_db = crate::proto::TfFunctionDb::default();
+    let mut last = None;
     for (i, space) in spaces.into_iter().enumerate() {
         let name = hosts
             .get(i)
@@ -353,12 +427,44 @@ pub fn build(spaces: Vec<XSpace>, hosts: &[&str]) -> OpStatsBuild {
             diag.warnings.extend(src.warnings.iter().cloned());
             diag.errors.extend(src.errors.iter().cloned());
         }
+        if let Some(src) = &stats.tf_function_db {
+            tf_functions::combine(src, &mut tf_function_db);
+        }
+        let host_id = u32::try_from(i).unwrap_or(u32::MAX);
+        for (core, details) in &stats.core_id_to_details {
+            combined
+                .core_id_to_details
+                .entry(step_intersection::global_core_id(host_id, *core))
+                .or_insert_with(|| details.clone());
+        }
+        let device_type = stats
+            .run_environment
+            .as_ref()
+            .map(|e| e.device_type.clone())
+            .unwrap_or_default();
+        steps.push((
+            host_id,
+            device_type,
+            stats.step_db.clone().unwrap_or_default(),
+        ));
+        last = Some(stats);
     }
     combined.host_op_metrics_db = Some(host_db.db);
     combined.device_op_metrics_db = Some(device_db.db);
     combined.run_environment = Some(env);
     combined.perf_env = perf;
     combined.diagnostics = Some(diag);
+    if let (1, Some(only)) = (steps.len(), last) {
+        // xprof copies a single host's OpStats as it is.
+        combined.tf_function_db = only.tf_function_db;
+        combined.step_db = only.step_db;
+        combined.hlo_metrics_db_complete_steps_only = only.hlo_metrics_db_complete_steps_only;
+    } else {
+        combined.tf_function_db = Some(tf_function_db);
+        let (db, complete) = step_intersection::combine_step_dbs(&steps);
+        combined.step_db = Some(db);
+        combined.hlo_metrics_db_complete_steps_only = Some(complete);
+    }
     OpStatsBuild {
         op_stats: combined,
         missing,

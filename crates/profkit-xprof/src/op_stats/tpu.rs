@@ -52,7 +52,7 @@ const MAX_CHILDREN: usize = 10_000;
 const ROOT_SYMBOL_ID: u64 = 0;
 
 /// TSL's `IsOpLineName`.
-fn is_op_line(name: &str) -> bool {
+pub(super) fn is_op_line(name: &str) -> bool {
     name == XLA_OP_LINE_NAME || name == TENSORFLOW_OP_LINE_NAME || name == SPARSE_CORE_OP_LINE_NAME
 }
 
@@ -95,7 +95,7 @@ fn own_stat<'v>(event: &EventVisitor<'v>, name: &str) -> Option<StatValueRef<'v>
 
 /// `GetDeviceEventTimespan`: `(begin, end)` in picoseconds, wrapping as xprof's unsigned
 /// arithmetic does.
-fn device_timespan(event: &EventVisitor<'_>, line_timestamp_ns: i64) -> (u64, u64) {
+pub(super) fn device_timespan(event: &EventVisitor<'_>, line_timestamp_ns: i64) -> (u64, u64) {
     let offset = own_stat(event, "device_offset_ps");
     let duration = own_stat(event, "device_duration_ps");
     if offset.is_some() && duration.is_some() {
@@ -109,7 +109,7 @@ fn device_timespan(event: &EventVisitor<'_>, line_timestamp_ns: i64) -> (u64, u6
 }
 
 /// `GetOpKeyFromXEvent`: the metadata's program and symbol ids.
-fn op_key(event: &EventVisitor<'_>) -> OpKey {
+pub(super) fn op_key(event: &EventVisitor<'_>) -> OpKey {
     let mut key = (None, None);
     for stat in event.metadata_stats() {
         match stat.name() {
@@ -213,7 +213,7 @@ fn metadata_from_event_metadata(
 
 /// `FromXEvent` for a new op: its metadata and this one event's times.
 #[allow(deprecated)]
-fn from_event(event: &EventVisitor<'_>) -> OpMetrics {
+pub(super) fn from_event(event: &EventVisitor<'_>) -> OpMetrics {
     let duration = event.duration_ps() as u64;
     let mut op = OpMetrics::default();
     let mut min_duration = duration;
@@ -287,19 +287,19 @@ fn adjust_flops_and_bytes(op: &mut OpMetrics) {
 }
 
 /// An op's key: its metadata's program id and symbol id, either possibly absent.
-type OpKey = (Option<u64>, Option<u64>);
+pub(super) type OpKey = (Option<u64>, Option<u64>);
 
 /// An event with its device timespan `(begin, end)`.
 type SpannedEvent<'v> = (EventVisitor<'v>, (u64, u64));
 
 /// xprof's `XEventsOpMetricsDbBuilder`: ops by program id and symbol id.
 #[derive(Default)]
-struct XEventsDb {
+pub(super) struct XEventsDb {
     ops: BTreeMap<(u64, u64), OpMetrics>,
 }
 
 impl XEventsDb {
-    fn add(&mut self, op: OpMetrics, key: OpKey) {
+    pub(super) fn add(&mut self, op: OpMetrics, key: OpKey) {
         let (Some(program), Some(symbol)) = key else {
             return;
         };
@@ -310,6 +310,14 @@ impl XEventsDb {
     }
 
     fn finalize(self, total_time_ps: u64) -> OpMetricsDb {
+        let mut db = self.finalize_ops();
+        set_total_time_ps(&mut db, total_time_ps);
+        add_idle_op(&mut db);
+        db
+    }
+
+    /// `Finalize()` without a total time: the ops, their total and normalized total time.
+    pub(super) fn finalize_ops(self) -> OpMetricsDb {
         let mut db = OpMetricsDb::default();
         let mut total_op = 0u64;
         let mut normalized_total = 0u64;
@@ -327,8 +335,6 @@ impl XEventsDb {
         }
         db.total_op_time_ps = total_op;
         db.normalized_total_op_time_ps = normalized_total;
-        set_total_time_ps(&mut db, total_time_ps);
-        add_idle_op(&mut db);
         db
     }
 }

@@ -1,0 +1,241 @@
+//! The tf-function stats of OpStats (`TfFunctionDb`), as xprof's `xplane_to_tf_functions`
+//! builds them: every host event with a `tf_function_call` stat is a call of the function its
+//! name names, in the execution mode (and with the compiler) the stat's value says, with the
+//! function's tracing count so far (`tracing_count`). On each thread the calls'
+//! entries and exits are ordered by time and matched on a stack, so that a call's self time is
+//! its time less its callees'; each function sums its calls' count and self time per mode, and
+//! says what share of that time ran traced or eagerly (the expensive calls). Threads, then
+//! hosts, are combined by function name.
+
+use profkit_xplane::XPlane;
+use profkit_xplane::visitor::{LineVisitor, PlaneVisitor, StatValueRef};
+
+use crate::proto::{TfFunction, TfFunctionCompiler, TfFunctionDb, TfFunctionExecutionMode};
+
+/// The mode and compiler a `tf_function_call` value names (`INVALID` for another value).
+fn decode(mode: &str) -> (TfFunctionExecutionMode, TfFunctionCompiler) {
+    use TfFunctionCompiler as C;
+    use TfFunctionExecutionMode as M;
+    match mode {
+        "eager" => (M::EagerMode, C::InvalidCompiler),
+        "concrete" => (M::ConcreteMode, C::InvalidCompiler),
+        "traced-xla" => (M::TracedMode, C::XlaCompiler),
+        "traced-nonXla" => (M::TracedMode, C::OtherCompiler),
+        "notTraced-xla" => (M::NotTracedMode, C::XlaCompiler),
+        "notTraced-nonXla" => (M::NotTracedMode, C::OtherCompiler),
+        _ => (M::InvalidMode, C::InvalidCompiler),
+    }
+}
+
+/// `CombineCompilers`.
+fn combine_compilers(a: i32, b: i32) -> i32 {
+    let invalid = TfFunctionCompiler::InvalidCompiler as i32;
+    if a == invalid {
+        b
+    } else if b == invalid || a == b {
+        a
+    } else {
+        TfFunctionCompiler::MixedCompiler as i32
+    }
+}
+
+/// `ComputeExpensiveCallPercent`: the share of self time in traced or eager calls.
+fn expensive_call_percent(f: &TfFunction) -> f64 {
+    let mut total = 0u64;
+    let mut expensive = 0u64;
+    for (&mode, metrics) in &f.metrics {
+        total = total.wrapping_add(metrics.self_time_ps);
+        if mode == TfFunctionExecutionMode::TracedMode as i32
+            || mode == TfFunctionExecutionMode::EagerMode as i32
+        {
+            expensive = expensive.wrapping_add(metrics.self_time_ps);
+        }
+    }
+    // TSL's `SafeDivide`: 0 for a denominator within 1e-10 of 0.
+    let total = total as f64;
+    if total.abs() < 1e-10 {
+        0.0
+    } else {
+        100.0 * expensive as f64 / total
+    }
+}
+
+struct Activation<'a> {
+    name: &'a str,
+    duration: u64,
+    mode: TfFunctionExecutionMode,
+    compiler: TfFunctionCompiler,
+    tracing_count: i64,
+    children: u64,
+}
+
+/// `ConvertHostThreadsXLineToTfFunctionDb`: one thread's calls.
+pub fn line_tf_function_db(line: &LineVisitor<'_>) -> TfFunctionDb {
+    let mut activations = Vec::new();
+    // (time, is entry, activation index)
+    let mut points: Vec<(u64, bool, usize)> = Vec::new();
+    for event in line.events() {
+        let mut mode = "";
+        let mut tracing_count = 0i64;
+        for stat in event.stats() {
+            match stat.name() {
+                "tf_function_call" => mode = stat.value().and_then(|v| v.as_str()).unwrap_or(""),
+                "tracing_count" => {
+                    tracing_count = match stat.value() {
+                        Some(StatValueRef::Int64(v)) => v,
+                        _ => 0,
+                    }
+                }
+                _ => {}
+            }
+        }
+        if mode.is_empty() {
+            continue;
+        }
+        let begin = (line.timestamp_ns() as u64)
+            .wrapping_mul(1000)
+            .wrapping_add(event.offset_ps() as u64);
+        let duration = event.duration_ps() as u64;
+        let (mode, compiler) = decode(mode);
+        let index = activations.len();
+        activations.push(Activation {
+            name: event.name(),
+            duration,
+            mode,
+            compiler,
+            tracing_count,
+            children: 0,
+        });
+        points.push((begin, true, index));
+        points.push((begin.wrapping_add(duration), false, index));
+    }
+    // By time alone (xprof's sort compares timestamps only; ties keep their order here).
+    points.sort_by_key(|p| p.0);
+    let mut stack: Vec<usize> = Vec::new();
+    for &(_, entry, index) in &points {
+        if entry {
+            stack.push(index);
+        } else {
+            stack.pop();
+            if let Some(&parent) = stack.last() {
+                let d = activations[index].duration;
+                let p = &mut activations[parent];
+                p.children = p.children.wrapping_add(d);
+            }
+        }
+    }
+    let mut db = TfFunctionDb::default();
+    for a in &activations {
+        let f = db.tf_functions.entry(a.name.to_owned()).or_default();
+        f.total_tracing_count = f.total_tracing_count.max(a.tracing_count);
+        f.compiler = combine_compilers(f.compiler, a.compiler as i32);
+        let m = f.metrics.entry(a.mode as i32).or_default();
+        m.count = m.count.wrapping_add(1);
+        m.self_time_ps = m
+            .self_time_ps
+            .wrapping_add(a.duration.wrapping_sub(a.children));
+    }
+    for f in db.tf_functions.values_mut() {
+        f.expensive_call_percent = expensive_call_percent(f);
+    }
+    db
+}
+
+/// `CombineTfFunctionDb`: `src`'s functions added to `dst`'s by name.
+pub fn combine(src: &TfFunctionDb, dst: &mut TfFunctionDb) {
+    for (name, s) in &src.tf_functions {
+        let Some(d) = dst.tf_functions.get_mut(name) else {
+            dst.tf_functions.insert(name.clone(), s.clone());
+            continue;
+        };
+        d.total_tracing_count = d.total_tracing_count.max(s.total_tracing_count);
+        d.compiler = combine_compilers(s.compiler, d.compiler);
+        for (mode, m) in &s.metrics {
+            let dm = d.metrics.entry(*mode).or_default();
+            dm.count = dm.count.wrapping_add(m.count);
+            dm.self_time_ps = dm.self_time_ps.wrapping_add(m.self_time_ps);
+        }
+        d.expensive_call_percent = expensive_call_percent(d);
+    }
+}
+
+/// The host plane's tf-function stats: every thread's, combined.
+pub fn tf_function_db(host_plane: &XPlane) -> TfFunctionDb {
+    let mut db = TfFunctionDb::default();
+    for line in PlaneVisitor::new(host_plane).lines() {
+        combine(&line_tf_function_db(&line), &mut db);
+    }
+    db
+}
+
+#[cfg(test)]
+mod tests {
+    use profkit_xplane::{PlaneBuilder, XPlane};
+
+    use super::*;
+
+    #[test]
+    fn nested_calls_count_self_time_per_mode() {
+        let mut plane = XPlane::default();
+        let mut b = PlaneBuilder::new(&mut plane);
+        b.set_name("/host:CPU");
+        let mut line = b.line(1);
+        line.add_event("outer")
+            .set_offset_ps(0)
+            .set_duration_ps(100)
+            .add_stat("tf_function_call", "traced-xla")
+            .add_stat("tracing_count", 1i64);
+        line.add_event("inner")
+            .set_offset_ps(10)
+            .set_duration_ps(30)
+            .add_stat("tf_function_call", "notTraced-nonXla")
+            .add_stat("tracing_count", 2i64);
+        line.add_event("outer")
+            .set_offset_ps(200)
+            .set_duration_ps(50)
+            .add_stat("tf_function_call", "notTraced-nonXla");
+        line.add_event("not a function")
+            .set_offset_ps(300)
+            .set_duration_ps(5);
+        let mut other = b.line(2);
+        other
+            .add_event("inner")
+            .set_offset_ps(0)
+            .set_duration_ps(10)
+            .add_stat("tf_function_call", "notTraced-xla");
+        let db = tf_function_db(&plane);
+        assert_eq!(db.tf_functions.len(), 2);
+        let outer = &db.tf_functions["outer"];
+        assert_eq!(outer.compiler, TfFunctionCompiler::MixedCompiler as i32);
+        assert_eq!(outer.total_tracing_count, 1);
+        let traced = &outer.metrics[&(TfFunctionExecutionMode::TracedMode as i32)];
+        assert_eq!((traced.count, traced.self_time_ps), (1, 70));
+        let not_traced = &outer.metrics[&(TfFunctionExecutionMode::NotTracedMode as i32)];
+        assert_eq!((not_traced.count, not_traced.self_time_ps), (1, 50));
+        assert!((outer.expensive_call_percent - 100.0 * 70.0 / 120.0).abs() < 1e-12);
+        let inner = &db.tf_functions["inner"];
+        assert_eq!(inner.total_tracing_count, 2);
+        assert_eq!(inner.compiler, TfFunctionCompiler::MixedCompiler as i32);
+        let m = &inner.metrics[&(TfFunctionExecutionMode::NotTracedMode as i32)];
+        assert_eq!((m.count, m.self_time_ps), (2, 40));
+        assert_eq!(inner.expensive_call_percent, 0.0);
+    }
+
+    #[test]
+    fn unknown_modes_and_hostile_times_do_not_panic() {
+        let mut plane = XPlane::default();
+        let mut b = PlaneBuilder::new(&mut plane);
+        b.set_name("/host:CPU");
+        let mut line = b.line(1);
+        line.add_event("f")
+            .set_offset_ps(i64::MAX)
+            .set_duration_ps(i64::MAX)
+            .add_stat("tf_function_call", "weird");
+        line.add_event("f")
+            .set_offset_ps(-5)
+            .set_duration_ps(-1)
+            .add_stat("tf_function_call", "eager");
+        let db = tf_function_db(&plane);
+        assert_eq!(db.tf_functions["f"].metrics.len(), 2);
+    }
+}
