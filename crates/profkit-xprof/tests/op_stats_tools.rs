@@ -1,0 +1,79 @@
+//! The tools xprof renders from an OpStats (`overview_page`, `input_pipeline_analyzer`,
+//! `pod_viewer`), rendered from xprof 2.24.2's own OpStats for each case of
+//! `conformance/xprof-tools/op_stats/` (see its README) and compared with what xprof rendered
+//! from it: the DataTable tools byte for byte, `pod_viewer` once parsed (xprof prints its maps in
+//! hash order).
+
+use std::path::{Path, PathBuf};
+
+use profkit_xprof::tools::{input_pipeline, overview_page, pod_viewer};
+
+fn cases_dir() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../../conformance/xprof-tools/op_stats")
+}
+
+fn gunzip(path: &Path) -> Vec<u8> {
+    use std::io::Read;
+    let file = std::fs::File::open(path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+    let mut out = Vec::new();
+    profkit_gzip::GzipReader::new(
+        std::io::BufReader::new(file),
+        profkit_gzip::Options::default(),
+    )
+    .read_to_end(&mut out)
+    .unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+    out
+}
+
+fn cases() -> Vec<PathBuf> {
+    let mut cases: Vec<PathBuf> = std::fs::read_dir(cases_dir())
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.join("op_stats.pb.gz").exists())
+        .collect();
+    cases.sort();
+    cases
+}
+
+#[test]
+fn every_case_renders_as_xprof() {
+    let cases = cases();
+    assert!(cases.len() >= 18, "{} cases", cases.len());
+    let mut failures = Vec::new();
+    for case in &cases {
+        let name = case.file_name().unwrap().to_string_lossy().into_owned();
+        let stats = profkit_xprof::op_stats::decode(&gunzip(&case.join("op_stats.pb.gz")))
+            .unwrap_or_else(|e| panic!("{name}: {e}"));
+        for (tool, ours) in [
+            ("overview_page", overview_page::to_json(&stats)),
+            ("input_pipeline_analyzer", input_pipeline::to_json(&stats)),
+        ] {
+            let theirs = String::from_utf8(gunzip(&case.join(format!("{tool}.json.gz")))).unwrap();
+            match ours {
+                Ok(ours) if ours == theirs => {}
+                Ok(ours) => {
+                    let at = ours
+                        .bytes()
+                        .zip(theirs.bytes())
+                        .position(|(a, b)| a != b)
+                        .unwrap_or(ours.len().min(theirs.len()));
+                    let from = at.saturating_sub(80);
+                    failures.push(format!(
+                        "{name} {tool}: differs at byte {at}:\n  ours:   {}\n  theirs: {}",
+                        ours.get(from..(at + 120).min(ours.len())).unwrap_or(""),
+                        theirs.get(from..(at + 120).min(theirs.len())).unwrap_or(""),
+                    ));
+                }
+                Err(e) => failures.push(format!("{name} {tool}: {e}")),
+            }
+        }
+        let theirs: serde_json::Value =
+            serde_json::from_slice(&gunzip(&case.join("pod_viewer.json.gz"))).unwrap();
+        let ours = pod_viewer::to_json(&stats);
+        let parsed: serde_json::Value = serde_json::from_str(&ours).unwrap();
+        if parsed != theirs {
+            failures.push(format!("{name} pod_viewer: ours {ours}\n  theirs {theirs}"));
+        }
+    }
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
+}
