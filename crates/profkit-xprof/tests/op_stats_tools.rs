@@ -77,3 +77,39 @@ fn every_case_renders_as_xprof() {
     }
     assert!(failures.is_empty(), "{}", failures.join("\n"));
 }
+
+/// `tools::steps::has_grouped_steps` (the stand-in for a steps database) says yes wherever
+/// xprof's OpStats has steps; it says yes too for two synthetic GPU cases whose groups xprof
+/// makes no step of (the tools then note a steps database they may not need).
+#[test]
+fn grouped_steps_cover_xprofs_steps() {
+    let conformance = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../conformance");
+    let mut extra = Vec::new();
+    for case in cases() {
+        let name = case.file_name().unwrap().to_string_lossy().into_owned();
+        let stats = profkit_xprof::op_stats::decode(&gunzip(&case.join("op_stats.pb.gz"))).unwrap();
+        let xprof_steps = !stats.step_db.unwrap_or_default().step_sequence.is_empty();
+        let bytes = match name.strip_prefix("device-") {
+            Some(device) => gunzip(
+                &conformance
+                    .join("xplane-device")
+                    .join(device)
+                    .join("input.xplane.pb.gz"),
+            ),
+            None => std::fs::read(
+                conformance
+                    .join("xplane")
+                    .join(&name)
+                    .join("input.xplane.pb"),
+            )
+            .unwrap(),
+        };
+        let space = profkit_xplane::decode(bytes).unwrap();
+        let ours = profkit_xprof::tools::steps::has_grouped_steps(&space);
+        assert!(ours || !xprof_steps, "{name}: xprof has steps");
+        if ours && !xprof_steps {
+            extra.push(name);
+        }
+    }
+    assert_eq!(extra, ["gpu-steps-derived", "gpu-steps-ties"]);
+}
