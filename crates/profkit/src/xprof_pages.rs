@@ -1,0 +1,171 @@
+//! `profkit xprof overview_page|input_pipeline_analyzer|pod_viewer`: the tools xprof renders
+//! from an OpStats, rendered from profkit's (`profkit_xprof::tools`), with notes naming what the
+//! OpStats lacks, and `--text` tables.
+
+use std::io::Write;
+
+use profkit_xplane::XSpace;
+use profkit_xprof::datatable::{Cell, DataTable};
+use profkit_xprof::op_stats::{self, OpStatsBuild};
+use profkit_xprof::tools::{input_pipeline, overview_page, pod_viewer};
+
+use crate::Failure;
+
+/// The tools of this module.
+pub(crate) const TOOLS: [&str; 3] = ["overview_page", "input_pipeline_analyzer", "pod_viewer"];
+
+/// What the OpStats lacks that these tools show: what `op_stats::build` names, and the steps
+/// database when the profile has steps and the OpStats none (a stand-in to remove once the
+/// OpStats has its steps database).
+/// `has_steps`: whether the profile has steps (`profkit_xprof::tools::steps::has_grouped_steps`).
+pub(crate) fn missing(has_steps: bool, built: &OpStatsBuild) -> Vec<String> {
+    let mut missing = built.missing.clone();
+    let has_steps_db = built
+        .op_stats
+        .step_db
+        .as_ref()
+        .is_some_and(|db| !db.step_sequence.is_empty());
+    if has_steps && !has_steps_db {
+        missing.push(
+            "the steps database (the profile has steps; their breakdown and the bottleneck analysis are not xprof's)"
+                .to_owned(),
+        );
+    }
+    missing
+}
+
+/// Writes the tool's JSON (or `--text` tables) for these hosts' spaces; returns the notes.
+pub(crate) fn run(
+    tool: &str,
+    spaces: Vec<XSpace>,
+    hosts: &[String],
+    out: &mut dyn Write,
+    text: bool,
+    rows: usize,
+) -> Result<Vec<String>, Failure> {
+    let host_refs: Vec<&str> = hosts.iter().map(String::as_str).collect();
+    let has_steps = spaces
+        .iter()
+        .any(profkit_xprof::tools::steps::has_grouped_steps);
+    let built = op_stats::build(spaces, &host_refs);
+    let notes: Vec<String> = missing(has_steps, &built)
+        .into_iter()
+        .map(|m| format!("not reproduced: {m}; what {tool} shows of it is not xprof's"))
+        .collect();
+    let unsupported =
+        |e: input_pipeline::Unsupported| Failure::BadInput(format!("xprof {tool}: {e}"));
+    let stats = &built.op_stats;
+    if text {
+        let tables: Vec<(&str, DataTable)> = match tool {
+            "overview_page" => {
+                let [a, steps, env, reco, latency, diag] =
+                    overview_page::data_tables(stats).map_err(unsupported)?;
+                vec![
+                    ("Top device ops", a),
+                    ("Steps", steps),
+                    ("Run environment", env),
+                    ("Recommendation", reco),
+                    ("Inference latency", latency),
+                    ("Diagnostics", diag),
+                ]
+            }
+            "input_pipeline_analyzer" => {
+                let a = input_pipeline::analyze(stats).map_err(unsupported)?;
+                let [cores, steps, host, reco, diag] = input_pipeline::data_tables(&a);
+                vec![
+                    ("Core with the most input time, by step", cores),
+                    ("Steps", steps),
+                    ("Host input ops", host),
+                    ("Recommendations", reco),
+                    ("Diagnostics", diag),
+                ]
+            }
+            _ => {
+                return Err(Failure::Usage(format!(
+                    "xprof {tool}: no --text table; it writes xprof's JSON"
+                )));
+            }
+        };
+        let mut s = String::new();
+        for (title, table) in &tables {
+            write_table(&mut s, title, table, rows);
+        }
+        out.write_all(s.as_bytes()).map_err(Failure::Output)?;
+    } else {
+        let json = match tool {
+            "overview_page" => overview_page::to_json(stats).map_err(unsupported)?,
+            "input_pipeline_analyzer" => input_pipeline::to_json(stats).map_err(unsupported)?,
+            _ => pod_viewer::to_json(stats),
+        };
+        out.write_all(json.as_bytes()).map_err(Failure::Output)?;
+    }
+    Ok(notes)
+}
+
+/// A cell as the terminal shows it: numbers with up to four decimals.
+fn show(cell: &Cell) -> String {
+    match cell {
+        Cell::Number(v) => {
+            let s = format!("{v:.4}");
+            s.trim_end_matches('0').trim_end_matches('.').to_owned()
+        }
+        Cell::Text(t) => crate::text::clip(&t.replace('\n', " ")).into_owned(),
+        Cell::Bool(b) => b.to_string(),
+    }
+}
+
+/// One DataTable: its title, its properties (`key: value`), then its columns' labels and at most
+/// `rows` rows, aligned (text left, numbers right).
+fn write_table(s: &mut String, title: &str, table: &DataTable, rows: usize) {
+    s.push_str(title);
+    s.push('\n');
+    for (k, v) in &table.properties {
+        if !v.is_empty() {
+            s.push_str(&format!("  {k}: {}\n", crate::text::clip(v)));
+        }
+    }
+    if table.columns.is_empty() {
+        s.push('\n');
+        return;
+    }
+    let header: Vec<String> = table.columns.iter().map(|c| c.label.clone()).collect();
+    let shown: Vec<Vec<String>> = table
+        .rows
+        .iter()
+        .take(rows)
+        .map(|r| r.iter().map(show).collect())
+        .collect();
+    let mut widths: Vec<usize> = header.iter().map(|h| h.chars().count()).collect();
+    for row in &shown {
+        for (w, c) in widths.iter_mut().zip(row) {
+            *w = (*w).max(c.chars().count());
+        }
+    }
+    let numeric: Vec<bool> = table.columns.iter().map(|c| c.kind == "number").collect();
+    let line = |cells: &[String]| -> String {
+        let mut l = String::from(" ");
+        for (i, (c, w)) in cells.iter().zip(&widths).enumerate() {
+            l.push(' ');
+            if numeric.get(i).copied().unwrap_or(false) {
+                l.push_str(&format!("{c:>w$}"));
+            } else {
+                l.push_str(&format!("{c:<w$}"));
+            }
+            l.push(' ');
+        }
+        l.trim_end().to_owned()
+    };
+    s.push_str(&line(&header));
+    s.push('\n');
+    for row in &shown {
+        s.push_str(&line(row));
+        s.push('\n');
+    }
+    if table.rows.len() > shown.len() {
+        s.push_str(&format!(
+            "  ... {} more rows (--rows N shows more)\n",
+            table.rows.len() - shown.len()
+        ));
+    }
+    s.push('\n');
+}
