@@ -31,19 +31,6 @@ const TOP_OPS: usize = 10;
 
 const NO_DEVICE_TRACE: &str = "No TensorCore device trace was collected. This might happen if your job hadn't been run on the device when sampling was turned on. You could try the sampling again later.";
 
-/// `ParseHardwareType` of a device type.
-fn parse_hardware_type(device_type: &str) -> HardwareType {
-    if device_type.contains("GPU") {
-        HardwareType::Gpu
-    } else if device_type == "CPU" {
-        HardwareType::CpuOnly
-    } else if device_type.contains("TPU") {
-        HardwareType::Tpu
-    } else {
-        HardwareType::UnknownHardware
-    }
-}
-
 /// One of the top device ops (`OverviewTfOp`).
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct TopOp {
@@ -176,7 +163,8 @@ pub fn analysis(stats: &OpStats) -> Analysis {
     a.device_op_time_outside_compilation_percent =
         100.0 * safe_divide(outside as f64, device_time as f64);
 
-    if parse_hardware_type(&env.device_type) == HardwareType::Tpu {
+    // xprof 2.24.2 goes by the run's hardware type here (not by its device type's name).
+    if input_pipeline::hardware_type(stats) == HardwareType::Tpu {
         a.device_duty_cycle_percent = 100.0
             * safe_divide(
                 device.busy_time_ps as f64,
@@ -392,8 +380,7 @@ fn run_environment_table(env: &RunEnvironment) -> DataTable {
 
 /// The recommendation table (`GenerateRecommendationResultDataTable`).
 fn recommendation_table(stats: &OpStats, ip: &InputPipelineAnalysis) -> DataTable {
-    let env = stats.run_environment.clone().unwrap_or_default();
-    let hardware = parse_hardware_type(&env.device_type);
+    let hardware = input_pipeline::hardware_type(stats);
     let steps: &[StepDetails] = match &ip.steps {
         Steps::Generic { steps, .. } => steps,
         Steps::TpuWithoutSteps => &[],
