@@ -2,19 +2,25 @@
 //! tools rendered from an OpStats ([`super::overview_page`], [`super::input_pipeline`],
 //! [`super::pod_viewer`]) then say what they could not reproduce.
 
-use profkit_xplane::constants::{GPU_PLANE_PREFIX, HOST_PLANE_NAME};
+use profkit_xplane::constants::{GPU_PLANE_PREFIX, HOST_PLANE_NAME, TPU_PLANE_PREFIX};
 use profkit_xplane::{XPlane, XSpace};
 
 /// Whether xprof's grouping of this space finds steps: after preprocessing (a copy of) the
 /// space, an event of the host plane names its step (`step_name`, which the grouping gives the
-/// root event of each step it finds), or an event of a GPU plane belongs to a group
-/// (`group_id`: xprof makes steps of the device's groups too).
+/// root event of each step it finds), an event of a GPU plane belongs to a group (`group_id`:
+/// xprof makes steps of the device's groups too), or a TPU plane has an event on its `Steps`
+/// line. It errs on the side of yes: a profile it says yes for may have no step in xprof's
+/// OpStats (its tests list the cases).
 pub fn has_grouped_steps(space: &XSpace) -> bool {
     let mut space = space.clone();
     crate::preprocess::preprocess(&mut space);
     space.planes.iter().any(|p| {
         if p.name == HOST_PLANE_NAME {
             has_stat(p, "step_name")
+        } else if p.name.starts_with(TPU_PLANE_PREFIX) {
+            p.lines
+                .iter()
+                .any(|l| l.name == "Steps" && !l.events.is_empty())
         } else {
             p.name.starts_with(GPU_PLANE_PREFIX) && has_stat(p, "group_id")
         }
