@@ -9,8 +9,9 @@ use profkit_xplane::{XPlane, XSpace};
 /// space, an event of the host plane names its step (`step_name`, which the grouping gives the
 /// root event of each step it finds), an event of a GPU plane belongs to a group (`group_id`:
 /// xprof makes steps of the device's groups too), or a TPU plane has an event on its `Steps`
-/// line. It errs on the side of yes: a profile it says yes for may have no step in xprof's
-/// OpStats (its tests list the cases).
+/// line. It errs on the side of yes: on the 56 XSpace cases of `conformance/`, it says yes for
+/// every one whose OpStats in xprof has steps, and for six that have none (display-fallbacks,
+/// gpu-device, gpu-steps-derived, gpu-steps-ties, tpu-device, tpu-runtime).
 pub fn has_grouped_steps(space: &XSpace) -> bool {
     let mut space = space.clone();
     crate::preprocess::preprocess(&mut space);
