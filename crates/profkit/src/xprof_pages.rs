@@ -116,11 +116,7 @@ pub(crate) fn run(
                     ("Diagnostics", diag),
                 ]
             }
-            _ => {
-                return Err(Failure::Usage(format!(
-                    "xprof {tool}: no --text table; it writes xprof's JSON"
-                )));
-            }
+            _ => vec![("Steps by core (microseconds)", pod_table(stats))],
         };
         let mut s = String::new();
         for (title, table) in &tables {
@@ -136,6 +132,38 @@ pub(crate) fn run(
         out.write_all(json.as_bytes()).map_err(Failure::Output)?;
     }
     Ok(notes)
+}
+
+/// The pod viewer's records as a table: a row per step and core, its time by kind.
+fn pod_table(stats: &profkit_xprof::proto::OpStats) -> DataTable {
+    let p = pod_viewer::pod_viewer(stats);
+    let mut t = DataTable::default();
+    t.column("step", "number", "Step");
+    t.column("core", "number", "Core");
+    t.column("host", "string", "Host");
+    t.column("duration", "number", "Duration");
+    t.column("bottleneck", "string", "Bottleneck");
+    for name in pod_viewer::KIND_NAMES {
+        t.column(name, "number", name);
+    }
+    for step in &p.steps {
+        for (core, r) in &step.per_core {
+            let mut row = vec![
+                Cell::Number(f64::from(step.step_num)),
+                Cell::Number(f64::from(*core)),
+                Cell::Text(r.host_name.clone()),
+                Cell::Number(r.total_duration_us),
+                Cell::Text(r.bottleneck.to_owned()),
+            ];
+            row.extend(r.step_breakdown_us.iter().map(|us| Cell::Number(*us)));
+            t.rows.push(row);
+        }
+    }
+    t.properties.insert("device_type".into(), p.device_type);
+    for (i, w) in p.warnings.iter().enumerate() {
+        t.properties.insert(format!("warning {}", i + 1), w.clone());
+    }
+    t
 }
 
 /// A cell as the terminal shows it: numbers with up to four decimals.

@@ -35,6 +35,12 @@ const KINDS: [(&str, &[i32]); 9] = [
     ("All others", &[UNKNOWN_TIME]),
 ];
 
+/// The names of the kinds of step time, by id (1 to 9).
+pub const KIND_NAMES: [&str; 9] = [
+    KINDS[0].0, KINDS[1].0, KINDS[2].0, KINDS[3].0, KINDS[4].0, KINDS[5].0, KINDS[6].0, KINDS[7].0,
+    KINDS[8].0,
+];
+
 /// `PodStatsRecord`: one step on one core.
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct PodStatsRecord {
@@ -44,7 +50,7 @@ pub struct PodStatsRecord {
     pub step_num: u32,
     /// The step's duration, microseconds.
     pub total_duration_us: f64,
-    /// Microseconds by kind (`KINDS` order, ids 1 to 9).
+    /// Microseconds by kind ([`KIND_NAMES`] order, ids 1 to 9).
     pub step_breakdown_us: [f64; 9],
     /// The kind with the most time.
     pub bottleneck: &'static str,
