@@ -25,6 +25,8 @@ pub struct Column {
     pub kind: String,
     /// What the page shows as its header.
     pub label: String,
+    /// The column's custom properties (`p`, such as a `role` of `tooltip`).
+    pub properties: BTreeMap<String, String>,
 }
 
 /// A DataTable.
@@ -45,7 +47,16 @@ impl DataTable {
             id: id.to_owned(),
             kind: kind.to_owned(),
             label: label.to_owned(),
+            properties: BTreeMap::new(),
         });
+    }
+
+    /// Adds a column with a `role` property (`tooltip`, `interval`).
+    pub fn column_with_role(&mut self, id: &str, kind: &str, label: &str, role: &str) {
+        self.column(id, kind, label);
+        if let Some(c) = self.columns.last_mut() {
+            c.properties.insert("role".to_owned(), role.to_owned());
+        }
     }
 
     /// The table as xprof writes it.
@@ -60,22 +71,18 @@ impl DataTable {
             write_str(&mut out, &c.id);
             out.push_str(",\"label\":");
             write_str(&mut out, &c.label);
+            if !c.properties.is_empty() {
+                out.push_str(",\"p\":");
+                write_properties(&mut out, &c.properties);
+            }
             out.push_str(",\"type\":");
             write_str(&mut out, &c.kind);
             out.push('}');
         }
         out.push(']');
         if !self.properties.is_empty() {
-            out.push_str(",\"p\":{");
-            for (i, (k, v)) in self.properties.iter().enumerate() {
-                if i > 0 {
-                    out.push(',');
-                }
-                write_str(&mut out, k);
-                out.push(':');
-                write_str(&mut out, v);
-            }
-            out.push('}');
+            out.push_str(",\"p\":");
+            write_properties(&mut out, &self.properties);
         }
         out.push_str(",\"rows\":[");
         for (i, row) in self.rows.iter().enumerate() {
@@ -100,6 +107,20 @@ impl DataTable {
         out.push_str("]}");
         out
     }
+}
+
+/// Custom properties as a JSON object, keys in order.
+fn write_properties(out: &mut String, properties: &BTreeMap<String, String>) {
+    out.push('{');
+    for (i, (k, v)) in properties.iter().enumerate() {
+        if i > 0 {
+            out.push(',');
+        }
+        write_str(out, k);
+        out.push(':');
+        write_str(out, v);
+    }
+    out.push('}');
 }
 
 /// A string as nlohmann escapes it: `"` and `\`, the short escapes for control characters

@@ -14,7 +14,14 @@ use crate::input::Input;
 use crate::output::Output;
 
 /// The tools `profkit xprof` computes, in xprof's order.
-pub(crate) const TOOLS: [&str; 3] = ["trace_viewer", "framework_op_stats", "memory_profile"];
+pub(crate) const TOOLS: [&str; 6] = [
+    "trace_viewer",
+    "overview_page",
+    "input_pipeline_analyzer",
+    "framework_op_stats",
+    "memory_profile",
+    "pod_viewer",
+];
 
 /// What `profkit xprof` was asked.
 pub(crate) struct XprofArgs {
@@ -80,7 +87,7 @@ pub(crate) fn run(args: XprofArgs) -> Result<(), Failure> {
             }));
         }
     }
-    let (spaces, hosts) = read_spaces(inputs, tool.as_deref() == Some("trace_viewer"))?;
+    let (mut spaces, hosts) = read_spaces(inputs, tool.as_deref() == Some("trace_viewer"))?;
     // Standard output is the session's (the terminal, or the library API's capture).
     let out = args.out.filter(|o| o.as_os_str() != "-");
     let (output, mut writer): (Option<Output>, Box<dyn Write>) = match &out {
@@ -126,6 +133,16 @@ pub(crate) fn run(args: XprofArgs) -> Result<(), Failure> {
                 let json = profkit_xprof::tools::memory_profile::memory_profile_json(&spaces)
                     .map_err(|e| Failure::Usage(format!("xprof memory_profile: {e}")))?;
                 writer.write_all(json.as_bytes()).map_err(Failure::Output)?;
+            }
+            Some(t) if crate::xprof_pages::TOOLS.contains(&t) => {
+                notes.extend(crate::xprof_pages::run(
+                    t,
+                    std::mem::take(&mut spaces),
+                    &hosts,
+                    &mut writer,
+                    args.text,
+                    args.rows,
+                )?);
             }
             Some(_) => {
                 let host_refs: Vec<&str> = hosts.iter().map(String::as_str).collect();

@@ -87,9 +87,9 @@ fn text_tables_list_and_errors() {
     let theirs: serde_json::Value = serde_json::from_str(&listed).unwrap();
     assert_eq!(ours, theirs);
 
-    let out = profkit(&["xprof", "overview_page", input], None);
+    let out = profkit(&["xprof", "graph_viewer", input], None);
     assert_eq!(out.status.code(), Some(2));
-    assert!(text(&out.stderr).contains("does not compute `overview_page` yet"));
+    assert!(text(&out.stderr).contains("does not compute `graph_viewer` yet"));
     let out = profkit(&["xprof", "no_such_tool", input], None);
     assert_eq!(out.status.code(), Some(2));
     let bad = case("error-truncated").join("input.xplane.pb");
@@ -202,4 +202,72 @@ fn report_of_an_xspace_is_xprofs_tf_stats() {
     }
     let out = profkit(&["report", input, "--style", "xprof", "--thread-sep"], None);
     assert_eq!(out.status.code(), Some(2));
+}
+
+/// The gzipped output xprof rendered from its own OpStats of a case
+/// (`conformance/xprof-tools/op_stats/`).
+fn saved_op_stats_tool(case: &str, tool: &str) -> Vec<u8> {
+    use std::io::Read;
+    let path = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../../conformance/xprof-tools/op_stats")
+        .join(case)
+        .join(format!("{tool}.json.gz"));
+    let file = std::io::BufReader::new(std::fs::File::open(path).unwrap());
+    let mut out = Vec::new();
+    profkit_gzip::GzipReader::new(file, profkit_gzip::Options::default())
+        .read_to_end(&mut out)
+        .unwrap();
+    out
+}
+
+#[test]
+fn op_stats_tools_are_xprofs_without_steps() {
+    // real-tf-fit has no steps: profkit's OpStats is what these tools read of xprof's.
+    let input = case("real-tf-fit").join("input.xplane.pb");
+    let input = input.to_str().unwrap();
+    for tool in ["overview_page", "input_pipeline_analyzer"] {
+        let out = profkit(&["xprof", tool, input], None);
+        assert_eq!(out.status.code(), Some(0), "{tool}: {}", text(&out.stderr));
+        assert!(
+            out.stdout == saved_op_stats_tool("real-tf-fit", tool),
+            "{tool}: not xprof's bytes"
+        );
+        assert!(out.stderr.is_empty(), "{tool}: {}", text(&out.stderr));
+    }
+    let out = profkit(&["xprof", "pod_viewer", input], None);
+    let ours: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let theirs: serde_json::Value =
+        serde_json::from_slice(&saved_op_stats_tool("real-tf-fit", "pod_viewer")).unwrap();
+    assert_eq!(ours, theirs);
+    let out = profkit(
+        &["xprof", "overview_page", input, "--text", "--rows", "3"],
+        None,
+    );
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    let shown = text(&out.stdout);
+    assert!(
+        shown.contains("Recommendation\n  all_other_bottleneck: no\n  bottleneck: unknown\n"),
+        "{shown}"
+    );
+    assert!(
+        shown.contains("... 4 more rows (--rows N shows more)"),
+        "{shown}"
+    );
+    let out = profkit(&["xprof", "pod_viewer", input, "--text"], None);
+    assert_eq!(out.status.code(), Some(0));
+    assert!(text(&out.stdout).starts_with("Steps by core (microseconds)\n  device_type: CPU\n"));
+}
+
+#[test]
+fn a_profile_with_steps_names_the_steps_database() {
+    let input = case("real-tf-fnloop").join("input.xplane.pb");
+    for tool in ["overview_page", "input_pipeline_analyzer", "pod_viewer"] {
+        let out = profkit(&["xprof", tool, input.to_str().unwrap()], None);
+        assert_eq!(out.status.code(), Some(0), "{tool}: {}", text(&out.stderr));
+        assert!(
+            text(&out.stderr).contains("not reproduced: the steps database"),
+            "{tool}: {}",
+            text(&out.stderr)
+        );
+    }
 }

@@ -1,7 +1,11 @@
 //! Target `xprof_tools`: XSpaces shaped as the profilers' (host threads, GPU and TPU planes, the
 //! metadata plane's HLO protos), drawn from the bytes, through xprof's OpStats and the tools
 //! computed from it (`profkit xprof`): `framework_op_stats`, `memory_profile`, the tool list and
-//! the OpStats file (its steps database and tf-function stats included, of one host or two).
+//! the OpStats file (its steps database and tf-function stats included, of one host or two);
+//! then the tools rendered from an OpStats (`overview_page`, `input_pipeline_analyzer`,
+//! `pod_viewer`), from that OpStats with a steps database drawn from the bytes too (cores,
+//! durations, breakdowns with huge times, packed breakdowns of another type or of bytes that do
+//! not decode).
 //!
 //! Names, stats and times come from pools that hold what the rules look at (framework op names,
 //! XLA op stats, allocator events, step markers and step stats, tf-function calls, collectives,
@@ -155,6 +159,102 @@ pub fn run(data: &[u8]) {
     let decoded =
         profkit_xprof::op_stats::decode(&built.encode()).expect("the OpStats file decodes");
     assert_eq!(decoded, built.op_stats);
+    let mut stats = built.op_stats;
+    pages(&stats);
+    add_steps(&mut stats, data);
+    pages(&stats);
+}
+
+/// The tools rendered from an OpStats: JSON (or a named gap), never a panic.
+fn pages(stats: &profkit_xprof::proto::OpStats) {
+    use profkit_xprof::tools::{input_pipeline, overview_page, pod_viewer};
+    let parses = |tool: &str, json: &str| {
+        serde_json::from_str::<serde_json::Value>(json)
+            .unwrap_or_else(|e| panic!("{tool} is not JSON: {e}"));
+    };
+    if let Ok(json) = overview_page::to_json(stats) {
+        parses("overview_page", &json);
+    }
+    if let Ok(json) = input_pipeline::to_json(stats) {
+        parses("input_pipeline_analyzer", &json);
+    }
+    parses("pod_viewer", &pod_viewer::to_json(stats));
+}
+
+/// A steps database from the bytes: a step per four bytes (core, duration, event type, kind of
+/// packed breakdown), the hardware type and core details from the first byte.
+fn add_steps(stats: &mut profkit_xprof::proto::OpStats, data: &[u8]) {
+    use profkit_xprof::proto::{
+        CoreDetails, GenericStepBreakdown, PerCoreStepInfo, StepDatabaseResult, StepInfoResult,
+    };
+    use prost::Message;
+    let Some((first, rest)) = data.split_first() else {
+        return;
+    };
+    let env = stats.run_environment.get_or_insert_with(Default::default);
+    env.hardware_type = i32::from(first % 4);
+    if first & 4 != 0 {
+        stats.core_id_to_details.insert(
+            1,
+            CoreDetails {
+                hostname: "fuzz".into(),
+                ..CoreDetails::default()
+            },
+        );
+    }
+    let mut db = StepDatabaseResult {
+        use_incomplete_step: first & 8 != 0,
+        num_steps_dropped: u32::from(first >> 4),
+        ..StepDatabaseResult::default()
+    };
+    for (n, step) in rest.chunks_exact(4).take(64).enumerate() {
+        let [core, duration, event, kind] = [step[0], step[1], step[2], step[3]];
+        let duration = match duration % 3 {
+            0 => u64::MAX,
+            1 => 0,
+            _ => u64::from(duration) << 30,
+        };
+        let mut breakdown = GenericStepBreakdown::default();
+        let types = [
+            0, 10, 60, 80, 90, 100, 110, 120, 130, 140, 150, 160, 170, -1,
+        ];
+        breakdown
+            .type_ps
+            .insert(types[usize::from(event) % types.len()], duration / 3);
+        breakdown.type_ps.insert(0, u64::from(event) << 40);
+        let any = match kind % 4 {
+            0 => None,
+            1 => Some(prost_types::Any {
+                type_url: "type.googleapis.com/tensorflow.profiler.GenericStepBreakdown".into(),
+                value: breakdown.encode_to_vec(),
+            }),
+            2 => Some(prost_types::Any {
+                type_url: "type.googleapis.com/tensorflow.profiler.GenericStepBreakdown".into(),
+                value: vec![kind, 0xff, 0xff],
+            }),
+            _ => Some(prost_types::Any {
+                type_url: "type.googleapis.com/tensorflow.profiler.PerTpuStepDetails".into(),
+                value: Vec::new(),
+            }),
+        };
+        let core = u32::from(core % 3) * if core & 0x80 != 0 { 1_000_000 } else { 1 };
+        let step_num = u32::try_from(n).unwrap_or(u32::MAX);
+        let mut per_core = PerCoreStepInfo {
+            step_num,
+            ..PerCoreStepInfo::default()
+        };
+        per_core.step_info_per_core.insert(
+            core,
+            StepInfoResult {
+                step_num,
+                duration_ps: duration,
+                step_breakdown: any,
+                ..StepInfoResult::default()
+            },
+        );
+        db.step_sequence.push(per_core);
+    }
+    stats.step_db = Some(db);
 }
 
 #[cfg(test)]

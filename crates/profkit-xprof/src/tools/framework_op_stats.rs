@@ -150,7 +150,8 @@ fn table(
 pub fn tf_stats(stats: &OpStats) -> (Vec<TfStatsRecord>, Vec<TfStatsRecord>) {
     let empty = OpMetricsDb::default();
     let host = stats.host_op_metrics_db.as_ref().unwrap_or(&empty);
-    let device = tf_metrics_from_device(stats.device_op_metrics_db.as_ref().unwrap_or(&empty));
+    let device =
+        tf_metrics_from_device(stats.device_op_metrics_db.as_ref().unwrap_or(&empty), true);
     let perf = stats.perf_env.clone().unwrap_or_default();
     let hardware = stats
         .run_environment
@@ -164,11 +165,14 @@ pub fn tf_stats(stats: &OpStats) -> (Vec<TfStatsRecord>, Vec<TfStatsRecord>) {
 }
 
 /// `CreateTfMetricsDbFromDeviceOpMetricsDb`: device ops summed by the framework op they come
-/// from (their provenance), the idle op kept.
+/// from (their provenance), the idle op kept when `with_idle`.
 #[allow(deprecated)]
-fn tf_metrics_from_device(device: &OpMetricsDb) -> OpMetricsDb {
+pub(crate) fn tf_metrics_from_device(device: &OpMetricsDb, with_idle: bool) -> OpMetricsDb {
     let mut builder = DbBuilder::default();
     for m in &device.metrics_db {
+        if !with_idle && is_idle(m) {
+            continue;
+        }
         let (name, op_type) = if is_idle(m) {
             ("IDLE".to_owned(), "IDLE".to_owned())
         } else if m.provenance.is_empty() {
@@ -197,7 +201,11 @@ fn tf_metrics_from_device(device: &OpMetricsDb) -> OpMetricsDb {
         t.core_type = m.core_type;
     }
     builder.db.total_op_time_ps = device.total_op_time_ps;
-    builder.db.total_time_ps = device.total_time_ps;
+    builder.db.total_time_ps = if with_idle {
+        device.total_time_ps
+    } else {
+        device.total_op_time_ps
+    };
     builder.db
 }
 

@@ -11,10 +11,17 @@
 //! `counter_value` stat.
 //!
 //! The tools' data, each as xprof 2.24.2 returns it for a profile, in a module of its own:
-//! [`framework_op_stats`], [`memory_profile`].
+//! [`framework_op_stats`], [`memory_profile`]; and, rendered from an OpStats,
+//! [`overview_page`], [`input_pipeline`] (`input_pipeline_analyzer`), [`pod_viewer`].
 
 pub mod framework_op_stats;
 pub mod memory_profile;
+
+mod format;
+pub mod input_pipeline;
+pub mod overview_page;
+pub mod pod_viewer;
+pub mod steps;
 
 use profkit_xplane::constants::{
     GPU_PLANE_PREFIX, HOST_PLANE_NAME, METADATA_PLANE_NAME, TPU_PLANE_PREFIX,

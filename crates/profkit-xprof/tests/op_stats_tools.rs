@@ -1,0 +1,115 @@
+//! The tools xprof renders from an OpStats (`overview_page`, `input_pipeline_analyzer`,
+//! `pod_viewer`), rendered from xprof 2.24.2's own OpStats for each case of
+//! `conformance/xprof-tools/op_stats/` (see its README) and compared with what xprof rendered
+//! from it: the DataTable tools byte for byte, `pod_viewer` once parsed (xprof prints its maps in
+//! hash order).
+
+use std::path::{Path, PathBuf};
+
+use profkit_xprof::tools::{input_pipeline, overview_page, pod_viewer};
+
+fn cases_dir() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../../conformance/xprof-tools/op_stats")
+}
+
+fn gunzip(path: &Path) -> Vec<u8> {
+    use std::io::Read;
+    let file = std::fs::File::open(path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+    let mut out = Vec::new();
+    profkit_gzip::GzipReader::new(
+        std::io::BufReader::new(file),
+        profkit_gzip::Options::default(),
+    )
+    .read_to_end(&mut out)
+    .unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+    out
+}
+
+fn cases() -> Vec<PathBuf> {
+    let mut cases: Vec<PathBuf> = std::fs::read_dir(cases_dir())
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.join("op_stats.pb.gz").exists())
+        .collect();
+    cases.sort();
+    cases
+}
+
+#[test]
+fn every_case_renders_as_xprof() {
+    let cases = cases();
+    assert!(cases.len() >= 18, "{} cases", cases.len());
+    let mut failures = Vec::new();
+    for case in &cases {
+        let name = case.file_name().unwrap().to_string_lossy().into_owned();
+        let stats = profkit_xprof::op_stats::decode(&gunzip(&case.join("op_stats.pb.gz")))
+            .unwrap_or_else(|e| panic!("{name}: {e}"));
+        for (tool, ours) in [
+            ("overview_page", overview_page::to_json(&stats)),
+            ("input_pipeline_analyzer", input_pipeline::to_json(&stats)),
+        ] {
+            let theirs = String::from_utf8(gunzip(&case.join(format!("{tool}.json.gz")))).unwrap();
+            match ours {
+                Ok(ours) if ours == theirs => {}
+                Ok(ours) => {
+                    let at = ours
+                        .bytes()
+                        .zip(theirs.bytes())
+                        .position(|(a, b)| a != b)
+                        .unwrap_or(ours.len().min(theirs.len()));
+                    let from = at.saturating_sub(80);
+                    failures.push(format!(
+                        "{name} {tool}: differs at byte {at}:\n  ours:   {}\n  theirs: {}",
+                        ours.get(from..(at + 120).min(ours.len())).unwrap_or(""),
+                        theirs.get(from..(at + 120).min(theirs.len())).unwrap_or(""),
+                    ));
+                }
+                Err(e) => failures.push(format!("{name} {tool}: {e}")),
+            }
+        }
+        let theirs: serde_json::Value =
+            serde_json::from_slice(&gunzip(&case.join("pod_viewer.json.gz"))).unwrap();
+        let ours = pod_viewer::to_json(&stats);
+        let parsed: serde_json::Value = serde_json::from_str(&ours).unwrap();
+        if parsed != theirs {
+            failures.push(format!("{name} pod_viewer: ours {ours}\n  theirs {theirs}"));
+        }
+    }
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
+}
+
+/// `tools::steps::has_grouped_steps` (the stand-in for a steps database) says yes wherever
+/// xprof's OpStats has steps; it says yes too for two synthetic GPU cases whose groups xprof
+/// makes no step of (the tools then note a steps database they may not need).
+#[test]
+fn grouped_steps_cover_xprofs_steps() {
+    let conformance = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../conformance");
+    let mut extra = Vec::new();
+    for case in cases() {
+        let name = case.file_name().unwrap().to_string_lossy().into_owned();
+        let stats = profkit_xprof::op_stats::decode(&gunzip(&case.join("op_stats.pb.gz"))).unwrap();
+        let xprof_steps = !stats.step_db.unwrap_or_default().step_sequence.is_empty();
+        let bytes = match name.strip_prefix("device-") {
+            Some(device) => gunzip(
+                &conformance
+                    .join("xplane-device")
+                    .join(device)
+                    .join("input.xplane.pb.gz"),
+            ),
+            None => std::fs::read(
+                conformance
+                    .join("xplane")
+                    .join(&name)
+                    .join("input.xplane.pb"),
+            )
+            .unwrap(),
+        };
+        let space = profkit_xplane::decode(bytes).unwrap();
+        let ours = profkit_xprof::tools::steps::has_grouped_steps(&space);
+        assert!(ours || !xprof_steps, "{name}: xprof has steps");
+        if ours && !xprof_steps {
+            extra.push(name);
+        }
+    }
+    assert_eq!(extra, ["gpu-steps-derived", "gpu-steps-ties"]);
+}

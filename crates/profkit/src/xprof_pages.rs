@@ -1,0 +1,235 @@
+//! `profkit xprof overview_page|input_pipeline_analyzer|pod_viewer`: the tools xprof renders
+//! from an OpStats, rendered from profkit's (`profkit_xprof::tools`), with notes naming what the
+//! OpStats lacks, and `--text` tables.
+
+use std::io::Write;
+
+use profkit_xplane::XSpace;
+use profkit_xprof::datatable::{Cell, DataTable};
+use profkit_xprof::op_stats::{self, OpStatsBuild};
+use profkit_xprof::tools::{input_pipeline, overview_page, pod_viewer};
+
+use crate::Failure;
+
+/// The tools of this module.
+pub(crate) const TOOLS: [&str; 3] = ["overview_page", "input_pipeline_analyzer", "pod_viewer"];
+
+/// What the OpStats lacks that these tools show: what `op_stats::build` names, then what these
+/// tools read that profkit's OpStats does not fill yet, where the profile has it: a TPU's busy
+/// and idle time (its duty cycle), a GPU's kernel stats (TensorCore use of the top ops), whether
+/// an XLA run trains, and the steps database. The last four are stand-ins, to go as the OpStats
+/// gains those parts.
+/// `has_steps`: whether the profile has steps (`profkit_xprof::tools::steps::has_grouped_steps`);
+/// `has_programs`: whether it holds XLA programs (HLO protos in `/host:metadata`).
+pub(crate) fn missing(has_steps: bool, has_programs: bool, built: &OpStatsBuild) -> Vec<String> {
+    let mut missing = built.missing.clone();
+    let has_steps_db = built
+        .op_stats
+        .step_db
+        .as_ref()
+        .is_some_and(|db| !db.step_sequence.is_empty());
+    let stats = &built.op_stats;
+    let env = stats.run_environment.clone().unwrap_or_default();
+    let empty = profkit_xprof::proto::OpMetricsDb::default();
+    let device = stats.device_op_metrics_db.as_ref().unwrap_or(&empty);
+    let device_ops = device.metrics_db.iter().any(|m| !op_stats::is_idle(m));
+    if env.hardware_type == profkit_xprof::proto::HardwareType::Tpu as i32
+        && device.busy_time_ps == 0
+        && device.idle_time_ps == 0
+    {
+        missing.push("the TPU's duty cycle (the device's busy and idle time)".to_owned());
+    }
+    if env.device_type.contains("GPU")
+        && device_ops
+        && stats
+            .kernel_stats_db
+            .as_ref()
+            .is_none_or(|k| k.reports.is_empty())
+        && !missing.iter().any(|m| m.starts_with("GPU kernel stats"))
+    {
+        missing.push(
+            "GPU kernel stats (the top device ops' TensorCore eligibility and use)".to_owned(),
+        );
+    }
+    // xprof tells training from the XLA programs' ops; profkit's OpStats does not yet.
+    if has_programs && !env.is_training {
+        missing.push(
+            "whether the run is training (`is_training`, which xprof reads from the XLA programs)"
+                .to_owned(),
+        );
+    }
+    if has_steps && !has_steps_db {
+        missing.push(
+            "the steps database (the profile has steps; their breakdown and the bottleneck analysis are not xprof's)"
+                .to_owned(),
+        );
+    }
+    missing
+}
+
+/// Writes the tool's JSON (or `--text` tables) for these hosts' spaces; returns the notes.
+pub(crate) fn run(
+    tool: &str,
+    spaces: Vec<XSpace>,
+    hosts: &[String],
+    out: &mut dyn Write,
+    text: bool,
+    rows: usize,
+) -> Result<Vec<String>, Failure> {
+    let host_refs: Vec<&str> = hosts.iter().map(String::as_str).collect();
+    let has_steps = spaces
+        .iter()
+        .any(profkit_xprof::tools::steps::has_grouped_steps);
+    let has_programs = spaces.iter().any(|s| {
+        profkit_xprof::tools::tool_names(std::slice::from_ref(s)).contains(&"graph_viewer")
+    });
+    let built = op_stats::build(spaces, &host_refs);
+    let notes: Vec<String> = missing(has_steps, has_programs, &built)
+        .into_iter()
+        .map(|m| format!("not reproduced: {m}; what {tool} shows of it is not xprof's"))
+        .collect();
+    let unsupported =
+        |e: input_pipeline::Unsupported| Failure::BadInput(format!("xprof {tool}: {e}"));
+    let stats = &built.op_stats;
+    if text {
+        let tables: Vec<(&str, DataTable)> = match tool {
+            "overview_page" => {
+                let [a, steps, env, reco, latency, diag] =
+                    overview_page::data_tables(stats).map_err(unsupported)?;
+                vec![
+                    ("Top device ops", a),
+                    ("Steps", steps),
+                    ("Run environment", env),
+                    ("Recommendation", reco),
+                    ("Inference latency", latency),
+                    ("Diagnostics", diag),
+                ]
+            }
+            "input_pipeline_analyzer" => {
+                let a = input_pipeline::analyze(stats).map_err(unsupported)?;
+                let [cores, steps, host, reco, diag] = input_pipeline::data_tables(&a);
+                vec![
+                    ("Core with the most input time, by step", cores),
+                    ("Steps", steps),
+                    ("Host input ops", host),
+                    ("Recommendations", reco),
+                    ("Diagnostics", diag),
+                ]
+            }
+            _ => vec![("Steps by core (microseconds)", pod_table(stats))],
+        };
+        let mut s = String::new();
+        for (title, table) in &tables {
+            write_table(&mut s, title, table, rows);
+        }
+        out.write_all(s.as_bytes()).map_err(Failure::Output)?;
+    } else {
+        let json = match tool {
+            "overview_page" => overview_page::to_json(stats).map_err(unsupported)?,
+            "input_pipeline_analyzer" => input_pipeline::to_json(stats).map_err(unsupported)?,
+            _ => pod_viewer::to_json(stats),
+        };
+        out.write_all(json.as_bytes()).map_err(Failure::Output)?;
+    }
+    Ok(notes)
+}
+
+/// The pod viewer's records as a table: a row per step and core, its time by kind.
+fn pod_table(stats: &profkit_xprof::proto::OpStats) -> DataTable {
+    let p = pod_viewer::pod_viewer(stats);
+    let mut t = DataTable::default();
+    t.column("step", "number", "Step");
+    t.column("core", "number", "Core");
+    t.column("host", "string", "Host");
+    t.column("duration", "number", "Duration");
+    t.column("bottleneck", "string", "Bottleneck");
+    for name in pod_viewer::KIND_NAMES {
+        t.column(name, "number", name);
+    }
+    for step in &p.steps {
+        for (core, r) in &step.per_core {
+            let mut row = vec![
+                Cell::Number(f64::from(step.step_num)),
+                Cell::Number(f64::from(*core)),
+                Cell::Text(r.host_name.clone()),
+                Cell::Number(r.total_duration_us),
+                Cell::Text(r.bottleneck.to_owned()),
+            ];
+            row.extend(r.step_breakdown_us.iter().map(|us| Cell::Number(*us)));
+            t.rows.push(row);
+        }
+    }
+    t.properties.insert("device_type".into(), p.device_type);
+    for (i, w) in p.warnings.iter().enumerate() {
+        t.properties.insert(format!("warning {}", i + 1), w.clone());
+    }
+    t
+}
+
+/// A cell as the terminal shows it: numbers with up to four decimals.
+fn show(cell: &Cell) -> String {
+    match cell {
+        Cell::Number(v) => {
+            let s = format!("{v:.4}");
+            s.trim_end_matches('0').trim_end_matches('.').to_owned()
+        }
+        Cell::Text(t) => crate::text::clip(&t.replace('\n', " ")).into_owned(),
+        Cell::Bool(b) => b.to_string(),
+    }
+}
+
+/// One DataTable: its title, its properties (`key: value`), then its columns' labels and at most
+/// `rows` rows, aligned (text left, numbers right).
+fn write_table(s: &mut String, title: &str, table: &DataTable, rows: usize) {
+    s.push_str(title);
+    s.push('\n');
+    for (k, v) in &table.properties {
+        if !v.is_empty() {
+            s.push_str(&format!("  {k}: {}\n", crate::text::clip(v)));
+        }
+    }
+    if table.columns.is_empty() {
+        s.push('\n');
+        return;
+    }
+    let header: Vec<String> = table.columns.iter().map(|c| c.label.clone()).collect();
+    let shown: Vec<Vec<String>> = table
+        .rows
+        .iter()
+        .take(rows)
+        .map(|r| r.iter().map(show).collect())
+        .collect();
+    let mut widths: Vec<usize> = header.iter().map(|h| h.chars().count()).collect();
+    for row in &shown {
+        for (w, c) in widths.iter_mut().zip(row) {
+            *w = (*w).max(c.chars().count());
+        }
+    }
+    let numeric: Vec<bool> = table.columns.iter().map(|c| c.kind == "number").collect();
+    let line = |cells: &[String]| -> String {
+        let mut l = String::from(" ");
+        for (i, (c, w)) in cells.iter().zip(&widths).enumerate() {
+            l.push(' ');
+            if numeric.get(i).copied().unwrap_or(false) {
+                l.push_str(&format!("{c:>w$}"));
+            } else {
+                l.push_str(&format!("{c:<w$}"));
+            }
+            l.push(' ');
+        }
+        l.trim_end().to_owned()
+    };
+    s.push_str(&line(&header));
+    s.push('\n');
+    for row in &shown {
+        s.push_str(&line(row));
+        s.push('\n');
+    }
+    if table.rows.len() > shown.len() {
+        s.push_str(&format!(
+            "  ... {} more rows (--rows N shows more)\n",
+            table.rows.len() - shown.len()
+        ));
+    }
+    s.push('\n');
+}
