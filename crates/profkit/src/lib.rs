@@ -58,6 +58,7 @@ mod torch;
 mod value;
 mod xdl;
 mod xprof;
+mod xprof_ops;
 mod xspace;
 
 pub use plugin::set_self_command;

@@ -14,7 +14,14 @@ use crate::input::Input;
 use crate::output::Output;
 
 /// The tools `profkit xprof` computes, in xprof's order.
-pub(crate) const TOOLS: [&str; 3] = ["trace_viewer", "framework_op_stats", "memory_profile"];
+pub(crate) const TOOLS: [&str; 6] = [
+    "trace_viewer",
+    "framework_op_stats",
+    "memory_profile",
+    "hlo_stats",
+    "roofline_model",
+    "kernel_stats",
+];
 
 /// What `profkit xprof` was asked.
 pub(crate) struct XprofArgs {
@@ -126,6 +133,17 @@ pub(crate) fn run(args: XprofArgs) -> Result<(), Failure> {
                 let json = profkit_xprof::tools::memory_profile::memory_profile_json(&spaces)
                     .map_err(|e| Failure::Usage(format!("xprof memory_profile: {e}")))?;
                 writer.write_all(json.as_bytes()).map_err(Failure::Output)?;
+            }
+            Some(tool @ ("kernel_stats" | "hlo_stats" | "roofline_model")) => {
+                let host_refs: Vec<&str> = hosts.iter().map(String::as_str).collect();
+                let built: OpStatsBuild = op_stats::build(spaces, &host_refs);
+                notes.extend(crate::xprof_ops::notes(tool, &built));
+                if args.text {
+                    crate::xprof_ops::write_text(tool, &mut writer, &built, args.rows)?;
+                } else {
+                    let json = crate::xprof_ops::to_json(tool, &built);
+                    writer.write_all(json.as_bytes()).map_err(Failure::Output)?;
+                }
             }
             Some(_) => {
                 let host_refs: Vec<&str> = hosts.iter().map(String::as_str).collect();

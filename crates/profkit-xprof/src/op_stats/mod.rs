@@ -8,16 +8,17 @@
 //! ([`gpu_op_metrics_db`]: kernels that carry a framework op, and kernels of XLA programs placed
 //! on their HLO ops through the programs' HLO protos, [`HloModuleMap`], with FLOPs and bytes from
 //! XLA's GPU cost model for the opcodes module `cost` covers); the TPU device's peaks
-//! ([`perf_env`]), against which [`roofline`] places each op; the run environment (hosts, device
+//! ([`perf_env`]), against which [`roofline`] places each op; the GPU kernels grouped with their
+//! launch parameters and TensorCore use ([`kernel_stats`]); the run environment (hosts, device
 //! type and count, hardware type); and the diagnostics (the space's errors and warnings).
 //!
 //! Not built: XLA's cost model beyond the opcodes module `cost` names; the GPU `PerfEnv` of
-//! architectures whose peak tables [`perf_env`] does not know; the kernel stats (TensorCore utilisation); the TPU ops' fusion
+//! architectures whose peak tables [`perf_env`] does not know; the TPU ops' fusion
 //! children from the HLO protos (`UpdateOpMetricsDbFromHloModuleMap`, which only the op profile
 //! reads); the memory access breakdown and expression of GPU HLO ops; the steps database and
 //! tf-function stats. Where a profile has what xprof builds a missing part from and a tool would
-//! show it (an HLO op of an opcode not covered, GPU peaks when HLO ops have FLOPs or bytes,
-//! kernels xprof may count as TensorCore kernels), [`OpStatsBuild::missing`] names it, so that
+//! show it (an HLO op of an opcode not covered, GPU peaks when HLO ops have FLOPs or bytes),
+//! [`OpStatsBuild::missing`] names it, so that
 //! the tool can say what it could not reproduce.
 //!
 //! ```
@@ -40,6 +41,7 @@ mod cost;
 mod device;
 mod hlo;
 mod host;
+pub mod kernel_stats;
 mod metrics_db;
 mod model;
 pub mod perf_env;
@@ -144,6 +146,25 @@ pub fn host_op_stats(mut space: XSpace, host: &str) -> (OpStats, Vec<String>) {
         for plane in tpu_planes.iter().filter(|p| !is_sparse(&p.name)) {
             device.combine(&tensor_core_op_metrics_db(plane, &sparse), true);
         }
+        // xprof looks for kernels on the TPU planes too; the HLO is read only if one may be.
+        let mut kernels = kernel_stats::KernelReports::default();
+        let hlo = if tpu_planes
+            .iter()
+            .any(|p| p.stat_metadata.values().any(|m| m.name == "kernel_details"))
+        {
+            space
+                .planes
+                .iter()
+                .find(|p| p.name == METADATA_PLANE_NAME)
+                .map(HloModuleMap::from_metadata_plane)
+                .unwrap_or_default()
+        } else {
+            HloModuleMap::default()
+        };
+        for plane in &tpu_planes {
+            kernels.merge(kernel_stats::kernel_reports(plane, &hlo));
+        }
+        stats.kernel_stats_db = Some(kernels.into_db());
     } else {
         // The programs' HLO (xprof builds the map for GPUs since framework_op_stats asks for the
         // kernel stats too).
@@ -154,7 +175,7 @@ pub fn host_op_stats(mut space: XSpace, host: &str) -> (OpStats, Vec<String>) {
             .map(HloModuleMap::from_metadata_plane)
             .unwrap_or_default();
         let mut uncosted = std::collections::BTreeSet::new();
-        let mut tensor_core_kernels = false;
+        let mut kernels = kernel_stats::KernelReports::default();
         let mut peaks_missing = false;
         // The peaks of the first GPU plane, as xprof takes them.
         let first_gpu = space
@@ -171,7 +192,7 @@ pub fn host_op_stats(mut space: XSpace, host: &str) -> (OpStats, Vec<String>) {
         {
             let gpu = gpu_op_metrics_db(plane, &hlo);
             uncosted.extend(gpu.uncosted);
-            tensor_core_kernels |= gpu.tensor_core_kernels;
+            kernels.merge(kernel_stats::kernel_reports(plane, &hlo));
             peaks_missing |= gpu.hlo_kernels > 0;
             device.combine(&gpu.db, true);
         }
@@ -188,12 +209,7 @@ pub fn host_op_stats(mut space: XSpace, host: &str) -> (OpStats, Vec<String>) {
                     .to_owned(),
             );
         }
-        if tensor_core_kernels {
-            missing.push(
-                "GPU kernels of XLA programs (TensorCore utilization from the kernel stats)"
-                    .to_owned(),
-            );
-        }
+        stats.kernel_stats_db = Some(kernels.into_db());
     }
     stats.device_op_metrics_db = Some(device.db);
     if let Some(host_plane) = space.planes.iter().find(|p| p.name == HOST_PLANE_NAME) {
@@ -325,7 +341,9 @@ pub fn build(spaces: Vec<XSpace>, hosts: &[&str]) -> OpStatsBuild {
     let mut env = RunEnvironment::default();
     let mut perf: Option<crate::proto::PerfEnv> = None;
     let mut diag = Diagnostics::default();
+    let mut kernels = crate::proto::KernelStatsDb::default();
     let mut missing = Vec::new();
+    let single = spaces.len() == 1;
     for (i, space) in spaces.into_iter().enumerate() {
         let name = hosts
             .get(i)
@@ -345,8 +363,14 @@ pub fn build(spaces: Vec<XSpace>, hosts: &[&str]) -> OpStatsBuild {
         if let Some(src) = &stats.run_environment {
             combine_run_environment(src, &mut env);
         }
-        if let Some(src) = &stats.perf_env {
+        if single {
+            // One host's OpStats is xprof's as it is, with every peak flag it read.
+            perf.clone_from(&stats.perf_env);
+        } else if let Some(src) = &stats.perf_env {
             perf_env::combine(src, perf.get_or_insert_with(Default::default));
+        }
+        if let Some(src) = &stats.kernel_stats_db {
+            kernels.reports.extend(src.reports.iter().cloned());
         }
         if let Some(src) = &stats.diagnostics {
             diag.info.extend(src.info.iter().cloned());
@@ -359,6 +383,8 @@ pub fn build(spaces: Vec<XSpace>, hosts: &[&str]) -> OpStatsBuild {
     combined.run_environment = Some(env);
     combined.perf_env = perf;
     combined.diagnostics = Some(diag);
+    kernel_stats::sort_and_keep_top(&mut kernels);
+    combined.kernel_stats_db = Some(kernels);
     OpStatsBuild {
         op_stats: combined,
         missing,

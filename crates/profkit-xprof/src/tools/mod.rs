@@ -11,10 +11,14 @@
 //! `counter_value` stat.
 //!
 //! The tools' data, each as xprof 2.24.2 returns it for a profile, in a module of its own:
-//! [`framework_op_stats`], [`memory_profile`].
+//! [`framework_op_stats`], [`memory_profile`], [`kernel_stats`], [`hlo_stats`],
+//! [`roofline_model`].
 
 pub mod framework_op_stats;
+pub mod hlo_stats;
+pub mod kernel_stats;
 pub mod memory_profile;
+pub mod roofline_model;
 
 use profkit_xplane::constants::{
     GPU_PLANE_PREFIX, HOST_PLANE_NAME, METADATA_PLANE_NAME, TPU_PLANE_PREFIX,
