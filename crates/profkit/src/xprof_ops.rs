@@ -19,33 +19,12 @@ pub(crate) fn to_json(tool: &str, built: &OpStatsBuild) -> String {
     }
 }
 
-/// What the tool shows that profkit's OpStats does not reproduce, as notes. The kernel stats
-/// read no part OpStats leaves out; the HLO op stats and the roofline model show the device op
-/// metrics (cost model, peaks), and the roofline model the steps database besides.
+/// What the tool shows that profkit's OpStats does not reproduce, as notes (none when all is).
 pub(crate) fn notes(tool: &str, built: &OpStatsBuild) -> Vec<String> {
-    if tool == "kernel_stats" {
-        return Vec::new();
-    }
-    let mut notes: Vec<String> = built
-        .missing
-        .iter()
-        .map(|m| format!("not reproduced: {m}; those rows are not xprof's"))
-        .collect();
-    if tool == "roofline_model" && has_device(built) {
-        notes.push(
-            "not reproduced: the steps database (the roofline model's per-step and average-step records and its step diagnostics)"
-                .to_owned(),
-        );
-    }
-    notes
-}
-
-/// Whether the OpStats is of a GPU or TPU profile (the roofline model has records).
-fn has_device(built: &OpStatsBuild) -> bool {
-    use profkit_xprof::proto::HardwareType;
-    built.op_stats.run_environment.as_ref().is_some_and(|e| {
-        e.hardware_type == HardwareType::Gpu as i32 || e.hardware_type == HardwareType::Tpu as i32
-    })
+    profkit_xprof::tools::lacking::not_reproduced(tool, built)
+        .into_iter()
+        .map(|m| format!("not reproduced: {m}"))
+        .collect()
 }
 
 /// `--text`: the tool's (first) table, `rows` rows at most, as tab-separated text.

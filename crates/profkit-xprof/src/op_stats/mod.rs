@@ -274,9 +274,8 @@ fn run_environment(space: &XSpace, host: &str) -> RunEnvironment {
     env
 }
 
-/// `GpuModelName` for NVIDIA devices: the architecture named from the plane's compute
-/// capability stats. Other vendors get no model here (xprof names AMD devices from their
-/// architecture tables, not reproduced), so their device type stays "GPU".
+/// `GpuModelName`: NVIDIA devices by the architecture their compute capability stats name, AMD
+/// devices by [`amd_gpu_model`]. Other vendors get no model, so their device type stays "GPU".
 fn gpu_model(plane: &profkit_xplane::XPlane) -> Option<String> {
     let visitor = PlaneVisitor::new(plane);
     let int = |name: &str| {
@@ -289,6 +288,12 @@ fn gpu_model(plane: &profkit_xplane::XPlane) -> Option<String> {
         .stat("device_vendor")
         .and_then(|s| s.value())
         .and_then(|v| v.as_str().map(str::to_owned))?;
+    if vendor == "AMD" {
+        return Some(amd_gpu_model(
+            int("compute_cap_major").unwrap_or(0),
+            int("compute_cap_minor").unwrap_or(0),
+        ));
+    }
     if vendor != "Nvidia" {
         return None;
     }
@@ -308,6 +313,18 @@ fn gpu_model(plane: &profkit_xplane::XPlane) -> Option<String> {
         _ => return Some("Nvidia GPU".to_owned()),
     };
     Some(format!("Nvidia GPU ({arch})"))
+}
+
+/// An AMD GPU's model as xprof 2.24.2 names it from the plane's compute capability (found by
+/// running it on each): the architecture for the two it knows by number (9.4 `gfx942`, 9.5
+/// `gfx950`), else the architecture's series (9, 10, 11), else no more than the vendor.
+fn amd_gpu_model(major: i64, minor: i64) -> String {
+    match (major, minor) {
+        (9, 4) => "AMD GPU - gfx942".to_owned(),
+        (9, 5) => "AMD GPU - gfx950".to_owned(),
+        (9 | 10 | 11, _) => format!("AMD GPU - gfx-{major}XX series"),
+        _ => "AMD GPU".to_owned(),
+    }
 }
 
 /// `CombineRunEnvironment`, as far as the built parts go.

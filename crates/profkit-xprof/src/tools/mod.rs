@@ -17,6 +17,7 @@
 pub mod framework_op_stats;
 pub mod hlo_stats;
 pub mod kernel_stats;
+pub mod lacking;
 pub mod memory_profile;
 pub mod roofline_model;
 
