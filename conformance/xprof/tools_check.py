@@ -255,10 +255,10 @@ def main():
                     shutil.copyfileobj(src, dst)
             else:
                 shutil.copyfile(path, host)
-            work.append((case_dir, name, d, host))
+            work.append((case_dir, name, d, host, gzipped))
 
         def run(item):
-            case_dir, name, d, host = item
+            case_dir, name, d, host, gzipped = item
             # profkit's OpStats, outside the folder (xprof clears its caches there).
             op_stats = os.path.join(tmp, name + ".op_stats_v2.pb")
             made = subprocess.run(
@@ -324,7 +324,7 @@ def main():
 
         with concurrent.futures.ThreadPoolExecutor(max_workers=max(1, args.jobs)) as pool:
             all_results = list(pool.map(run, work))
-        for (_, name, _, _), results in zip(work, all_results):
+        for (_, name, _, _, _), results in zip(work, all_results):
             for tool, status, message in results:
                 counts[status] += 1
                 print(f"{status:<7} {name} ({tool}): {message}")

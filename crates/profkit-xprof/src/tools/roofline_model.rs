@@ -11,7 +11,8 @@
 //! has its times, rates and bandwidths, its bound ([`crate::op_stats::roofline`]), its roofline
 //! efficiency (the highest of its FLOP rate and memory bandwidths over the device's peaks) and
 //! the FLOP rate that efficiency would reach at the peak. A GPU's table (its device type names
-//! a GPU) has fewer columns, shared memory standing as VMEM. The table's properties give the
+//! a GPU) has fewer columns, shared memory standing as VMEM. An op without a category is
+//! "unknown". The table's properties give the
 //! device's peaks (GiB/s and GFLOP/s) and ridge points, in six significant digits. The
 //! diagnostics say when steps were incomplete, missing or dropped.
 
@@ -203,7 +204,12 @@ fn record(ctx: &Ctx<'_>, m: &OpMetrics, step: Step, total_time_ps: u64) -> Recor
     Record {
         step,
         rank: 0,
-        category: m.category.clone(),
+        // xprof 2.24.2 shows an op without a category as "unknown" here (not in hlo_stats).
+        category: if m.category.is_empty() {
+            "unknown".to_owned()
+        } else {
+            m.category.clone()
+        },
         name: m.name.clone(),
         occurrences,
         total_time_us: total,
