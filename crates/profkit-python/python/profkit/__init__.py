@@ -481,7 +481,9 @@ def xprof(
     """What xprof's tool ``tool`` shows for XSpaces (several paths: the hosts of one run), as
     ``profkit xprof TOOL`` computes it without xprof: xprof 2.24.2's JSON, parsed (``raw``: the
     text itself, byte for byte xprof's). ``framework_op_stats`` is two DataTables (with and without
-    the idle time), ``{"cols", "rows", "p"}`` each; ``memory_profile`` the MemoryProfile's JSON.
+    the idle time), ``{"cols", "rows", "p"}`` each; ``kernel_stats`` and ``hlo_stats`` one
+    DataTable, ``roofline_model`` two (records, diagnostics); ``memory_profile`` the
+    MemoryProfile's JSON.
     Without ``tool``, the list of tools xprof offers for the profile. What is not reproduced is
     named in a ``UserWarning``.
     """

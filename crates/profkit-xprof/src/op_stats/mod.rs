@@ -322,7 +322,7 @@ fn amd_gpu_model(major: i64, minor: i64) -> String {
     match (major, minor) {
         (9, 4) => "AMD GPU - gfx942".to_owned(),
         (9, 5) => "AMD GPU - gfx950".to_owned(),
-        (9 | 10 | 11, _) => format!("AMD GPU - gfx-{major}XX series"),
+        (9..=11, _) => format!("AMD GPU - gfx-{major}XX series"),
         _ => "AMD GPU".to_owned(),
     }
 }

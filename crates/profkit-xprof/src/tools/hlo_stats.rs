@@ -270,7 +270,6 @@ mod tests {
             file_name: "a<b>.py".into(),
             line_number: 3,
             stack_frame: "f 'x'".into(),
-            ..SourceInfo::default()
         };
         assert_eq!(
             source_info_text(Some(&info)),
