@@ -8,7 +8,8 @@
 //! ([`crate::xplane::flows_renamed`]), so every event, arg and flow is compared. It records:
 //! - `trace.txt`: how many events, how many carry a flow and how many flows link them;
 //! - `validate.txt` and `summary.json`: as for the XSpace cases;
-//! - `xprof-tools.txt`: the xprof tools checked against xprof's saved output (`crate::xprof_tools`).
+//! - `xprof-tools.txt`: the xprof tools checked against xprof's saved output (`crate::xprof_tools`),
+//!   from profkit's OpStats and, when the case keeps it (`xprof.op_stats.pb.gz`), from xprof's.
 //!
 //! The canonical dump and our trace viewer JSON are not stored: they are megabytes, and the
 //! latter is xprof's file.
@@ -78,7 +79,8 @@ impl Format for XPlaneDeviceFormat {
             ));
         }
         let mut outputs = Outputs::new();
-        let report = crate::xprof_tools::check(case_dir, &space)?;
+        let mut report = crate::xprof_tools::check(case_dir, &space)?;
+        report.push_str(&crate::xprof_tools::check_renderers(case_dir)?);
         if !report.is_empty() {
             outputs.insert("xprof-tools.txt".into(), report.into_bytes());
         }

@@ -9,10 +9,12 @@ process (`xspace_to_tool_data([path], TOOL, {"use_saved_result": False})`), and
 
 Where profkit says on stderr that it does not reproduce part of a tool ("not reproduced: ..."),
 the check compares what it does reproduce (for framework_op_stats: every host row, rank aside,
-and every device cell but those of the column the note names) and reports the case as partial, with profkit's note; a partial case
-whose reproduced part differs fails. For overview_page and input_pipeline_analyzer (arrays of
-DataTables) a partial case names the tables that differ; pod_viewer is compared once parsed, as
-xprof prints its maps in hash order.
+and every device cell but those of the column the note names; for hlo_stats and roofline_model:
+the same rows, roofline_model's Total records only when the steps database is named, every cell
+but those of the columns the notes name, see MAY_DIFFER) and reports the case as partial, with
+profkit's note; a partial case whose reproduced part differs fails. For overview_page and
+input_pipeline_analyzer (arrays of DataTables) a partial case names the tables that differ;
+pod_viewer is compared once parsed, as xprof prints its maps in hash order.
 
 `profkit convert IN OUT --to op-stats` must write an OpStats xprof takes as its cache: given it
 (as `ALL_HOSTS.op_stats_v2.pb`, `use_saved_result: True`) xprof must render every tool it renders
@@ -36,7 +38,15 @@ import sys
 import tempfile
 import time
 
-TOOLS = ["framework_op_stats", "overview_page", "input_pipeline_analyzer", "pod_viewer"]
+TOOLS = [
+    "framework_op_stats",
+    "overview_page",
+    "input_pipeline_analyzer",
+    "pod_viewer",
+    "kernel_stats",
+    "hlo_stats",
+    "roofline_model",
+]
 # The DataTable tools rendered from OpStats whose differences, where profkit names what it does
 # not reproduce, are reported table by table.
 PAGE_TOOLS = ["overview_page", "input_pipeline_analyzer"]
@@ -168,10 +178,82 @@ def compare(tool, ours, theirs, note):
         return "partial", f"tables {tables} differ, the others identical; {note}"
     if note and tool == "pod_viewer":
         return "partial", f"differs; {note}"
+    if note and tool in ("hlo_stats", "roofline_model"):
+        return compare_named(tool, ours, theirs, note)
     ours_j, theirs_j = json.loads(ours), json.loads(theirs)
     if ours_j == theirs_j:
         return "FAIL", "same JSON values, different text (number formatting?)"
     return "FAIL", f"differs ({len(ours)} bytes profkit, {len(theirs)} xprof)"
+
+
+# The cells each note of hlo_stats and roofline_model may leave different (by column id); any
+# other cell must be the same. A row is known by the columns of ROW_KEY, which must match.
+MAY_DIFFER = {
+    # GPU HLO ops without their expression, source info and memory access breakdown.
+    "expression, source info and memory access breakdown": {
+        "hlo_op_name", "hlo_op_expression", "source_info", "hbm_bw", "bound_by",
+        "hbm_operational_intensity", "bottleneck_operational_intensity", "optimal_flop_rate",
+        "roofline_efficiency", "max_mem_bw_utilization", "compute_efficiency",
+    },
+    # Opcodes the cost model misses: their FLOPs and bytes, hence every rate.
+    "XLA's cost model": {
+        "model_flop_rate", "normalized_flop_rate", "measured_flop_rate", "measured_memory_bw",
+        "hbm_bw", "operational_intensity", "hbm_operational_intensity", "vmem_write_bw",
+        "vmem_write_operational_intensity", "bottleneck_operational_intensity", "bound_by",
+        "optimal_flop_rate", "roofline_efficiency", "compute_efficiency", "max_mem_bw_utilization",
+    },
+    # The GPU's peaks: every bound and efficiency, and the table's peak properties.
+    "peaks": {
+        "bound_by", "bottleneck_operational_intensity", "optimal_flop_rate", "roofline_efficiency",
+        "compute_efficiency", "max_mem_bw_utilization",
+    },
+}
+ROW_KEY = {
+    "hlo_stats": ["rank", "program_id", "category", "tf_op_name", "occurrences", "total_time"],
+    "roofline_model": ["step", "rank", "category", "operation", "occurrences", "total_time"],
+}
+
+
+def compare_named(tool, ours, theirs, note):
+    """(status, message) of an hlo_stats or roofline_model output profkit says it reproduces in
+    part: the same rows (roofline_model: its Total records; the steps database's records and
+    diagnostics are the part named), each cell the same but in the columns the notes name."""
+    allowed = set()
+    for key, columns in MAY_DIFFER.items():
+        if key in note:
+            allowed |= columns
+    a, b = json.loads(ours), json.loads(theirs)
+    if tool == "hlo_stats":
+        a, b = [a], [b]
+    else:
+        a, b = a[:1], b[:1]
+        for t in a + b:
+            t["rows"] = [r for r in t["rows"] if r["c"][0]["v"] == "Total"]
+    differing = set()
+    for x, y in zip(a, b):
+        ids = [c["id"] for c in y["cols"]]
+        if [c["id"] for c in x["cols"]] != ids:
+            return "FAIL", f"columns differ; {note}"
+        if len(x["rows"]) != len(y["rows"]):
+            return "FAIL", f"{len(x['rows'])} rows, xprof {len(y['rows'])}; {note}"
+        key = [ids.index(k) for k in ROW_KEY[tool]]
+        for ra, rb in zip(x["rows"], y["rows"]):
+            if [ra["c"][i] for i in key] != [rb["c"][i] for i in key]:
+                return "FAIL", f"rows are not the same ops ({[rb['c'][i]['v'] for i in key]}); {note}"
+            differing.update(ids[i] for i, (p, q) in enumerate(zip(ra["c"], rb["c"])) if p != q)
+        for k in set(x.get("p", {})) | set(y.get("p", {})):
+            if x.get("p", {}).get(k) != y.get("p", {}).get(k):
+                if not ("peaks" in note and k.startswith(("peak_", "hbm_", "vmem_", "cmem_"))) and not (
+                    "device type" in note and k == "device_type"
+                ):
+                    return "FAIL", f"table property {k} differs; {note}"
+                differing.add("p." + k)
+    unexplained = sorted(c for c in differing if c not in allowed and not c.startswith("p."))
+    if unexplained:
+        return "FAIL", f"cells differ in {unexplained}; {note}"
+    shown = f"the rest identical but {sorted(differing)}" if differing else "the rest identical"
+    scope = "Total records" if tool == "roofline_model" else "rows"
+    return "partial", f"{scope}: {shown}; {note}"
 
 
 def cases(repo):
@@ -220,10 +302,10 @@ def main():
                     shutil.copyfileobj(src, dst)
             else:
                 shutil.copyfile(path, host)
-            work.append((case_dir, name, d, host))
+            work.append((case_dir, name, d, host, gzipped))
 
         def run(item):
-            case_dir, name, d, host = item
+            case_dir, name, d, host, gzipped = item
             # profkit's OpStats, outside the folder (xprof clears its caches there).
             op_stats = os.path.join(tmp, name + ".op_stats_v2.pb")
             made = subprocess.run(
@@ -289,7 +371,7 @@ def main():
 
         with concurrent.futures.ThreadPoolExecutor(max_workers=max(1, args.jobs)) as pool:
             all_results = list(pool.map(run, work))
-        for (_, name, _, _), results in zip(work, all_results):
+        for (_, name, _, _, _), results in zip(work, all_results):
             for tool, status, message in results:
                 counts[status] += 1
                 print(f"{status:<7} {name} ({tool}): {message}")

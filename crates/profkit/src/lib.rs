@@ -58,6 +58,7 @@ mod torch;
 mod value;
 mod xdl;
 mod xprof;
+mod xprof_ops;
 mod xprof_pages;
 mod xspace;
 

@@ -14,13 +14,16 @@ use crate::input::Input;
 use crate::output::Output;
 
 /// The tools `profkit xprof` computes, in xprof's order.
-pub(crate) const TOOLS: [&str; 6] = [
+pub(crate) const TOOLS: [&str; 9] = [
     "trace_viewer",
     "overview_page",
     "input_pipeline_analyzer",
     "framework_op_stats",
     "memory_profile",
     "pod_viewer",
+    "hlo_stats",
+    "roofline_model",
+    "kernel_stats",
 ];
 
 /// What `profkit xprof` was asked.
@@ -143,6 +146,17 @@ pub(crate) fn run(args: XprofArgs) -> Result<(), Failure> {
                     args.text,
                     args.rows,
                 )?);
+            }
+            Some(tool @ ("kernel_stats" | "hlo_stats" | "roofline_model")) => {
+                let host_refs: Vec<&str> = hosts.iter().map(String::as_str).collect();
+                let built: OpStatsBuild = op_stats::build(spaces, &host_refs);
+                notes.extend(crate::xprof_ops::notes(tool, &built));
+                if args.text {
+                    crate::xprof_ops::write_text(tool, &mut writer, &built, args.rows)?;
+                } else {
+                    let json = crate::xprof_ops::to_json(tool, &built);
+                    writer.write_all(json.as_bytes()).map_err(Failure::Output)?;
+                }
             }
             Some(_) => {
                 let host_refs: Vec<&str> = hosts.iter().map(String::as_str).collect();

@@ -35,18 +35,47 @@ fn framework_op_stats_is_xprofs_on_real_profiles() {
     }
 }
 
+fn gunzip(path: &Path) -> Vec<u8> {
+    let mut out = Vec::new();
+    std::io::Read::read_to_end(
+        &mut flate2::read::GzDecoder::new(std::fs::File::open(path).unwrap()),
+        &mut out,
+    )
+    .unwrap();
+    out
+}
+
+#[test]
+fn kernel_stats_and_tensor_core_use_are_xprofs_on_real_gpus() {
+    // NVIDIA (TensorFlow) and AMD (JAX on ROCm, whose matrix-core kernels count as xprof counts
+    // them towards the convolution's TensorCore utilisation).
+    for name in ["gpu", "rocm1"] {
+        let dir = case("../xplane-device").join(name);
+        let input = dir.join("input.xplane.pb.gz");
+        for tool in ["kernel_stats", "framework_op_stats"] {
+            let out = profkit(&["xprof", tool, input.to_str().unwrap()], None);
+            assert_eq!(out.status.code(), Some(0), "{name}: {}", text(&out.stderr));
+            let theirs = gunzip(&dir.join(format!("xprof.{tool}.json.gz")));
+            assert!(out.stdout == theirs, "{name} {tool}: not xprof's bytes");
+            assert!(out.stderr.is_empty(), "{name}: {}", text(&out.stderr));
+        }
+    }
+}
+
 #[test]
 fn what_is_not_reproduced_is_named() {
-    // JAX on ROCm: xprof counts its matrix-core kernels towards the TensorCore utilisation.
+    // JAX on ROCm: the GPU HLO ops' text and memory access breakdown are not built.
     let input = case("../xplane-device/rocm1").join("input.xplane.pb.gz");
-    let out = profkit(
-        &["xprof", "framework_op_stats", input.to_str().unwrap()],
-        None,
-    );
+    let out = profkit(&["xprof", "hlo_stats", input.to_str().unwrap()], None);
     assert_eq!(out.status.code(), Some(0));
     assert!(
+        text(&out.stderr).contains("not reproduced: the GPU HLO ops' expression"),
+        "{}",
         text(&out.stderr)
-            .contains("not reproduced: GPU kernels of XLA programs (TensorCore utilization"),
+    );
+    let out = profkit(&["xprof", "roofline_model", input.to_str().unwrap()], None);
+    assert!(
+        text(&out.stderr).contains("not reproduced: the steps database"),
         "{}",
         text(&out.stderr)
     );

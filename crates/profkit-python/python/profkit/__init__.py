@@ -520,8 +520,9 @@ def xprof(
     ``profkit xprof TOOL`` computes it without xprof: xprof 2.24.2's JSON, parsed (``raw``: the
     text itself, byte for byte xprof's). ``framework_op_stats`` is two DataTables (with and without
     the idle time), ``{"cols", "rows", "p"}`` each; ``overview_page`` seven parts and
-    ``input_pipeline_analyzer`` five DataTables; ``pod_viewer`` and ``memory_profile`` protobuf
-    JSON.
+    ``input_pipeline_analyzer`` five DataTables; ``kernel_stats`` and ``hlo_stats`` one
+    DataTable, ``roofline_model`` two (records, diagnostics); ``pod_viewer`` and
+    ``memory_profile`` protobuf JSON.
     Without ``tool``, the list of tools xprof offers for the profile. What is not reproduced is
     named in a ``UserWarning``.
     """

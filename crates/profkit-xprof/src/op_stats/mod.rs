@@ -8,7 +8,8 @@
 //! ([`gpu_op_metrics_db`]: kernels that carry a framework op, and kernels of XLA programs placed
 //! on their HLO ops through the programs' HLO protos, [`HloModuleMap`], with FLOPs and bytes from
 //! XLA's GPU cost model for the opcodes module `cost` covers); the TPU device's peaks
-//! ([`perf_env`]), against which [`roofline`] places each op; the run environment (hosts, device
+//! ([`perf_env`]), against which [`roofline`] places each op; the GPU kernels grouped with their
+//! launch parameters and TensorCore use ([`kernel_stats`]); the run environment (hosts, device
 //! type and count, hardware type, whether the HLO modules train); the diagnostics (the space's
 //! errors and warnings); the steps database ([`steps`]: host, GPU and TPU step events made into
 //! per-step breakdowns, [`event_span`]; several hosts aligned on their common steps,
@@ -16,13 +17,13 @@
 //! steps' HLO op metrics; and the tf-function stats ([`tf_functions`]).
 //!
 //! Not built: XLA's cost model beyond the opcodes module `cost` names; the GPU `PerfEnv` of
-//! architectures whose peak tables [`perf_env`] does not know; the kernel stats (TensorCore utilisation); the TPU ops' fusion
+//! architectures whose peak tables [`perf_env`] does not know; the TPU ops' fusion
 //! children from the HLO protos (`UpdateOpMetricsDbFromHloModuleMap`, which only the op profile
 //! reads); the memory access breakdown and expression of GPU HLO ops; the SparseCore cores' step
 //! info and xprof's correction of TPU steps' idle time by the host's input time
 //! (`MayFixTpuStepAnalysis`). Where a profile has what xprof builds a missing part from and a tool would
-//! show it (an HLO op of an opcode not covered, GPU peaks when HLO ops have FLOPs or bytes,
-//! kernels xprof may count as TensorCore kernels), [`OpStatsBuild::missing`] names it, so that
+//! show it (an HLO op of an opcode not covered, GPU peaks when HLO ops have FLOPs or bytes),
+//! [`OpStatsBuild::missing`] names it, so that
 //! the tool can say what it could not reproduce.
 //!
 //! ```
@@ -47,6 +48,7 @@ mod duty_cycle;
 pub mod event_span;
 mod hlo;
 mod host;
+pub mod kernel_stats;
 mod metrics_db;
 mod model;
 pub mod perf_env;
@@ -188,6 +190,25 @@ pub fn host_op_stats(mut space: XSpace, host: &str) -> (OpStats, Vec<String>) {
                 env.is_training = true;
             }
         }
+        // xprof looks for kernels on the TPU planes too; the HLO is read only if one may be.
+        let mut kernels = kernel_stats::KernelReports::default();
+        let hlo = if tpu_planes
+            .iter()
+            .any(|p| p.stat_metadata.values().any(|m| m.name == "kernel_details"))
+        {
+            space
+                .planes
+                .iter()
+                .find(|p| p.name == METADATA_PLANE_NAME)
+                .map(HloModuleMap::from_metadata_plane)
+                .unwrap_or_default()
+        } else {
+            HloModuleMap::default()
+        };
+        for plane in &tpu_planes {
+            kernels.merge(kernel_stats::kernel_reports(plane, &hlo));
+        }
+        stats.kernel_stats_db = Some(kernels.into_db());
     } else {
         // The programs' HLO (xprof builds the map for GPUs since framework_op_stats asks for the
         // kernel stats too).
@@ -198,7 +219,7 @@ pub fn host_op_stats(mut space: XSpace, host: &str) -> (OpStats, Vec<String>) {
             .map(HloModuleMap::from_metadata_plane)
             .unwrap_or_default();
         let mut uncosted = std::collections::BTreeSet::new();
-        let mut tensor_core_kernels = false;
+        let mut kernels = kernel_stats::KernelReports::default();
         let mut peaks_missing = false;
         // The peaks of the first GPU plane, as xprof takes them.
         let first_gpu = space
@@ -215,7 +236,7 @@ pub fn host_op_stats(mut space: XSpace, host: &str) -> (OpStats, Vec<String>) {
         {
             let gpu = gpu_op_metrics_db(plane, &hlo);
             uncosted.extend(gpu.uncosted);
-            tensor_core_kernels |= gpu.tensor_core_kernels;
+            kernels.merge(kernel_stats::kernel_reports(plane, &hlo));
             peaks_missing |= gpu.hlo_kernels > 0;
             device.combine(&gpu.db, true);
         }
@@ -237,31 +258,7 @@ pub fn host_op_stats(mut space: XSpace, host: &str) -> (OpStats, Vec<String>) {
                     .to_owned(),
             );
         }
-        if tensor_core_kernels {
-            missing.push(
-                "GPU kernels of XLA programs (TensorCore utilization from the kernel stats)"
-                    .to_owned(),
-            );
-        }
-        // The kernel stats database (not built) is what the overview page's top ops read their
-        // TensorCore eligibility from.
-        let kernels = space
-            .planes
-            .iter()
-            .filter(|p| p.name.starts_with(GPU_PLANE_PREFIX))
-            .any(|p| {
-                PlaneVisitor::new(p).lines().any(|l| {
-                    l.events()
-                        .any(|e| e.stats().any(|s| s.name() == "kernel_details"))
-                })
-            });
-        if kernels {
-            missing.push(
-                "GPU kernel stats (the kernel stats database: the overview page's TensorCore \
-                 eligibility)"
-                    .to_owned(),
-            );
-        }
+        stats.kernel_stats_db = Some(kernels.into_db());
     }
     stats.device_op_metrics_db = Some(device.db);
     let host_plane = space.planes.iter().find(|p| p.name == HOST_PLANE_NAME);
@@ -329,9 +326,8 @@ fn run_environment(space: &XSpace, host: &str) -> RunEnvironment {
     env
 }
 
-/// `GpuModelName` for NVIDIA devices: the architecture named from the plane's compute
-/// capability stats. Other vendors get no model here (xprof names AMD devices from their
-/// architecture tables, not reproduced), so their device type stays "GPU".
+/// `GpuModelName`: NVIDIA devices by the architecture their compute capability stats name, AMD
+/// devices by [`amd_gpu_model`]. Other vendors get no model, so their device type stays "GPU".
 fn gpu_model(plane: &profkit_xplane::XPlane) -> Option<String> {
     let visitor = PlaneVisitor::new(plane);
     let int = |name: &str| {
@@ -344,6 +340,12 @@ fn gpu_model(plane: &profkit_xplane::XPlane) -> Option<String> {
         .stat("device_vendor")
         .and_then(|s| s.value())
         .and_then(|v| v.as_str().map(str::to_owned))?;
+    if vendor == "AMD" {
+        return Some(amd_gpu_model(
+            int("compute_cap_major").unwrap_or(0),
+            int("compute_cap_minor").unwrap_or(0),
+        ));
+    }
     if vendor != "Nvidia" {
         return None;
     }
@@ -363,6 +365,18 @@ fn gpu_model(plane: &profkit_xplane::XPlane) -> Option<String> {
         _ => return Some("Nvidia GPU".to_owned()),
     };
     Some(format!("Nvidia GPU ({arch})"))
+}
+
+/// An AMD GPU's model as xprof 2.24.2 names it from the plane's compute capability (found by
+/// running it on each): the architecture for the two it knows by number (9.4 `gfx942`, 9.5
+/// `gfx950`), else the architecture's series (9, 10, 11), else no more than the vendor.
+fn amd_gpu_model(major: i64, minor: i64) -> String {
+    match (major, minor) {
+        (9, 4) => "AMD GPU - gfx942".to_owned(),
+        (9, 5) => "AMD GPU - gfx950".to_owned(),
+        (9..=11, _) => format!("AMD GPU - gfx-{major}XX series"),
+        _ => "AMD GPU".to_owned(),
+    }
 }
 
 /// `CombineRunEnvironment`, as far as the built parts go.
@@ -396,10 +410,12 @@ pub fn build(spaces: Vec<XSpace>, hosts: &[&str]) -> OpStatsBuild {
     let mut env = RunEnvironment::default();
     let mut perf: Option<crate::proto::PerfEnv> = None;
     let mut diag = Diagnostics::default();
+    let mut kernels = crate::proto::KernelStatsDb::default();
     let mut missing = Vec::new();
     let mut steps = Vec::new();
     let mut tf_function_db = crate::proto::TfFunctionDb::default();
     let mut last = None;
+    let single = spaces.len() == 1;
     for (i, space) in spaces.into_iter().enumerate() {
         let name = hosts
             .get(i)
@@ -419,8 +435,14 @@ pub fn build(spaces: Vec<XSpace>, hosts: &[&str]) -> OpStatsBuild {
         if let Some(src) = &stats.run_environment {
             combine_run_environment(src, &mut env);
         }
-        if let Some(src) = &stats.perf_env {
+        if single {
+            // One host's OpStats is xprof's as it is, with every peak flag it read.
+            perf.clone_from(&stats.perf_env);
+        } else if let Some(src) = &stats.perf_env {
             perf_env::combine(src, perf.get_or_insert_with(Default::default));
+        }
+        if let Some(src) = &stats.kernel_stats_db {
+            kernels.reports.extend(src.reports.iter().cloned());
         }
         if let Some(src) = &stats.diagnostics {
             diag.info.extend(src.info.iter().cloned());
@@ -465,6 +487,8 @@ pub fn build(spaces: Vec<XSpace>, hosts: &[&str]) -> OpStatsBuild {
         combined.step_db = Some(db);
         combined.hlo_metrics_db_complete_steps_only = Some(complete);
     }
+    kernel_stats::sort_and_keep_top(&mut kernels);
+    combined.kernel_stats_db = Some(kernels);
     OpStatsBuild {
         op_stats: combined,
         missing,

@@ -344,6 +344,8 @@ impl XEventsDb {
 struct Open {
     op: Option<(OpMetrics, OpKey)>,
     offload: Option<(u64, u64)>,
+    /// The event's `time_scale_multiplier` (1 without).
+    factor: f64,
     begin: u64,
     end: u64,
     children: u64,
@@ -366,6 +368,10 @@ fn close(
     };
     op.time_ps = open.end.wrapping_sub(open.begin);
     op.self_time_ps = op.time_ps.wrapping_sub(open.children);
+    if core_type == TENSOR_CORE {
+        // A TensorCore op's normalized time is its time scaled by its own factor.
+        op.normalized_time_ps = (op.time_ps as f64 * open.factor) as u64;
+    }
     op.core_type = core_type;
     if let Some(found) = open.offload.and_then(|k| sparse.get(&k)) {
         // xprof's combiner starts with an empty index over the children already there.
@@ -408,9 +414,12 @@ fn nest_line<'v>(
             }
             _ => None,
         };
+        let factor =
+            own_stat(&event, "time_scale_multiplier").map_or(1.0, |v| double_value(Some(v)));
         stack.push(Open {
             op,
             offload,
+            factor,
             begin,
             end,
             children: 0,

@@ -14,9 +14,10 @@
 //! when op names have gradient scopes) and the architecture ("Unknown").
 
 use crate::datatable::{Cell, DataTable};
+use crate::op_stats::kernel_stats::{OpKernelStats, by_op_name};
 use crate::op_stats::roofline::{roofline, safe_divide};
 use crate::op_stats::{DbBuilder, ModelTracker, is_idle, sorted};
-use crate::proto::{HardwareType, OpMetrics, OpMetricsDb, OpStats, PerfEnv};
+use crate::proto::{HardwareType, KernelStatsDb, OpMetrics, OpMetricsDb, OpStats, PerfEnv};
 
 /// Ops listed per side (device, host).
 const MAX_OPS: usize = 500;
@@ -106,6 +107,7 @@ fn total_time_ps(db: &OpMetricsDb, exclude_idle: bool) -> u64 {
 fn table(
     host: &OpMetricsDb,
     device: &OpMetricsDb,
+    kernels: &std::collections::HashMap<&str, OpKernelStats>,
     perf: &PerfEnv,
     hardware: HardwareType,
     exclude_idle: bool,
@@ -119,6 +121,10 @@ fn table(
             continue;
         }
         let mut r = record(true, m, perf, hardware);
+        if let Some(k) = kernels.get(r.op_name.as_str()) {
+            r.gpu_tensorcore_utilization =
+                safe_divide(k.tensor_core_duration_ns as f64, k.total_duration_ns as f64);
+        }
         rank += 1;
         r.rank = rank;
         r.device_total_self_time_as_fraction = safe_divide(r.total_self_time_in_us, device_total);
@@ -146,7 +152,8 @@ fn table(
 /// The TF Stats records of an OpStats: `(with idle, without idle)`.
 ///
 /// The device side is the device op metrics database as framework ops
-/// (`CreateTfMetricsDbFromDeviceOpMetricsDb`).
+/// (`CreateTfMetricsDbFromDeviceOpMetricsDb`), each with the share of its kernels' time on
+/// TensorCores (from the kernel stats database, by op name).
 pub fn tf_stats(stats: &OpStats) -> (Vec<TfStatsRecord>, Vec<TfStatsRecord>) {
     let empty = OpMetricsDb::default();
     let host = stats.host_op_metrics_db.as_ref().unwrap_or(&empty);
@@ -158,9 +165,11 @@ pub fn tf_stats(stats: &OpStats) -> (Vec<TfStatsRecord>, Vec<TfStatsRecord>) {
         .as_ref()
         .and_then(|e| HardwareType::try_from(e.hardware_type).ok())
         .unwrap_or(HardwareType::UnknownHardware);
+    let empty_kernels = KernelStatsDb::default();
+    let kernels = by_op_name(stats.kernel_stats_db.as_ref().unwrap_or(&empty_kernels));
     (
-        table(host, &device, &perf, hardware, false),
-        table(host, &device, &perf, hardware, true),
+        table(host, &device, &kernels, &perf, hardware, false),
+        table(host, &device, &kernels, &perf, hardware, true),
     )
 }
 

@@ -1,0 +1,50 @@
+//! What the tools computed from OpStats besides framework_op_stats (`kernel_stats`, `hlo_stats`,
+//! `roofline_model`) show that profkit's OpStats does not reproduce, as sentences a tool's caller
+//! can print ("not reproduced: ...") and a comparison can read.
+//!
+//! The kernel stats read no part OpStats leaves out. The HLO op stats and the roofline model show
+//! the device ops: their cost where XLA's cost model is not reproduced ([`OpStatsBuild::missing`])
+//! and, on a GPU, the HLO ops' expression, source line and memory access breakdown. The roofline
+//! model shows the device's peaks too, and the steps database's records and diagnostics.
+
+use crate::op_stats::OpStatsBuild;
+use crate::proto::HardwareType;
+
+/// The parts of `tool`'s data that are not xprof's for this OpStats (empty when all is).
+pub fn not_reproduced(tool: &str, built: &OpStatsBuild) -> Vec<String> {
+    if tool == "kernel_stats" {
+        return Vec::new();
+    }
+    let stats = &built.op_stats;
+    let env = stats.run_environment.clone().unwrap_or_default();
+    let gpu = env.hardware_type == HardwareType::Gpu as i32;
+    let tpu = env.hardware_type == HardwareType::Tpu as i32;
+    let mut parts: Vec<String> = built
+        .missing
+        .iter()
+        .map(|m| format!("{m}; those rows are not xprof's"))
+        .collect();
+    // A GPU op of an XLA program is the one kind with a program id.
+    let gpu_hlo_ops = gpu
+        && stats
+            .device_op_metrics_db
+            .iter()
+            .flat_map(|db| &db.metrics_db)
+            .any(|m| m.hlo_module_id != 0);
+    if gpu_hlo_ops {
+        parts.push(
+            "the GPU HLO ops' expression, source info and memory access breakdown (their HLO name, text, source info, HBM bandwidth and bound are not xprof's)"
+                .to_owned(),
+        );
+    }
+    if tool == "roofline_model" && (gpu || tpu) {
+        if gpu && stats.perf_env.is_none() {
+            parts.push("the GPU's peaks (PerfEnv) from its capabilities; the table's peaks, bounds and efficiencies are not xprof's".to_owned());
+        }
+        parts.push(
+            "the steps database (the roofline model's average-step and per-step records and its step diagnostics); the Total records are compared"
+                .to_owned(),
+        );
+    }
+    parts
+}
