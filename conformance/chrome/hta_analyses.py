@@ -11,6 +11,7 @@ ranks from `distributedInfo`) and its DataFrames are compared with profkit's rec
   (kernel type, name, rank), every column;
 - `get_idle_time_breakdown` and `get_cuda_kernel_launch_stats` (for every rank, with and
   without `include_memory_events`): the rows, in order;
+- `get_profiler_steps`: the list;
 - `get_gpu_user_annotation_breakdown` (the device's ranges and, `use_gpu_annotation=False`, the
   host's): the rows, in order, or HTA's None as no frame;
 - `get_time_spent_blocked_on_full_queue` at `max_queue_length` 1024 (HTA's), 2 and 3;
@@ -187,6 +188,12 @@ def check_case(profkit, name, paths, problems):
                 problems,
             )
             checked += 1
+
+    ours = [r["step"] for r in profkit_frames(profkit, "profiler-steps", paths)["profiler_steps"]]
+    theirs = [int(s) for s in analysis.get_profiler_steps()]
+    if ours != theirs:
+        problems.append(f"{name} profiler steps: HTA {theirs}, profkit {ours}")
+    checked += 1
 
     for gpu, options in [(True, []), (False, ["--cpu-annotations"])]:
         theirs = analysis.get_gpu_user_annotation_breakdown(use_gpu_annotation=gpu, visualize=False)

@@ -38,6 +38,8 @@ pub(crate) enum Analysis {
     /// `get_time_spent_blocked_on_full_queue`: the time a stream's queue stood full
     /// (--max-queue-length, 1024 by default), per rank.
     QueueFullTime,
+    /// `get_profiler_steps`: the numbers of the profiler steps HTA keeps.
+    ProfilerSteps,
 }
 
 /// The analyses' options, HTA's arguments of the same meaning.
@@ -131,6 +133,9 @@ pub(crate) fn run(
         }
         Analysis::MemoryBwSummary => {
             frames.push(("memory_bw_summary".into(), hta::memory_bw_summary(&trace)));
+        }
+        Analysis::ProfilerSteps => {
+            frames.push(("profiler_steps".into(), hta::profiler_steps(&trace)));
         }
         Analysis::QueueFullTime => {
             let (frame, failed) = hta::time_blocked_on_full_queue(

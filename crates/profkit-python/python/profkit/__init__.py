@@ -469,7 +469,8 @@ def hta(
 ) -> Dict[str, Any]:
     """HolisticTraceAnalysis 0.5.0's analysis ``analysis`` (``"temporal-breakdown"``,
     ``"kernel-breakdown"``, ``"idle-time-breakdown"``, ``"comm-comp-overlap"``,
-    ``"kernel-launch-stats"``, ``"user-annotation-breakdown"``, ``"queue-length-summary"``,
+    ``"kernel-launch-stats"``, ``"user-annotation-breakdown"``, ``"profiler-steps"``,
+    ``"queue-length-summary"``,
     ``"queue-length-time-series"``, ``"queue-full-time"``, ``"memory-bw-summary"``,
     ``"memory-bw-time-series"``) of
     PyTorch profiler traces, one per rank, as ``profkit hta --json`` gives it: ``{"frames": {name:

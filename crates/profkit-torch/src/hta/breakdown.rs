@@ -302,3 +302,40 @@ pub fn user_annotation_breakdown(trace: &HtaTrace<'_>, use_gpu_annotation: bool)
     }
     Some(frame)
 }
+
+/// `get_profiler_steps`: the numbers of the `ProfilerStep#N` rows of every rank as loaded (so,
+/// with several steps, without the last one, whose host rows HTA leaves out), sorted, once each.
+pub fn profiler_steps(trace: &HtaTrace<'_>) -> Frame {
+    let mut steps: Vec<i64> = trace
+        .ranks
+        .iter()
+        .flat_map(|rank| rank.rows.iter().map(move |r| rank.name(r)))
+        .filter_map(step_number)
+        .collect();
+    steps.sort_unstable();
+    steps.dedup();
+    let mut frame = Frame::new(&["step"]);
+    frame.rows = steps.into_iter().map(|s| vec![Value::Int(s)]).collect();
+    frame
+}
+
+/// HTA's `ProfilerStep\s*#\s*(\d+)`, matched at the name's start.
+fn step_number(name: &str) -> Option<i64> {
+    let rest = name.strip_prefix("ProfilerStep")?.trim_start();
+    let rest = rest.strip_prefix('#')?.trim_start();
+    let digits: &str = &rest[..rest.bytes().take_while(u8::is_ascii_digit).count()];
+    digits.parse().ok()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::step_number;
+
+    #[test]
+    fn step_numbers() {
+        assert_eq!(step_number("ProfilerStep#12"), Some(12));
+        assert_eq!(step_number("ProfilerStep # 3x"), Some(3));
+        assert_eq!(step_number("ProfilerStep#"), None);
+        assert_eq!(step_number("xProfilerStep#1"), None);
+    }
+}

@@ -17,7 +17,9 @@ mod idle;
 mod launch;
 mod load;
 
-pub use breakdown::{kernel_breakdown, temporal_breakdown, user_annotation_breakdown};
+pub use breakdown::{
+    kernel_breakdown, profiler_steps, temporal_breakdown, user_annotation_breakdown,
+};
 pub use counters::{
     MAX_QUEUE_LENGTH, memory_bw_summary, memory_bw_time_series, queue_length_summary,
     queue_length_time_series, time_blocked_on_full_queue,
