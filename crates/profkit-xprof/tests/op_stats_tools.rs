@@ -78,17 +78,15 @@ fn every_case_renders_as_xprof() {
     assert!(failures.is_empty(), "{}", failures.join("\n"));
 }
 
-/// `tools::steps::has_grouped_steps` (the stand-in for a steps database) says yes wherever
-/// xprof's OpStats has steps; it says yes too for two synthetic GPU cases whose groups xprof
-/// makes no step of (the tools then note a steps database they may not need).
+/// profkit's OpStats has the steps xprof's has, on every case: as many steps, each with the
+/// same step number and the same cores.
 #[test]
-fn grouped_steps_cover_xprofs_steps() {
+fn steps_are_xprofs() {
     let conformance = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../conformance");
-    let mut extra = Vec::new();
+    let mut failures = Vec::new();
     for case in cases() {
         let name = case.file_name().unwrap().to_string_lossy().into_owned();
         let stats = profkit_xprof::op_stats::decode(&gunzip(&case.join("op_stats.pb.gz"))).unwrap();
-        let xprof_steps = !stats.step_db.unwrap_or_default().step_sequence.is_empty();
         let bytes = match name.strip_prefix("device-") {
             Some(device) => gunzip(
                 &conformance
@@ -105,11 +103,18 @@ fn grouped_steps_cover_xprofs_steps() {
             .unwrap(),
         };
         let space = profkit_xplane::decode(bytes).unwrap();
-        let ours = profkit_xprof::tools::steps::has_grouped_steps(&space);
-        assert!(ours || !xprof_steps, "{name}: xprof has steps");
-        if ours && !xprof_steps {
-            extra.push(name);
+        let ours = profkit_xprof::op_stats::build(vec![space], &["host"]).op_stats;
+        let shape = |db: Option<profkit_xprof::proto::StepDatabaseResult>| {
+            db.unwrap_or_default()
+                .step_sequence
+                .iter()
+                .map(|s| (s.step_num, s.step_info_per_core.keys().copied().collect::<Vec<_>>()))
+                .collect::<Vec<_>>()
+        };
+        let (a, b) = (shape(ours.step_db), shape(stats.step_db));
+        if a != b {
+            failures.push(format!("{name}: ours {a:?}, xprof's {b:?}"));
         }
     }
-    assert_eq!(extra, ["gpu-steps-derived", "gpu-steps-ties"]);
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
 }

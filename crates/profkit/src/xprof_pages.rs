@@ -14,59 +14,6 @@ use crate::Failure;
 /// The tools of this module.
 pub(crate) const TOOLS: [&str; 3] = ["overview_page", "input_pipeline_analyzer", "pod_viewer"];
 
-/// What the OpStats lacks that these tools show: what `op_stats::build` names, then what these
-/// tools read that profkit's OpStats does not fill yet, where the profile has it: a TPU's busy
-/// and idle time (its duty cycle), a GPU's kernel stats (TensorCore use of the top ops), whether
-/// an XLA run trains, and the steps database. The last four are stand-ins, to go as the OpStats
-/// gains those parts.
-/// `has_steps`: whether the profile has steps (`profkit_xprof::tools::steps::has_grouped_steps`);
-/// `has_programs`: whether it holds XLA programs (HLO protos in `/host:metadata`).
-pub(crate) fn missing(has_steps: bool, has_programs: bool, built: &OpStatsBuild) -> Vec<String> {
-    let mut missing = built.missing.clone();
-    let has_steps_db = built
-        .op_stats
-        .step_db
-        .as_ref()
-        .is_some_and(|db| !db.step_sequence.is_empty());
-    let stats = &built.op_stats;
-    let env = stats.run_environment.clone().unwrap_or_default();
-    let empty = profkit_xprof::proto::OpMetricsDb::default();
-    let device = stats.device_op_metrics_db.as_ref().unwrap_or(&empty);
-    let device_ops = device.metrics_db.iter().any(|m| !op_stats::is_idle(m));
-    if env.hardware_type == profkit_xprof::proto::HardwareType::Tpu as i32
-        && device.busy_time_ps == 0
-        && device.idle_time_ps == 0
-    {
-        missing.push("the TPU's duty cycle (the device's busy and idle time)".to_owned());
-    }
-    if env.device_type.contains("GPU")
-        && device_ops
-        && stats
-            .kernel_stats_db
-            .as_ref()
-            .is_none_or(|k| k.reports.is_empty())
-        && !missing.iter().any(|m| m.starts_with("GPU kernel stats"))
-    {
-        missing.push(
-            "GPU kernel stats (the top device ops' TensorCore eligibility and use)".to_owned(),
-        );
-    }
-    // xprof tells training from the XLA programs' ops; profkit's OpStats does not yet.
-    if has_programs && !env.is_training {
-        missing.push(
-            "whether the run is training (`is_training`, which xprof reads from the XLA programs)"
-                .to_owned(),
-        );
-    }
-    if has_steps && !has_steps_db {
-        missing.push(
-            "the steps database (the profile has steps; their breakdown and the bottleneck analysis are not xprof's)"
-                .to_owned(),
-        );
-    }
-    missing
-}
-
 /// Writes the tool's JSON (or `--text` tables) for these hosts' spaces; returns the notes.
 pub(crate) fn run(
     tool: &str,
@@ -77,15 +24,10 @@ pub(crate) fn run(
     rows: usize,
 ) -> Result<Vec<String>, Failure> {
     let host_refs: Vec<&str> = hosts.iter().map(String::as_str).collect();
-    let has_steps = spaces
-        .iter()
-        .any(profkit_xprof::tools::steps::has_grouped_steps);
-    let has_programs = spaces.iter().any(|s| {
-        profkit_xprof::tools::tool_names(std::slice::from_ref(s)).contains(&"graph_viewer")
-    });
     let built = op_stats::build(spaces, &host_refs);
-    let notes: Vec<String> = missing(has_steps, has_programs, &built)
-        .into_iter()
+    let notes: Vec<String> = built
+        .missing
+        .iter()
         .map(|m| format!("not reproduced: {m}; what {tool} shows of it is not xprof's"))
         .collect();
     let unsupported =
