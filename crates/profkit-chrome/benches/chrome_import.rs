@@ -18,7 +18,9 @@
 //!
 //! `cargo bench -p profkit-chrome --bench chrome_import` (`PROFKIT_CHROME_BENCH_MB` sets the
 //! size, 1000 by default); without `--bench` (as under `cargo test --benches`) it runs on 2 MB and
-//! skips the peers.
+//! skips the peers. profkit's import is measured with each thread count of
+//! `PROFKIT_CHROME_BENCH_THREADS` ("1,2" by default; the child also reports the CPU time of the
+//! reader's thread alone, `main_cpu`); `PROFKIT_CHROME_BENCH_HTA=0` leaves HTA out.
 
 use std::fs::File;
 use std::io::{BufReader, BufWriter, Write};

@@ -61,13 +61,15 @@
 //! compact JSON: most of the fast path's work) into batches of a few hundred events. The reader's
 //! thread takes each event of the batches into the trace in order, exactly as it takes an event
 //! it scans itself: interning, threads, flows and the XSpace stay on it, so strings get the same
-//! ids and events the same order. An event of a batch is used only when the reader is at the
+//! ids and events the same order. It never waits for the scanning thread: an event not scanned
+//! yet it scans itself, and the scanning thread passes over the events behind it, so that on a
+//! machine whose other core is busy the import is about as fast as with one thread. An event of a batch is used only when the reader is at the
 //! very offset in the input where the window has it; anything the scanning thread is not sure
 //! of (an escape, odd input, the end of a window) goes to the path of one thread, which reads
 //! it, or reports it with the same message, path, line and column. The import is the same
 //! whatever the count, byte for byte, and so is every error; with one thread the scanning thread
-//! is not started and the import runs as before. A few batches and one window are in flight at a
-//! time, so memory stays bounded (about 2 MiB more).
+//! is not started and the import runs as before. One window and at most 16 batches are in
+//! flight at a time, so memory stays bounded (a few MiB more).
 //!
 //! Where each rule lives, by the format's own words:
 //!

@@ -2,18 +2,25 @@
 //! reader's thread copies what it has buffered from the event it is offered on (a window of up
 //! to 1 MiB) and hands it to the scanning thread, which scans the events of the window one after
 //! another into batches ([`Found`] and where each event is), while the reader's thread takes the
-//! events of the batches before into the trace, in order, exactly as it takes the events it scans
+//! events of the batches into the trace, in order, exactly as it takes the events it scans
 //! itself. The scanning is most of the fast path's work; interning, threads, flows and the XSpace
 //! stay on the reader's thread, so everything is kept in the order of one thread.
+//!
+//! The reader's thread never waits: an event the scanner has not reached yet (it was held up, or
+//! has just been given its window) the reader's thread scans itself, telling the scanner where
+//! it is, and the scanner passes over the events behind it by their brackets alone. On a machine
+//! whose other core is busy the import so runs about as fast as with one thread, rather than
+//! waiting for a thread that does not run. Which thread scans an event changes nothing: both
+//! scan its bytes with the same code into the same form.
 //!
 //! Nothing depends on the scanning thread being right about where events are: an event of a
 //! batch is used only when the reader offers the event at the very place in the input where the
 //! window has it (the window holds the input's bytes there, and the scan of an event depends on
 //! its bytes alone), so that the reader's own position, line count and errors stay as they are;
 //! anything else (the end of a window, text the window does not have) goes to the path of one
-//! thread for that event. An event the scanner declines is passed over by its brackets and quotes
-//! alone so that the window goes on after it, and is declined again on the reader's thread,
-//! which reads it through the visitors as always.
+//! thread for that event. An event the scanner declines is passed over by its brackets and
+//! quotes alone so that the window goes on after it, and is declined again on the reader's
+//! thread, which reads it through the visitors as always.
 
 use std::ops::Range;
 use std::sync::Arc;
