@@ -56,7 +56,7 @@ pub use cost::Cost;
 pub use device::{GpuDb, gpu_op_metrics_db};
 pub use hlo::{HloModule, HloModuleMap};
 pub use host::host_op_metrics_db;
-pub(crate) use metrics_db::DbBuilder;
+pub(crate) use metrics_db::{DbBuilder, combine_op};
 pub use metrics_db::{IDLE, is_idle, sorted};
 pub use model::ModelTracker;
 pub use tpu::{add_sparse_core_op_metrics, tensor_core_op_metrics_db};

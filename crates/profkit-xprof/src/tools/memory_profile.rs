@@ -46,7 +46,7 @@
 
 mod dtype;
 mod events;
-mod json;
+pub(crate) mod json;
 mod steps;
 
 use std::collections::HashMap;

@@ -11,10 +11,11 @@
 //! `counter_value` stat.
 //!
 //! The tools' data, each as xprof 2.24.2 returns it for a profile, in a module of its own:
-//! [`framework_op_stats`], [`memory_profile`].
+//! [`framework_op_stats`], [`memory_profile`], [`op_profile`].
 
 pub mod framework_op_stats;
 pub mod memory_profile;
+pub mod op_profile;
 
 use profkit_xplane::constants::{
     GPU_PLANE_PREFIX, HOST_PLANE_NAME, METADATA_PLANE_NAME, TPU_PLANE_PREFIX,

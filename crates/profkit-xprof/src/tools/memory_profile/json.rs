@@ -224,7 +224,7 @@ impl Writer {
 
 /// A double as protobuf's JSON printer writes it: `NaN`, `Infinity` and `-Infinity` as strings,
 /// else `SimpleDtoa`: `%.15g` when that reads back as the same double, `%.17g` otherwise.
-pub(super) fn push_double(out: &mut String, v: f64) {
+pub(crate) fn push_double(out: &mut String, v: f64) {
     if v.is_nan() {
         out.push_str("\"NaN\"");
     } else if v.is_infinite() {
@@ -276,7 +276,7 @@ fn trim_zeros(s: &str) -> &str {
 /// A string as protobuf's JSON writer escapes it: `"` and `\`, the short escapes of C0 controls,
 /// `\u00XX` for the other C0 controls, and `\uXXXX` for the characters it escapes so that the
 /// text is safe in HTML and JavaScript (see `escaped`).
-pub(super) fn push_string(out: &mut String, s: &str) {
+pub(crate) fn push_string(out: &mut String, s: &str) {
     out.push('"');
     for c in s.chars() {
         match c {
