@@ -7,6 +7,7 @@ use std::path::PathBuf;
 use profkit_xplane::XSpace;
 use profkit_xprof::op_stats::{self, OpStatsBuild};
 use profkit_xprof::tools::framework_op_stats::{self, TfStatsRecord};
+use profkit_xprof::tools::op_profile;
 
 use crate::Failure;
 use crate::format::Format;
@@ -14,7 +15,12 @@ use crate::input::Input;
 use crate::output::Output;
 
 /// The tools `profkit xprof` computes, in xprof's order.
-pub(crate) const TOOLS: [&str; 3] = ["trace_viewer", "framework_op_stats", "memory_profile"];
+pub(crate) const TOOLS: [&str; 4] = [
+    "trace_viewer",
+    "framework_op_stats",
+    "memory_profile",
+    "op_profile",
+];
 
 /// What `profkit xprof` was asked.
 pub(crate) struct XprofArgs {
@@ -23,6 +29,8 @@ pub(crate) struct XprofArgs {
     pub out: Option<PathBuf>,
     pub text: bool,
     pub rows: usize,
+    /// op_profile's `group_by` option.
+    pub group_by: Option<String>,
 }
 
 /// The planes of an input the tools read (see `profkit_xprof::op_stats::read_space`).
@@ -80,6 +88,11 @@ pub(crate) fn run(args: XprofArgs) -> Result<(), Failure> {
             }));
         }
     }
+    if args.group_by.is_some() && tool.as_deref() != Some("op_profile") {
+        return Err(Failure::Usage(
+            "xprof: --group-by is an option of the op_profile tool".into(),
+        ));
+    }
     let (spaces, hosts) = read_spaces(inputs, tool.as_deref() == Some("trace_viewer"))?;
     // Standard output is the session's (the terminal, or the library API's capture).
     let out = args.out.filter(|o| o.as_os_str() != "-");
@@ -125,6 +138,26 @@ pub(crate) fn run(args: XprofArgs) -> Result<(), Failure> {
                 }
                 let json = profkit_xprof::tools::memory_profile::memory_profile_json(&spaces)
                     .map_err(|e| Failure::Usage(format!("xprof memory_profile: {e}")))?;
+                writer.write_all(json.as_bytes()).map_err(Failure::Output)?;
+            }
+            Some("op_profile") => {
+                if args.text {
+                    return Err(Failure::Usage(
+                        "xprof op_profile: no --text table yet; it writes xprof's JSON".into(),
+                    ));
+                }
+                let host_refs: Vec<&str> = hosts.iter().map(String::as_str).collect();
+                let built: OpStatsBuild = op_stats::build(spaces, &host_refs);
+                let group_by = op_profile::Grouping::from_option(
+                    args.group_by.as_deref().unwrap_or("program"),
+                );
+                notes.extend(
+                    op_profile::missing(&built)
+                        .into_iter()
+                        .map(|m| format!("not reproduced: {m}")),
+                );
+                let json = op_profile::op_profile_json(&built.op_stats, group_by)
+                    .map_err(|e| Failure::BadInput(format!("xprof op_profile: {e}")))?;
                 writer.write_all(json.as_bytes()).map_err(Failure::Output)?;
             }
             Some(_) => {

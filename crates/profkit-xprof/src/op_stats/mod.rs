@@ -43,6 +43,7 @@ mod host;
 mod metrics_db;
 mod model;
 pub mod perf_env;
+mod programs;
 pub mod roofline;
 mod tpu;
 
@@ -196,6 +197,7 @@ pub fn host_op_stats(mut space: XSpace, host: &str) -> (OpStats, Vec<String>) {
         }
     }
     stats.device_op_metrics_db = Some(device.db);
+    stats.program_id_to_name_map = programs::program_names(&space);
     if let Some(host_plane) = space.planes.iter().find(|p| p.name == HOST_PLANE_NAME) {
         stats.host_op_metrics_db = Some(host_op_metrics_db(host_plane));
     }
@@ -347,6 +349,12 @@ pub fn build(spaces: Vec<XSpace>, hosts: &[&str]) -> OpStatsBuild {
         }
         if let Some(src) = &stats.perf_env {
             perf_env::combine(src, perf.get_or_insert_with(Default::default));
+        }
+        for (id, name) in &stats.program_id_to_name_map {
+            combined
+                .program_id_to_name_map
+                .entry(*id)
+                .or_insert_with(|| name.clone());
         }
         if let Some(src) = &stats.diagnostics {
             diag.info.extend(src.info.iter().cloned());

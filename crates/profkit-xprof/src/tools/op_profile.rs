@@ -44,7 +44,7 @@ pub mod json;
 use std::collections::HashMap;
 
 use crate::error::{Error, Result};
-use crate::op_stats::is_idle;
+use crate::op_stats::{OpStatsBuild, is_idle};
 use crate::op_stats::roofline::{giga_to_gibi, safe_divide};
 use crate::proto::op_profile::node::xla_instruction::LayoutAnalysis;
 use crate::proto::op_profile::node::xla_instruction::layout_analysis::Dimension;
@@ -137,6 +137,35 @@ pub fn op_profile(stats: &OpStats, group_by: Grouping) -> Result<Profile> {
 /// The JSON text xprof 2.24.2 returns for the op profile of `stats`.
 pub fn op_profile_json(stats: &OpStats, group_by: Grouping) -> Result<String> {
     Ok(json::to_json(&op_profile(stats, group_by)?))
+}
+
+/// What of the op profile of `built` is not xprof's: the parts of OpStats not built
+/// ([`OpStatsBuild::missing`], with the op profile's nodes they touch), and the kernel metadata
+/// xprof parses from the HLO expressions that carry some (`xprof_metadata`), left empty here.
+pub fn missing(built: &OpStatsBuild) -> Vec<String> {
+    let mut gaps: Vec<String> = built
+        .missing
+        .iter()
+        .map(|m| format!("{m}; those ops' nodes and their parents' figures are not xprof's"))
+        .collect();
+    let carries = |op: &OpMetrics| op.long_name.contains("xprof_metadata");
+    let mut stack: Vec<&OpMetrics> = built
+        .op_stats
+        .device_op_metrics_db
+        .iter()
+        .flat_map(|db| &db.metrics_db)
+        .collect();
+    while let Some(op) = stack.pop() {
+        if carries(op) {
+            gaps.push(
+                "the kernel metadata of ops whose HLO expression has `xprof_metadata` (xprofKernelMetadata is empty)"
+                    .to_owned(),
+            );
+            break;
+        }
+        stack.extend(op.children.iter().flat_map(|c| &c.metrics_db));
+    }
+    gaps
 }
 
 /// Refuses ops whose children or provenance nest deeper than [`MAX_DEPTH`].
