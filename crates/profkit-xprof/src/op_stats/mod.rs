@@ -156,6 +156,7 @@ pub fn host_op_stats(mut space: XSpace, host: &str) -> (OpStats, Vec<String>) {
             .unwrap_or_default();
         let mut uncosted = std::collections::BTreeSet::new();
         let mut tensor_core_kernels = false;
+        let mut stack_frames = false;
         let mut peaks_missing = false;
         // The peaks of the first GPU plane, as xprof takes them.
         let first_gpu = space
@@ -173,6 +174,7 @@ pub fn host_op_stats(mut space: XSpace, host: &str) -> (OpStats, Vec<String>) {
             let gpu = gpu_op_metrics_db(plane, &hlo);
             uncosted.extend(gpu.uncosted);
             tensor_core_kernels |= gpu.tensor_core_kernels;
+            stack_frames |= gpu.stack_frames;
             peaks_missing |= gpu.hlo_kernels > 0;
             device.combine(&gpu.db, true);
         }
@@ -186,6 +188,12 @@ pub fn host_op_stats(mut space: XSpace, host: &str) -> (OpStats, Vec<String>) {
         if peaks_missing && !peaks_known {
             missing.push(
                 "GPU kernels of XLA programs (bound_by: the GPU's peaks from its capabilities)"
+                    .to_owned(),
+            );
+        }
+        if stack_frames {
+            missing.push(
+                "GPU kernels of XLA programs (source stack frames from the program's stack frame index)"
                     .to_owned(),
             );
         }
