@@ -21,6 +21,7 @@
 //! | the trace viewer's processes, threads, args and JSON | [`trace_viewer`] |
 //! | `ConvertXSpaceToOpStats`, `CombineOpStats`: host op metrics, TPU op metrics (TensorCore and SparseCore), GPU kernels (framework ops, and HLO ops with XLA's GPU cost model for the opcodes covered), TPU perf env, run environment; `SetRooflineMetrics` | [`op_stats`] |
 //! | `ConvertOpStatsToTfStats`, `TfStatsToDataTableJson` (the `framework_op_stats` tool) | [`tools::framework_op_stats`] |
+//! | `ConvertOpStatsToOpProfile`, `OpProfileBuilder` (the `op_profile` tool) | [`tools::op_profile`] |
 //! | `DataTable::ToJson` and nlohmann's number format | [`datatable`] |
 //!
 //! ```

@@ -167,6 +167,8 @@ pub(crate) fn run(args: XprofArgs) -> Result<(), Failure> {
                     built
                         .missing
                         .iter()
+                        // Source stack frames are the op profile's, not the table's.
+                        .filter(|m| !m.contains("source stack frames"))
                         .map(|m| format!("not reproduced: {m}; those device rows are not xprof's")),
                 );
                 if args.text {
@@ -215,7 +217,11 @@ pub(crate) fn report(input: Input, json: bool) -> Result<(), Failure> {
         )
         .map_err(Failure::Output)?;
     }
-    for missing in &built.missing {
+    for missing in built
+        .missing
+        .iter()
+        .filter(|m| !m.contains("source stack frames"))
+    {
         crate::session::note(format!("not reproduced: {missing}"));
     }
     Ok(())

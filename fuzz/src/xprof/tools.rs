@@ -1,7 +1,7 @@
 //! Target `xprof_tools`: XSpaces shaped as the profilers' (host threads, GPU and TPU planes, the
 //! metadata plane's HLO protos), drawn from the bytes, through xprof's OpStats and the tools
-//! computed from it (`profkit xprof`): `framework_op_stats`, `memory_profile`, the tool list and
-//! the OpStats file.
+//! computed from it (`profkit xprof`): `framework_op_stats`, `memory_profile`, `op_profile` (each
+//! grouping, and from the decoded OpStats file too), the tool list and the OpStats file.
 //!
 //! Names, stats and times come from pools that hold what the rules look at (framework op names,
 //! XLA op stats, allocator events, step markers, epoch-dated lines, negative and huge times, HLO
@@ -124,6 +124,24 @@ pub fn run(data: &[u8]) {
     let decoded =
         profkit_xprof::op_stats::decode(&built.encode()).expect("the OpStats file decodes");
     assert_eq!(decoded, built.op_stats);
+    use profkit_xprof::tools::op_profile::{self, Grouping};
+    for group_by in [Grouping::Program, Grouping::Category, Grouping::Provenance] {
+        if let Ok(json) = op_profile::op_profile_json(&built.op_stats, group_by) {
+            // Deep provenance paths nest past serde_json's own depth limit, which is no fault.
+            if let Err(e) = serde_json::from_str::<serde_json::Value>(&json) {
+                assert!(
+                    e.to_string().contains("recursion limit"),
+                    "op_profile is not JSON: {e}"
+                );
+            }
+            assert_eq!(
+                op_profile::op_profile_json(&decoded, group_by).ok(),
+                Some(json),
+                "op_profile of the decoded OpStats differs"
+            );
+        }
+    }
+    let _ = op_profile::missing(&built);
 }
 
 #[cfg(test)]

@@ -15,7 +15,11 @@ use super::hlo::HloProto;
 /// The program names of `space`'s metadata planes; the first proto of an id wins.
 pub(crate) fn program_names(space: &XSpace) -> BTreeMap<u64, String> {
     let mut names = BTreeMap::new();
-    for plane in space.planes.iter().filter(|p| p.name == METADATA_PLANE_NAME) {
+    for plane in space
+        .planes
+        .iter()
+        .filter(|p| p.name == METADATA_PLANE_NAME)
+    {
         let stat = |name: &str| crate::preprocess::stats::stat_id(plane, name);
         let Some(proto_stat) = stat("Hlo Proto") else {
             continue;

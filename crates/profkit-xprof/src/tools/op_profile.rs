@@ -44,8 +44,8 @@ pub mod json;
 use std::collections::HashMap;
 
 use crate::error::{Error, Result};
-use crate::op_stats::{OpStatsBuild, is_idle};
 use crate::op_stats::roofline::{giga_to_gibi, safe_divide};
+use crate::op_stats::{OpStatsBuild, is_idle};
 use crate::proto::op_profile::node::xla_instruction::LayoutAnalysis;
 use crate::proto::op_profile::node::xla_instruction::layout_analysis::Dimension;
 use crate::proto::op_profile::node::{Contents, XlaInstruction};
@@ -139,26 +139,60 @@ pub fn op_profile_json(stats: &OpStats, group_by: Grouping) -> Result<String> {
     Ok(json::to_json(&op_profile(stats, group_by)?))
 }
 
-/// What of the op profile of `built` is not xprof's: the parts of OpStats not built
-/// ([`OpStatsBuild::missing`], with the op profile's nodes they touch), and the kernel metadata
-/// xprof parses from the HLO expressions that carry some (`xprof_metadata`), left empty here.
+/// What of the op profile of `built` is not xprof's, each gap ending with the JSON fields it
+/// touches (`(op_profile fields: a, b)`; `fusionChildren` is the children of fusion ops, `all`
+/// any field): the parts of OpStats not built ([`OpStatsBuild::missing`]) that the op profile
+/// shows, the memory access breakdown of GPU ops of XLA programs, the instructions fused into TPU
+/// ops (xprof reads them from the programs' HLO protos and prints their HLO text), and the kernel
+/// metadata xprof parses from the HLO expressions that carry some (`xprof_metadata`).
 pub fn missing(built: &OpStatsBuild) -> Vec<String> {
-    let mut gaps: Vec<String> = built
-        .missing
-        .iter()
-        .map(|m| format!("{m}; those ops' nodes and their parents' figures are not xprof's"))
-        .collect();
-    let carries = |op: &OpMetrics| op.long_name.contains("xprof_metadata");
-    let mut stack: Vec<&OpMetrics> = built
-        .op_stats
+    const FLOPS: &str = "flops, uncappedFlops, rawFlops, bf16Flops";
+    const BYTES: &str = "bandwidthUtils, rawBytesAccessedArray";
+    let mut gaps = Vec::new();
+    for m in &built.missing {
+        let fields = if m.contains("TensorCore utilization") {
+            // The kernel stats' TensorCore use, which the op profile does not show.
+            continue;
+        } else if m.contains("cost model") {
+            format!("{FLOPS}, {BYTES}")
+        } else if m.contains("peaks") {
+            "flops, uncappedFlops, bandwidthUtils".to_owned()
+        } else if m.contains("stack frames") {
+            "sourceInfo".to_owned()
+        } else {
+            "all".to_owned()
+        };
+        gaps.push(format!("{m} (op_profile fields: {fields})"));
+    }
+    let stats = &built.op_stats;
+    let hardware = stats
+        .run_environment
+        .as_ref()
+        .map_or(0, |e| e.hardware_type);
+    let ops = stats
         .device_op_metrics_db
         .iter()
-        .flat_map(|db| &db.metrics_db)
-        .collect();
+        .flat_map(|db| &db.metrics_db);
+    if hardware == HardwareType::Gpu as i32 && ops.clone().any(|op| op.hlo_module_id != 0) {
+        gaps.push(format!(
+            "the memory access breakdown and HLO text of GPU kernels of XLA programs (op_profile fields: {BYTES}, expression)"
+        ));
+    }
+    if hardware == HardwareType::Tpu as i32
+        && ops.clone().any(|op| {
+            is_fusion(&op.category) && stats.program_id_to_name_map.contains_key(&op.hlo_module_id)
+        })
+    {
+        gaps.push(
+            "the instructions fused into TPU ops, from the programs' HLO protos (op_profile fields: fusionChildren)"
+                .to_owned(),
+        );
+    }
+    let mut stack: Vec<&OpMetrics> = ops.collect();
     while let Some(op) = stack.pop() {
-        if carries(op) {
+        if op.long_name.contains("xprof_metadata") {
             gaps.push(
-                "the kernel metadata of ops whose HLO expression has `xprof_metadata` (xprofKernelMetadata is empty)"
+                "the kernel metadata of ops whose HLO expression has `xprof_metadata` (op_profile fields: xprofKernelMetadata)"
                     .to_owned(),
             );
             break;
@@ -665,6 +699,75 @@ mod tests {
         assert_eq!(Grouping::from_option("category"), Grouping::Category);
         assert_eq!(Grouping::from_option("provenance"), Grouping::Provenance);
         assert_eq!(Grouping::from_option("anything"), Grouping::Program);
+    }
+
+    fn op(name: &str, dedup: &str, category: &str, program: u64, time: u64) -> OpMetrics {
+        OpMetrics {
+            name: name.into(),
+            deduplicated_name: dedup.into(),
+            category: category.into(),
+            hlo_module_id: program,
+            occurrences: 1,
+            time_ps: time,
+            self_time_ps: time,
+            ..OpMetrics::default()
+        }
+    }
+
+    fn stats(ops: Vec<OpMetrics>, total: u64) -> OpStats {
+        let db = crate::proto::OpMetricsDb {
+            total_op_time_ps: ops
+                .iter()
+                .filter(|o| !is_idle(o))
+                .map(|o| o.self_time_ps)
+                .sum(),
+            metrics_db: ops,
+            total_time_ps: total,
+            ..Default::default()
+        };
+        OpStats {
+            device_op_metrics_db: Some(db),
+            program_id_to_name_map: [(7, "jit_f".to_owned())].into_iter().collect(),
+            ..OpStats::default()
+        }
+    }
+
+    #[test]
+    fn programs_categories_and_duplicate_groups() {
+        let s = stats(
+            vec![
+                op("copy.1", "copy.3", "copy", 7, 300),
+                op("copy.3", "", "copy", 7, 200),
+                op("fusion.4", "", "loop fusion", 7, 100),
+                op("add.1", "", "add", 9, 50),
+                op(crate::op_stats::IDLE, "", crate::op_stats::IDLE, 0, 350),
+            ],
+            1_000,
+        );
+        let profile = op_profile(&s, Grouping::Program).unwrap();
+        let root = profile.by_program.unwrap();
+        let names = |n: &Node| {
+            n.children
+                .iter()
+                .map(|c| c.name.clone())
+                .collect::<Vec<_>>()
+        };
+        assert_eq!(root.name, "by_program");
+        assert_eq!(names(&root), vec!["jit_f(7)", "IDLE", "main"]);
+        assert_eq!(root.metrics.as_ref().unwrap().raw_time, 1_000.0);
+        let program = &root.children[0];
+        assert_eq!(names(program), vec!["copy", "loop fusion"]);
+        // A group of duplicates is named after its slowest op; a group of one is the op.
+        let copy = &program.children[0];
+        assert_eq!(names(copy), vec!["copy.1 and its duplicate(s)"]);
+        assert_eq!(names(&copy.children[0]), vec!["copy.1", "copy.3"]);
+        assert_eq!(names(&program.children[1]), vec!["fusion.4"]);
+        let without_idle = profile.by_program_exclude_idle.unwrap();
+        assert_eq!(names(&without_idle), vec!["jit_f(7)", "main"]);
+        assert_eq!(without_idle.metrics.unwrap().raw_time, 650.0);
+        let json = op_profile_json(&s, Grouping::Category).unwrap();
+        assert!(json.starts_with(r#"{"byCategory":{"name":"by_category","metrics":{"flops":0,"#));
+        assert!(json.ends_with(r#""aggDvfsTimeScaleMultiplier":0}"#));
     }
 
     #[test]
