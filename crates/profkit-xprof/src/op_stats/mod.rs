@@ -9,7 +9,8 @@
 //! on their HLO ops through the programs' HLO protos, [`HloModuleMap`], with FLOPs and bytes from
 //! XLA's GPU cost model for the opcodes module `cost` covers); the TPU device's peaks
 //! ([`perf_env`]), against which [`roofline`] places each op; the run environment (hosts, device
-//! type and count, hardware type); and the diagnostics (the space's errors and warnings).
+//! type and count, hardware type); the programs' names from their HLO protos
+//! (`program_id_to_name_map`); and the diagnostics (the space's errors and warnings).
 //!
 //! Not built: XLA's cost model beyond the opcodes module `cost` names; the GPU `PerfEnv` of
 //! architectures whose peak tables [`perf_env`] does not know; the kernel stats (TensorCore utilisation); the TPU ops' fusion
