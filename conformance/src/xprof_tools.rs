@@ -27,7 +27,8 @@ pub const TOOLS: [&str; 4] = [
     "roofline_model",
 ];
 
-fn saved(case_dir: &Path, tool: &str) -> Result<Option<String>, String> {
+/// xprof's saved output for a tool, if the case holds it.
+pub(crate) fn saved(case_dir: &Path, tool: &str) -> Result<Option<String>, String> {
     let plain = case_dir.join(format!("xprof.{tool}.json"));
     if plain.exists() {
         return std::fs::read_to_string(&plain)
@@ -82,12 +83,13 @@ pub fn check(case_dir: &Path, space: &XSpace) -> Result<String, String> {
         }
         let ours = framework_op_stats::to_json(&built.op_stats);
         // A GPU's kernel stats only give device rows their tensor core use (0 without them),
-        // and the steps database and the device's busy time are not in this tool: the bytes are
-        // required when nothing else is missing.
+        // and the steps database, the device's busy time and the HLO ops' source stack frames
+        // are not in this tool: the bytes are required when nothing else is missing.
         let lacking = built.missing.iter().any(|m| {
             !m.starts_with("GPU kernel stats")
                 && !m.starts_with("steps database")
                 && !m.contains("busy and idle time")
+                && !m.contains("source stack frames")
         });
         if !lacking {
             if ours != theirs {
@@ -111,10 +113,17 @@ pub fn check(case_dir: &Path, space: &XSpace) -> Result<String, String> {
             }
             report.push_str(&format!(
                 "{tool}: xprof's host rows; not reproduced: {}\n",
-                built.missing.join("; ")
+                built
+                    .missing
+                    .iter()
+                    .filter(|m| !m.contains("source stack frames"))
+                    .cloned()
+                    .collect::<Vec<_>>()
+                    .join("; ")
             ));
         }
     }
+    report.push_str(&crate::xprof_op_profile::check(case_dir, space)?);
     Ok(report)
 }
 

@@ -15,6 +15,11 @@ but those of the columns the notes name, see MAY_DIFFER) and reports the case as
 profkit's note; a partial case whose reproduced part differs fails. For overview_page and
 input_pipeline_analyzer (arrays of DataTables) a partial case names the tables that differ;
 pod_viewer is compared once parsed, as xprof prints its maps in hash order.
+op_profile (xprof's `group_by` program, category and
+provenance: `op_profile:<grouping>`) is protobuf JSON: its notes end with the fields they touch
+(`(op_profile fields: ...)`), and every other field of the parsed trees must be xprof's. The
+renderer alone is checked too: op_profile of xprof's own OpStats (its cache, written with
+`use_saved_result: True`), rendered by the example `op_profile_of_op_stats`, must be xprof's bytes.
 
 `profkit convert IN OUT --to op-stats` must write an OpStats xprof takes as its cache: given it
 (as `ALL_HOSTS.op_stats_v2.pb`, `use_saved_result: True`) xprof must render every tool it renders
@@ -46,6 +51,9 @@ TOOLS = [
     "kernel_stats",
     "hlo_stats",
     "roofline_model",
+    "op_profile",
+    "op_profile:category",
+    "op_profile:provenance",
 ]
 # The DataTable tools rendered from OpStats whose differences, where profkit names what it does
 # not reproduce, are reported table by table.
@@ -72,8 +80,18 @@ def child(path, out_dir, op_stats=None):
             f.write(data)
 
     for tool in TOOLS:
-        data, _content_type = r.xspace_to_tool_data([path], tool, {"use_saved_result": False})
+        name, _, group_by = tool.partition(":")
+        options = {"use_saved_result": False}
+        if group_by:
+            options["group_by"] = group_by
+        data, _content_type = r.xspace_to_tool_data([path], name, options)
         write(tool + ".json", data)
+    # xprof's own OpStats (its cache), to render op_profile from apart from how profkit builds it.
+    own = os.path.join(out_dir, "own")
+    os.makedirs(own)
+    shutil.copyfile(path, os.path.join(own, os.path.basename(path)))
+    r.xspace_to_tool_data([os.path.join(own, os.path.basename(path))], "op_profile", {"use_saved_result": True})
+    # Left in its own folder: xprof clears files named as its caches where it computes afresh.
     if op_stats:
         cache = os.path.join(os.path.dirname(path), "ALL_HOSTS.op_stats_v2.pb")
         for tool in OP_STATS_TOOLS:
@@ -146,6 +164,43 @@ def differing_tables(ours, theirs):
     return [i for i, (x, y) in enumerate(zip(a, b)) if x != y]
 
 
+def note_fields(note):
+    """The op_profile fields profkit's notes say it does not reproduce (`(op_profile fields: a, b)`
+    at the end of each note)."""
+    fields = set()
+    for part in note.split("(op_profile fields: ")[1:]:
+        fields.update(f.strip() for f in part.split(")")[0].split(","))
+    return fields
+
+
+def op_profile_difference(a, b, fields, path="$"):
+    """The first path where two op profiles differ outside the fields named (None when they agree
+    there): `fusionChildren` leaves out the children of fusion ops (not of their duplicate groups)."""
+    if isinstance(a, dict) and isinstance(b, dict):
+        keys = set(a) | set(b)
+        xla = a.get("xla") or {}
+        if "fusionChildren" in fields and xla.get("category", "").endswith(" fusion") and not a.get(
+            "name", ""
+        ).endswith(" and its duplicate(s)"):
+            keys -= {"children", "numChildren"}
+        for k in sorted(keys - fields):
+            if k not in a or k not in b:
+                return f"{path}.{k} present on one side only"
+            d = op_profile_difference(a[k], b[k], fields, f"{path}.{k}")
+            if d:
+                return d
+        return None
+    if isinstance(a, list) and isinstance(b, list):
+        if len(a) != len(b):
+            return f"{path}: {len(a)} items, xprof {len(b)}"
+        for i, (x, y) in enumerate(zip(a, b)):
+            d = op_profile_difference(x, y, fields, f"{path}[{i}]")
+            if d:
+                return d
+        return None
+    return None if a == b else f"{path}: {a!r}, xprof {b!r}"
+
+
 def compare(tool, ours, theirs, note):
     """(status, message): status is "ok", "partial" or "FAIL"."""
     if tool == "pod_viewer" and ours != theirs and json.loads(ours) == json.loads(theirs):
@@ -181,6 +236,15 @@ def compare(tool, ours, theirs, note):
     if note and tool in ("hlo_stats", "roofline_model"):
         return compare_named(tool, ours, theirs, note)
     ours_j, theirs_j = json.loads(ours), json.loads(theirs)
+    if tool.startswith("op_profile") and note:
+        # The rest: every field but those the notes name must be xprof's.
+        fields = note_fields(note)
+        if "all" in fields:
+            return "partial", f"not compared; {note}"
+        d = op_profile_difference(ours_j, theirs_j, fields)
+        if d:
+            return "FAIL", f"differs outside the fields named: {d}; {note}"
+        return "partial", f"identical but {sorted(fields)}; {note}"
     if ours_j == theirs_j:
         return "FAIL", "same JSON values, different text (number formatting?)"
     return "FAIL", f"differs ({len(ours)} bytes profkit, {len(theirs)} xprof)"
@@ -285,7 +349,11 @@ def main():
     only = os.environ.get("CONFORMANCE_CASE", "")
     target = os.environ.get("CARGO_TARGET_DIR", os.path.join(repo, "target"))
     subprocess.run(["cargo", "build", "-q", "-p", "profkit"], cwd=repo, check=True)
+    subprocess.run(
+        ["cargo", "build", "-q", "-p", "profkit-xprof", "--example", "op_profile_of_op_stats"], cwd=repo, check=True
+    )
     profkit = os.path.join(target, "debug", "profkit")
+    renderer = os.path.join(target, "debug", "examples", "op_profile_of_op_stats")
     start = time.monotonic()
     counts = {"ok": 0, "partial": 0, "FAIL": 0}
     with tempfile.TemporaryDirectory() as tmp:
@@ -337,8 +405,10 @@ def main():
                     results.append((tool, "FAIL", f"xprof returned nothing (exit {code})"))
                     continue
                 theirs = open(theirs_path, encoding="utf-8").read()
+                name, _, group_by = tool.partition(":")
                 proc = subprocess.run(
-                    [profkit, "xprof", tool, host, "-o", os.path.join(d, "ours." + tool + ".json")],
+                    [profkit, "xprof", name, host, "-o", os.path.join(d, "ours." + tool + ".json")]
+                    + (["--group-by", group_by] if group_by else []),
                     stdout=subprocess.PIPE,
                     stderr=subprocess.PIPE,
                     text=True,
@@ -355,8 +425,23 @@ def main():
                 )
                 status, message = compare(tool, ours, theirs, note)
                 results.append((tool, status, message))
+                own_op_stats = os.path.join(d, "own", "ALL_HOSTS.op_stats_v2.pb")
+                if tool.startswith("op_profile") and os.path.exists(own_op_stats):
+                    # The renderer alone: op_profile of xprof's own OpStats must be xprof's bytes.
+                    rendered = subprocess.run(
+                        [renderer, own_op_stats, group_by or "program"],
+                        stdout=subprocess.PIPE,
+                        stderr=subprocess.PIPE,
+                        check=False,
+                    )
+                    if rendered.returncode != 0:
+                        results.append((tool + " of xprof's OpStats", "FAIL", rendered.stderr.decode().strip()))
+                    elif rendered.stdout.decode("utf-8") != theirs:
+                        results.append((tool + " of xprof's OpStats", "FAIL", "differs from xprof's rendering"))
+                    else:
+                        results.append((tool + " of xprof's OpStats", "ok", f"{len(theirs)} bytes, identical"))
                 if blessing:
-                    saved = os.path.join(case_dir, f"xprof.{tool}.json")
+                    saved = os.path.join(case_dir, f"xprof.{tool.replace(':', '.')}.json")
                     if gzipped:
                         with open(theirs_path, "rb") as src, gzip.GzipFile(saved + ".gz", "wb", mtime=0) as dst:
                             shutil.copyfileobj(src, dst)

@@ -12,10 +12,12 @@ use std::path::PathBuf;
 
 fn main() -> Result<(), Box<dyn std::error::Error>> {
     let proto_root = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("proto/xprof");
-    // OpStats, and the memory profile tool's own message (which OpStats does not hold).
+    // OpStats, and the memory profile and op profile tools' own messages (which OpStats does not
+    // hold).
     let files = [
         "plugin/xprof/protobuf/op_stats.proto",
         "plugin/xprof/protobuf/memory_profile.proto",
+        "plugin/xprof/protobuf/op_profile.proto",
     ];
     println!("cargo:rerun-if-changed={}", proto_root.display());
 

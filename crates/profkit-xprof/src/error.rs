@@ -15,6 +15,18 @@ pub enum Error {
         /// How many spaces it was given.
         hosts: usize,
     },
+    /// A value nests deeper than a tool's output may (a tree printed recursively).
+    #[error("{what} nests {depth} levels deep, deeper than the {max} levels {tool} allows")]
+    TooDeep {
+        /// The tool, by xprof's name.
+        tool: &'static str,
+        /// What nests (an op's name, a provenance).
+        what: String,
+        /// How deep it nests.
+        depth: usize,
+        /// The deepest allowed.
+        max: usize,
+    },
     /// Writing the output (or reading the input) failed.
     #[error("I/O error: {0}")]
     Io(#[from] std::io::Error),

@@ -24,6 +24,7 @@
 //! | `ConvertOpStatsToOverviewPage`, `OverviewPageToJson` (`overview_page`) | [`tools::overview_page`] |
 //! | `ConvertOpStatsToInputPipelineAnalysis`, `InputPipelineAnalysisResultToDataTableJson` (`input_pipeline_analyzer`) | [`tools::input_pipeline`] |
 //! | `ConvertOpStatsToPodViewer`, `ConvertOpStatsToPodStats` (`pod_viewer`) | [`tools::pod_viewer`] |
+//! | `ConvertOpStatsToOpProfile`, `OpProfileBuilder` (the `op_profile` tool) | [`tools::op_profile`] |
 //! | `DataTable::ToJson` and nlohmann's number format | [`datatable`] |
 //!
 //! ```

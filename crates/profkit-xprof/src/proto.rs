@@ -7,6 +7,14 @@
 
 include!(concat!(env!("OUT_DIR"), "/tensorflow.profiler.rs"));
 
+/// The op profile tool's messages (package `tensorflow.profiler.op_profile`).
+pub mod op_profile {
+    include!(concat!(
+        env!("OUT_DIR"),
+        "/tensorflow.profiler.op_profile.rs"
+    ));
+}
+
 /// The encoded `FileDescriptorSet` of the schema these types were generated from.
 pub const DESCRIPTOR_SET: &[u8] =
     include_bytes!(concat!(env!("OUT_DIR"), "/op_stats_descriptor_set.bin"));

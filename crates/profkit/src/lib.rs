@@ -244,7 +244,7 @@ enum Command {
     /// 2.24.2 returns it: `profkit xprof TOOL IN... [-o OUT]`, several inputs being several
     /// hosts of one run. `--list` names the tools xprof offers for the inputs. Tools computed:
     /// `framework_op_stats` (JSON DataTables; `--text` prints its table), `memory_profile` (one
-    /// host) and `trace_viewer`.
+    /// host), `op_profile` (`--group-by program|category|provenance`) and `trace_viewer`.
     Xprof {
         /// The tool, then the XSpaces (with --list: the XSpaces only).
         #[arg(value_name = "TOOL IN", num_args = 1.., required = true)]
@@ -261,6 +261,9 @@ enum Command {
         /// With --text: the rows shown per table (the rest are counted).
         #[arg(long, value_name = "N", default_value_t = 30)]
         rows: usize,
+        /// op_profile's grouping of the ops (xprof's `group_by` option; default: program).
+        #[arg(long, value_name = "GROUPING", value_parser = ["program", "category", "provenance"])]
+        group_by: Option<String>,
     },
     /// HolisticTraceAnalysis's analyses of PyTorch profiler traces of GPU runs (one trace per
     /// rank), as HTA 0.5.0's TraceAnalysis computes them.
@@ -445,12 +448,14 @@ fn run(cli: Cli) -> Result<(), Failure> {
             out,
             text,
             rows,
+            group_by,
         } => xprof::run(xprof::XprofArgs {
             args,
             list,
             out,
             text,
             rows,
+            group_by,
         }),
         Command::Hta {
             analysis,

@@ -7,6 +7,7 @@ use std::path::PathBuf;
 use profkit_xplane::XSpace;
 use profkit_xprof::op_stats::{self, OpStatsBuild};
 use profkit_xprof::tools::framework_op_stats::{self, TfStatsRecord};
+use profkit_xprof::tools::op_profile;
 
 use crate::Failure;
 use crate::format::Format;
@@ -14,13 +15,14 @@ use crate::input::Input;
 use crate::output::Output;
 
 /// The tools `profkit xprof` computes, in xprof's order.
-pub(crate) const TOOLS: [&str; 9] = [
+pub(crate) const TOOLS: [&str; 10] = [
     "trace_viewer",
     "overview_page",
     "input_pipeline_analyzer",
     "framework_op_stats",
     "memory_profile",
     "pod_viewer",
+    "op_profile",
     "hlo_stats",
     "roofline_model",
     "kernel_stats",
@@ -33,6 +35,8 @@ pub(crate) struct XprofArgs {
     pub out: Option<PathBuf>,
     pub text: bool,
     pub rows: usize,
+    /// op_profile's `group_by` option.
+    pub group_by: Option<String>,
 }
 
 /// The planes of an input the tools read (see `profkit_xprof::op_stats::read_space`).
@@ -89,6 +93,11 @@ pub(crate) fn run(args: XprofArgs) -> Result<(), Failure> {
                 )
             }));
         }
+    }
+    if args.group_by.is_some() && tool.as_deref() != Some("op_profile") {
+        return Err(Failure::Usage(
+            "xprof: --group-by is an option of the op_profile tool".into(),
+        ));
     }
     let (mut spaces, hosts) = read_spaces(inputs, tool.as_deref() == Some("trace_viewer"))?;
     // Standard output is the session's (the terminal, or the library API's capture).
@@ -158,6 +167,26 @@ pub(crate) fn run(args: XprofArgs) -> Result<(), Failure> {
                     writer.write_all(json.as_bytes()).map_err(Failure::Output)?;
                 }
             }
+            Some("op_profile") => {
+                if args.text {
+                    return Err(Failure::Usage(
+                        "xprof op_profile: no --text table yet; it writes xprof's JSON".into(),
+                    ));
+                }
+                let host_refs: Vec<&str> = hosts.iter().map(String::as_str).collect();
+                let built: OpStatsBuild = op_stats::build(spaces, &host_refs);
+                let group_by = op_profile::Grouping::from_option(
+                    args.group_by.as_deref().unwrap_or("program"),
+                );
+                notes.extend(
+                    op_profile::missing(&built)
+                        .into_iter()
+                        .map(|m| format!("not reproduced: {m}")),
+                );
+                let json = op_profile::op_profile_json(&built.op_stats, group_by)
+                    .map_err(|e| Failure::BadInput(format!("xprof op_profile: {e}")))?;
+                writer.write_all(json.as_bytes()).map_err(Failure::Output)?;
+            }
             Some(_) => {
                 let host_refs: Vec<&str> = hosts.iter().map(String::as_str).collect();
                 let built: OpStatsBuild = op_stats::build(spaces, &host_refs);
@@ -165,6 +194,8 @@ pub(crate) fn run(args: XprofArgs) -> Result<(), Failure> {
                     built
                         .missing
                         .iter()
+                        // Source stack frames are the op profile's, not the table's.
+                        .filter(|m| !m.contains("source stack frames"))
                         .map(|m| format!("not reproduced: {m}; those device rows are not xprof's")),
                 );
                 if args.text {
@@ -213,7 +244,11 @@ pub(crate) fn report(input: Input, json: bool) -> Result<(), Failure> {
         )
         .map_err(Failure::Output)?;
     }
-    for missing in &built.missing {
+    for missing in built
+        .missing
+        .iter()
+        .filter(|m| !m.contains("source stack frames"))
+    {
         crate::session::note(format!("not reproduced: {missing}"));
     }
     Ok(())

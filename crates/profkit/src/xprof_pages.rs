@@ -6,7 +6,7 @@ use std::io::Write;
 
 use profkit_xplane::XSpace;
 use profkit_xprof::datatable::{Cell, DataTable};
-use profkit_xprof::op_stats::{self, OpStatsBuild};
+use profkit_xprof::op_stats;
 use profkit_xprof::tools::{input_pipeline, overview_page, pod_viewer};
 
 use crate::Failure;

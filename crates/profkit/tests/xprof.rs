@@ -291,3 +291,46 @@ fn a_profile_with_steps_is_xprofs() {
         assert!(out.stderr.is_empty(), "{tool}: {}", text(&out.stderr));
     }
 }
+
+#[test]
+fn op_profile_is_xprofs_for_each_grouping() {
+    for name in ["real-jax-plain", "tpu-sparse-core", "gpu-derived"] {
+        let input = case(name).join("input.xplane.pb");
+        for (group_by, file) in [
+            (None, "xprof.op_profile.json"),
+            (Some("category"), "xprof.op_profile.category.json"),
+            (Some("provenance"), "xprof.op_profile.provenance.json"),
+        ] {
+            let mut args = vec!["xprof", "op_profile", input.to_str().unwrap()];
+            if let Some(g) = group_by {
+                args.extend(["--group-by", g]);
+            }
+            let out = profkit(&args, None);
+            assert_eq!(out.status.code(), Some(0), "{name}: {}", text(&out.stderr));
+            let theirs = std::fs::read_to_string(case(name).join(file)).unwrap();
+            assert!(out.stdout == theirs.as_bytes(), "{name} {file}: not xprof's bytes");
+            assert!(out.stderr.is_empty(), "{name}: {}", text(&out.stderr));
+        }
+    }
+    // The TPU ops' fused instructions are named, with the fields they touch.
+    let input = case("../xplane-device/tpu").join("input.xplane.pb.gz");
+    let out = profkit(&["xprof", "op_profile", input.to_str().unwrap()], None);
+    assert_eq!(out.status.code(), Some(0));
+    assert!(
+        text(&out.stderr).contains("(op_profile fields: fusionChildren)"),
+        "{}",
+        text(&out.stderr)
+    );
+    let other = case("real-jax-plain").join("input.xplane.pb");
+    let out = profkit(
+        &[
+            "xprof",
+            "framework_op_stats",
+            other.to_str().unwrap(),
+            "--group-by",
+            "category",
+        ],
+        None,
+    );
+    assert_eq!(out.status.code(), Some(2));
+}

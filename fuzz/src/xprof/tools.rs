@@ -1,11 +1,12 @@
 //! Target `xprof_tools`: XSpaces shaped as the profilers' (host threads, GPU and TPU planes, the
 //! metadata plane's HLO protos), drawn from the bytes, through xprof's OpStats and the tools
 //! computed from it (`profkit xprof`): `framework_op_stats`, `kernel_stats`, `hlo_stats`,
-//! `roofline_model`, `memory_profile`, the tool list and the OpStats file (its steps database and tf-function stats included, of one host or two);
-//! then the tools rendered from an OpStats (`overview_page`, `input_pipeline_analyzer`,
-//! `pod_viewer`), from that OpStats with a steps database drawn from the bytes too (cores,
-//! durations, breakdowns with huge times, packed breakdowns of another type or of bytes that do
-//! not decode).
+//! `roofline_model`, `memory_profile`, `op_profile` (each grouping, and from the decoded OpStats
+//! file too), the tool list and the OpStats file (its steps database and tf-function stats
+//! included, of one host or two); then the tools rendered from an OpStats (`overview_page`,
+//! `input_pipeline_analyzer`, `pod_viewer`), from that OpStats with a steps database drawn from
+//! the bytes too (cores, durations, breakdowns with huge times, packed breakdowns of another type
+//! or of bytes that do not decode).
 //!
 //! Names, stats and times come from pools that hold what the rules look at (framework op names,
 //! XLA op stats, allocator events, step markers and step stats, tf-function calls, collectives,
@@ -191,6 +192,24 @@ pub fn run(data: &[u8]) {
     let decoded = profkit_xprof::op_stats::decode(&encoded).expect("the OpStats file decodes");
     // Bytes, not values: a peak from a device without cores is NaN (as xprof's), never equal.
     assert_eq!(prost::Message::encode_to_vec(&decoded), encoded);
+    use profkit_xprof::tools::op_profile::{self, Grouping};
+    for group_by in [Grouping::Program, Grouping::Category, Grouping::Provenance] {
+        if let Ok(json) = op_profile::op_profile_json(&built.op_stats, group_by) {
+            // Deep provenance paths nest past serde_json's own depth limit, which is no fault.
+            if let Err(e) = serde_json::from_str::<serde_json::Value>(&json) {
+                assert!(
+                    e.to_string().contains("recursion limit"),
+                    "op_profile is not JSON: {e}"
+                );
+            }
+            assert_eq!(
+                op_profile::op_profile_json(&decoded, group_by).ok(),
+                Some(json),
+                "op_profile of the decoded OpStats differs"
+            );
+        }
+    }
+    let _ = op_profile::missing(&built);
     let mut stats = built.op_stats;
     pages(&stats);
     add_steps(&mut stats, data);

@@ -35,6 +35,9 @@ pub struct GpuDb {
     /// kernels xprof 2.24.2 counts by rules not reproduced (its utilisation is then not
     /// reproduced).
     pub tensor_core_kernels: bool,
+    /// Whether a placed HLO op's metadata points into the program's stack frame index (whose
+    /// frames xprof shows as the op's source stack, not reproduced).
+    pub stack_frames: bool,
 }
 
 /// TSL's kernel name patterns of kernels that use TensorCores.
@@ -66,6 +69,8 @@ struct HloOpInfo {
     provenance: String,
     deduplicated_name: String,
     cost: Result<Cost, String>,
+    /// `GetSourceInfo` as far as the metadata goes: its file and line (line -1 without a file).
+    source_info: crate::proto::SourceInfo,
 }
 
 /// A run of kernels of one HLO op (xprof's `HLOTracker`).
@@ -104,7 +109,7 @@ fn aggregate(
         m.provenance.clone_from(&info.provenance);
         m.deduplicated_name.clone_from(&info.deduplicated_name);
         m.is_eager |= t.is_eager;
-        m.source_info = Some(Default::default());
+        m.source_info = Some(info.source_info.clone());
     }
     let model = match &info.cost {
         Ok(c) => *c,
@@ -158,6 +163,7 @@ pub fn gpu_op_metrics_db(plane: &XPlane, hlo: &HloModuleMap) -> GpuDb {
     let mut infos: std::collections::HashMap<(Option<u64>, String), std::rc::Rc<HloOpInfo>> =
         std::collections::HashMap::new();
     let mut tensor_core_kernels = false;
+    let mut stack_frames = false;
     let amd = visitor
         .stat("device_vendor")
         .and_then(|s| s.value())
@@ -198,6 +204,10 @@ pub fn gpu_op_metrics_db(plane: &XPlane, hlo: &HloModuleMap) -> GpuDb {
                     aggregate(&mut current, &mut builder, &mut uncosted);
                 }
                 if current.occurrences == 0 {
+                    stack_frames |= instruction
+                        .metadata
+                        .as_ref()
+                        .is_some_and(|m| m.stack_frame_id != 0);
                     let info = infos
                         .entry((program_id, name.to_owned()))
                         .or_insert_with(|| {
@@ -210,6 +220,7 @@ pub fn gpu_op_metrics_db(plane: &XPlane, hlo: &HloModuleMap) -> GpuDb {
                                     .map(|m| m.deduplicated_name.clone())
                                     .unwrap_or_default(),
                                 cost: cost(module, instruction),
+                                source_info: source_info(instruction.metadata.as_ref()),
                             })
                         });
                     current.op = Some(info.clone());
@@ -261,7 +272,11 @@ pub fn gpu_op_metrics_db(plane: &XPlane, hlo: &HloModuleMap) -> GpuDb {
                 };
                 m.provenance = full.to_owned();
                 m.is_eager |= is_eager;
-                m.source_info = Some(Default::default());
+                // TSL's `OpSourceInfo` default: no file, line -1.
+                m.source_info = Some(crate::proto::SourceInfo {
+                    line_number: -1,
+                    ..Default::default()
+                });
             }
             m.num_cores = 1;
             m.occurrences = m.occurrences.wrapping_add(1);
@@ -283,5 +298,22 @@ pub fn gpu_op_metrics_db(plane: &XPlane, hlo: &HloModuleMap) -> GpuDb {
         hlo_kernels,
         uncosted,
         tensor_core_kernels,
+        stack_frames,
+    }
+}
+
+/// `GetSourceInfo` of an HLO op without its stack frames: the metadata's file and line when it
+/// names a file, else no file and line -1.
+fn source_info(metadata: Option<&super::hlo::OpMetadata>) -> crate::proto::SourceInfo {
+    match metadata {
+        Some(m) if !m.source_file.is_empty() => crate::proto::SourceInfo {
+            file_name: m.source_file.clone(),
+            line_number: m.source_line,
+            stack_frame: String::new(),
+        },
+        _ => crate::proto::SourceInfo {
+            line_number: -1,
+            ..Default::default()
+        },
     }
 }

@@ -112,7 +112,7 @@ fn copy_metadata(src: &OpMetrics, dst: &mut OpMetrics) {
 
 /// `CombineOpMetrics`.
 #[allow(deprecated)]
-fn combine_op(src: &OpMetrics, dst: &mut OpMetrics, update_num_cores: bool) {
+pub(crate) fn combine_op(src: &OpMetrics, dst: &mut OpMetrics, update_num_cores: bool) {
     dst.min_time_ps = if dst.occurrences == 0 {
         src.min_time_ps
     } else {

@@ -10,7 +10,8 @@
 //! XLA's GPU cost model for the opcodes module `cost` covers); the TPU device's peaks
 //! ([`perf_env`]), against which [`roofline`] places each op; the GPU kernels grouped with their
 //! launch parameters and TensorCore use ([`kernel_stats`]); the run environment (hosts, device
-//! type and count, hardware type, whether the HLO modules train); the diagnostics (the space's
+//! type and count, hardware type, whether the HLO modules train); the programs' names from their
+//! HLO protos (`program_id_to_name_map`); the diagnostics (the space's
 //! errors and warnings); the steps database ([`steps`]: host, GPU and TPU step events made into
 //! per-step breakdowns, [`event_span`]; several hosts aligned on their common steps,
 //! [`step_intersection`]) with the device's precision stats, the cores' details and the complete
@@ -52,6 +53,7 @@ pub mod kernel_stats;
 mod metrics_db;
 mod model;
 pub mod perf_env;
+mod programs;
 pub mod roofline;
 pub mod step_intersection;
 pub mod steps;
@@ -69,7 +71,7 @@ pub use cost::Cost;
 pub use device::{GpuDb, gpu_op_metrics_db};
 pub use hlo::{HloModule, HloModuleMap};
 pub use host::host_op_metrics_db;
-pub(crate) use metrics_db::DbBuilder;
+pub(crate) use metrics_db::{DbBuilder, combine_op};
 pub use metrics_db::{IDLE, is_idle, sorted};
 pub use model::ModelTracker;
 pub use tpu::{add_sparse_core_op_metrics, tensor_core_op_metrics_db};
@@ -220,6 +222,7 @@ pub fn host_op_stats(mut space: XSpace, host: &str) -> (OpStats, Vec<String>) {
             .unwrap_or_default();
         let mut uncosted = std::collections::BTreeSet::new();
         let mut kernels = kernel_stats::KernelReports::default();
+        let mut stack_frames = false;
         let mut peaks_missing = false;
         // The peaks of the first GPU plane, as xprof takes them.
         let first_gpu = space
@@ -237,6 +240,7 @@ pub fn host_op_stats(mut space: XSpace, host: &str) -> (OpStats, Vec<String>) {
             let gpu = gpu_op_metrics_db(plane, &hlo);
             uncosted.extend(gpu.uncosted);
             kernels.merge(kernel_stats::kernel_reports(plane, &hlo));
+            stack_frames |= gpu.stack_frames;
             peaks_missing |= gpu.hlo_kernels > 0;
             device.combine(&gpu.db, true);
         }
@@ -258,9 +262,16 @@ pub fn host_op_stats(mut space: XSpace, host: &str) -> (OpStats, Vec<String>) {
                     .to_owned(),
             );
         }
+        if stack_frames {
+            missing.push(
+                "GPU kernels of XLA programs (source stack frames from the program's stack frame index)"
+                    .to_owned(),
+            );
+        }
         stats.kernel_stats_db = Some(kernels.into_db());
     }
     stats.device_op_metrics_db = Some(device.db);
+    stats.program_id_to_name_map = programs::program_names(&space);
     let host_plane = space.planes.iter().find(|p| p.name == HOST_PLANE_NAME);
     if let Some(host_plane) = host_plane {
         stats.host_op_metrics_db = Some(host_op_metrics_db(host_plane));
@@ -443,6 +454,12 @@ pub fn build(spaces: Vec<XSpace>, hosts: &[&str]) -> OpStatsBuild {
         }
         if let Some(src) = &stats.kernel_stats_db {
             kernels.reports.extend(src.reports.iter().cloned());
+        }
+        for (id, name) in &stats.program_id_to_name_map {
+            combined
+                .program_id_to_name_map
+                .entry(*id)
+                .or_insert_with(|| name.clone());
         }
         if let Some(src) = &stats.diagnostics {
             diag.info.extend(src.info.iter().cloned());

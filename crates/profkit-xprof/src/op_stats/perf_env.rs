@@ -118,7 +118,8 @@ pub fn gpu_perf_env(plane: &XPlane) -> Option<PerfEnv> {
     if peak_tera <= 0.0 || sram_rd <= 0.0 || sram_wr <= 0.0 {
         let (flops, shm) = per_cycle?;
         if peak_tera <= 0.0 {
-            peak_tera = cores * (clock_ghz * flops) / 1e3;
+            // `num_cores * GigaToTera(per-core GFLOP/s)`, in that order (the last bit shows).
+            peak_tera = cores * (clock_ghz * flops / 1e3);
         }
         let shm_giga = cores * (clock_ghz * 1e9 * shm / 1e9);
         if sram_rd <= 0.0 {

@@ -149,10 +149,11 @@ fn metadata_from_event_metadata(
     depth: usize,
     budget: &mut usize,
 ) {
-    if metadata.display_name().is_empty() {
+    // `HasDisplayName`: the metadata's own display name (the visitor's falls back to the name).
+    if metadata.raw().display_name.is_empty() {
         op.name = metadata.name().to_owned();
     } else {
-        op.name = metadata.display_name().to_owned();
+        op.name = metadata.raw().display_name.clone();
         op.long_name = metadata.name().to_owned();
     }
     for stat in metadata.stats() {
@@ -329,8 +330,8 @@ impl XEventsDb {
             } else {
                 op.normalized_time_ps as f64 / op.time_ps as f64
             };
-            normalized_total =
-                normalized_total.wrapping_add((op.self_time_ps as f64 * ratio) as u64);
+            // C++'s `uint64 += double`: the sum in doubles, truncated back.
+            normalized_total = (normalized_total as f64 + op.self_time_ps as f64 * ratio) as u64;
             db.metrics_db.push(op);
         }
         db.total_op_time_ps = total_op;
@@ -344,11 +345,11 @@ impl XEventsDb {
 struct Open {
     op: Option<(OpMetrics, OpKey)>,
     offload: Option<(u64, u64)>,
-    /// The event's `time_scale_multiplier` (1 without).
-    factor: f64,
     begin: u64,
     end: u64,
     children: u64,
+    /// The event's `time_scale_multiplier` (its own or its metadata's), else 1.
+    scale: f64,
 }
 
 fn includes(parent: &Open, begin: u64, end: u64) -> bool {
@@ -368,11 +369,11 @@ fn close(
     };
     op.time_ps = open.end.wrapping_sub(open.begin);
     op.self_time_ps = op.time_ps.wrapping_sub(open.children);
-    if core_type == TENSOR_CORE {
-        // A TensorCore op's normalized time is its time scaled by its own factor.
-        op.normalized_time_ps = (op.time_ps as f64 * open.factor) as u64;
-    }
     op.core_type = core_type;
+    if core_type == TENSOR_CORE {
+        // A TensorCore op's time scaled by its multiplier (1 without one).
+        op.normalized_time_ps = (op.time_ps as f64 * open.scale) as u64;
+    }
     if let Some(found) = open.offload.and_then(|k| sparse.get(&k)) {
         // xprof's combiner starts with an empty index over the children already there.
         let mut children = DbBuilder::appending_to(op.children.take().unwrap_or_default());
@@ -414,15 +415,16 @@ fn nest_line<'v>(
             }
             _ => None,
         };
-        let factor =
-            own_stat(&event, "time_scale_multiplier").map_or(1.0, |v| double_value(Some(v)));
+        let scale = event
+            .stat("time_scale_multiplier")
+            .map_or(1.0, |s| double_value(s.value()));
         stack.push(Open {
             op,
             offload,
-            factor,
             begin,
             end,
             children: 0,
+            scale,
         });
     }
     while let Some(top) = stack.pop() {

@@ -12,14 +12,15 @@
 //!
 //! The tools' data, each as xprof 2.24.2 returns it for a profile, in a module of its own:
 //! [`framework_op_stats`], [`memory_profile`], [`kernel_stats`], [`hlo_stats`],
-//! [`roofline_model`]; and, rendered from an OpStats, [`overview_page`], [`input_pipeline`]
-//! (`input_pipeline_analyzer`), [`pod_viewer`].
+//! [`roofline_model`], [`op_profile`]; and, rendered from an OpStats, [`overview_page`],
+//! [`input_pipeline`] (`input_pipeline_analyzer`), [`pod_viewer`].
 
 pub mod framework_op_stats;
 pub mod hlo_stats;
 pub mod kernel_stats;
 pub mod lacking;
 pub mod memory_profile;
+pub mod op_profile;
 pub mod roofline_model;
 
 mod format;
