@@ -243,8 +243,11 @@ enum Command {
     /// Print what xprof's tools show for XSpaces (TensorFlow's and JAX's profiles), as xprof
     /// 2.24.2 returns it: `profkit xprof TOOL IN... [-o OUT]`, several inputs being several
     /// hosts of one run. `--list` names the tools xprof offers for the inputs. Tools computed:
-    /// `framework_op_stats` (JSON DataTables; `--text` prints its table), `memory_profile` (one
-    /// host), `op_profile` (`--group-by program|category|provenance`) and `trace_viewer`.
+    /// `framework_op_stats` (JSON DataTables; `--text` prints its table), `overview_page`,
+    /// `input_pipeline_analyzer` and `pod_viewer` (rendered from profkit's OpStats; `--text`
+    /// prints their tables), `kernel_stats`, `hlo_stats`, `roofline_model`, `op_profile`
+    /// (`--group-by program|category|provenance`), `memory_profile` (one host) and
+    /// `trace_viewer`.
     Xprof {
         /// The tool, then the XSpaces (with --list: the XSpaces only).
         #[arg(value_name = "TOOL IN", num_args = 1.., required = true)]

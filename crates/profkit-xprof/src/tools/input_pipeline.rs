@@ -29,7 +29,9 @@ use prost::Message;
 use crate::datatable::{Cell, DataTable};
 use crate::op_stats::roofline::safe_divide;
 use crate::op_stats::sorted;
-use crate::proto::{GenericStepBreakdown, HardwareType, OpMetricsDb, OpStats, PerCoreStepInfo};
+use crate::proto::{
+    GenericStepBreakdown, HardwareType, OpMetricsDb, OpStats, PerCoreStepInfo, StepDatabaseResult,
+};
 use crate::tools::format::{one_digit, two_digits};
 
 /// Part of an OpStats a renderer does not reproduce: what it is.
@@ -321,7 +323,8 @@ const STEPS_DROPPED: &str = " steps dropped. This might happen when you profile 
 /// `PopulateStepDiagnostics`: warnings about the steps database.
 pub(crate) fn step_warnings(stats: &OpStats) -> Vec<String> {
     let mut warnings = Vec::new();
-    let db = stats.step_db.clone().unwrap_or_default();
+    let default = StepDatabaseResult::default();
+    let db = stats.step_db.as_ref().unwrap_or(&default);
     if db.use_incomplete_step {
         warnings.push(ERROR_INCOMPLETE_STEP.to_owned());
     } else if db.step_sequence.is_empty() {
@@ -773,8 +776,8 @@ fn summary_next_step(input_classification: &str, breakdown: &InputTimeBreakdown)
 /// `ConvertOpStatsToInputPipelineAnalysis`.
 pub fn analyze(stats: &OpStats) -> Result<InputPipelineAnalysis, Unsupported> {
     let hardware = hardware_type(stats);
-    let step_db = stats.step_db.clone().unwrap_or_default();
-    let sequence = &step_db.step_sequence;
+    let default = StepDatabaseResult::default();
+    let sequence = &stats.step_db.as_ref().unwrap_or(&default).step_sequence;
     let (step_time_summary, input_percent_summary, steps) = if hardware == HardwareType::Tpu {
         if !sequence.is_empty() {
             return Err(Unsupported(

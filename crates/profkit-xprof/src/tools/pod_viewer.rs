@@ -78,7 +78,8 @@ pub struct PodViewer {
 
 /// The pod viewer's data for an OpStats.
 pub fn pod_viewer(stats: &OpStats) -> PodViewer {
-    let db = stats.step_db.clone().unwrap_or_default();
+    let default = crate::proto::StepDatabaseResult::default();
+    let db = stats.step_db.as_ref().unwrap_or(&default);
     // `ConvertOpStatsToPodStats` makes a record per (step, core with details), in order; the
     // sequence then takes them one by one for every (step, core), as xprof does.
     let mut records = Vec::new();
