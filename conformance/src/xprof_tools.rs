@@ -66,14 +66,9 @@ pub fn check(case_dir: &Path, space: &XSpace) -> Result<String, String> {
         };
         let built = op_stats::build(vec![space.clone()], &["host"]);
         let ours = framework_op_stats::to_json(&built.op_stats);
-        // A GPU's kernel stats only give device rows their tensor core use (0 without them),
-        // and the steps database and the device's busy time are not in this tool: the bytes are
-        // required when nothing else is missing.
-        let lacking = built.missing.iter().any(|m| {
-            !m.starts_with("GPU kernel stats")
-                && !m.starts_with("steps database")
-                && !m.contains("busy and idle time")
-        });
+        // The parts this tool does not read (steps, kernel stats, busy time) aside, the bytes
+        // are required when nothing else is missing.
+        let lacking = built.missing_op_metrics().next().is_some();
         if !lacking {
             if ours != theirs {
                 return Err(format!(
@@ -96,7 +91,7 @@ pub fn check(case_dir: &Path, space: &XSpace) -> Result<String, String> {
             }
             report.push_str(&format!(
                 "{tool}: xprof's host rows; not reproduced: {}\n",
-                built.missing.join("; ")
+                built.missing_op_metrics().collect::<Vec<_>>().join("; ")
             ));
         }
     }

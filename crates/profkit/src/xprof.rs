@@ -132,8 +132,7 @@ pub(crate) fn run(args: XprofArgs) -> Result<(), Failure> {
                 let built: OpStatsBuild = op_stats::build(spaces, &host_refs);
                 notes.extend(
                     built
-                        .missing
-                        .iter()
+                        .missing_op_metrics()
                         .map(|m| format!("not reproduced: {m}; those device rows are not xprof's")),
                 );
                 if args.text {
@@ -182,7 +181,7 @@ pub(crate) fn report(input: Input, json: bool) -> Result<(), Failure> {
         )
         .map_err(Failure::Output)?;
     }
-    for missing in &built.missing {
+    for missing in built.missing_op_metrics() {
         crate::session::note(format!("not reproduced: {missing}"));
     }
     Ok(())
