@@ -82,15 +82,9 @@ pub fn check(case_dir: &Path, space: &XSpace) -> Result<String, String> {
             continue;
         }
         let ours = framework_op_stats::to_json(&built.op_stats);
-        // A GPU's kernel stats only give device rows their tensor core use (0 without them),
-        // and the steps database, the device's busy time and the HLO ops' source stack frames
-        // are not in this tool: the bytes are required when nothing else is missing.
-        let lacking = built.missing.iter().any(|m| {
-            !m.starts_with("GPU kernel stats")
-                && !m.starts_with("steps database")
-                && !m.contains("busy and idle time")
-                && !m.contains("source stack frames")
-        });
+        // The parts this tool does not read (steps, kernel stats, busy time) aside, the bytes
+        // are required when nothing else is missing.
+        let lacking = built.missing_op_metrics().next().is_some();
         if !lacking {
             if ours != theirs {
                 return Err(format!(
@@ -113,13 +107,7 @@ pub fn check(case_dir: &Path, space: &XSpace) -> Result<String, String> {
             }
             report.push_str(&format!(
                 "{tool}: xprof's host rows; not reproduced: {}\n",
-                built
-                    .missing
-                    .iter()
-                    .filter(|m| !m.contains("source stack frames"))
-                    .cloned()
-                    .collect::<Vec<_>>()
-                    .join("; ")
+                built.missing_op_metrics().collect::<Vec<_>>().join("; ")
             ));
         }
     }

@@ -310,6 +310,14 @@ impl HostWriter {
         })
     }
 
+    /// Writes the steps database of the host's OpStats as `table=steps/part-0.parquet` (see
+    /// [`crate::steps`]); the rows written.
+    pub fn write_steps(&mut self, stats: &profkit_xprof::proto::OpStats) -> Result<u64> {
+        let mut once = Some(crate::steps::batch(&self.host, stats)?);
+        let schema = crate::steps::schema();
+        self.write_table(crate::steps::STEPS, "part-0", &schema, || Ok(once.take()))
+    }
+
     /// Writes the records of one XDL dataset as `table=xdl_records/<dataset>.<rank>.parquet`.
     pub fn write_xdl(&mut self, records: &mut XdlRecords, part: &str) -> Result<u64> {
         let schema = arrow_array::RecordBatchReader::schema(records);

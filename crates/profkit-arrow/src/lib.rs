@@ -69,6 +69,7 @@ pub mod events;
 pub mod op_metrics;
 pub mod schema;
 pub mod sources;
+pub mod steps;
 pub mod xdl;
 
 pub use dataset::{HostWriter, WriteOptions, Written, host_name};

@@ -257,7 +257,10 @@ fn write_host(mut host: Host, out: &Path, overwrite: bool) -> Result<(), Failure
                     let rows = writer
                         .write_op_metrics(&stats.op_stats)
                         .map_err(|e| bad(&name, e))?;
-                    for missing in &stats.missing {
+                    writer
+                        .write_steps(&stats.op_stats)
+                        .map_err(|e| bad(&name, e))?;
+                    for missing in stats.missing_op_metrics() {
                         crate::session::note(format!(
                             "{name}: op_metrics: not reproduced: {missing}"
                         ));

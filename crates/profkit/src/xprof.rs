@@ -192,10 +192,7 @@ pub(crate) fn run(args: XprofArgs) -> Result<(), Failure> {
                 let built: OpStatsBuild = op_stats::build(spaces, &host_refs);
                 notes.extend(
                     built
-                        .missing
-                        .iter()
-                        // Source stack frames are the op profile's, not the table's.
-                        .filter(|m| !m.contains("source stack frames"))
+                        .missing_op_metrics()
                         .map(|m| format!("not reproduced: {m}; those device rows are not xprof's")),
                 );
                 if args.text {
@@ -244,11 +241,7 @@ pub(crate) fn report(input: Input, json: bool) -> Result<(), Failure> {
         )
         .map_err(Failure::Output)?;
     }
-    for missing in built
-        .missing
-        .iter()
-        .filter(|m| !m.contains("source stack frames"))
-    {
+    for missing in built.missing_op_metrics() {
         crate::session::note(format!("not reproduced: {missing}"));
     }
     Ok(())

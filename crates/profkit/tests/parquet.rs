@@ -80,7 +80,9 @@ fn hosts_are_appended_refused_and_replaced() {
             "table=metadata",
             // xprof's op metrics of the XSpace (see docs/scale.md).
             "table=op_metrics",
-            "table=planes"
+            "table=planes",
+            // xprof's steps database of the XSpace.
+            "table=steps"
         ]
     );
     let events_a = ds.join("host=worker-a/table=events/part-0.parquet");

@@ -88,7 +88,27 @@ pub struct OpStatsBuild {
     pub missing: Vec<String>,
 }
 
+/// The beginnings of the [`OpStatsBuild::missing`] notes about parts other than the op metrics
+/// databases (the steps database, the kernel stats database, the device's busy time), which the
+/// op metrics tools (framework_op_stats, the `op_metrics` table) do not read.
+const NOT_OP_METRICS: [&str; 3] = [
+    "steps database",
+    "GPU kernel stats",
+    "device busy and idle time",
+];
+
 impl OpStatsBuild {
+    /// The [`missing`](Self::missing) notes that concern the host and device op metrics
+    /// databases (what framework_op_stats and the `op_metrics` table show).
+    pub fn missing_op_metrics(&self) -> impl Iterator<Item = &str> {
+        self.missing
+            .iter()
+            .map(String::as_str)
+            .filter(|m| !NOT_OP_METRICS.iter().any(|p| m.starts_with(p)))
+            // The HLO ops' source stack frames are the op profile's, not the op metrics'.
+            .filter(|m| !m.contains("source stack frames"))
+    }
+
     /// The OpStats encoded as xprof caches it (`<run>/ALL_HOSTS.op_stats_v2.pb`).
     pub fn encode(&self) -> Vec<u8> {
         prost::Message::encode_to_vec(&self.op_stats)
@@ -175,8 +195,7 @@ pub fn host_op_stats(mut space: XSpace, host: &str) -> (OpStats, Vec<String>) {
             }
         }
         if tpu_planes.iter().any(|p| tpu_steps::sparse_core_has_ops(p)) {
-            missing
-                .push("device op metrics (the SparseCore planes' busy and idle time)".to_owned());
+            missing.push("device busy and idle time (of the SparseCore planes)".to_owned());
         }
         device.db.idle_time_ps = duty.idle_ps();
         device.db.busy_time_ps = duty.active_ps();

@@ -407,6 +407,15 @@ pub fn pack_breakdown(breakdown: &GenericStepBreakdown) -> prost_types::Any {
     }
 }
 
+/// A step breakdown packed as `google.protobuf.Any`, when it is a `GenericStepBreakdown` that
+/// decodes.
+pub fn generic_breakdown(any: &prost_types::Any) -> Option<GenericStepBreakdown> {
+    if any.type_url != GENERIC_STEP_BREAKDOWN_URL {
+        return None;
+    }
+    prost::Message::decode(any.value.as_slice()).ok()
+}
+
 /// `ConvertStepDetailsToStepInfo`: `None` for a step that is not well formed.
 fn step_info(has_device: bool, step_num: i64, details: &StepDetails) -> Option<StepInfoResult> {
     let mut generic = GenericStepBreakdown::default();
