@@ -108,7 +108,12 @@ fn steps_are_xprofs() {
             db.unwrap_or_default()
                 .step_sequence
                 .iter()
-                .map(|s| (s.step_num, s.step_info_per_core.keys().copied().collect::<Vec<_>>()))
+                .map(|s| {
+                    (
+                        s.step_num,
+                        s.step_info_per_core.keys().copied().collect::<Vec<_>>(),
+                    )
+                })
                 .collect::<Vec<_>>()
         };
         let (a, b) = (shape(ours.step_db), shape(stats.step_db));

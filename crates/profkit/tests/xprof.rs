@@ -308,7 +308,10 @@ fn op_profile_is_xprofs_for_each_grouping() {
             let out = profkit(&args, None);
             assert_eq!(out.status.code(), Some(0), "{name}: {}", text(&out.stderr));
             let theirs = std::fs::read_to_string(case(name).join(file)).unwrap();
-            assert!(out.stdout == theirs.as_bytes(), "{name} {file}: not xprof's bytes");
+            assert!(
+                out.stdout == theirs.as_bytes(),
+                "{name} {file}: not xprof's bytes"
+            );
             assert!(out.stderr.is_empty(), "{name}: {}", text(&out.stderr));
         }
     }

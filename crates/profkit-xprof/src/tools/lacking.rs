@@ -20,9 +20,17 @@ pub fn not_reproduced(tool: &str, built: &OpStatsBuild) -> Vec<String> {
     let env = stats.run_environment.clone().unwrap_or_default();
     let gpu = env.hardware_type == HardwareType::Gpu as i32;
     let tpu = env.hardware_type == HardwareType::Tpu as i32;
+    // The op metrics' gaps (and, for the roofline model's step records, the steps database's):
+    // the kernel stats and the device's busy time are in neither tool.
     let mut parts: Vec<String> = built
-        .missing
-        .iter()
+        .missing_op_metrics()
+        .chain(
+            built
+                .missing
+                .iter()
+                .map(String::as_str)
+                .filter(|m| tool == "roofline_model" && m.starts_with("steps database")),
+        )
         .map(|m| format!("{m}; those rows are not xprof's"))
         .collect();
     // A GPU op of an XLA program is the one kind with a program id.
