@@ -21,6 +21,10 @@
 //! | the trace viewer's processes, threads, args and JSON | [`trace_viewer`] |
 //! | `ConvertXSpaceToOpStats`, `CombineOpStats`: host op metrics, TPU op metrics (TensorCore and SparseCore), GPU kernels (framework ops, and HLO ops with XLA's GPU cost model for the opcodes covered), TPU perf env, run environment; `SetRooflineMetrics` | [`op_stats`] |
 //! | `ConvertOpStatsToTfStats`, `TfStatsToDataTableJson` (the `framework_op_stats` tool) | [`tools::framework_op_stats`] |
+//! | `ConvertDeviceTraceXPlaneToKernelReports`, `kernel_stats_utils` (the kernel stats database) | [`op_stats::kernel_stats`] |
+//! | `KernelStatsToDataTableJson` (the `kernel_stats` tool) | [`tools::kernel_stats`] |
+//! | `ConvertOpStatsToHloStats`, `HloStatsToDataTableJson` (the `hlo_stats` tool) | [`tools::hlo_stats`] |
+//! | `ConvertOpStatsToRooflineModel`, `RooflineModelToDataTableJson` (the `roofline_model` tool) | [`tools::roofline_model`] |
 //! | `DataTable::ToJson` and nlohmann's number format | [`datatable`] |
 //!
 //! ```
