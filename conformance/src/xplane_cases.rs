@@ -12,12 +12,14 @@ mod derived;
 mod format;
 mod grouping;
 mod invalid;
+mod kernels;
 mod tpu_ops;
 
 use derived::*;
 use format::*;
 use grouping::*;
 use invalid::*;
+use kernels::*;
 use tpu_ops::*;
 
 /// One generated case.
@@ -72,6 +74,7 @@ pub fn cases() -> Vec<Case> {
         ("flows", flows()),
         ("tpu-op-metrics", tpu_op_metrics()),
         ("tpu-sparse-core", tpu_sparse_core()),
+        ("gpu-kernel-stats", gpu_kernel_stats()),
     ];
     let mut cases: Vec<Case> = spaces
         .into_iter()

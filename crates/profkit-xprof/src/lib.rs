@@ -25,6 +25,10 @@
 //! | `ConvertOpStatsToInputPipelineAnalysis`, `InputPipelineAnalysisResultToDataTableJson` (`input_pipeline_analyzer`) | [`tools::input_pipeline`] |
 //! | `ConvertOpStatsToPodViewer`, `ConvertOpStatsToPodStats` (`pod_viewer`) | [`tools::pod_viewer`] |
 //! | `ConvertOpStatsToOpProfile`, `OpProfileBuilder` (the `op_profile` tool) | [`tools::op_profile`] |
+//! | `ConvertDeviceTraceXPlaneToKernelReports`, `kernel_stats_utils` (the kernel stats database) | [`op_stats::kernel_stats`] |
+//! | `KernelStatsToDataTableJson` (the `kernel_stats` tool) | [`tools::kernel_stats`] |
+//! | `ConvertOpStatsToHloStats`, `HloStatsToDataTableJson` (the `hlo_stats` tool) | [`tools::hlo_stats`] |
+//! | `ConvertOpStatsToRooflineModel`, `RooflineModelToDataTableJson` (the `roofline_model` tool) | [`tools::roofline_model`] |
 //! | `DataTable::ToJson` and nlohmann's number format | [`datatable`] |
 //!
 //! ```

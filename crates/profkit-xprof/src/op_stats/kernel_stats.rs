@@ -2,8 +2,8 @@
 //! report rules of its `kernel_stats_utils`): every GPU kernel, grouped with the kernels
 //! identical to it, with its launch parameters and whether it used the GPU's matrix units.
 //!
-//! A kernel is an event of a GPU plane's non-derived line that lasts at least a nanosecond and
-//! carries a non-empty `kernel_details` stat, whose `key:value` tokens (split at spaces and
+//! A kernel is an event of a GPU plane's non-derived line that has a duration and carries a
+//! non-empty `kernel_details` stat (its time counted in whole nanoseconds), whose `key:value` tokens (split at spaces and
 //! newlines) give the registers per thread (`regs`), the static and dynamic shared memory
 //! (`static_shared`, `dynamic_shared`), the block and grid dimensions (`block`, `grid`: three
 //! comma-separated numbers; `1,1,1` otherwise) and the theoretical occupancy (`occ_pct`, as the
@@ -403,10 +403,12 @@ pub fn kernel_reports(plane: &XPlane, hlo: &HloModuleMap) -> KernelReports {
             continue;
         }
         for event in line.events() {
-            let duration_ns = u64::try_from(event.duration_ps() / 1000).unwrap_or(0);
-            if duration_ns == 0 {
+            // xprof skips a kernel of no duration only: its time in nanoseconds is a double,
+            // stored whole (a kernel under a nanosecond counts, for 0 ns).
+            if event.duration_ps() == 0 {
                 continue;
             }
+            let duration_ns = (event.duration_ps() as f64 / 1000.0) as u64;
             let mut stats = EventStats::default();
             for stat in event.stats() {
                 let value = stat.value();

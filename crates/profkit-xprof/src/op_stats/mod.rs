@@ -379,8 +379,9 @@ fn gpu_model(plane: &profkit_xplane::XPlane) -> Option<String> {
     if vendor != "Nvidia" {
         return None;
     }
-    let major = int("devcap_compute_cap_major").unwrap_or(0);
-    let minor = int("devcap_compute_cap_minor").unwrap_or(0);
+    // The stats xprof 2.24.2 reads (checked by naming a Hopper plane, case gpu-kernel-stats).
+    let major = int("compute_cap_major").unwrap_or(0);
+    let minor = int("compute_cap_minor").unwrap_or(0);
     let arch = match (major, minor) {
         (2, _) => "Fermi",
         (3, _) => "Kepler",

@@ -1,0 +1,11 @@
+
+˘
+/device:GPU:0äStream #1(Compute)Ë"É¿Ñ=ÄíÙ"X*Tregs:64 static_shared:1024 dynamic_shared:4096 grid:8,4,1 block:256,1,1 occ_pct:37.5"*model/conv/Conv2D:Conv2D"ÑÄõÓ¿ñ±"X*Tregs:64 static_shared:1024 dynamic_shared:4096 grid:8,4,1 block:256,1,1 occ_pct:37.5"*model/conv/Conv2D:Conv2D"ÑÄ∂‹¿ç∑"X*Tregs:64 static_shared:1024 dynamic_shared:4096 grid:8,4,1 block:256,1,1 occ_pct:37.5"*model/conv/Conv2D:Conv2D"ÑÄ»–Äâz"Y*Uregs:64 static_shared:1024 dynamic_shared:4096 grid:16,4,1 block:256,1,1 occ_pct:37.5"*model/conv/Conv2D:Conv2D"Q¿’á	¿ç∑"$* regs:32 grid:2,1,1 block:128,1,1"*model/dense/MatMul:MatMul"g¿Á˚
+Äâz"0*,regs:16 grid:1,1,1 block:64,1,1 occ_pct:33.3"*model/e/Einsum:Einsum"*	ab,bc->ac">Äı≤Äâz"*regs:8 block:32,1,1"*model/relu/Relu:Relu"¿ÇÍ¿Ñ="
+*regs:8"¿ã‰¿Ñ="
+*regs:8"c¿îﬁ¿Ñ="V*Rregs:-1 static_shared:4294967296 grid:1,2 block:+2,x,1 occ_pct:abc key:1:2
+regs:+7"¿ùÿÑ"
+*regs:8")	Ä¢ï¿Ñ="*model/conv/Conv2D:Conv2D"volta_h884gemm_conv"gemv2T_kernel"einsum_kernel"xmma_gemm_relu"	tie_b"	tie_a"odd_details"	too_short"		
+no_details*device_vendor*compute_cap_major*compute_cap_minor*kernel_details*	tf_op*equation2
+*Nvidia2 	2 
+‘/device:GPU:1´Stream #1(Compute)Ë"Z¿Ñ=ÄõÓ")*%grid:219,40,1 block:256,1,1 occ_pct:0""*jit(f)/dot_general:dot_general":Ä§ËÄâz"*grid:4,1,1 block:64,1,1"*jit(f)/x:mul"(¿±üÄâz"*grid:4,1,1 block:64,1,1"NÄø÷Äâz"*grid:4,1,1 block:64,1,1"$* jit(f)/conv_general_dilated:conv"@<8Cijk_Ailk_Bljk_HHS_BH_MT128x128x32_MI32x32x8x1_SN_1LDSB0"kernel_mfma_f16"volta_h884gemm"plain_kernel.kd*device_vendor*compute_cap_major*compute_cap_minor*kernel_details*	tf_op2*AMD2 	2 
