@@ -9,12 +9,13 @@
 //! visitor over each plane's view must answer as the visitor over the decoded plane (or fail with
 //! decode's error), and the plane-by-plane writer must write `encode`'s bytes. `reencode` (which
 //! copies what is already in canonical encoding) must write what decoding and encoding every
-//! plane writes, or fail alike.
+//! plane writes, or fail alike, and so must `merge` (which keeps merged planes encoded) against
+//! `merge_decoded`.
 
 use std::collections::BTreeMap;
 
 use profkit_convert::events::{xspace_forest, xspace_to_recording};
-use profkit_convert::merge::{reencode, reencode_decoded};
+use profkit_convert::merge::{HostInput, merge, merge_decoded, reencode, reencode_decoded};
 use profkit_events::report::summary::{Forest, Summary as ReportSummary, SummaryOptions};
 use profkit_xplane::summary::Summary;
 use profkit_xplane::validate;
@@ -123,6 +124,40 @@ pub fn run(data: &[u8]) {
     }
     streamed(data);
     reencode_agrees(data);
+    merge_agrees(data);
+}
+
+/// `merge` (what `profkit merge` runs), which keeps the planes it merges by name encoded, writes
+/// the bytes of merging decoded planes (`merge_decoded`), or fails with the same error, on the
+/// input merged with itself (two hosts whose lines share every id).
+pub fn merge_agrees(data: &[u8]) {
+    let run = |encoded: bool| {
+        let mut hosts: Vec<HostInput<std::io::Cursor<&[u8]>>> = (0..2)
+            .map(|i| HostInput {
+                fallback_host: format!("host-{i}"),
+                host: None,
+                reader: std::io::Cursor::new(data),
+            })
+            .collect();
+        let mut out = Vec::new();
+        let options = ReadOptions::default();
+        let result = if encoded {
+            merge(&mut hosts, &mut out, options)
+        } else {
+            merge_decoded(&mut hosts, &mut out, options)
+        };
+        (result.map_err(|e| format!("{e:?}")), out)
+    };
+    let (encoded, encoded_out) = run(true);
+    let (decoded, decoded_out) = run(false);
+    assert_eq!(
+        encoded, decoded,
+        "merge and merging decoded planes disagree"
+    );
+    assert!(
+        encoded_out == decoded_out,
+        "merge writes other bytes than merging decoded planes"
+    );
 }
 
 /// `reencode` (what `convert --to xspace` runs), which copies planes and lines already in
