@@ -86,12 +86,12 @@ pub(crate) fn unpack_generic(
 /// `tsl::Stat<double>`: count, sum, sum of squares, minimum and maximum (which start at the
 /// largest double and at the smallest positive one, as its members do).
 #[derive(Clone, Copy, Debug)]
-struct Stat {
-    count: u64,
-    sum: f64,
+pub(crate) struct Stat {
+    pub(crate) count: u64,
+    pub(crate) sum: f64,
     squared_sum: f64,
-    min: f64,
-    max: f64,
+    pub(crate) min: f64,
+    pub(crate) max: f64,
 }
 
 impl Default for Stat {
@@ -107,7 +107,7 @@ impl Default for Stat {
 }
 
 impl Stat {
-    fn update(&mut self, v: f64) {
+    pub(crate) fn update(&mut self, v: f64) {
         self.max = if v > self.max { v } else { self.max };
         self.min = if v < self.min { v } else { self.min };
         self.count += 1;
@@ -117,7 +117,7 @@ impl Stat {
 
     /// `GetStepSummaryForSampleStats`: zeros for no sample, else the average, the sample
     /// standard deviation, minimum and maximum.
-    fn summary(&self) -> StepSummary {
+    pub(crate) fn summary(&self) -> StepSummary {
         if self.count == 0 {
             return StepSummary::default();
         }
@@ -722,7 +722,10 @@ pub(crate) fn bottleneck_analysis(
 }
 
 /// `InputAnalysis`: the classification, the statement, and whether it reported other time.
-pub(crate) fn input_analysis(input_percent: f64, all_other_percent: f64) -> (&'static str, String, bool) {
+pub(crate) fn input_analysis(
+    input_percent: f64,
+    all_other_percent: f64,
+) -> (&'static str, String, bool) {
     if input_percent >= 20.0 {
         (
             "host",
