@@ -28,7 +28,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 REPO = os.path.dirname(os.path.dirname(os.path.dirname(HERE)))
 
 # (case, input path under conformance/): the real CPU profiles, the synthetic step cases, the real
-# device profiles, and a few CPU cases without steps.
+# device profiles, a few CPU cases without steps, and the synthetic TPU cases with a step.
 CASES = [
     ("real-jax-nested", "xplane/real-jax-nested/input.xplane.pb"),
     ("real-jax-plain", "xplane/real-jax-plain/input.xplane.pb"),
@@ -48,6 +48,8 @@ CASES = [
     ("host-grouping", "xplane/host-grouping/input.xplane.pb"),
     ("sample-myhost", "xplane/sample-myhost/input.xplane.pb"),
     ("nested-events", "xplane/nested-events/input.xplane.pb"),
+    ("tpu-op-metrics", "xplane/tpu-op-metrics/input.xplane.pb"),
+    ("tpu-ungrouped", "xplane/tpu-ungrouped/input.xplane.pb"),
 ]
 
 

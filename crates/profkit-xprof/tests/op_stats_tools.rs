@@ -103,7 +103,21 @@ fn steps_are_xprofs() {
             .unwrap(),
         };
         let space = profkit_xplane::decode(bytes).unwrap();
-        let ours = profkit_xprof::op_stats::build(vec![space], &["host"]).op_stats;
+        let built = profkit_xprof::op_stats::build(vec![space], &["host"]);
+        // tpu-ungrouped: xprof 2.24.2 gives its SparseCore a step (a `SparseCoreStepBreakdown`)
+        // by a rule its source does not show; profkit leaves it out and says so.
+        if name == "tpu-ungrouped" {
+            assert!(
+                built
+                    .missing
+                    .iter()
+                    .any(|m| m.contains("the SparseCore cores' step info")),
+                "{name}: {:?}",
+                built.missing
+            );
+            continue;
+        }
+        let ours = built.op_stats;
         let shape = |db: Option<profkit_xprof::proto::StepDatabaseResult>| {
             db.unwrap_or_default()
                 .step_sequence

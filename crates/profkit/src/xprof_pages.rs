@@ -25,8 +25,11 @@ pub(crate) fn run(
 ) -> Result<Vec<String>, Failure> {
     let host_refs: Vec<&str> = hosts.iter().map(String::as_str).collect();
     let built = op_stats::build(spaces, &host_refs);
-    let notes: Vec<String> = built
-        .missing
+    let mut missing = built.missing.clone();
+    if tool != "pod_viewer" {
+        missing.extend(input_pipeline::missing(&built.op_stats));
+    }
+    let notes: Vec<String> = missing
         .iter()
         .map(|m| format!("not reproduced: {m}; what {tool} shows of it is not xprof's"))
         .collect();

@@ -17,10 +17,11 @@
 //! their time is split into enqueue, file reads (on demand and in advance), preprocessing and
 //! unclassified time, scaled by the host-to-device share of the step time.
 //!
-//! On a TPU (`hardware_type` TPU) xprof breaks each step down across cores instead; the steps
-//! table then has the TensorCore's columns. That breakdown is reproduced only for a TPU profile
-//! without steps (and without SparseCores), the only one xprof's own OpStats for the TPU cases
-//! here have: [`to_json`] says so with [`Unsupported`] otherwise.
+//! On a TPU (`hardware_type` TPU) xprof breaks each step down across cores instead
+//! ([`tpu_input_pipeline`]); the steps table then has the TensorCore's columns, and the first
+//! table names the core that waited longest for input at each step. [`missing`] names what of
+//! it is not xprof's; [`analyze`] always succeeds ([`Unsupported`] is kept for callers that
+//! match on it).
 
 use std::collections::BTreeMap;
 
@@ -33,6 +34,7 @@ use crate::proto::{
     GenericStepBreakdown, HardwareType, OpMetricsDb, OpStats, PerCoreStepInfo, StepDatabaseResult,
 };
 use crate::tools::format::{one_digit, two_digits};
+use crate::tools::tpu_input_pipeline::{self, TpuAnalysis};
 
 /// Part of an OpStats a renderer does not reproduce: what it is.
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
@@ -84,12 +86,12 @@ pub(crate) fn unpack_generic(
 /// `tsl::Stat<double>`: count, sum, sum of squares, minimum and maximum (which start at the
 /// largest double and at the smallest positive one, as its members do).
 #[derive(Clone, Copy, Debug)]
-struct Stat {
-    count: u64,
-    sum: f64,
+pub(crate) struct Stat {
+    pub(crate) count: u64,
+    pub(crate) sum: f64,
     squared_sum: f64,
-    min: f64,
-    max: f64,
+    pub(crate) min: f64,
+    pub(crate) max: f64,
 }
 
 impl Default for Stat {
@@ -105,7 +107,7 @@ impl Default for Stat {
 }
 
 impl Stat {
-    fn update(&mut self, v: f64) {
+    pub(crate) fn update(&mut self, v: f64) {
         self.max = if v > self.max { v } else { self.max };
         self.min = if v < self.min { v } else { self.min };
         self.count += 1;
@@ -115,7 +117,7 @@ impl Stat {
 
     /// `GetStepSummaryForSampleStats`: zeros for no sample, else the average, the sample
     /// standard deviation, minimum and maximum.
-    fn summary(&self) -> StepSummary {
+    pub(crate) fn summary(&self) -> StepSummary {
         if self.count == 0 {
             return StepSummary::default();
         }
@@ -288,8 +290,8 @@ pub enum Steps {
         /// Each part's summary.
         breakdown: Option<Box<StepTimeBreakdown>>,
     },
-    /// A TPU profile without steps.
-    TpuWithoutSteps,
+    /// TPUs: each step across its cores, and their summaries.
+    Tpu(Box<TpuAnalysis>),
 }
 
 /// `InputPipelineAnalysisResult`, what both pages show of the input pipeline.
@@ -616,7 +618,7 @@ fn host_result(
 
 const ALL_OTHERS_PYTHON: &str = " % of the total step time sampled is spent on 'All Others' time. This could be due to Python execution overhead.";
 const KERNEL_LAUNCH_TF_DATA: &str = " It could be due to CPU contention with tf.data. In this case, you may try to set the environment variable TF_GPU_THREAD_MODE=gpu_private.";
-const NO_STEP_TIME: &str =
+pub(crate) const NO_STEP_TIME: &str =
     "No step time measured. Therefore we cannot tell where the performance bottleneck is.";
 
 /// `ComputeBottleneckAnalysis` over the steps (none for a TPU's, whose details xprof cannot
@@ -720,7 +722,10 @@ pub(crate) fn bottleneck_analysis(
 }
 
 /// `InputAnalysis`: the classification, the statement, and whether it reported other time.
-fn input_analysis(input_percent: f64, all_other_percent: f64) -> (&'static str, String, bool) {
+pub(crate) fn input_analysis(
+    input_percent: f64,
+    all_other_percent: f64,
+) -> (&'static str, String, bool) {
     if input_percent >= 20.0 {
         (
             "host",
@@ -779,20 +784,11 @@ pub fn analyze(stats: &OpStats) -> Result<InputPipelineAnalysis, Unsupported> {
     let default = StepDatabaseResult::default();
     let sequence = &stats.step_db.as_ref().unwrap_or(&default).step_sequence;
     let (step_time_summary, input_percent_summary, steps) = if hardware == HardwareType::Tpu {
-        if !sequence.is_empty() {
-            return Err(Unsupported(
-                "the per-core step breakdown of a TPU profile with steps".into(),
-            ));
-        }
-        if stats.core_id_to_details.values().any(|c| c.is_sparse_core) {
-            return Err(Unsupported(
-                "the step breakdown of a TPU profile with SparseCores".into(),
-            ));
-        }
+        let tpu = tpu_input_pipeline::analyze(sequence, &stats.core_id_to_details);
         (
-            StepSummary::default(),
-            StepSummary::default(),
-            Steps::TpuWithoutSteps,
+            step_time_summary(sequence),
+            tpu.input_percent_summary,
+            Steps::Tpu(Box::new(tpu)),
         )
     } else {
         match generic_steps(sequence) {
@@ -821,17 +817,23 @@ pub fn analyze(stats: &OpStats) -> Result<InputPipelineAnalysis, Unsupported> {
     let host = stats.host_op_metrics_db.as_ref().unwrap_or(&empty);
     let generic_breakdown = match &steps {
         Steps::Generic { breakdown, .. } => breakdown.as_deref(),
-        Steps::TpuWithoutSteps => None,
+        Steps::Tpu(_) => None,
     };
     let (input_op_details, input_time_breakdown) =
         host_result(host, step_time_summary.average, generic_breakdown);
-    let step_details: &[StepDetails] = match &steps {
-        Steps::Generic { steps, .. } => steps,
-        Steps::TpuWithoutSteps => &[],
+    let (bottleneck, input_classification) = match &steps {
+        Steps::Generic { steps, .. } => {
+            let b = bottleneck_analysis(&input_time_breakdown, steps);
+            let class = b.input_classification.clone();
+            (b, class)
+        }
+        // xprof's generic analysis cannot read a TPU's step details: it is empty.
+        Steps::Tpu(tpu) => (
+            BottleneckAnalysis::default(),
+            tpu.input_classification.clone(),
+        ),
     };
-    let bottleneck = bottleneck_analysis(&input_time_breakdown, step_details);
-    let summary_next_step =
-        summary_next_step(&bottleneck.input_classification, &input_time_breakdown);
+    let summary_next_step = summary_next_step(&input_classification, &input_time_breakdown);
     Ok(InputPipelineAnalysis {
         hardware_type: hardware_name(hardware).to_owned(),
         step_time_summary,
@@ -884,7 +886,12 @@ fn prop(t: &mut DataTable, key: &str, value: impl Into<String>) {
 pub fn steps_table(a: &InputPipelineAnalysis) -> DataTable {
     match &a.steps {
         Steps::Generic { steps, breakdown } => generic_steps_table(a, steps, breakdown.as_deref()),
-        Steps::TpuWithoutSteps => tpu_steps_table(a),
+        Steps::Tpu(tpu) => tpu_input_pipeline::steps_table(
+            tpu,
+            &a.hardware_type,
+            &a.step_time_summary,
+            &a.summary_next_step,
+        ),
     }
 }
 
@@ -990,95 +997,13 @@ fn generic_steps_table(
     t
 }
 
-/// The TPU steps table of a profile without steps, as xprof 2.24.2 writes it (its step time
-/// and TensorCore averages with two digits).
-fn tpu_steps_table(a: &InputPipelineAnalysis) -> DataTable {
-    let mut t = DataTable::default();
-    t.column("stepnum", "string", "stepnum");
-    t.column("tcComputeTimeMs", "number", "TensorCore compute (in ms)");
-    t.column(
-        "scv0ComputeTimeMs",
-        "number",
-        "SparseCoreV0 compute (in ms)",
-    );
-    t.column("scv0InfeedTimeMs", "number", "SparseCoreV0 input (in ms)");
-    t.column("tcInfeedTimeMs", "number", "TensorCore input (in ms)");
-    t.column("tcOutfeedTimeMs", "number", "TensorCore output (in ms)");
-    t.column("tcIdleTimeMs", "number", "TensorCore idle (in ms)");
-    t.column("hostTransferTimeMs", "number", "Host transfer (in ms)");
-    t.column_with_role("tooltip", "string", "tooltip", "tooltip");
-    t.column(
-        "infeedPercentAverage",
-        "number",
-        "% step time waiting for input data",
-    );
-    t.column_with_role(
-        "infeedPercentMin",
-        "number",
-        "Infeed percent min",
-        "interval",
-    );
-    t.column_with_role(
-        "infeedPercentMax",
-        "number",
-        "Infeed percent max",
-        "interval",
-    );
-    prop(&mut t, "hardware_type", a.hardware_type.clone());
-    let s = &a.step_time_summary;
-    prop(&mut t, "steptime_ms_average", two_digits(s.average));
-    prop(
-        &mut t,
-        "steptime_ms_standard_deviation",
-        two_digits(s.standard_deviation),
-    );
-    prop(&mut t, "steptime_ms_minimum", two_digits(s.minimum));
-    prop(&mut t, "steptime_ms_maximum", two_digits(s.maximum));
-    let i = &a.input_percent_summary;
-    prop(&mut t, "infeed_percent_average", one_digit(i.average));
-    prop(
-        &mut t,
-        "infeed_percent_standard_deviation",
-        one_digit(i.standard_deviation),
-    );
-    prop(&mut t, "infeed_percent_minimum", one_digit(i.minimum));
-    prop(&mut t, "infeed_percent_maximum", one_digit(i.maximum));
-    prop(
-        &mut t,
-        "step_time_graph_column_ids",
-        "stepnum,tcComputeTimeMs,scv0ComputeTimeMs,scv0InfeedTimeMs,tcInfeedTimeMs,tcOutfeedTimeMs,tcIdleTimeMs,hostTransferTimeMs,tooltip",
-    );
-    // No step: every average of the (empty) TPU breakdown is zero.
-    for key in [
-        "scv0_compute_ms_average",
-        "scv0_infeed_ms_average",
-        "tc_compute_ms_average",
-        "tc_infeed_ms_average",
-        "tc_outfeed_ms_average",
-        "tc_idle_ms_average",
-        "tc_active_ms_average",
-        "host_transfer_ms_average",
-        "active_steptime_ms_average",
-    ] {
-        prop(&mut t, key, two_digits(0.0));
-    }
-    prop(&mut t, "input_conclusion", NO_STEP_TIME);
-    prop(&mut t, "output_conclusion", "");
-    prop(&mut t, "summary_nextstep", a.summary_next_step.clone());
-    t
-}
-
 /// The table of the core that waited longest for input at each step (`GenerateMaxInfeedCoreTable`):
 /// empty but on a TPU.
 fn max_infeed_core_table(a: &InputPipelineAnalysis) -> DataTable {
-    let mut t = DataTable::default();
-    if a.hardware_type != "TPU" {
-        return t;
+    match &a.steps {
+        Steps::Tpu(tpu) => tpu_input_pipeline::max_infeed_core_table(tpu),
+        Steps::Generic { .. } => DataTable::default(),
     }
-    t.column("index", "string", "Index");
-    t.rows.push(vec![Cell::Text("Step number".into())]);
-    t.rows.push(vec![Cell::Text("Core name".into())]);
-    t
 }
 
 /// The host's input ops (`GenerateHostTable`).
@@ -1161,6 +1086,15 @@ pub fn data_tables(a: &InputPipelineAnalysis) -> [DataTable; 5] {
         recommendation_table(),
         diagnostics_table(&[], &a.warnings, &[]),
     ]
+}
+
+/// What the analysis of this OpStats shows that is not xprof's (both pages show it), each a
+/// short description; empty when all of it is.
+pub fn missing(stats: &OpStats) -> Vec<String> {
+    match analyze(stats).map(|a| a.steps) {
+        Ok(Steps::Tpu(tpu)) => tpu.missing,
+        _ => Vec::new(),
+    }
 }
 
 /// The tool's JSON, as xprof's `xspace_to_tool_data(..., "input_pipeline_analyzer", ...)`

@@ -19,7 +19,6 @@ pub fn not_reproduced(tool: &str, built: &OpStatsBuild) -> Vec<String> {
     let stats = &built.op_stats;
     let env = stats.run_environment.clone().unwrap_or_default();
     let gpu = env.hardware_type == HardwareType::Gpu as i32;
-    let tpu = env.hardware_type == HardwareType::Tpu as i32;
     // The op metrics' gaps (and, for the roofline model's step records, the steps database's):
     // the kernel stats and the device's busy time are in neither tool.
     let mut parts: Vec<String> = built
@@ -46,10 +45,8 @@ pub fn not_reproduced(tool: &str, built: &OpStatsBuild) -> Vec<String> {
                 .to_owned(),
         );
     }
-    if tool == "roofline_model" && (gpu || tpu) {
-        if gpu && stats.perf_env.is_none() {
-            parts.push("the GPU's peaks (PerfEnv) from its capabilities; the table's peaks, bounds and efficiencies are not xprof's".to_owned());
-        }
+    if tool == "roofline_model" && gpu && stats.perf_env.is_none() {
+        parts.push("the GPU's peaks (PerfEnv) from its capabilities; the table's peaks, bounds and efficiencies are not xprof's".to_owned());
     }
     parts
 }

@@ -27,6 +27,7 @@ mod format;
 pub mod input_pipeline;
 pub mod overview_page;
 pub mod pod_viewer;
+pub mod tpu_input_pipeline;
 
 use profkit_xplane::constants::{
     GPU_PLANE_PREFIX, HOST_PLANE_NAME, METADATA_PLANE_NAME, TPU_PLANE_PREFIX,

@@ -20,10 +20,10 @@ use crate::datatable::{Cell, DataTable};
 use crate::op_stats::roofline::safe_divide;
 use crate::op_stats::{is_idle, sorted};
 use crate::proto::{HardwareType, OpMetricsDb, OpStats, RunEnvironment};
-use crate::tools::format::{one_digit, rfc3339_full, six_digits};
+use crate::tools::format::{one_digit, rfc3339_full, six_digits, two_digits};
 use crate::tools::framework_op_stats::tf_metrics_from_device;
 use crate::tools::input_pipeline::{
-    self, InputPipelineAnalysis, StepDetails, Steps, Unsupported, diagnostics_table,
+    self, InputPipelineAnalysis, Steps, Unsupported, diagnostics_table,
 };
 
 /// Device ops the analysis table lists.
@@ -85,6 +85,10 @@ pub struct Analysis {
     pub mxu_utilization_percent: f64,
     /// HBM utilisation (performance counters), percent.
     pub hbm_utilization_percent: f64,
+    /// TPU with SparseCores: the SparseCores' average step time, input, output and idle time,
+    /// and xprof 2.24.2's average step and SparseCore active times, ms (from the input
+    /// pipeline's TPU breakdown; all 0 without SparseCore steps).
+    pub sparse_core_ms: [f64; 6],
 }
 
 /// `IdleTimeRatio`.
@@ -244,6 +248,15 @@ fn common_stats(t: &mut DataTable, a: &Analysis) {
         "hbm_utilization_percent",
         percent(a.hbm_utilization_percent),
     );
+    let [step, infeed, outfeed, idle, active_step, sc_active] = a.sparse_core_ms;
+    if step != 0.0 {
+        prop(t, "sc_steptime_average", one_digit(step));
+        prop(t, "sc_infeed_time_avg", one_digit(infeed));
+        prop(t, "sc_outfeed_time_avg", one_digit(outfeed));
+        prop(t, "sc_idle_time_avg", one_digit(idle));
+        prop(t, "active_steptime_ms_average", two_digits(active_step));
+        prop(t, "sc_active_ms_average", two_digits(sc_active));
+    }
 }
 
 /// The analysis table: GPU columns when the device type names a GPU, else TPU ones.
@@ -381,11 +394,17 @@ fn run_environment_table(env: &RunEnvironment) -> DataTable {
 /// The recommendation table (`GenerateRecommendationResultDataTable`).
 fn recommendation_table(stats: &OpStats, ip: &InputPipelineAnalysis) -> DataTable {
     let hardware = input_pipeline::hardware_type(stats);
-    let steps: &[StepDetails] = match &ip.steps {
-        Steps::Generic { steps, .. } => steps,
-        Steps::TpuWithoutSteps => &[],
+    // `ComputeBottleneckAnalysis` over the input analysis' step details: a TPU's cannot be
+    // read as generic ones, which leaves the analysis empty when there is a step.
+    let b = match &ip.steps {
+        Steps::Generic { steps, .. } => {
+            input_pipeline::bottleneck_analysis(&ip.input_time_breakdown, steps)
+        }
+        Steps::Tpu(tpu) if tpu.steps.is_empty() => {
+            input_pipeline::bottleneck_analysis(&ip.input_time_breakdown, &[])
+        }
+        Steps::Tpu(_) => input_pipeline::BottleneckAnalysis::default(),
     };
-    let b = input_pipeline::bottleneck_analysis(&ip.input_time_breakdown, steps);
     let mut t = DataTable::default();
     t.column("tip_type", "string", "tip_type");
     t.column("link", "string", "link");
@@ -530,8 +549,21 @@ fn diagnostics(stats: &OpStats) -> DataTable {
 pub fn data_tables(stats: &OpStats) -> Result<[DataTable; 6], Unsupported> {
     let ip = input_pipeline::analyze(stats)?;
     let env = stats.run_environment.clone().unwrap_or_default();
+    let mut a = analysis(stats);
+    if let Steps::Tpu(tpu) = &ip.steps
+        && let Some([_, infeed, outfeed, idle, step, active]) = &tpu.breakdown.sparse_core
+    {
+        a.sparse_core_ms = [
+            step.average,
+            infeed.average,
+            outfeed.average,
+            idle.average,
+            tpu.breakdown.active_step_time_ms.average,
+            active.average,
+        ];
+    }
     Ok([
-        analysis_table(&analysis(stats), &env.device_type),
+        analysis_table(&a, &env.device_type),
         input_pipeline::steps_table(&ip),
         run_environment_table(&env),
         recommendation_table(stats, &ip),

@@ -111,6 +111,8 @@ pub fn pod_viewer(stats: &OpStats) -> PodViewer {
             });
         }
     }
+    // Once the records run out (cores without details), xprof 2.24.2 leaves the remaining
+    // (step, core) pairs out.
     let mut records = records.into_iter();
     let steps = db
         .step_sequence
@@ -120,7 +122,7 @@ pub fn pod_viewer(stats: &OpStats) -> PodViewer {
             per_core: step
                 .step_info_per_core
                 .keys()
-                .map(|core| (*core, records.next().unwrap_or_default()))
+                .map_while(|core| records.next().map(|r| (*core, r)))
                 .collect(),
         })
         .collect();
