@@ -30,9 +30,9 @@ fn is_off_duty(category: &str) -> bool {
         "infeed"
             | "outfeed"
             | "host send"
-            | "host send done"
+            | "host send-done"
             | "host recv"
-            | "host recv done"
+            | "host recv-done"
             | "megacore fusion"
     )
 }
@@ -196,6 +196,9 @@ mod tests {
     #[test]
     fn off_duty_categories() {
         assert!(is_off_duty("infeed") && is_off_duty("megacore fusion"));
+        // XLA's category names, with their hyphens.
+        assert!(is_off_duty("host send-done") && is_off_duty("host recv-done"));
+        assert!(!is_off_duty("host send done"));
         assert!(!is_off_duty("convolution"));
     }
 }
