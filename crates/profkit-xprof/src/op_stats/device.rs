@@ -30,38 +30,10 @@ pub struct GpuDb {
     /// The opcodes of placed HLO ops that the cost model does not cover (their FLOPs and bytes
     /// are not xprof's).
     pub uncosted: std::collections::BTreeSet<String>,
-    /// Whether a kernel of an HLO op may count as using TensorCores in xprof's kernel stats: its
-    /// name has one of TSL's TensorCore patterns, or it ran on an AMD device, whose matrix-core
-    /// kernels xprof 2.24.2 counts by rules not reproduced (its utilisation is then not
-    /// reproduced).
-    pub tensor_core_kernels: bool,
     /// Whether a placed HLO op's metadata points into the program's stack frame index (whose
     /// frames xprof shows as the op's source stack, not reproduced).
     pub stack_frames: bool,
 }
-
-/// TSL's kernel name patterns of kernels that use TensorCores.
-const TENSOR_CORE_KERNEL_PATTERNS: [&str; 19] = [
-    "16816",
-    "c1688",
-    "conv1x1",
-    "conv2d_c1_k1",
-    "dgrad_1x1_stride_2x2",
-    "direct_group",
-    "first_layer_wgrad_kernel",
-    "h1688",
-    "h884",
-    "hmma",
-    "i16832",
-    "i8816",
-    "s884",
-    "s1688",
-    "xmma_gemm",
-    "xmma_implicit_gemm",
-    "xmma_sparse_conv",
-    "xmma_sparse_gemm",
-    "xmma_warp_specialized_implicit_gemm",
-];
 
 /// What an HLO op's entries take from its instruction, worked out once per op.
 struct HloOpInfo {
@@ -162,13 +134,7 @@ pub fn gpu_op_metrics_db(plane: &XPlane, hlo: &HloModuleMap) -> GpuDb {
     let mut uncosted = std::collections::BTreeSet::new();
     let mut infos: std::collections::HashMap<(Option<u64>, String), std::rc::Rc<HloOpInfo>> =
         std::collections::HashMap::new();
-    let mut tensor_core_kernels = false;
     let mut stack_frames = false;
-    let amd = visitor
-        .stat("device_vendor")
-        .and_then(|s| s.value())
-        .and_then(|v| v.as_str())
-        == Some("AMD");
     for line in visitor.lines() {
         if is_derived_line_id(line.id()) {
             continue;
@@ -235,10 +201,6 @@ pub fn gpu_op_metrics_db(plane: &XPlane, hlo: &HloModuleMap) -> GpuDb {
                     );
                 }
                 hlo_kernels += 1;
-                tensor_core_kernels |= amd
-                    || TENSOR_CORE_KERNEL_PATTERNS
-                        .iter()
-                        .any(|p| event.name().contains(p));
                 current.occurrences += 1;
                 current.duration = current.duration.wrapping_add(event.duration_ps() as u64);
                 for stat in event.stats() {
@@ -297,7 +259,6 @@ pub fn gpu_op_metrics_db(plane: &XPlane, hlo: &HloModuleMap) -> GpuDb {
         db: builder.db,
         hlo_kernels,
         uncosted,
-        tensor_core_kernels,
         stack_frames,
     }
 }
