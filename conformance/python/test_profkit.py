@@ -436,18 +436,19 @@ def test_xprof_tools_in_process():
     assert [len(t["rows"]) for t in tables] == [47, 46]
     assert tables[0]["rows"][0]["c"][3]["v"] == "IDLE"
     assert "framework_op_stats" in profkit.xprof([path])
-    # JAX on ROCm: framework_op_stats is xprof's bytes, with nothing named; hlo_stats names the
-    # GPU HLO ops' parts it does not reproduce.
+    # JAX on ROCm: framework_op_stats and hlo_stats are xprof's bytes, with nothing named; the
+    # SparseCore step info the roofline model's step records need is named.
     import gzip
     import warnings
 
     rocm1 = CONFORMANCE / "xplane-device/rocm1"
     with warnings.catch_warnings():
         warnings.simplefilter("error")
-        text = profkit.xprof(rocm1 / "input.xplane.pb.gz", "framework_op_stats", raw=True)
-    assert text == gzip.open(rocm1 / "xprof.framework_op_stats.json.gz").read().decode()
-    with pytest.warns(UserWarning, match="not reproduced: the GPU HLO ops"):
-        profkit.xprof(rocm1 / "input.xplane.pb.gz", "hlo_stats")
+        for tool in ["framework_op_stats", "hlo_stats"]:
+            text = profkit.xprof(rocm1 / "input.xplane.pb.gz", tool, raw=True)
+            assert text == gzip.open(rocm1 / f"xprof.{tool}.json.gz").read().decode()
+    with pytest.warns(UserWarning, match="not reproduced: steps database"):
+        profkit.xprof(CONFORMANCE / "xplane/tpu-ungrouped/input.xplane.pb", "roofline_model")
     with pytest.raises(profkit.UsageError):
         profkit.xprof(path, "no_such_tool")
     # report's default for an XSpace is the same table, as text.

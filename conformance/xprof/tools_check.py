@@ -253,12 +253,8 @@ def compare(tool, ours, theirs, note):
 # The cells each note of hlo_stats and roofline_model may leave different (by column id); any
 # other cell must be the same. A row is known by the columns of ROW_KEY, which must match.
 MAY_DIFFER = {
-    # GPU HLO ops without their expression, source info and memory access breakdown.
-    "expression, source info and memory access breakdown": {
-        "hlo_op_name", "hlo_op_expression", "source_info", "hbm_bw", "bound_by",
-        "hbm_operational_intensity", "bottleneck_operational_intensity", "optimal_flop_rate",
-        "roofline_efficiency", "max_mem_bw_utilization", "compute_efficiency",
-    },
+    # GPU HLO ops whose expression XLA's printer shows parts of profkit's does not print.
+    "XLA's printer": {"hlo_op_name", "hlo_op_expression"},
     # Opcodes the cost model misses: their FLOPs and bytes, hence every rate.
     "XLA's cost model": {
         "model_flop_rate", "normalized_flop_rate", "measured_flop_rate", "measured_memory_bw",

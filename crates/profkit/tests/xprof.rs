@@ -64,12 +64,21 @@ fn kernel_stats_and_tensor_core_use_are_xprofs_on_real_gpus() {
 
 #[test]
 fn what_is_not_reproduced_is_named() {
-    // JAX on ROCm: the GPU HLO ops' text and memory access breakdown are not built.
-    let input = case("../xplane-device/rocm1").join("input.xplane.pb.gz");
+    // JAX on ROCm: the GPU HLO ops' expressions, source stacks and HBM reads and writes are
+    // built, so hlo_stats is xprof's bytes with nothing named.
+    let dir = case("../xplane-device/rocm1");
+    let input = dir.join("input.xplane.pb.gz");
     let out = profkit(&["xprof", "hlo_stats", input.to_str().unwrap()], None);
     assert_eq!(out.status.code(), Some(0));
+    assert!(out.stderr.is_empty(), "{}", text(&out.stderr));
+    assert!(out.stdout == gunzip(&dir.join("xprof.hlo_stats.json.gz")));
+    // SparseCore step info is not built: the roofline model's step records say so.
+    let input = case("tpu-ungrouped").join("input.xplane.pb");
+    let out = profkit(&["xprof", "roofline_model", input.to_str().unwrap()], None);
+    assert_eq!(out.status.code(), Some(0));
     assert!(
-        text(&out.stderr).contains("not reproduced: the GPU HLO ops' expression"),
+        text(&out.stderr)
+            .contains("not reproduced: steps database (the SparseCore cores' step info)"),
         "{}",
         text(&out.stderr)
     );

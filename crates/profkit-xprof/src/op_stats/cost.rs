@@ -18,7 +18,14 @@
 //! - `fusion` of these, and of `transpose` and `bitcast` (no FLOPs): the FLOPs of its fused
 //!   instructions, the bytes of its operands and output (each read or written once).
 //!
-//! Any other opcode (inside a fusion too), a tuple-shaped operand where an array is expected, an
+//! Of the bytes, [`hbm_access`] gives what xprof's breakdown by memory space shows (XLA's
+//! `GetBytesRead`/`GetBytesWritten` of memory space 0, HBM): the bytes of each operand and of the
+//! output that is an array laid out in memory space 0, as the cost model counted them. A tuple's
+//! index table, a convolution's result (counted at its tuple's top, no leaf), a shape without a
+//! layout or in another memory space are in the total only.
+//!
+//! Any other opcode (inside a fusion too), a fusion with a tuple-shaped operand or output (whose
+//! bytes XLA counts per tuple element), a tuple-shaped operand where an array is expected, an
 //! element type without a whole number of bytes, or inputs of 8 or 4 bits (for which xprof
 //! discounts device FLOPs) is not costed: [`cost`] returns the opcode, which the caller names
 //! instead of guessing.
@@ -257,6 +264,15 @@ fn flops(
 /// What one execution of `instruction` costs, or the opcode (its own or a fused one's) the
 /// model does not cover.
 pub fn cost(module: &HloModule, instruction: &HloInstructionProto) -> Result<Cost, String> {
+    if instruction.opcode == "fusion" {
+        let tuple_operand = operands(module, instruction)
+            .unwrap_or_default()
+            .iter()
+            .any(|o| shape(o).element_type == TUPLE);
+        if tuple_operand || shape(instruction).element_type == TUPLE {
+            return Err("fusion of tuple shapes".to_owned());
+        }
+    }
     let mut budget = MAX_VISITS;
     let f = flops(module, instruction, 0, &mut budget)?;
     let bytes = match instruction.opcode.as_str() {
@@ -291,6 +307,35 @@ pub fn cost(module: &HloModule, instruction: &HloInstructionProto) -> Result<Cos
     })
 }
 
+/// The bytes an array shape counts in memory space 0 (HBM): its size when it is an array with a
+/// layout of that memory space, else none.
+fn hbm_bytes(shape: &ShapeProto) -> u64 {
+    match &shape.layout {
+        Some(layout) if shape.element_type != TUPLE && layout.memory_space == 0 => {
+            byte_size(shape).unwrap_or(0)
+        }
+        _ => 0,
+    }
+}
+
+/// The HBM bytes one execution of a costed instruction reads and writes (xprof's memory access
+/// breakdown, before it multiplies by occurrences): its operands', and its output's when that is
+/// an array. Instructions whose operands the model counts as no bytes (parameters, constants,
+/// tuples) read none.
+pub fn hbm_access(module: &HloModule, instruction: &HloInstructionProto) -> (u64, u64) {
+    if matches!(
+        instruction.opcode.as_str(),
+        "parameter" | "constant" | "tuple"
+    ) {
+        return (0, 0);
+    }
+    let read = operands(module, instruction)
+        .unwrap_or_default()
+        .iter()
+        .fold(0u64, |n, o| n.saturating_add(hbm_bytes(&shape(o))));
+    (read, hbm_bytes(&shape(instruction)))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -305,7 +350,8 @@ mod tests {
         ShapeProto {
             element_type,
             dimensions: dims.to_vec(),
-            tuple_shapes: vec![],
+            layout: Some(crate::op_stats::hlo::xla::LayoutProto::default()),
+            ..ShapeProto::default()
         }
     }
 
@@ -402,6 +448,7 @@ mod tests {
                         element_type: 13,
                         dimensions: vec![],
                         tuple_shapes: vec![array(F32, &[64]); 5],
+                        ..ShapeProto::default()
                     }),
                     ..ins(
                         15,
@@ -471,6 +518,7 @@ mod tests {
         };
         HloModule::new(HloModuleProto {
             name: "jit_train_step".into(),
+            stack_frame_index: None,
             computations: vec![custom, relu, select, entry],
             entry_computation_id: 1,
         })
@@ -558,6 +606,7 @@ mod tests {
                 element_type: 13,
                 dimensions: vec![],
                 tuple_shapes: vec![array(BF16, &[1, 5120, 34, 31, 53]), array(U8, &[7_150_336])],
+                ..ShapeProto::default()
             }),
             ..ins(
                 3,
@@ -619,6 +668,7 @@ mod tests {
         };
         HloModule::new(HloModuleProto {
             name: "jit_forward_3d_conv".into(),
+            stack_frame_index: None,
             computations: vec![fused, entry],
             entry_computation_id: 1,
         })
@@ -646,6 +696,63 @@ mod tests {
         // Not covered on their own, nor other custom calls.
         assert_eq!(conv_cost_of("transpose.1"), Err("transpose".into()));
         assert_eq!(conv_cost_of("gemm"), Err("custom-call".into()));
+    }
+
+    /// The HBM reads and writes xprof's OpStats shows for `rocm1`'s ops, per occurrence.
+    #[test]
+    fn hbm_reads_and_writes() {
+        let m = conv_module();
+        let of = |name: &str| {
+            let i = m.instruction(name).cloned().unwrap_or_default();
+            hbm_access(&m, &i)
+        };
+        // The convolution's result is counted at its tuple's top: no write.
+        assert_eq!(of("cudnn-conv.1"), (6_389_760 + 655_360, 0));
+        assert_eq!(of("loop_transpose_fusion"), (655_360, 655_360));
+        assert_eq!(of("x"), (0, 0));
+        let t = module();
+        let i = t.instruction("tuple.3").cloned().unwrap_or_default();
+        assert_eq!(hbm_access(&t, &i), (0, 0));
+        // Without a layout, or in another memory space, bytes are in the total only.
+        let mut add = t.instruction("add.9").cloned().unwrap_or_default();
+        assert_eq!(hbm_access(&t, &add), (65_536, 32_768));
+        add.shape = Some(array(F32, &[128, 64]));
+        if let Some(l) = add.shape.as_mut().and_then(|s| s.layout.as_mut()) {
+            l.memory_space = 5;
+        }
+        assert_eq!(hbm_access(&t, &add), (65_536, 0));
+        if let Some(s) = add.shape.as_mut() {
+            s.layout = None;
+        }
+        assert_eq!(hbm_access(&t, &add), (65_536, 0));
+    }
+
+    #[test]
+    fn fusions_of_tuples_are_not_covered() {
+        let tuple = ShapeProto {
+            element_type: 13,
+            tuple_shapes: vec![array(F32, &[4]), array(F32, &[4])],
+            ..ShapeProto::default()
+        };
+        let entry = HloComputationProto {
+            id: 1,
+            instructions: vec![
+                ins(1, "p", "parameter", array(F32, &[4]), &[]),
+                fusion(2, "multi", "kLoop", tuple, &[1], 2),
+            ],
+            ..HloComputationProto::default()
+        };
+        let fused = HloComputationProto {
+            id: 2,
+            instructions: vec![ins(3, "q", "parameter", array(F32, &[4]), &[])],
+            ..HloComputationProto::default()
+        };
+        let m = HloModule::new(HloModuleProto {
+            computations: vec![fused, entry],
+            ..HloModuleProto::default()
+        });
+        let f = m.instruction("multi").cloned().unwrap_or_default();
+        assert_eq!(cost(&m, &f), Err("fusion of tuple shapes".into()));
     }
 
     #[test]

@@ -4,7 +4,9 @@
 //! counts towards that HLO op: consecutive kernels of one op and step group are one run
 //! (`HLOTracker`), entered with the instruction's category, framework op (`op_name:op_type` of
 //! its metadata) and cost ([`super::cost`]; the kernel's own `flops` and `bytes_accessed` stats
-//! where the model gives none). A kernel of an op the map does not know is left out, as xprof
+//! where the model gives none), HBM reads and writes (the memory access breakdown, where the
+//! model gives bytes), expression and source info with its stack ([`super::hlo_text`]). A kernel
+//! of an op the map does not know is left out, as xprof
 //! leaves it. A kernel that carries a framework op (`tf_op` stat) is an op named `<op
 //! name>/<kernel name>`. The plane's span runs from the earliest event offset to the latest end
 //! offset over its non-derived lines (offsets within each line, as xprof takes them); the rest is
@@ -13,13 +15,19 @@
 use profkit_xplane::XPlane;
 use profkit_xplane::visitor::PlaneVisitor;
 
-use super::cost::{Cost, cost};
+use super::cost::{Cost, cost, hbm_access};
 use super::hlo::{HloModuleMap, category, tf_op_full_name};
+use super::hlo_text::{expression, source_info};
 use super::metrics_db::{DbBuilder, add_idle_op, set_total_time_ps};
 use super::tpu::int_or_uint;
 use crate::preprocess::derived::is_derived_line_id;
 use crate::preprocess::derived::tf_op;
 use crate::proto::OpMetricsDb;
+
+/// xprof's `MemorySpace` of HBM, and `OperationType`'s read and write.
+const HBM: u64 = 1;
+const READ: i32 = 1;
+const WRITE: i32 = 2;
 
 /// One GPU plane's database, and what it could not reproduce.
 pub struct GpuDb {
@@ -30,9 +38,9 @@ pub struct GpuDb {
     /// The opcodes of placed HLO ops that the cost model does not cover (their FLOPs and bytes
     /// are not xprof's).
     pub uncosted: std::collections::BTreeSet<String>,
-    /// Whether a placed HLO op's metadata points into the program's stack frame index (whose
-    /// frames xprof shows as the op's source stack, not reproduced).
-    pub stack_frames: bool,
+    /// What XLA's printer shows of placed HLO ops that [`super::hlo_text`] does not print (their
+    /// expressions are left empty).
+    pub unprinted: std::collections::BTreeSet<String>,
 }
 
 /// What an HLO op's entries take from its instruction, worked out once per op.
@@ -41,7 +49,11 @@ struct HloOpInfo {
     provenance: String,
     deduplicated_name: String,
     cost: Result<Cost, String>,
-    /// `GetSourceInfo` as far as the metadata goes: its file and line (line -1 without a file).
+    /// HBM bytes read and written per execution.
+    hbm: (u64, u64),
+    /// The expression, or what it holds that is not printed.
+    long_name: Result<String, String>,
+    /// `GetSourceInfo`: file, line and source stack.
     source_info: crate::proto::SourceInfo,
 }
 
@@ -66,6 +78,7 @@ fn aggregate(
     current: &mut Tracker,
     builder: &mut DbBuilder,
     uncosted: &mut std::collections::BTreeSet<String>,
+    unprinted: &mut std::collections::BTreeSet<String>,
 ) {
     let t = std::mem::take(current);
     let Some(info) = t.op else {
@@ -80,6 +93,12 @@ fn aggregate(
         };
         m.provenance.clone_from(&info.provenance);
         m.deduplicated_name.clone_from(&info.deduplicated_name);
+        match &info.long_name {
+            Ok(text) => m.long_name.clone_from(text),
+            Err(what) => {
+                unprinted.insert(what.clone());
+            }
+        }
         m.is_eager |= t.is_eager;
         m.source_info = Some(info.source_info.clone());
     }
@@ -120,6 +139,31 @@ fn aggregate(
         m.model_flops_v2 += model_flops as f64 * n as f64;
     }
     m.bytes_accessed = m.bytes_accessed.wrapping_add(bytes.wrapping_mul(n));
+    // `ConvertPerformanceInfo`: the positive HBM reads and writes times the occurrences, merged
+    // by memory space and direction.
+    if info.cost.is_ok() && model.bytes_accessed > 0 {
+        for (operation_type, per_run) in [(READ, info.hbm.0), (WRITE, info.hbm.1)] {
+            if per_run == 0 {
+                continue;
+            }
+            let total = per_run.wrapping_mul(n);
+            match m
+                .memory_accessed_breakdown
+                .iter_mut()
+                .find(|a| a.memory_space == HBM && a.operation_type == operation_type)
+            {
+                Some(a) => a.bytes_accessed = a.bytes_accessed.wrapping_add(total),
+                None => {
+                    m.memory_accessed_breakdown
+                        .push(crate::proto::op_metrics::MemoryAccessed {
+                            operation_type,
+                            memory_space: HBM,
+                            bytes_accessed: total,
+                        })
+                }
+            }
+        }
+    }
     builder.db.total_op_time_ps = builder.db.total_op_time_ps.wrapping_add(t.duration);
 }
 
@@ -134,7 +178,7 @@ pub fn gpu_op_metrics_db(plane: &XPlane, hlo: &HloModuleMap) -> GpuDb {
     let mut uncosted = std::collections::BTreeSet::new();
     let mut infos: std::collections::HashMap<(Option<u64>, String), std::rc::Rc<HloOpInfo>> =
         std::collections::HashMap::new();
-    let mut stack_frames = false;
+    let mut unprinted = std::collections::BTreeSet::new();
     for line in visitor.lines() {
         if is_derived_line_id(line.id()) {
             continue;
@@ -167,13 +211,9 @@ pub fn gpu_op_metrics_db(plane: &XPlane, hlo: &HloModuleMap) -> GpuDb {
                     None => None,
                 };
                 if name != current.name || group_id.is_none_or(|g| g as u64 != current.group_id) {
-                    aggregate(&mut current, &mut builder, &mut uncosted);
+                    aggregate(&mut current, &mut builder, &mut uncosted, &mut unprinted);
                 }
                 if current.occurrences == 0 {
-                    stack_frames |= instruction
-                        .metadata
-                        .as_ref()
-                        .is_some_and(|m| m.stack_frame_id != 0);
                     let info = infos
                         .entry((program_id, name.to_owned()))
                         .or_insert_with(|| {
@@ -186,7 +226,9 @@ pub fn gpu_op_metrics_db(plane: &XPlane, hlo: &HloModuleMap) -> GpuDb {
                                     .map(|m| m.deduplicated_name.clone())
                                     .unwrap_or_default(),
                                 cost: cost(module, instruction),
-                                source_info: source_info(instruction.metadata.as_ref()),
+                                hbm: hbm_access(module, instruction),
+                                long_name: expression(module, instruction),
+                                source_info: source_info(module, instruction),
                             })
                         });
                     current.op = Some(info.clone());
@@ -218,7 +260,7 @@ pub fn gpu_op_metrics_db(plane: &XPlane, hlo: &HloModuleMap) -> GpuDb {
             else {
                 continue;
             };
-            aggregate(&mut current, &mut builder, &mut uncosted);
+            aggregate(&mut current, &mut builder, &mut uncosted, &mut unprinted);
             let is_eager = own("is_eager")
                 .and_then(|v| v.as_i64())
                 .is_some_and(|v| v != 0);
@@ -246,7 +288,7 @@ pub fn gpu_op_metrics_db(plane: &XPlane, hlo: &HloModuleMap) -> GpuDb {
             m.self_time_ps = m.self_time_ps.wrapping_add(time);
             builder.db.total_op_time_ps = builder.db.total_op_time_ps.wrapping_add(time);
         }
-        aggregate(&mut current, &mut builder, &mut uncosted);
+        aggregate(&mut current, &mut builder, &mut uncosted, &mut unprinted);
     }
     let span = if last != 0 {
         u64::try_from(last.saturating_sub(first)).unwrap_or(0)
@@ -259,22 +301,6 @@ pub fn gpu_op_metrics_db(plane: &XPlane, hlo: &HloModuleMap) -> GpuDb {
         db: builder.db,
         hlo_kernels,
         uncosted,
-        stack_frames,
-    }
-}
-
-/// `GetSourceInfo` of an HLO op without its stack frames: the metadata's file and line when it
-/// names a file, else no file and line -1.
-fn source_info(metadata: Option<&super::hlo::OpMetadata>) -> crate::proto::SourceInfo {
-    match metadata {
-        Some(m) if !m.source_file.is_empty() => crate::proto::SourceInfo {
-            file_name: m.source_file.clone(),
-            line_number: m.source_line,
-            stack_frame: String::new(),
-        },
-        _ => crate::proto::SourceInfo {
-            line_number: -1,
-            ..Default::default()
-        },
+        unprinted,
     }
 }

@@ -6,8 +6,9 @@
 //! metrics of TPU planes (the XLA ops of each TensorCore plane, with the ops of its SparseCore
 //! planes as children: [`tensor_core_op_metrics_db`], module `tpu`) and of GPU planes
 //! ([`gpu_op_metrics_db`]: kernels that carry a framework op, and kernels of XLA programs placed
-//! on their HLO ops through the programs' HLO protos, [`HloModuleMap`], with FLOPs and bytes from
-//! XLA's GPU cost model for the opcodes module `cost` covers); the TPU device's peaks
+//! on their HLO ops through the programs' HLO protos, [`HloModuleMap`], with FLOPs, bytes and HBM
+//! reads and writes from XLA's GPU cost model for the opcodes module `cost` covers, and their
+//! expressions and source stacks, module `hlo_text`); the TPU and GPU devices' peaks
 //! ([`perf_env`]), against which [`roofline`] places each op; the GPU kernels grouped with their
 //! launch parameters and TensorCore use ([`kernel_stats`]); the run environment (hosts, device
 //! type and count, hardware type, whether the HLO modules train); the programs' names from their
@@ -20,7 +21,8 @@
 //! Not built: XLA's cost model beyond the opcodes module `cost` names; the GPU `PerfEnv` of
 //! architectures whose peak tables [`perf_env`] does not know; the TPU ops' fusion
 //! children from the HLO protos (`UpdateOpMetricsDbFromHloModuleMap`, which only the op profile
-//! reads); the memory access breakdown and expression of GPU HLO ops; the SparseCore cores' step
+//! reads); the expressions of GPU HLO ops whose opcodes or attributes module `hlo_text` does not
+//! print; the SparseCore cores' step
 //! info and xprof's correction of TPU steps' idle time by the host's input time
 //! (`MayFixTpuStepAnalysis`). Where a profile has what xprof builds a missing part from and a tool would
 //! show it (an HLO op of an opcode not covered, GPU peaks when HLO ops have FLOPs or bytes),
@@ -48,6 +50,7 @@ mod device;
 mod duty_cycle;
 pub mod event_span;
 mod hlo;
+mod hlo_text;
 mod host;
 pub mod kernel_stats;
 mod metrics_db;
@@ -105,8 +108,6 @@ impl OpStatsBuild {
             .iter()
             .map(String::as_str)
             .filter(|m| !NOT_OP_METRICS.iter().any(|p| m.starts_with(p)))
-            // The HLO ops' source stack frames are the op profile's, not the op metrics'.
-            .filter(|m| !m.contains("source stack frames"))
     }
 
     /// The OpStats encoded as xprof caches it (`<run>/ALL_HOSTS.op_stats_v2.pb`).
@@ -241,7 +242,7 @@ pub fn host_op_stats(mut space: XSpace, host: &str) -> (OpStats, Vec<String>) {
             .unwrap_or_default();
         let mut uncosted = std::collections::BTreeSet::new();
         let mut kernels = kernel_stats::KernelReports::default();
-        let mut stack_frames = false;
+        let mut unprinted = std::collections::BTreeSet::new();
         let mut peaks_missing = false;
         // The peaks of the first GPU plane, as xprof takes them.
         let first_gpu = space
@@ -259,7 +260,7 @@ pub fn host_op_stats(mut space: XSpace, host: &str) -> (OpStats, Vec<String>) {
             let gpu = gpu_op_metrics_db(plane, &hlo);
             uncosted.extend(gpu.uncosted);
             kernels.merge(kernel_stats::kernel_reports(plane, &hlo));
-            stack_frames |= gpu.stack_frames;
+            unprinted.extend(gpu.unprinted);
             peaks_missing |= gpu.hlo_kernels > 0;
             device.combine(&gpu.db, true);
         }
@@ -281,11 +282,12 @@ pub fn host_op_stats(mut space: XSpace, host: &str) -> (OpStats, Vec<String>) {
                     .to_owned(),
             );
         }
-        if stack_frames {
-            missing.push(
-                "GPU kernels of XLA programs (source stack frames from the program's stack frame index)"
-                    .to_owned(),
-            );
+        if !unprinted.is_empty() {
+            let list: Vec<String> = unprinted.into_iter().collect();
+            missing.push(format!(
+                "GPU kernels of XLA programs (HLO op expression: XLA's printer for {})",
+                list.join(", ")
+            ));
         }
         stats.kernel_stats_db = Some(kernels.into_db());
     }

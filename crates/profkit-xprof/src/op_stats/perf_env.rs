@@ -18,8 +18,10 @@
 //! the bandwidths are HBM, then shared memory read and write (cores times clock times bytes per
 //! cycle per core, unless stated). Of those tables profkit knows the one architecture whose values
 //! xprof's own OpStats showed: AMD's compute capability 9.4 (MI300, gfx942: 2048 FLOPs and 128
-//! bytes of shared memory per cycle per compute unit). A device without cores or clock has zero
-//! peaks; any other [`gpu_perf_env`] leaves unknown, and the caller says so when it matters (when
+//! bytes of shared memory per cycle per compute unit). A device without cores or clock, or of a
+//! vendor other than `Nvidia` and `AMD` (a plane without `device_vendor` too), has zero FLOP and
+//! shared memory peaks (its HBM bandwidth still its `memory_bandwidth`: checked on the real
+//! TensorFlow profile on a V100, `gpu`); any other [`gpu_perf_env`] leaves unknown, and the caller says so when it matters (when
 //! HLO ops have FLOPs or bytes to measure against the peaks).
 
 use profkit_xplane::XPlane;
@@ -106,6 +108,10 @@ pub fn gpu_perf_env(plane: &XPlane) -> Option<PerfEnv> {
     let cap = (int("compute_cap_major"), int("compute_cap_minor"));
     // (FLOPs, bytes of shared memory) per cycle per core.
     let per_cycle = if cores == 0.0 || clock_ghz == 0.0 {
+        Some((0.0, 0.0))
+    } else if vendor != "Nvidia" && vendor != "AMD" {
+        // xprof has tables for these two vendors only, and counts nothing for any other (a
+        // plane without a `device_vendor` stat too).
         Some((0.0, 0.0))
     } else if vendor == "AMD" && cap == (9.0, 4.0) {
         Some((2048.0, 128.0))
@@ -204,6 +210,20 @@ mod tests {
         // Tables profkit does not know.
         assert_eq!(gpu_perf_env(&gpu("Nvidia", 8, 0)), None);
         assert_eq!(gpu_perf_env(&gpu("AMD", 9, 0)), None);
+        // A vendor xprof has no table for (here none at all, as the real V100 profile `gpu`
+        // has it): no FLOP or shared memory peaks, the HBM bandwidth as stated.
+        let mut unnamed = gpu("", 7, 0);
+        unnamed.stats.retain(|s| {
+            unnamed
+                .stat_metadata
+                .get(&s.metadata_id)
+                .is_none_or(|m| m.name != "device_vendor")
+        });
+        let env = gpu_perf_env(&unnamed).unwrap_or_default();
+        assert_eq!(env.peak_tera_flops_per_second, 0.0);
+        assert_eq!(env.peak_bws_giga_bytes_per_second, [2662.4, 0.0, 0.0]);
+        assert_eq!(env.ridge_point, 0.0);
+        assert_eq!(gpu_perf_env(&gpu("Intel", 8, 0)), Some(env));
         // No capabilities: no peaks, whatever the device.
         let mut bare = XPlane::default();
         PlaneBuilder::new(&mut bare).set_name("/device:GPU:0");

@@ -3,8 +3,8 @@
 //! can print ("not reproduced: ...") and a comparison can read.
 //!
 //! The kernel stats read no part OpStats leaves out. The HLO op stats and the roofline model show
-//! the device ops: their cost where XLA's cost model is not reproduced ([`OpStatsBuild::missing`])
-//! and, on a GPU, the HLO ops' expression, source line and memory access breakdown. The roofline
+//! the device ops: their cost where XLA's cost model is not reproduced, and on a GPU the HLO
+//! ops' expressions XLA's printer shows that profkit's does not ([`OpStatsBuild::missing`]). The roofline
 //! model shows the device's peaks too (and the steps database's records, from OpStats' steps
 //! database, whose unbuilt parts [`OpStatsBuild::missing`] names).
 
@@ -32,19 +32,6 @@ pub fn not_reproduced(tool: &str, built: &OpStatsBuild) -> Vec<String> {
         )
         .map(|m| format!("{m}; those rows are not xprof's"))
         .collect();
-    // A GPU op of an XLA program is the one kind with a program id.
-    let gpu_hlo_ops = gpu
-        && stats
-            .device_op_metrics_db
-            .iter()
-            .flat_map(|db| &db.metrics_db)
-            .any(|m| m.hlo_module_id != 0);
-    if gpu_hlo_ops {
-        parts.push(
-            "the GPU HLO ops' expression, source info and memory access breakdown (their HLO name, text, source info, HBM bandwidth and bound are not xprof's)"
-                .to_owned(),
-        );
-    }
     if tool == "roofline_model" && gpu && stats.perf_env.is_none() {
         parts.push("the GPU's peaks (PerfEnv) from its capabilities; the table's peaks, bounds and efficiencies are not xprof's".to_owned());
     }

@@ -142,18 +142,18 @@ pub fn op_profile_json(stats: &OpStats, group_by: Grouping) -> Result<String> {
 /// What of the op profile of `built` is not xprof's, each gap ending with the JSON fields it
 /// touches (`(op_profile fields: a, b)`; `fusionChildren` is the children of fusion ops, `all`
 /// any field): the parts of OpStats not built ([`OpStatsBuild::missing`]) that the op profile
-/// shows, the memory access breakdown of GPU ops of XLA programs, the instructions fused into TPU
+/// shows, the instructions fused into TPU
 /// ops (xprof reads them from the programs' HLO protos and prints their HLO text), and the kernel
 /// metadata xprof parses from the HLO expressions that carry some (`xprof_metadata`).
 pub fn missing(built: &OpStatsBuild) -> Vec<String> {
     const FLOPS: &str = "flops, uncappedFlops, rawFlops, bf16Flops";
     const BYTES: &str = "bandwidthUtils, rawBytesAccessedArray";
     let mut gaps = Vec::new();
-    // The op metrics' gaps and the HLO ops' stack frames: the steps database, the kernel stats
-    // and the device's busy time are no part of the op profile.
+    // The op metrics' gaps: the steps database, the kernel stats and the device's busy time are
+    // no part of the op profile.
     let op_metrics: Vec<&str> = built.missing_op_metrics().collect();
     for m in &built.missing {
-        let fields = if !op_metrics.contains(&m.as_str()) && !m.contains("stack frames") {
+        let fields = if !op_metrics.contains(&m.as_str()) {
             continue;
         } else if m.contains("TensorCore utilization") {
             // The kernel stats' TensorCore use, which the op profile does not show.
@@ -162,8 +162,8 @@ pub fn missing(built: &OpStatsBuild) -> Vec<String> {
             format!("{FLOPS}, {BYTES}")
         } else if m.contains("peaks") {
             "flops, uncappedFlops, bandwidthUtils".to_owned()
-        } else if m.contains("stack frames") {
-            "sourceInfo".to_owned()
+        } else if m.contains("XLA's printer") {
+            "expression".to_owned()
         } else {
             "all".to_owned()
         };
@@ -178,11 +178,6 @@ pub fn missing(built: &OpStatsBuild) -> Vec<String> {
         .device_op_metrics_db
         .iter()
         .flat_map(|db| &db.metrics_db);
-    if hardware == HardwareType::Gpu as i32 && ops.clone().any(|op| op.hlo_module_id != 0) {
-        gaps.push(format!(
-            "the memory access breakdown and HLO text of GPU kernels of XLA programs (op_profile fields: {BYTES}, expression)"
-        ));
-    }
     if hardware == HardwareType::Tpu as i32
         && ops.clone().any(|op| {
             is_fusion(&op.category) && stats.program_id_to_name_map.contains_key(&op.hlo_module_id)
