@@ -38,7 +38,7 @@ pub struct GpuDb {
     /// The opcodes of placed HLO ops that the cost model does not cover (their FLOPs and bytes
     /// are not xprof's).
     pub uncosted: std::collections::BTreeSet<String>,
-    /// What XLA's printer shows of placed HLO ops that [`super::hlo_text`] does not print (their
+    /// What XLA's printer shows of placed HLO ops that profkit does not print (their
     /// expressions are left empty).
     pub unprinted: std::collections::BTreeSet<String>,
 }

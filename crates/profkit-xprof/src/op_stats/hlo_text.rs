@@ -428,8 +428,20 @@ pub(crate) fn expression(
         out.push_str(", ");
         out.push_str(&a);
     }
+    // xprof keeps the first million bytes (`kMaxHlolNameSize`); a character cut there is left
+    // out whole.
+    if out.len() > MAX_EXPRESSION_BYTES {
+        let mut end = MAX_EXPRESSION_BYTES;
+        while !out.is_char_boundary(end) {
+            end -= 1;
+        }
+        out.truncate(end);
+    }
     Ok(out)
 }
+
+/// The longest expression xprof keeps, in bytes.
+const MAX_EXPRESSION_BYTES: usize = 1_000_000;
 
 /// The source stack of a frame (`GetOpLocationStack`): `file:line:column` and a newline for it
 /// and each of its parents, up to the first frame the index does not hold (or holds empty).
@@ -785,6 +797,16 @@ mod tests {
             expression(&m, &p),
             Err("layouts with tiles, memory spaces or other attributes".into())
         );
+    }
+
+    #[test]
+    fn long_expressions_are_cut_at_a_million_bytes() {
+        let m = module();
+        let mut t = m.instruction("tuple.3").cloned().unwrap_or_default();
+        t.operand_ids = vec![8; 120_000];
+        let text = expression(&m, &t).unwrap_or_default();
+        assert_eq!(text.len(), MAX_EXPRESSION_BYTES);
+        assert!(text.starts_with("%tuple.3 = ") && !text.ends_with(')'));
     }
 
     #[test]

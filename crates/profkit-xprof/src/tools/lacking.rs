@@ -3,10 +3,10 @@
 //! can print ("not reproduced: ...") and a comparison can read.
 //!
 //! The kernel stats read no part OpStats leaves out. The HLO op stats and the roofline model show
-//! the device ops: their cost where XLA's cost model is not reproduced, and on a GPU the HLO
-//! ops' expressions XLA's printer shows that profkit's does not ([`OpStatsBuild::missing`]). The roofline
-//! model shows the device's peaks too (and the steps database's records, from OpStats' steps
-//! database, whose unbuilt parts [`OpStatsBuild::missing`] names).
+//! the device ops: their cost where XLA's cost model is not reproduced, and on a GPU the HLO ops
+//! whose expressions profkit does not print ([`OpStatsBuild::missing`]). The roofline model shows
+//! the device's peaks too (and the steps database's records, from OpStats' steps database, whose
+//! unbuilt parts [`OpStatsBuild::missing`] names).
 
 use crate::op_stats::OpStatsBuild;
 use crate::proto::HardwareType;
