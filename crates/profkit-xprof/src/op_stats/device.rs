@@ -304,3 +304,145 @@ pub fn gpu_op_metrics_db(plane: &XPlane, hlo: &HloModuleMap) -> GpuDb {
         unprinted,
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use profkit_xplane::{PlaneBuilder, StatValue};
+
+    use super::super::hlo::xla::{LayoutProto, StackFrameIndexProto, stack_frame_index_proto};
+    use super::super::hlo::{
+        HloComputationProto, HloInstructionProto, HloModuleProto, HloProto, OpMetadata, ShapeProto,
+    };
+    use super::*;
+
+    const F32: i32 = 11;
+
+    fn array(dims: &[i64]) -> ShapeProto {
+        ShapeProto {
+            element_type: F32,
+            dimensions: dims.to_vec(),
+            layout: Some(LayoutProto {
+                minor_to_major: vec![0],
+                ..LayoutProto::default()
+            }),
+            ..ShapeProto::default()
+        }
+    }
+
+    /// A program of a parameter, an `add` of it with itself (with a source stack) and a `sort`
+    /// (which neither the cost model nor the printer covers).
+    fn metadata_plane() -> XPlane {
+        let ins = |id: i64, name: &str, opcode: &str, operands: &[i64]| HloInstructionProto {
+            id,
+            name: name.into(),
+            opcode: opcode.into(),
+            shape: Some(array(&[256])),
+            operand_ids: operands.to_vec(),
+            ..HloInstructionProto::default()
+        };
+        let proto = HloProto {
+            hlo_module: Some(HloModuleProto {
+                name: "jit_f".into(),
+                entry_computation_id: 1,
+                computations: vec![HloComputationProto {
+                    id: 1,
+                    instructions: vec![
+                        ins(1, "p", "parameter", &[]),
+                        HloInstructionProto {
+                            metadata: Some(OpMetadata {
+                                op_name: "jit(f)/add".into(),
+                                stack_frame_id: 1,
+                                ..OpMetadata::default()
+                            }),
+                            ..ins(2, "add.1", "add", &[1, 1])
+                        },
+                        ins(3, "sort.1", "sort", &[2]),
+                    ],
+                    ..HloComputationProto::default()
+                }],
+                stack_frame_index: Some(StackFrameIndexProto {
+                    file_names: vec!["f.py".into()],
+                    function_names: vec!["f".into()],
+                    file_locations: vec![stack_frame_index_proto::FileLocation {
+                        file_name_id: 1,
+                        function_name_id: 1,
+                        line: 7,
+                        column: 3,
+                    }],
+                    stack_frames: vec![stack_frame_index_proto::StackFrame {
+                        file_location_id: 1,
+                        parent_frame_id: 0,
+                    }],
+                }),
+            }),
+        };
+        let mut plane = XPlane::default();
+        let mut b = PlaneBuilder::new(&mut plane);
+        b.set_name("/host:metadata");
+        let id = b.new_event_metadata();
+        if let Some(mut m) = b.event_metadata(id) {
+            m.add_stat(
+                "Hlo Proto",
+                StatValue::Bytes(prost::Message::encode_to_vec(&proto).into()),
+            );
+            m.add_stat("program_id", 5_u64);
+        }
+        plane
+    }
+
+    #[test]
+    fn hlo_ops_get_expression_source_stack_and_hbm_breakdown() {
+        let hlo = HloModuleMap::from_metadata_plane(&metadata_plane());
+        let mut plane = XPlane::default();
+        let mut b = PlaneBuilder::new(&mut plane);
+        b.set_name("/device:GPU:0");
+        let mut line = b.line(1);
+        for (i, op) in ["add.1", "add.1", "sort.1", "add.1"]
+            .into_iter()
+            .enumerate()
+        {
+            line.add_event("kernel")
+                .set_offset_ps(i as i64 * 10)
+                .set_duration_ps(5)
+                .add_stat("hlo_op", format!("jit_f::{op}"))
+                .add_stat("program_id", 5_u64)
+                .add_stat("group_id", 1_i64);
+        }
+        let gpu = gpu_op_metrics_db(&plane, &hlo);
+        let add = gpu
+            .db
+            .metrics_db
+            .iter()
+            .find(|m| m.name == "add.1")
+            .cloned()
+            .unwrap_or_default();
+        assert_eq!(add.occurrences, 3);
+        assert_eq!(
+            add.long_name,
+            "%add.1 = f32[256]{0} add(f32[256]{0} %p, f32[256]{0} %p)"
+        );
+        let info = add.source_info.unwrap_or_default();
+        assert_eq!(
+            (
+                info.file_name.as_str(),
+                info.line_number,
+                info.stack_frame.as_str()
+            ),
+            ("f.py", 7, "f.py:7:3\n")
+        );
+        // Each run's reads (both operands) and write, times its kernels, merged.
+        let breakdown: Vec<(i32, u64, u64)> = add
+            .memory_accessed_breakdown
+            .iter()
+            .map(|a| (a.operation_type, a.memory_space, a.bytes_accessed))
+            .collect();
+        assert_eq!(breakdown, [(READ, HBM, 3 * 2048), (WRITE, HBM, 3 * 1024)]);
+        assert_eq!(add.bytes_accessed, 3 * 3072);
+        // The sort: neither costed nor printed, and named so.
+        let sort = gpu.db.metrics_db.iter().find(|m| m.name == "sort.1");
+        assert!(
+            sort.is_some_and(|m| m.long_name.is_empty() && m.memory_accessed_breakdown.is_empty())
+        );
+        assert!(gpu.uncosted.contains("sort") && gpu.unprinted.contains("sort"));
+    }
+}
