@@ -138,8 +138,14 @@ fn bytes_differ(tool: &str, theirs: &str, ours: &str) -> String {
 pub fn may_differ(gaps: &[String]) -> Vec<&'static str> {
     let mut columns = Vec::new();
     for gap in gaps {
+        // The expression names the op and marks rematerialization and outside compilation.
         if gap.contains("XLA's printer") {
-            columns.extend(["hlo_op_name", "hlo_op_expression"]);
+            columns.extend([
+                "hlo_op_name",
+                "hlo_op_expression",
+                "hlo_rematerialization",
+                "outside_compilation",
+            ]);
         }
         if gap.contains("XLA's cost model") {
             columns.extend([

@@ -253,8 +253,11 @@ def compare(tool, ours, theirs, note):
 # The cells each note of hlo_stats and roofline_model may leave different (by column id); any
 # other cell must be the same. A row is known by the columns of ROW_KEY, which must match.
 MAY_DIFFER = {
-    # GPU HLO ops whose expression XLA's printer shows parts of profkit's does not print.
-    "XLA's printer": {"hlo_op_name", "hlo_op_expression"},
+    # GPU HLO ops whose expression profkit does not print: their name, text, and the flags the
+    # text sets.
+    "XLA's printer": {
+        "hlo_op_name", "hlo_op_expression", "hlo_rematerialization", "outside_compilation",
+    },
     # Opcodes the cost model misses: their FLOPs and bytes, hence every rate.
     "XLA's cost model": {
         "model_flop_rate", "normalized_flop_rate", "measured_flop_rate", "measured_memory_bw",
