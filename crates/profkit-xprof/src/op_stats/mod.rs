@@ -47,7 +47,7 @@ mod cost;
 mod device;
 mod duty_cycle;
 pub mod event_span;
-mod hlo;
+pub(crate) mod hlo;
 mod host;
 pub mod kernel_stats;
 mod metrics_db;
