@@ -186,8 +186,10 @@ struct Allocation<'a> {
 
 impl Allocation<'_> {
     fn is_indefinite(&self) -> bool {
+        // Thread-local allocations are not among them in xprof 2.24.2 (its outputs leave them out
+        // of the indefinite lifetimes and sizes).
         let p = self.proto;
-        p.is_thread_local || p.is_entry_computation_parameter || p.is_constant || p.maybe_live_out
+        p.is_entry_computation_parameter || p.is_constant || p.maybe_live_out
     }
 
     fn category(&self) -> &'static str {
@@ -641,7 +643,9 @@ fn generate(
         if p.maybe_live_out {
             live_out = live_out.wrapping_add(p.size);
         }
-        total = total.wrapping_add(p.size);
+        if !p.is_thread_local {
+            total = total.wrapping_add(p.size);
+        }
         if allocation.is_indefinite() {
             indefinite = indefinite.wrapping_add(p.size);
             result
@@ -834,11 +838,9 @@ fn blocks(
         }
     };
     let frames = wrapper.stack_frames();
-    for (k, allocation) in temporary.iter().enumerate() {
+    let with_trace = temporary.iter().filter(|a| a.trace.is_some());
+    for (k, allocation) in with_trace.enumerate() {
         let Some(&offset) = offsets.get(k) else {
-            // xprof reads past its offsets here (a temporary allocation without a trace before
-            // one with it).
-            note(missing, "the blocks of a temporary allocation without a heap simulator trace");
             break;
         };
         let size = allocation.proto.size;
@@ -864,9 +866,6 @@ fn blocks(
             let Some((start, end)) = state.span else {
                 continue;
             };
-            if state.canonical.is_some() {
-                continue;
-            }
             let buffer = &wrapper.buffers[b];
             let width = end.wrapping_sub(start);
             let y = offset.wrapping_add(buffer.offset as u64);

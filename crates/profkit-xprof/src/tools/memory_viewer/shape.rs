@@ -1,4 +1,5 @@
-//! XLA shapes as the memory viewer shows them: `ShapeUtil::HumanStringWithLayout` (element type,
+//! XLA shapes as the memory viewer shows them: `ShapeUtil::HumanStringWithLayout` (a tuple's
+//! elements in parentheses, every fifth marked `/*index=N*/`; an array's element type,
 //! dimensions, then the layout in braces: minor-to-major order, and after a colon its tiles
 //! `T(8,128)`, tail padding `L(n)`, element size `E(bits)`, memory space `S(n)`, dynamic metadata
 //! `M(n)`), and a buffer's unpadded size (`ShapeUtil::ByteSizeOf` of the shape with its default
@@ -80,6 +81,10 @@ fn print(shape: &ShapeProto, out: &mut String, missing: &mut Vec<String>, depth:
         for (i, element) in shape.tuple_shapes.iter().enumerate() {
             if i > 0 {
                 out.push_str(", ");
+                // XLA marks every fifth element's index.
+                if i % 5 == 0 {
+                    let _ = write!(out, "/*index={i}*/");
+                }
             }
             print(element, out, missing, depth + 1);
         }

@@ -120,7 +120,8 @@ fn replay(wrapper: &Wrapper<'_>, trace: usize, stop: Option<usize>) -> Result<Si
                 }
                 if count == 0 {
                     let root = sim.root(b)?;
-                    sim.decrease(wrapper, root)?;
+                    let taken_over = sim.display.contains_key(&wrapper.buffers[root].proto.id);
+                    sim.decrease(wrapper, root, !taken_over)?;
                 }
                 let state = &mut sim.state[b];
                 if state.canonical.is_some() {
@@ -199,9 +200,9 @@ impl Sim {
         }
     }
 
-    /// Takes a buffer off the heap (`DecreaseMemoryUsage`): every live entry of its id, its size,
-    /// and ends its span.
-    fn decrease(&mut self, wrapper: &Wrapper<'_>, b: usize) -> Result<(), Failure> {
+    /// Takes a buffer off the heap (`DecreaseMemoryUsage`): every live entry of its id and its
+    /// size; with `end_span`, ends its span.
+    fn decrease(&mut self, wrapper: &Wrapper<'_>, b: usize, end_span: bool) -> Result<(), Failure> {
         let buffer = &wrapper.buffers[b];
         for seq in self.live_seq.remove(&buffer.proto.id).unwrap_or_default() {
             self.live.remove(&seq);
@@ -214,9 +215,14 @@ impl Sim {
             ));
         }
         self.unpadded_now = self.unpadded_now.wrapping_sub(buffer.unpadded);
+        // The canonical buffer's span ends here unless a sharer took its memory over after it
+        // was freed: that sharer's span ends instead (in `replay`), as xprof 2.24.2's outputs
+        // show.
         let now = self.heap.len() as u64 - 1;
-        if let Some(span) = &mut self.state[b].span {
-            span.1 = now;
+        if end_span {
+            if let Some(span) = &mut self.state[b].span {
+                span.1 = now;
+            }
         }
         Ok(())
     }
