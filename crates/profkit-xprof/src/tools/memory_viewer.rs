@@ -173,7 +173,7 @@ pub fn from_hlo_proto(proto: &HloProto, memory_space: i64) -> Result<MemoryViewe
     let snapshot = Snapshot::new(&wrapper, &sim, memory_space, &mut missing);
     let mut result = PreprocessResult::default();
     generate(&wrapper, &sim, &snapshot, memory_space, &mut result, &mut missing);
-    blocks(&wrapper, &sim, &snapshot, memory_space, &mut result, &mut missing);
+    blocks(&wrapper, &sim, &snapshot, memory_space, &mut result);
     Ok(MemoryViewer { result, missing })
 }
 
@@ -806,7 +806,6 @@ fn blocks(
     snapshot: &Snapshot,
     color: i64,
     result: &mut PreprocessResult,
-    missing: &mut Vec<String>,
 ) {
     let traces = wrapper.traces();
     let temporary: Vec<&Allocation<'_>> = wrapper

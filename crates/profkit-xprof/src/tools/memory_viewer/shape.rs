@@ -225,7 +225,7 @@ mod tests {
         ShapeProto {
             element_type: t,
             dimensions: dims.to_vec(),
-            layout,
+            layout: layout.map(Box::new),
             ..ShapeProto::default()
         }
     }
