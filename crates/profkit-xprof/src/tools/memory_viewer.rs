@@ -172,7 +172,14 @@ pub fn from_hlo_proto(proto: &HloProto, memory_space: i64) -> Result<MemoryViewe
         .map_err(|e| Error::MemoryViewer(format!("Failed to process heap simulator trace: {e}")))?;
     let snapshot = Snapshot::new(&wrapper, &sim, memory_space, &mut missing);
     let mut result = PreprocessResult::default();
-    generate(&wrapper, &sim, &snapshot, memory_space, &mut result, &mut missing);
+    generate(
+        &wrapper,
+        &sim,
+        &snapshot,
+        memory_space,
+        &mut result,
+        &mut missing,
+    );
     blocks(&wrapper, &sim, &snapshot, memory_space, &mut result);
     Ok(MemoryViewer { result, missing })
 }
@@ -286,7 +293,9 @@ impl<'a> Wrapper<'a> {
                 proto: allocation,
                 trace: None,
             });
-            wrapper.allocation_by_index.insert(allocation.index, position);
+            wrapper
+                .allocation_by_index
+                .insert(allocation.index, position);
             for assigned in &allocation.assigned {
                 let Some(lb) = logical.get(&assigned.logical_buffer_id) else {
                     unknown = true;
@@ -432,7 +441,10 @@ fn mib(bytes: i64) -> f64 {
 /// The source of an instruction: its metadata's file and line with the stack of its frame id
 /// (xprof's `GetSourceInfo`: the file and line of the metadata when it names a file, else those
 /// of the stack's first frame); none when neither names a file.
-fn source_info(instruction: &HloInstructionProto, frames: Option<&StackFrameIndexProto>) -> Option<SourceInfo> {
+fn source_info(
+    instruction: &HloInstructionProto,
+    frames: Option<&StackFrameIndexProto>,
+) -> Option<SourceInfo> {
     let metadata = instruction.metadata.as_ref()?;
     let stack = frames.map_or(String::new(), |f| stack_frames(f, metadata.stack_frame_id));
     if !metadata.source_file.is_empty() {
@@ -537,7 +549,10 @@ impl Snapshot {
             let display = sim.peak_display.get(id).copied().unwrap_or(*id);
             let Some(b) = wrapper.buffer(display) else {
                 // xprof stops at the first buffer it does not know, small ones included.
-                note(missing, "the heap's peak past a buffer the assignment lacks");
+                note(
+                    missing,
+                    "the heap's peak past a buffer the assignment lacks",
+                );
                 complete = false;
                 break;
             };
@@ -566,7 +581,12 @@ fn heap_object(
     let _ = wrapper;
     HeapObject {
         color: Some(heap_object::Color::Numbered(color)),
-        label: format!("{}: {} # {}", b.instruction.name, b.shape_string, b.op_name()),
+        label: format!(
+            "{}: {} # {}",
+            b.instruction.name,
+            b.shape_string,
+            b.op_name()
+        ),
         logical_buffer_id: b.proto.id as i32,
         logical_buffer_size_mib: mib(b.proto.size),
         unpadded_shape_mib: mib(b.unpadded),
@@ -617,7 +637,11 @@ fn generate(
     result.peak_heap_mib = mib(sim.peak) + add;
     result.peak_unpadded_heap_mib = mib(sim.peak_unpadded) + add;
     result.peak_heap_size_position = sim.peak_position as i32;
-    for (&b, state) in sim.seen.iter().filter_map(|b| Some((b, sim.state.get(*b)?))) {
+    for (&b, state) in sim
+        .seen
+        .iter()
+        .filter_map(|b| Some((b, sim.state.get(*b)?)))
+    {
         if let Some((start, limit)) = state.span {
             result.logical_buffer_spans.insert(
                 wrapper.buffers[b].proto.id as i32,
@@ -718,7 +742,11 @@ fn allocation_entry(wrapper: &Wrapper<'_>, p: &BufferAllocationProto) -> BufferA
 /// The largest scoped allocation of a memory space an instruction's backend config declares
 /// (`used_scoped_memory_configs`: `memory_space` and `size`, numbers or decimal strings), with
 /// the first instruction of that size.
-fn max_scoped_vmem(proto: &HloProto, color: i64, missing: &mut Vec<String>) -> Option<(i64, String)> {
+fn max_scoped_vmem(
+    proto: &HloProto,
+    color: i64,
+    missing: &mut Vec<String>,
+) -> Option<(i64, String)> {
     let module = proto.hlo_module.as_ref()?;
     let mut best = (0_i64, String::new());
     for instruction in module.computations.iter().flat_map(|c| &c.instructions) {

@@ -56,7 +56,10 @@ pub fn to_json(r: &PreprocessResult) -> String {
         r.indefinite_buffer_allocation_mib,
     );
     w.strings("hloInstructionNames", &r.hlo_instruction_names);
-    w.double("maxScopedVmemAllocationMib", r.max_scoped_vmem_allocation_mib);
+    w.double(
+        "maxScopedVmemAllocationMib",
+        r.max_scoped_vmem_allocation_mib,
+    );
     w.string(
         "maxScopedVmemInstructionName",
         &r.max_scoped_vmem_instruction_name,

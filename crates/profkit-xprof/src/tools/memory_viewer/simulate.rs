@@ -139,10 +139,8 @@ fn replay(wrapper: &Wrapper<'_>, trace: usize, stop: Option<usize>) -> Result<Si
                 if count == 1 {
                     // The canonical buffer's memory was free: the sharer takes its place.
                     let root = sim.root(canonical)?;
-                    sim.display.insert(
-                        wrapper.buffers[root].proto.id,
-                        wrapper.buffers[b].proto.id,
-                    );
+                    sim.display
+                        .insert(wrapper.buffers[root].proto.id, wrapper.buffers[b].proto.id);
                     sim.state[b].span = Some((now, events.wrapping_sub(1)));
                     sim.increase(wrapper, root, None, i);
                 }

@@ -141,11 +141,21 @@ fn peak_spans_and_heap_objects() {
     let labels: Vec<&str> = r.max_heap.iter().map(|o| o.label.as_str()).collect();
     assert_eq!(
         labels,
-        ["p: f32[16384] # jit(f)/p", "a: f32[8192] # jit(f)/a", "small (<16384 bytes)"]
+        [
+            "p: f32[16384] # jit(f)/p",
+            "a: f32[8192] # jit(f)/a",
+            "small (<16384 bytes)"
+        ]
     );
     assert_eq!(r.max_heap_to_by_size, [0, 1, 2]);
-    assert_eq!(r.logical_buffer_spans[&2], BufferSpan { start: 0, limit: 2 });
-    assert_eq!(r.logical_buffer_spans[&3], BufferSpan { start: 1, limit: 3 });
+    assert_eq!(
+        r.logical_buffer_spans[&2],
+        BufferSpan { start: 0, limit: 2 }
+    );
+    assert_eq!(
+        r.logical_buffer_spans[&3],
+        BufferSpan { start: 1, limit: 3 }
+    );
     assert_eq!(r.indefinite_lifetimes.len(), 1);
     assert_eq!(r.entry_computation_parameters_mib, 64.0 * kib);
     // The allocation's block, then a block per buffer at its offset.
@@ -168,17 +178,31 @@ fn a_sharer_takes_over_freed_memory() {
         event(FREE, 3, 0),
     ]);
     let r = from_hlo_proto(&proto, 0).unwrap().result;
-    assert_eq!(r.logical_buffer_spans[&2], BufferSpan { start: 0, limit: 1 });
-    assert_eq!(r.logical_buffer_spans[&3], BufferSpan { start: 2, limit: 3 });
+    assert_eq!(
+        r.logical_buffer_spans[&2],
+        BufferSpan { start: 0, limit: 1 }
+    );
+    assert_eq!(
+        r.logical_buffer_spans[&3],
+        BufferSpan { start: 2, limit: 3 }
+    );
 }
 
 #[test]
 fn hostile_traces_are_errors() {
-    let twice = program(vec![event(ALLOC, 2, 0), event(FREE, 2, 0), event(FREE, 2, 0)]);
+    let twice = program(vec![
+        event(ALLOC, 2, 0),
+        event(FREE, 2, 0),
+        event(FREE, 2, 0),
+    ]);
     let err = from_hlo_proto(&twice, 0).unwrap_err().to_string();
     assert!(err.contains("freed multiple times"), "{err}");
 
-    let cycle = program(vec![event(SHARE, 2, 3), event(SHARE, 3, 2), event(ALLOC, 2, 0)]);
+    let cycle = program(vec![
+        event(SHARE, 2, 3),
+        event(SHARE, 3, 2),
+        event(ALLOC, 2, 0),
+    ]);
     let err = from_hlo_proto(&cycle, 0).unwrap_err().to_string();
     assert!(err.contains("cycle"), "{err}");
 
@@ -187,13 +211,12 @@ fn hostile_traces_are_errors() {
     assert!(err.contains("Unhandled event kind: 7"), "{err}");
 
     // A buffer of negative size: the heap goes below zero once another is freed.
-    let mut negative = program(vec![event(ALLOC, 3, 0), event(ALLOC, 2, 0), event(FREE, 2, 0)]);
-    negative
-        .buffer_assignment
-        .as_mut()
-        .unwrap()
-        .logical_buffers[2]
-        .size = -5;
+    let mut negative = program(vec![
+        event(ALLOC, 3, 0),
+        event(ALLOC, 2, 0),
+        event(FREE, 2, 0),
+    ]);
+    negative.buffer_assignment.as_mut().unwrap().logical_buffers[2].size = -5;
     let err = from_hlo_proto(&negative, 0).unwrap_err().to_string();
     assert!(err.contains("non-negative"), "{err}");
 }
