@@ -40,7 +40,7 @@
 //!
 //! ```no_run
 //! # fn main() -> Result<(), Box<dyn std::error::Error>> {
-//! let space = profkit_xplane::read_file("host.xplane.pb")?;
+//! let space = profkit_xplane::read_file("host.xplane.pb", profkit_xplane::ReadOptions::default())?;
 //! let spaces = [space];
 //! for module in profkit_xprof::tools::memory_viewer::modules(&spaces) {
 //!     println!("{}", module.name);
