@@ -54,7 +54,9 @@ mod json;
 mod shape;
 mod simulate;
 
+use std::cell::Cell;
 use std::collections::{BTreeMap, HashMap};
+use std::rc::Rc;
 
 use profkit_xplane::constants::METADATA_PLANE_NAME;
 use profkit_xplane::{XSpace, x_stat};
@@ -72,6 +74,11 @@ use crate::{Error, Result};
 
 pub use json::to_json;
 use shape::note;
+
+/// The most text (shapes, labels, names) a result may repeat from the program, in bytes: a shape
+/// is printed for every buffer shown, so a program whose many buffers share one huge tuple shape
+/// would otherwise make an output quadratic in its size.
+pub const MAX_OUTPUT_TEXT: u64 = 256 << 20;
 
 /// Buffers smaller than this many bytes are shown together (xprof's `kSmallBufferSize`).
 pub const SMALL_BUFFER_SIZE: i64 = 16 * 1024;
@@ -170,7 +177,7 @@ pub fn from_hlo_proto(proto: &HloProto, memory_space: i64) -> Result<MemoryViewe
     let wrapper = Wrapper::new(proto, &mut missing);
     let sim = simulate::run(&wrapper, memory_space)
         .map_err(|e| Error::MemoryViewer(format!("Failed to process heap simulator trace: {e}")))?;
-    let snapshot = Snapshot::new(&wrapper, &sim, memory_space, &mut missing);
+    let snapshot = Snapshot::new(&wrapper, &sim, memory_space, &mut missing)?;
     let mut result = PreprocessResult::default();
     generate(
         &wrapper,
@@ -179,8 +186,8 @@ pub fn from_hlo_proto(proto: &HloProto, memory_space: i64) -> Result<MemoryViewe
         memory_space,
         &mut result,
         &mut missing,
-    );
-    blocks(&wrapper, &sim, &snapshot, memory_space, &mut result);
+    )?;
+    blocks(&wrapper, &sim, &snapshot, memory_space, &mut result)?;
     Ok(MemoryViewer { result, missing })
 }
 
@@ -223,7 +230,7 @@ struct Buffer<'a> {
     allocation: usize,
     instruction: &'a HloInstructionProto,
     offset: i64,
-    shape_string: String,
+    shape_string: Rc<str>,
     unpadded: i64,
 }
 
@@ -262,6 +269,8 @@ struct Wrapper<'a> {
     buffers: Vec<Buffer<'a>>,
     /// Position in `buffers` by logical buffer id, the last of an id winning.
     buffer_by_id: HashMap<i64, usize>,
+    /// What is left of [`MAX_OUTPUT_TEXT`].
+    budget: Cell<u64>,
 }
 
 impl<'a> Wrapper<'a> {
@@ -285,7 +294,10 @@ impl<'a> Wrapper<'a> {
             allocation_by_index: BTreeMap::new(),
             buffers: Vec::new(),
             buffer_by_id: HashMap::new(),
+            budget: Cell::new(MAX_OUTPUT_TEXT),
         };
+        // A shape's text and unpadded size, once per shape.
+        let mut shapes: HashMap<*const ShapeProto, (Rc<str>, i64)> = HashMap::new();
         let mut unknown = false;
         for allocation in assignment.map_or(&[][..], |a| a.buffer_allocations.as_slice()) {
             let position = wrapper.allocations.len();
@@ -310,14 +322,23 @@ impl<'a> Wrapper<'a> {
                 let index = location.map_or(&[][..], |l| l.shape_index.as_slice());
                 let full = instruction.shape.as_ref();
                 let shape = full.map_or(empty_shape(), |s| shape::resolve_index(s, index));
+                let (shape_string, unpadded) = shapes
+                    .entry(std::ptr::from_ref(shape))
+                    .or_insert_with(|| {
+                        (
+                            Rc::from(shape::human_string(shape, missing)),
+                            shape::unpadded_size(shape, missing),
+                        )
+                    })
+                    .clone();
                 wrapper.buffer_by_id.insert(lb.id, wrapper.buffers.len());
                 wrapper.buffers.push(Buffer {
                     proto: lb,
                     allocation: position,
                     instruction,
                     offset: assigned.offset,
-                    shape_string: shape::human_string(shape, missing),
-                    unpadded: shape::unpadded_size(shape, missing),
+                    shape_string,
+                    unpadded,
                 });
             }
         }
@@ -349,6 +370,21 @@ impl<'a> Wrapper<'a> {
             }
         }
         wrapper
+    }
+
+    /// Spends `bytes` of the output's text budget; an error once it is spent.
+    fn spend(&self, bytes: usize) -> Result<()> {
+        let left = self.budget.get();
+        match left.checked_sub(bytes as u64) {
+            Some(rest) => {
+                self.budget.set(rest);
+                Ok(())
+            }
+            None => Err(Error::MemoryViewer(format!(
+                "the output would repeat more than {MAX_OUTPUT_TEXT} bytes of the program's text \
+                 (shapes and names shown for every buffer)"
+            ))),
+        }
     }
 
     fn buffer(&self, id: i64) -> Option<usize> {
@@ -515,7 +551,7 @@ impl Snapshot {
         sim: &simulate::Sim,
         color: i64,
         missing: &mut Vec<String>,
-    ) -> Self {
+    ) -> Result<Self> {
         let mut s = Snapshot {
             objects: Vec::new(),
             indefinite_bytes: 0,
@@ -524,15 +560,16 @@ impl Snapshot {
         let mut colorno = 0_i32;
         let mut small = 0_i64;
         let frames = wrapper.stack_frames();
-        let mut add = |s: &mut Snapshot, b: &Buffer<'_>| {
+        let mut add = |s: &mut Snapshot, b: &Buffer<'_>| -> Result<()> {
             let size = b.proto.size;
             if (size as u64) < SMALL_BUFFER_SIZE as u64 {
                 small = small.wrapping_add(size);
-                return;
+                return Ok(());
             }
             s.colors.insert(b.proto.id, colorno);
-            s.objects.push(heap_object(wrapper, b, colorno, frames));
+            s.objects.push(heap_object(wrapper, b, colorno, frames)?);
             colorno = colorno.wrapping_add(1);
+            Ok(())
         };
         for b in wrapper.indefinite_buffers(color) {
             let buffer = &wrapper.buffers[b];
@@ -541,7 +578,7 @@ impl Snapshot {
             // Only memory space 0 shows the indefinite buffers at the peak (XLA leaves them out
             // of the others).
             if color == 0 {
-                add(&mut s, buffer);
+                add(&mut s, buffer)?;
             }
         }
         let mut complete = true;
@@ -556,7 +593,7 @@ impl Snapshot {
                 complete = false;
                 break;
             };
-            add(&mut s, &wrapper.buffers[b]);
+            add(&mut s, &wrapper.buffers[b])?;
         }
         if complete && small != 0 {
             s.objects.push(HeapObject {
@@ -568,7 +605,7 @@ impl Snapshot {
                 ..HeapObject::default()
             });
         }
-        s
+        Ok(s)
     }
 }
 
@@ -577,9 +614,10 @@ fn heap_object(
     b: &Buffer<'_>,
     color: i32,
     frames: Option<&StackFrameIndexProto>,
-) -> HeapObject {
-    let _ = wrapper;
-    HeapObject {
+) -> Result<HeapObject> {
+    let name = &b.instruction.name;
+    wrapper.spend(2 * b.shape_string.len() + 2 * name.len() + 2 * b.op_name().len())?;
+    Ok(HeapObject {
         color: Some(heap_object::Color::Numbered(color)),
         label: format!(
             "{}: {} # {}",
@@ -591,16 +629,12 @@ fn heap_object(
         logical_buffer_size_mib: mib(b.proto.size),
         unpadded_shape_mib: mib(b.unpadded),
         instruction_name: b.name_with_index(),
-        shape_string: b.shape_string.clone(),
+        shape_string: b.shape_string.to_string(),
         tf_op_name: b.op_name().to_owned(),
-        group_name: wrapper_category(wrapper, b).to_owned(),
+        group_name: wrapper.allocations[b.allocation].category().to_owned(),
         op_code: b.instruction.opcode.clone(),
         source_info: source_info(b.instruction, frames),
-    }
-}
-
-fn wrapper_category(wrapper: &Wrapper<'_>, b: &Buffer<'_>) -> &'static str {
-    wrapper.allocations[b.allocation].category()
+    })
 }
 
 /// The result's heap, peak, spans and allocations (xprof's `GeneratePreprocessResult`).
@@ -611,12 +645,18 @@ fn generate(
     color: i64,
     result: &mut PreprocessResult,
     missing: &mut Vec<String>,
-) {
+) -> Result<()> {
     if let Some(module) = &wrapper.proto.hlo_module {
         result.module_name = module.name.clone();
         result.entry_computation_name = module.entry_computation_name.clone();
     }
     let objects = &snapshot.objects;
+    // The objects are shown twice.
+    let shown: usize = objects
+        .iter()
+        .map(|o| o.label.len() + o.shape_string.len() + o.instruction_name.len())
+        .sum();
+    wrapper.spend(shown)?;
     let mut by_size: Vec<usize> = (0..objects.len()).collect();
     profkit_events::report::std_sort(&mut by_size, &|a: &usize, b: &usize| {
         objects[*a].logical_buffer_size_mib > objects[*b].logical_buffer_size_mib
@@ -674,7 +714,7 @@ fn generate(
             indefinite = indefinite.wrapping_add(p.size);
             result
                 .indefinite_lifetimes
-                .push(allocation_entry(wrapper, p));
+                .push(allocation_entry(wrapper, p)?);
         }
     }
     result.entry_computation_parameters_mib = mib(parameters);
@@ -689,6 +729,7 @@ fn generate(
             result.max_scoped_vmem_instruction_name = name;
         }
     }
+    Ok(())
 }
 
 fn reusable(p: &BufferAllocationProto) -> bool {
@@ -697,7 +738,7 @@ fn reusable(p: &BufferAllocationProto) -> bool {
 
 /// An indefinite allocation as listed: its attributes and buffers, and their shape when all share
 /// one.
-fn allocation_entry(wrapper: &Wrapper<'_>, p: &BufferAllocationProto) -> BufferAllocation {
+fn allocation_entry(wrapper: &Wrapper<'_>, p: &BufferAllocationProto) -> Result<BufferAllocation> {
     let mut attributes = Vec::new();
     if p.is_entry_computation_parameter {
         attributes.push("entry computation parameter".to_owned());
@@ -708,35 +749,33 @@ fn allocation_entry(wrapper: &Wrapper<'_>, p: &BufferAllocationProto) -> BufferA
     if reusable(p) {
         attributes.push("reusable".to_owned());
     }
-    let logical_buffers: Vec<LogicalBuffer> = p
-        .assigned
-        .iter()
-        .map(|assigned| {
-            let mut lb = LogicalBuffer {
-                id: assigned.logical_buffer_id,
-                size_mib: mib(assigned.size),
-                ..LogicalBuffer::default()
-            };
-            if let Some(b) = wrapper.buffer(assigned.logical_buffer_id) {
-                let b = &wrapper.buffers[b];
-                lb.hlo_name = b.instruction.name.clone();
-                lb.shape_index = b.shape_index().to_vec();
-                lb.shape = b.shape_string.clone();
-            }
-            lb
-        })
-        .collect();
+    let mut logical_buffers: Vec<LogicalBuffer> = Vec::with_capacity(p.assigned.len());
+    for assigned in &p.assigned {
+        let mut lb = LogicalBuffer {
+            id: assigned.logical_buffer_id,
+            size_mib: mib(assigned.size),
+            ..LogicalBuffer::default()
+        };
+        if let Some(b) = wrapper.buffer(assigned.logical_buffer_id) {
+            let b = &wrapper.buffers[b];
+            wrapper.spend(b.shape_string.len() + b.instruction.name.len())?;
+            lb.hlo_name = b.instruction.name.clone();
+            lb.shape_index = b.shape_index().to_vec();
+            lb.shape = b.shape_string.to_string();
+        }
+        logical_buffers.push(lb);
+    }
     let common_shape = match logical_buffers.split_first() {
         Some((first, rest)) if rest.iter().all(|b| b.shape == first.shape) => first.shape.clone(),
         _ => String::new(),
     };
-    BufferAllocation {
+    Ok(BufferAllocation {
         id: p.index,
         size_mib: mib(p.size),
         attributes,
         logical_buffers,
         common_shape,
-    }
+    })
 }
 
 /// The largest scoped allocation of a memory space an instruction's backend config declares
@@ -834,7 +873,7 @@ fn blocks(
     snapshot: &Snapshot,
     color: i64,
     result: &mut PreprocessResult,
-) {
+) -> Result<()> {
     let traces = wrapper.traces();
     let temporary: Vec<&Allocation<'_>> = wrapper
         .allocations_of(color)
@@ -853,7 +892,7 @@ fn blocks(
         }
     }
     if total_y == 0 || total_x == 0 {
-        return;
+        return Ok(());
     }
     let scale_x = GRAPH_SIZE / total_x as f64;
     let scale_y = GRAPH_SIZE / total_y as f64;
@@ -894,6 +933,7 @@ fn blocks(
                 continue;
             };
             let buffer = &wrapper.buffers[b];
+            wrapper.spend(buffer.shape_string.len() + buffer.instruction.name.len())?;
             let width = end.wrapping_sub(start);
             let y = offset.wrapping_add(buffer.offset as u64);
             let height = buffer.proto.size as u64;
@@ -911,13 +951,14 @@ fn blocks(
                 tf_op_name: buffer.op_name().to_owned(),
                 category: wrapper.allocations[buffer.allocation].category().to_owned(),
                 source_info: source_info(buffer.instruction, frames),
-                shape_string: buffer.shape_string.clone(),
+                shape_string: buffer.shape_string.to_string(),
                 unpadded_size: buffer.unpadded as u64 as f64,
                 color: palette.to_owned(),
             });
             rect(&mut node, width, height);
         }
     }
+    Ok(())
 }
 
 #[cfg(test)]

@@ -317,3 +317,35 @@ fn unknown_module_names_the_modules() {
         .to_string();
     assert!(err.contains("no HLO module"), "{err}");
 }
+
+#[test]
+fn a_shape_repeated_past_the_budget_is_an_error() {
+    // One instruction of a 20,000-element tuple (about 160 KB of text), defining the 2,000
+    // buffers of an output allocation: each would print the shape.
+    let mut proto = program(Vec::new());
+    let module = proto.hlo_module.as_mut().unwrap();
+    let tuple = ShapeProto {
+        element_type: 13,
+        tuple_shapes: vec![
+            ShapeProto {
+                element_type: F32,
+                dimensions: vec![1],
+                ..ShapeProto::default()
+            };
+            20_000
+        ],
+        ..ShapeProto::default()
+    };
+    module.computations[0].instructions[0].shape = Some(tuple);
+    let assignment = proto.buffer_assignment.as_mut().unwrap();
+    assignment.logical_buffers = (0..2000).map(|id| buffer(id, 10, 8)).collect();
+    assignment.buffer_allocations[0].assigned = (0..2000)
+        .map(|id| Assigned {
+            logical_buffer_id: id,
+            size: 8,
+            ..Assigned::default()
+        })
+        .collect();
+    let err = from_hlo_proto(&proto, 0).unwrap_err().to_string();
+    assert!(err.contains("more than"), "{err}");
+}
