@@ -225,28 +225,58 @@ fn hlo_proto(data: &[u8]) -> profkit_xprof::proto::xla::HloProto {
             maybe_live_out: flags & 8 != 0,
             is_tuple: flags & 16 != 0,
             color: i64::from(flags / 32 % 2),
-            assigned: assigned.iter().step_by(2).cloned().collect(),
+            assigned: if flags & 64 == 0 {
+                assigned.iter().step_by(2).cloned().collect()
+            } else {
+                Vec::new()
+            },
             ..BufferAllocationProto::default()
         },
         BufferAllocationProto {
             index: i64::from(flags % 2),
             size: 1 << 20,
-            assigned: assigned.iter().skip(1).step_by(2).cloned().collect(),
+            assigned: if flags & 64 == 0 {
+                assigned.iter().skip(1).step_by(2).cloned().collect()
+            } else {
+                assigned.clone()
+            },
             ..BufferAllocationProto::default()
         },
     ];
-    let events = data
-        .iter()
-        .skip(6)
-        .take(24)
-        .map(|b| Event {
-            kind: i32::from(b % 4),
-            buffer_id: IDS[usize::from(b / 4) % IDS.len()],
-            share_with_canonical_id: IDS[usize::from(b / 24) % IDS.len()],
-            instruction_name: "op".into(),
-            ..Event::default()
-        })
-        .collect();
+    // Kinds drawn from the bytes, or (flag 64) a well-formed trace: each drawn buffer allocated
+    // (or shared with the one before) in turn, then freed in turn.
+    let drawn: Vec<u8> = data.iter().skip(6).take(24).copied().collect();
+    let event = |kind: i32, b: u8| Event {
+        kind,
+        buffer_id: IDS[usize::from(b / 4) % IDS.len()],
+        share_with_canonical_id: IDS[usize::from(b / 24) % IDS.len()],
+        instruction_name: "op".into(),
+        ..Event::default()
+    };
+    let events: Vec<Event> = if flags & 64 == 0 {
+        drawn.iter().map(|&b| event(i32::from(b % 4), b)).collect()
+    } else {
+        let mut seen = Vec::new();
+        let mut events = Vec::new();
+        for &b in &drawn {
+            let e = event(if b % 5 == 0 { 2 } else { 0 }, b);
+            if !seen.contains(&e.buffer_id) {
+                seen.push(e.buffer_id);
+                events.push(e);
+            }
+        }
+        let frees: Vec<Event> = events
+            .iter()
+            .map(|e| Event {
+                kind: 1,
+                buffer_id: e.buffer_id,
+                instruction_name: "op".into(),
+                ..Event::default()
+            })
+            .collect();
+        events.extend(frees);
+        events
+    };
     HloProto {
         hlo_module: Some(HloModuleProto {
             name: "jit_fuzz".into(),
@@ -455,5 +485,33 @@ mod tests {
     #[test]
     fn smoke() {
         smoke::run_random(271, smoke::scaled(200), 330, super::run);
+    }
+
+    /// The drawn buffer assignments reach the whole replay (some succeed, some are refused), not
+    /// only its first checks.
+    #[test]
+    fn drawn_programs_reach_the_replay() {
+        use profkit_xprof::tools::memory_viewer::from_hlo_proto;
+        let (mut shown, mut refused) = (0, 0);
+        let mut state = 0x9e37_79b9_u32;
+        for _ in 0..400 {
+            let data: Vec<u8> = (0..48)
+                .map(|_| {
+                    state ^= state << 13;
+                    state ^= state >> 17;
+                    state ^= state << 5;
+                    state as u8
+                })
+                .collect();
+            match from_hlo_proto(&super::hlo_proto(&data), 0) {
+                Ok(v) if !v.result.heap_sizes.is_empty() => shown += 1,
+                Ok(_) => {}
+                Err(_) => refused += 1,
+            }
+        }
+        assert!(
+            shown > 10 && refused > 10,
+            "{shown} shown, {refused} refused"
+        );
     }
 }
