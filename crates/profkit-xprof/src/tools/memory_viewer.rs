@@ -92,8 +92,8 @@ pub struct Module {
     pub name: String,
     /// The program id.
     pub program_id: u64,
-    /// The program as stored.
-    pub(crate) proto: HloProto,
+    /// The program as stored (its module and buffer assignment), for [`from_hlo_proto`].
+    pub proto: HloProto,
 }
 
 /// The programs the spaces store (their `/host:metadata` planes' HLO protos), by name: the first
