@@ -455,6 +455,21 @@ def test_xprof_tools_in_process():
     assert profkit.report(path).startswith("Framework op stats (including idle time)\n")
 
 
+def test_xprof_memory_viewer_in_process():
+    import gzip
+
+    tpu = CONFORMANCE / "xplane-device/tpu"
+    path = tpu / "input.xplane.pb.gz"
+    module = "jit_f(12190760917235803885)"
+    for space, name in [(0, f"{module}.json.gz"), (5, f"{module}.space5.json.gz")]:
+        want = json.loads(gzip.open(tpu / "xprof.memory_viewer" / name).read())
+        assert profkit.xprof(path, "memory_viewer", module=module, memory_space=space) == want
+    with pytest.raises(profkit.UsageError, match="give --module NAME"):
+        profkit.xprof(path, "memory_viewer")
+    grouped = profkit.xprof(CONFORMANCE / "xplane/real-jax-steps/input.xplane.pb", "op_profile", group_by="category")
+    assert grouped == json.loads((CONFORMANCE / "xplane/real-jax-steps/xprof.op_profile.category.json").read_text())
+
+
 def test_xprof_op_stats_tools_in_process():
     # real-tf-fit has no steps: profkit's OpStats renders the three tools as xprof does.
     case = CONFORMANCE / "xplane/real-tf-fit"

@@ -36,6 +36,7 @@ pub mod xdl_cases;
 pub mod xplane;
 pub mod xplane_cases;
 pub mod xplane_device;
+pub mod xprof_memory_viewer;
 pub mod xprof_op_profile;
 pub mod xprof_tools;
 

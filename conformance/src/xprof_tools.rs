@@ -112,6 +112,7 @@ pub fn check(case_dir: &Path, space: &XSpace) -> Result<String, String> {
         }
     }
     report.push_str(&crate::xprof_op_profile::check(case_dir, space)?);
+    report.push_str(&crate::xprof_memory_viewer::check(case_dir, space)?);
     Ok(report)
 }
 

@@ -39,6 +39,12 @@ cd "$repo"
 fds="${CARGO_TARGET_DIR:-$repo/target}/op_stats_schema.fds"
 cargo run -q -p profkit-xprof --example op_stats_schema > "$fds"
 "$venv/bin/python" "$here/protos.py" "$repo" --check --compare "$fds"
+# The part of XLA's HLO schema profkit decodes (proto/xla/) keeps XLA's fields: checked against
+# XLA's descriptors as TensorFlow ships them, where a TensorFlow venv is at hand (TF_VENV).
+tf_venv="${TF_VENV:-$repo/.oracle/tensorflow}"
+if [ -x "$tf_venv/bin/python" ]; then
+    "$tf_venv/bin/python" "$here/hlo_subset_check.py" "$repo"
+fi
 "$venv/bin/python" "$here/check.py" --repo "$repo"
 # xprof's other tools, live, against `profkit xprof TOOL` on the same cases, and memory_profile
 # on its own cases (conformance/xprof-tools/memory_profile/).

@@ -17,7 +17,7 @@ from pathlib import Path
 from google.protobuf import descriptor_pb2
 from google.protobuf.descriptor_pb2 import FieldDescriptorProto as F
 
-ROOTS = ["op_stats_pb2", "memory_profile_pb2", "op_profile_pb2"]
+ROOTS = ["op_stats_pb2", "memory_profile_pb2", "op_profile_pb2", "memory_viewer_preprocess_pb2"]
 SCALARS = {
     F.TYPE_DOUBLE: "double", F.TYPE_FLOAT: "float", F.TYPE_INT64: "int64", F.TYPE_UINT64: "uint64",
     F.TYPE_INT32: "int32", F.TYPE_FIXED64: "fixed64", F.TYPE_FIXED32: "fixed32", F.TYPE_BOOL: "bool",

@@ -28,8 +28,16 @@ steps database, tf-function stats) as from its own OpStats, byte for byte (pod_v
 xprof prints in hash order, once parsed). A case where profkit names a part of OpStats it does not
 reproduce ("not reproduced: ...") and a tool differs is partial; a difference without one fails.
 
+memory_viewer needs a module: for each HLO module xprof writes beside the input
+(`xspace_to_tool_names`, `<module>(<program id>).hlo_proto.pb`) and each memory space of
+MEMORY_SPACES, xprof's output (`{"module_name": ..., "memory_space": ...}`) must equal, once parsed
+(xprof prints its map of buffer spans in hash order), `profkit xprof memory_viewer --module M
+--memory-space N`.
+
 With BLESS=1, xprof's output is saved in the case folder as `xprof.<tool>.json` (gzipped for the
-device cases; the offline conformance runner compares profkit with it).
+device cases; the offline conformance runner compares profkit with it); memory_viewer's as
+`xprof.memory_viewer/<module>.json` (memory space 0) and `<module>.space<N>.json` (another space,
+saved only where xprof shows more than the module's names).
 """
 
 import argparse
@@ -62,6 +70,13 @@ PAGE_TOOLS = ["overview_page", "input_pipeline_analyzer"]
 # xprof renders from its own (see `interop`).
 OP_STATS_TOOLS = ["framework_op_stats", "overview_page", "input_pipeline_analyzer", "pod_viewer"]
 CHILD_TIMEOUT_S = 300
+# The memory spaces memory_viewer is checked in: 0 (a device's main memory, xprof's default) and
+# the other XLA memory colors the TPU case's programs use.
+MEMORY_SPACES = [0, 1, 2, 5, 6]
+
+
+def memory_viewer_name(module, space):
+    return f"{module}.json" if space == 0 else f"{module}.space{space}.json"
 
 
 def child(path, out_dir, op_stats=None):
@@ -86,6 +101,18 @@ def child(path, out_dir, op_stats=None):
             options["group_by"] = group_by
         data, _content_type = r.xspace_to_tool_data([path], name, options)
         write(tool + ".json", data)
+    # memory_viewer, per module (xprof writes each module's HLO proto beside the input) and space.
+    r.xspace_to_tool_names([path])
+    os.makedirs(os.path.join(out_dir, "memory_viewer"))
+    suffix = ".hlo_proto.pb"
+    for file in sorted(os.listdir(os.path.dirname(path))):
+        if not file.endswith(suffix) or file == "NO_MODULE" + suffix:
+            continue
+        module = file[: -len(suffix)]
+        for space in MEMORY_SPACES:
+            options = {"module_name": module, "memory_space": str(space)}
+            data, _ = r.xspace_to_tool_data([path], "memory_viewer", options)
+            write(os.path.join("memory_viewer", memory_viewer_name(module, space)), data)
     # xprof's own OpStats (its cache), to render op_profile from apart from how profkit builds it.
     own = os.path.join(out_dir, "own")
     os.makedirs(own)
@@ -319,6 +346,68 @@ def compare_named(tool, ours, theirs, note):
     return "partial", f"{scope}: {shown}; {note}"
 
 
+def memory_viewer(case_dir, d, host, gzipped, blessing):
+    """Results of memory_viewer on every module and memory space xprof answered for: one line for
+    the case, a FAIL line per output that differs."""
+    mv = os.path.join(d, "memory_viewer")
+    if not os.path.isdir(mv):
+        return [("memory_viewer", "FAIL", "xprof's child did not get to memory_viewer")]
+    files = sorted(os.listdir(mv))
+    if not files:
+        return []
+    profkit = os.path.join(os.environ.get("CARGO_TARGET_DIR", os.path.join(REPO[0], "target")), "debug", "profkit")
+    results, same, exact = [], 0, 0
+    saved_dir = os.path.join(case_dir, "xprof.memory_viewer")
+    for file in files:
+        stem = file[: -len(".json")]
+        module, space = stem, 0
+        head, _, tail = stem.rpartition(".space")
+        if head and tail.isdigit():
+            module, space = head, int(tail)
+        theirs = open(os.path.join(mv, file), encoding="utf-8").read()
+        proc = subprocess.run(
+            [profkit, "xprof", "memory_viewer", host, "--module", module, "--memory-space", str(space)],
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+            check=False,
+        )
+        note = " ".join(
+            line.removeprefix("profkit: ") for line in proc.stderr.splitlines() if "not reproduced" in line
+        )
+        label = f"memory_viewer {module} space {space}"
+        if proc.returncode != 0:
+            results.append((label, "FAIL", f"profkit failed: {proc.stderr.strip()}"))
+        elif json.loads(proc.stdout) != json.loads(theirs):
+            status = "partial" if note else "FAIL"
+            results.append((label, status, "differs once parsed" + (f"; {note}" if note else "")))
+        else:
+            same += 1
+            exact += proc.stdout == theirs
+        if blessing:
+            trivial = set(json.loads(theirs)) <= {"moduleName", "entryComputationName"}
+            if space == 0 or not trivial:
+                os.makedirs(saved_dir, exist_ok=True)
+                saved = os.path.join(saved_dir, file)
+                if gzipped:
+                    with open(os.path.join(mv, file), "rb") as src, gzip.GzipFile(saved + ".gz", "wb", mtime=0) as dst:
+                        shutil.copyfileobj(src, dst)
+                else:
+                    shutil.copyfile(os.path.join(mv, file), saved)
+    results.append(
+        (
+            "memory_viewer",
+            "ok" if same == len(files) else "FAIL",
+            f"{same} of {len(files)} module outputs identical once parsed ({exact} byte for byte; "
+            "xprof prints its span map in hash order)",
+        )
+    )
+    return results
+
+
+REPO = [""]
+
+
 def cases(repo):
     """(name, copy function) for each case."""
     found = []
@@ -344,6 +433,7 @@ def main():
     if args.child:
         return child(*args.child)
     repo = args.repo
+    REPO[0] = repo
     blessing = os.environ.get("BLESS") == "1"
     only = os.environ.get("CONFORMANCE_CASE", "")
     target = os.environ.get("CARGO_TARGET_DIR", os.path.join(repo, "target"))
@@ -446,6 +536,7 @@ def main():
                             shutil.copyfileobj(src, dst)
                     else:
                         shutil.copyfile(theirs_path, saved)
+            results.extend(memory_viewer(case_dir, d, host, gzipped, blessing))
             if made.returncode != 0:
                 results.append(("op-stats", "FAIL", f"profkit convert --to op-stats failed: {made.stderr.strip()}"))
             else:

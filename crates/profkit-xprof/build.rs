@@ -18,6 +18,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         "plugin/xprof/protobuf/op_stats.proto",
         "plugin/xprof/protobuf/memory_profile.proto",
         "plugin/xprof/protobuf/op_profile.proto",
+        "plugin/xprof/protobuf/memory_viewer_preprocess.proto",
     ];
     println!("cargo:rerun-if-changed={}", proto_root.display());
 

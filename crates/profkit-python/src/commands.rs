@@ -315,17 +315,24 @@ fn hta(
 /// `profkit xprof TOOL IN...` (`--list` when `tool` is None): xprof's text for the tool, and the
 /// notes naming what is not reproduced.
 #[pyfunction]
-#[pyo3(signature = (tool, inputs, max_inflated=None))]
+#[pyo3(signature = (tool, inputs, max_inflated=None, group_by=None, module=None, memory_space=None))]
 fn xprof(
     py: Python<'_>,
     tool: Option<String>,
     inputs: Vec<PathBuf>,
     max_inflated: Option<String>,
+    group_by: Option<String>,
+    module: Option<String>,
+    memory_space: Option<i64>,
 ) -> PyResult<(String, Vec<String>)> {
     let limits = limits(max_inflated, None);
     let files = inputs.clone();
+    let mut options = api::XprofOptions::new();
+    options.group_by = group_by;
+    options.module = module;
+    options.memory_space = memory_space;
     call(py, &files, move |control| {
-        api::xprof(tool.as_deref(), &inputs, &limits, control)
+        api::xprof_with(tool.as_deref(), &inputs, &options, &limits, control)
     })
 }
 

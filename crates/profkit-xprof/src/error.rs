@@ -27,6 +27,10 @@ pub enum Error {
         /// The deepest allowed.
         max: usize,
     },
+    /// The memory viewer cannot be computed: the module is not in the profile, or its heap
+    /// simulator trace cannot be replayed (xprof's message).
+    #[error("memory viewer: {0}")]
+    MemoryViewer(String),
     /// Writing the output (or reading the input) failed.
     #[error("I/O error: {0}")]
     Io(#[from] std::io::Error),

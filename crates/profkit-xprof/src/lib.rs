@@ -29,6 +29,7 @@
 //! | `KernelStatsToDataTableJson` (the `kernel_stats` tool) | [`tools::kernel_stats`] |
 //! | `ConvertOpStatsToHloStats`, `HloStatsToDataTableJson` (the `hlo_stats` tool) | [`tools::hlo_stats`] |
 //! | `ConvertOpStatsToRooflineModel`, `RooflineModelToDataTableJson` (the `roofline_model` tool) | [`tools::roofline_model`] |
+//! | `ConvertHloProtoToPreprocessResult`, `HloProtoMap` module names (the `memory_viewer` tool) | [`tools::memory_viewer`] |
 //! | `DataTable::ToJson` and nlohmann's number format | [`datatable`] |
 //!
 //! ```

@@ -15,6 +15,11 @@ pub mod op_profile {
     ));
 }
 
+/// The part of XLA's HLO schema (package `xla`) profkit reads from the HLO protos an XSpace stores:
+/// modules, instructions, shapes and layouts, and the buffer assignment the memory viewer shows
+/// (`proto/xla/`, XLA's names and field numbers).
+pub use crate::op_stats::hlo::xla;
+
 /// The encoded `FileDescriptorSet` of the schema these types were generated from.
 pub const DESCRIPTOR_SET: &[u8] =
     include_bytes!(concat!(env!("OUT_DIR"), "/op_stats_descriptor_set.bin"));

@@ -568,12 +568,54 @@ pub fn xprof(
     limits: &Limits,
     control: &Control,
 ) -> Result<(String, Vec<String>), Error> {
+    xprof_with(tool, inputs, &XprofOptions::default(), limits, control)
+}
+
+/// `xprof`'s tool options, named as the command's.
+#[derive(Clone, Debug, Default)]
+#[non_exhaustive]
+pub struct XprofOptions {
+    /// op_profile's grouping (`--group-by`: `program`, `category` or `provenance`).
+    pub group_by: Option<String>,
+    /// memory_viewer's program (`--module`, `<module name>(<program id>)`).
+    pub module: Option<String>,
+    /// memory_viewer's memory space (`--memory-space`; default 0).
+    pub memory_space: Option<i64>,
+}
+
+impl XprofOptions {
+    /// No option: each tool's defaults.
+    pub fn new() -> Self {
+        XprofOptions::default()
+    }
+}
+
+/// [`xprof`] with the tools' options.
+pub fn xprof_with(
+    tool: Option<&str>,
+    inputs: &[PathBuf],
+    options: &XprofOptions,
+    limits: &Limits,
+    control: &Control,
+) -> Result<(String, Vec<String>), Error> {
     let mut args: Vec<OsString> = vec!["xprof".into()];
     match tool {
         Some(tool) => args.push(tool.into()),
         None => args.push("--list".into()),
     }
     args.extend(inputs.iter().map(|p| path_arg(p)));
+    if let Some(group_by) = &options.group_by {
+        args.push("--group-by".into());
+        args.push(group_by.into());
+    }
+    if let Some(module) = &options.module {
+        args.push("--module".into());
+        args.push(module.into());
+    }
+    if let Some(space) = options.memory_space {
+        args.push("--memory-space".into());
+        args.push(space.to_string().into());
+    }
     let answer = run(args, limits, control, false)?;
     Ok((answer.text, answer.warnings))
 }

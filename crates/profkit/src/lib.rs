@@ -58,6 +58,7 @@ mod torch;
 mod value;
 mod xdl;
 mod xprof;
+mod xprof_memory;
 mod xprof_ops;
 mod xprof_pages;
 mod xspace;
@@ -246,8 +247,9 @@ enum Command {
     /// `framework_op_stats` (JSON DataTables; `--text` prints its table), `overview_page`,
     /// `input_pipeline_analyzer` and `pod_viewer` (rendered from profkit's OpStats; `--text`
     /// prints their tables), `kernel_stats`, `hlo_stats`, `roofline_model`, `op_profile`
-    /// (`--group-by program|category|provenance`), `memory_profile` (one host) and
-    /// `trace_viewer`.
+    /// (`--group-by program|category|provenance`), `memory_profile` (one host),
+    /// `memory_viewer` (one XLA program's buffers: `--module NAME [--memory-space N]`,
+    /// `--list-modules`) and `trace_viewer`.
     Xprof {
         /// The tool, then the XSpaces (with --list: the XSpaces only).
         #[arg(value_name = "TOOL IN", num_args = 1.., required = true)]
@@ -267,6 +269,15 @@ enum Command {
         /// op_profile's grouping of the ops (xprof's `group_by` option; default: program).
         #[arg(long, value_name = "GROUPING", value_parser = ["program", "category", "provenance"])]
         group_by: Option<String>,
+        /// memory_viewer's program, as xprof names it: `<module name>(<program id>)`.
+        #[arg(long, value_name = "NAME")]
+        module: Option<String>,
+        /// memory_viewer's memory space (XLA's memory color; default 0, a device's main memory).
+        #[arg(long, value_name = "N")]
+        memory_space: Option<i64>,
+        /// With memory_viewer: list the programs of the inputs, one name a line.
+        #[arg(long)]
+        list_modules: bool,
     },
     /// HolisticTraceAnalysis's analyses of PyTorch profiler traces of GPU runs (one trace per
     /// rank), as HTA 0.5.0's TraceAnalysis computes them.
@@ -452,6 +463,9 @@ fn run(cli: Cli) -> Result<(), Failure> {
             text,
             rows,
             group_by,
+            module,
+            memory_space,
+            list_modules,
         } => xprof::run(xprof::XprofArgs {
             args,
             list,
@@ -459,6 +473,9 @@ fn run(cli: Cli) -> Result<(), Failure> {
             text,
             rows,
             group_by,
+            module,
+            memory_space,
+            list_modules,
         }),
         Command::Hta {
             analysis,

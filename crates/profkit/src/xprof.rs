@@ -15,7 +15,7 @@ use crate::input::Input;
 use crate::output::Output;
 
 /// The tools `profkit xprof` computes, in xprof's order.
-pub(crate) const TOOLS: [&str; 10] = [
+pub(crate) const TOOLS: [&str; 11] = [
     "trace_viewer",
     "overview_page",
     "input_pipeline_analyzer",
@@ -26,6 +26,7 @@ pub(crate) const TOOLS: [&str; 10] = [
     "hlo_stats",
     "roofline_model",
     "kernel_stats",
+    "memory_viewer",
 ];
 
 /// What `profkit xprof` was asked.
@@ -37,6 +38,12 @@ pub(crate) struct XprofArgs {
     pub rows: usize,
     /// op_profile's `group_by` option.
     pub group_by: Option<String>,
+    /// memory_viewer's program (`module_name`).
+    pub module: Option<String>,
+    /// memory_viewer's memory space (`memory_space`).
+    pub memory_space: Option<i64>,
+    /// memory_viewer: list the programs instead.
+    pub list_modules: bool,
 }
 
 /// The planes of an input the tools read (see `profkit_xprof::op_stats::read_space`).
@@ -99,6 +106,14 @@ pub(crate) fn run(args: XprofArgs) -> Result<(), Failure> {
             "xprof: --group-by is an option of the op_profile tool".into(),
         ));
     }
+    if (args.module.is_some() || args.memory_space.is_some() || args.list_modules)
+        && tool.as_deref() != Some("memory_viewer")
+    {
+        return Err(Failure::Usage(
+            "xprof: --module, --memory-space and --list-modules are options of the memory_viewer tool"
+                .into(),
+        ));
+    }
     let (mut spaces, hosts) = read_spaces(inputs, tool.as_deref() == Some("trace_viewer"))?;
     // Standard output is the session's (the terminal, or the library API's capture).
     let out = args.out.filter(|o| o.as_os_str() != "-");
@@ -145,6 +160,19 @@ pub(crate) fn run(args: XprofArgs) -> Result<(), Failure> {
                 let json = profkit_xprof::tools::memory_profile::memory_profile_json(&spaces)
                     .map_err(|e| Failure::Usage(format!("xprof memory_profile: {e}")))?;
                 writer.write_all(json.as_bytes()).map_err(Failure::Output)?;
+            }
+            Some("memory_viewer") => {
+                notes.extend(crate::xprof_memory::run(
+                    &spaces,
+                    &crate::xprof_memory::Options {
+                        module: args.module.as_deref(),
+                        memory_space: args.memory_space.unwrap_or(0),
+                        list_modules: args.list_modules,
+                        text: args.text,
+                        rows: args.rows,
+                    },
+                    &mut writer,
+                )?);
             }
             Some(t) if crate::xprof_pages::TOOLS.contains(&t) => {
                 notes.extend(crate::xprof_pages::run(

@@ -346,3 +346,84 @@ fn op_profile_is_xprofs_for_each_grouping() {
     );
     assert_eq!(out.status.code(), Some(2));
 }
+
+#[test]
+fn memory_viewer_is_xprofs_per_module_and_space() {
+    let input = case("../xplane-device/tpu/input.xplane.pb.gz");
+    let input = input.to_str().unwrap();
+    let out = profkit(&["xprof", "memory_viewer", input, "--list-modules"], None);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    let modules = text(&out.stdout);
+    assert_eq!(modules.lines().count(), 4, "{modules}");
+    let dir = case("../xplane-device/tpu/xprof.memory_viewer");
+    for (module, space, file) in [
+        (
+            "jit_f(12190760917235803885)",
+            "0",
+            "jit_f(12190760917235803885).json.gz",
+        ),
+        (
+            "jit_f(12190760917235803885)",
+            "5",
+            "jit_f(12190760917235803885).space5.json.gz",
+        ),
+        (
+            "jit__psum(9646411105960254074)",
+            "1",
+            "jit__psum(9646411105960254074).space1.json.gz",
+        ),
+    ] {
+        assert!(modules.contains(module), "{modules}");
+        let out = profkit(
+            &[
+                "xprof",
+                "memory_viewer",
+                input,
+                "--module",
+                module,
+                "--memory-space",
+                space,
+            ],
+            None,
+        );
+        assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+        assert!(out.stderr.is_empty(), "{}", text(&out.stderr));
+        let ours: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+        let theirs: serde_json::Value = serde_json::from_slice(&gunzip(&dir.join(file))).unwrap();
+        assert_eq!(ours, theirs, "{module} space {space}");
+    }
+    let out = profkit(
+        &[
+            "xprof",
+            "memory_viewer",
+            input,
+            "--module",
+            "jit_f(12190760917235803885)",
+            "--text",
+        ],
+        None,
+    );
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    let shown = text(&out.stdout);
+    assert!(shown.contains("peak heap 20480.000 MiB"), "{shown}");
+    assert!(
+        shown.contains("f32[5,1024,1024,256]{3,2,1,0:T(8,128)}\tcopy-start{0}"),
+        "{shown}"
+    );
+    // Without a module: the modules are named, exit 2; options of another tool are refused.
+    let out = profkit(&["xprof", "memory_viewer", input], None);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(text(&out.stderr).contains("jit__psum(9646411105960254074)"));
+    let out = profkit(
+        &["xprof", "memory_viewer", input, "--module", "nope(1)"],
+        None,
+    );
+    assert_ne!(out.status.code(), Some(0));
+    assert!(
+        text(&out.stderr).contains("no module \"nope(1)\""),
+        "{}",
+        text(&out.stderr)
+    );
+    let out = profkit(&["xprof", "hlo_stats", input, "--module", "x"], None);
+    assert_eq!(out.status.code(), Some(2));
+}

@@ -2,7 +2,7 @@
 //! metadata plane's HLO protos), drawn from the bytes, through xprof's OpStats and the tools
 //! computed from it (`profkit xprof`): `framework_op_stats`, `kernel_stats`, `hlo_stats`,
 //! `roofline_model`, `memory_profile`, `op_profile` (each grouping, and from the decoded OpStats
-//! file too), the tool list and the OpStats file (its steps database and tf-function stats
+//! file too), `memory_viewer` (of a buffer assignment drawn from the bytes, and of each module), the tool list and the OpStats file (its steps database and tf-function stats
 //! included, of one host or two); then the tools rendered from an OpStats (`overview_page`,
 //! `input_pipeline_analyzer`, `pod_viewer`), from that OpStats with a steps database drawn from
 //! the bytes too (cores, durations, breakdowns with huge times, packed breakdowns of another type
@@ -147,9 +147,179 @@ pub fn space(data: &[u8]) -> XSpace {
     }
 }
 
+/// A program with a buffer assignment drawn from the bytes: logical buffers with ids, sizes and
+/// colors from pools that hold absurd ones, allocations with every flag and buffers the
+/// assignment may lack, and a heap simulator trace of every event kind (unknown ones too),
+/// sharing with buffers that may not exist or loop.
+fn hlo_proto(data: &[u8]) -> profkit_xprof::proto::xla::HloProto {
+    use profkit_xprof::proto::xla::{
+        BufferAllocationProto, BufferAssignmentProto, HeapSimulatorTrace, HloComputationProto,
+        HloInstructionProto, HloModuleProto, HloProto, LayoutProto, LogicalBufferProto, ShapeProto,
+        TileProto, buffer_allocation_proto::Assigned, heap_simulator_trace::Event,
+        logical_buffer_proto::Location,
+    };
+    const IDS: [i64; 6] = [0, 1, 2, 3, -1, i64::MAX];
+    const SIZES: [i64; 6] = [0, 4, 16384, 1 << 40, -8, i64::MAX];
+    let byte = |i: usize| data.get(i).copied().unwrap_or(0);
+    let mut instructions = Vec::new();
+    for i in 0..4_u8 {
+        let b = byte(usize::from(i));
+        instructions.push(HloInstructionProto {
+            id: i64::from(i),
+            name: format!("op{i}"),
+            opcode: "fusion".into(),
+            shape: Some(ShapeProto {
+                element_type: i32::from(b % 24),
+                dimensions: vec![i64::from(b), SIZES[usize::from(b) % SIZES.len()]],
+                tuple_shapes: vec![ShapeProto::default(); usize::from(b % 3)],
+                layout: (b & 1 == 1).then(|| {
+                    Box::new(LayoutProto {
+                        minor_to_major: vec![1, 0],
+                        tiles: vec![TileProto {
+                            dimensions: vec![8, i64::MIN],
+                        }],
+                        memory_space: i64::from(b % 7),
+                        ..LayoutProto::default()
+                    })
+                }),
+                ..ShapeProto::default()
+            }),
+            backend_config: data.get(..usize::from(b % 8)).unwrap_or_default().to_vec(),
+            ..HloInstructionProto::default()
+        });
+    }
+    let mut logical_buffers = Vec::new();
+    let mut assigned = Vec::new();
+    for (i, chunk) in data.chunks(3).take(8).enumerate() {
+        let [a, b, c] = [
+            chunk[0],
+            *chunk.get(1).unwrap_or(&0),
+            *chunk.get(2).unwrap_or(&0),
+        ];
+        let id = IDS[usize::from(a) % IDS.len()];
+        logical_buffers.push(LogicalBufferProto {
+            id,
+            size: SIZES[usize::from(b) % SIZES.len()],
+            color: i64::from(c % 3),
+            defined_at: Some(Location {
+                instruction_id: i64::from(a % 5),
+                shape_index: vec![i64::from(b % 3) - 1],
+                ..Location::default()
+            }),
+        });
+        assigned.push(Assigned {
+            logical_buffer_id: IDS[(usize::from(b) + i) % IDS.len()],
+            offset: SIZES[usize::from(c) % SIZES.len()],
+            size: SIZES[usize::from(a) % SIZES.len()],
+            ..Assigned::default()
+        });
+    }
+    let flags = byte(5);
+    let allocations = vec![
+        BufferAllocationProto {
+            index: 0,
+            size: SIZES[usize::from(flags) % SIZES.len()],
+            is_thread_local: flags & 1 != 0,
+            is_entry_computation_parameter: flags & 2 != 0,
+            is_constant: flags & 4 != 0,
+            maybe_live_out: flags & 8 != 0,
+            is_tuple: flags & 16 != 0,
+            color: i64::from(flags / 32 % 2),
+            assigned: if flags & 64 == 0 {
+                assigned.iter().step_by(2).cloned().collect()
+            } else {
+                Vec::new()
+            },
+            ..BufferAllocationProto::default()
+        },
+        BufferAllocationProto {
+            index: i64::from(flags % 2),
+            size: 1 << 20,
+            assigned: if flags & 64 == 0 {
+                assigned.iter().skip(1).step_by(2).cloned().collect()
+            } else {
+                assigned.clone()
+            },
+            ..BufferAllocationProto::default()
+        },
+    ];
+    // Kinds drawn from the bytes, or (flag 64) a well-formed trace: each drawn buffer allocated
+    // (or shared with the one before) in turn, then freed in turn.
+    let drawn: Vec<u8> = data.iter().skip(6).take(24).copied().collect();
+    let event = |kind: i32, b: u8| Event {
+        kind,
+        buffer_id: IDS[usize::from(b / 4) % IDS.len()],
+        share_with_canonical_id: IDS[usize::from(b / 24) % IDS.len()],
+        instruction_name: "op".into(),
+        ..Event::default()
+    };
+    let events: Vec<Event> = if flags & 64 == 0 {
+        drawn.iter().map(|&b| event(i32::from(b % 4), b)).collect()
+    } else {
+        let mut seen = Vec::new();
+        let mut events = Vec::new();
+        for &b in &drawn {
+            let e = event(if b % 5 == 0 { 2 } else { 0 }, b);
+            if !seen.contains(&e.buffer_id) {
+                seen.push(e.buffer_id);
+                events.push(e);
+            }
+        }
+        let frees: Vec<Event> = events
+            .iter()
+            .map(|e| Event {
+                kind: 1,
+                buffer_id: e.buffer_id,
+                instruction_name: "op".into(),
+                ..Event::default()
+            })
+            .collect();
+        events.extend(frees);
+        events
+    };
+    HloProto {
+        hlo_module: Some(HloModuleProto {
+            name: "jit_fuzz".into(),
+            computations: vec![HloComputationProto {
+                instructions,
+                ..HloComputationProto::default()
+            }],
+            ..HloModuleProto::default()
+        }),
+        buffer_assignment: Some(BufferAssignmentProto {
+            logical_buffers,
+            buffer_allocations: allocations,
+            heap_simulator_traces: vec![HeapSimulatorTrace {
+                events,
+                ..HeapSimulatorTrace::default()
+            }],
+            ..BufferAssignmentProto::default()
+        }),
+    }
+}
+
+/// The memory viewer of the drawn program in memory spaces 0 to 2, and of every module the
+/// space's random HLO protos decode to: an error or JSON, never a panic.
+fn memory_viewer(data: &[u8], space: &XSpace) {
+    use profkit_xprof::tools::memory_viewer;
+    let proto = hlo_proto(data);
+    for color in 0..3 {
+        if let Ok(viewer) = memory_viewer::from_hlo_proto(&proto, color) {
+            let json = memory_viewer::to_json(&viewer.result);
+            serde_json::from_str::<serde_json::Value>(&json)
+                .unwrap_or_else(|e| panic!("memory_viewer is not JSON: {e}"));
+        }
+    }
+    let spaces = std::slice::from_ref(space);
+    for module in memory_viewer::modules(spaces) {
+        let _ = memory_viewer::memory_viewer(spaces, &module.name, 0);
+    }
+}
+
 /// Runs the target on one input. Panics when a property does not hold.
 pub fn run(data: &[u8]) {
     let space = space(data);
+    memory_viewer(data, &space);
     let tools = profkit_xprof::tools::tool_names(std::slice::from_ref(&space));
     assert!(tools.contains(&"framework_op_stats"));
     if let Ok(json) =
@@ -315,5 +485,33 @@ mod tests {
     #[test]
     fn smoke() {
         smoke::run_random(271, smoke::scaled(200), 330, super::run);
+    }
+
+    /// The drawn buffer assignments reach the whole replay (some succeed, some are refused), not
+    /// only its first checks.
+    #[test]
+    fn drawn_programs_reach_the_replay() {
+        use profkit_xprof::tools::memory_viewer::from_hlo_proto;
+        let (mut shown, mut refused) = (0, 0);
+        let mut state = 0x9e37_79b9_u32;
+        for _ in 0..400 {
+            let data: Vec<u8> = (0..48)
+                .map(|_| {
+                    state ^= state << 13;
+                    state ^= state >> 17;
+                    state ^= state << 5;
+                    state as u8
+                })
+                .collect();
+            match from_hlo_proto(&super::hlo_proto(&data), 0) {
+                Ok(v) if !v.result.heap_sizes.is_empty() => shown += 1,
+                Ok(_) => {}
+                Err(_) => refused += 1,
+            }
+        }
+        assert!(
+            shown > 10 && refused > 10,
+            "{shown} shown, {refused} refused"
+        );
     }
 }

@@ -516,6 +516,9 @@ def xprof(
     *,
     raw: bool = False,
     max_inflated: Optional[str] = None,
+    group_by: Optional[str] = None,
+    module: Optional[str] = None,
+    memory_space: Optional[int] = None,
 ) -> Any:
     """What xprof's tool ``tool`` shows for XSpaces (several paths: the hosts of one run), as
     ``profkit xprof TOOL`` computes it without xprof: xprof 2.24.2's JSON, parsed (``raw``: the
@@ -523,13 +526,22 @@ def xprof(
     the idle time), ``{"cols", "rows", "p"}`` each; ``overview_page`` seven parts and
     ``input_pipeline_analyzer`` five DataTables; ``kernel_stats`` and ``hlo_stats`` one
     DataTable, ``roofline_model`` two (records, diagnostics); ``pod_viewer`` and
-    ``memory_profile`` protobuf JSON.
+    ``memory_profile`` protobuf JSON; ``op_profile`` protobuf JSON grouped by ``group_by``
+    (``"program"``, ``"category"``, ``"provenance"``); ``memory_viewer`` protobuf JSON of the
+    program ``module`` (``"<module name>(<program id>)"``) in ``memory_space`` (default 0).
     Without ``tool``, the list of tools xprof offers for the profile. What is not reproduced is
     named in a ``UserWarning``.
     """
     if isinstance(paths, (str, bytes, os.PathLike)):
         paths = [paths]
-    text, notes = _native.xprof(tool, [os.fspath(p) for p in paths], _inflated(max_inflated))
+    text, notes = _native.xprof(
+        tool,
+        [os.fspath(p) for p in paths],
+        _inflated(max_inflated),
+        group_by,
+        module,
+        None if memory_space is None else int(memory_space),
+    )
     if notes:
         import warnings
 

@@ -84,7 +84,12 @@ def hta(analysis: str, traces: List[str], max_inflated: Optional[str] = None) ->
     """``profkit hta ANALYSIS TRACE... --json``'s document."""
 
 def xprof(
-    tool: Optional[str], inputs: List[str], max_inflated: Optional[str] = None
+    tool: Optional[str],
+    inputs: List[str],
+    max_inflated: Optional[str] = None,
+    group_by: Optional[str] = None,
+    module: Optional[str] = None,
+    memory_space: Optional[int] = None,
 ) -> Tuple[str, List[str]]:
     """``profkit xprof TOOL IN...``'s text (``--list`` without a tool) and its notes."""
 

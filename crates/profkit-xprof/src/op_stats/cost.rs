@@ -350,7 +350,7 @@ mod tests {
         ShapeProto {
             element_type,
             dimensions: dims.to_vec(),
-            layout: Some(crate::op_stats::hlo::xla::LayoutProto::default()),
+            layout: Some(Box::default()),
             ..ShapeProto::default()
         }
     }
@@ -518,9 +518,9 @@ mod tests {
         };
         HloModule::new(HloModuleProto {
             name: "jit_train_step".into(),
-            stack_frame_index: None,
             computations: vec![custom, relu, select, entry],
             entry_computation_id: 1,
+            ..HloModuleProto::default()
         })
     }
 
@@ -668,9 +668,9 @@ mod tests {
         };
         HloModule::new(HloModuleProto {
             name: "jit_forward_3d_conv".into(),
-            stack_frame_index: None,
             computations: vec![fused, entry],
             entry_computation_id: 1,
+            ..HloModuleProto::default()
         })
     }
 

@@ -321,10 +321,10 @@ mod tests {
         ShapeProto {
             element_type: F32,
             dimensions: dims.to_vec(),
-            layout: Some(LayoutProto {
+            layout: Some(Box::new(LayoutProto {
                 minor_to_major: vec![0],
                 ..LayoutProto::default()
-            }),
+            })),
             ..ShapeProto::default()
         }
     }
@@ -343,6 +343,7 @@ mod tests {
         let proto = HloProto {
             hlo_module: Some(HloModuleProto {
                 name: "jit_f".into(),
+                entry_computation_name: String::new(),
                 entry_computation_id: 1,
                 computations: vec![HloComputationProto {
                     id: 1,
@@ -368,6 +369,7 @@ mod tests {
                         function_name_id: 1,
                         line: 7,
                         column: 3,
+                        ..Default::default()
                     }],
                     stack_frames: vec![stack_frame_index_proto::StackFrame {
                         file_location_id: 1,
@@ -375,6 +377,7 @@ mod tests {
                     }],
                 }),
             }),
+            buffer_assignment: None,
         };
         let mut plane = XPlane::default();
         let mut b = PlaneBuilder::new(&mut plane);

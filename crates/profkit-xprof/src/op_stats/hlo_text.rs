@@ -549,11 +549,11 @@ mod tests {
         ShapeProto {
             element_type,
             dimensions: dims.to_vec(),
-            layout: Some(LayoutProto {
+            layout: Some(Box::new(LayoutProto {
                 minor_to_major: (0..rank).rev().collect(),
                 tail_padding_alignment_in_elements: 1,
                 ..LayoutProto::default()
-            }),
+            })),
             ..ShapeProto::default()
         }
     }
@@ -702,12 +702,14 @@ mod tests {
                         function_name_id: 1,
                         line: 23,
                         column: 11,
+                        ..Default::default()
                     },
                     FileLocation {
                         file_name_id: 1,
                         function_name_id: 2,
                         line: 103,
                         column: 4,
+                        ..Default::default()
                     },
                 ],
                 stack_frames: vec![

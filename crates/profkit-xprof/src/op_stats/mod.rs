@@ -49,7 +49,7 @@ mod cost;
 mod device;
 mod duty_cycle;
 pub mod event_span;
-mod hlo;
+pub(crate) mod hlo;
 mod hlo_text;
 mod host;
 pub mod kernel_stats;

@@ -12,7 +12,7 @@
 //!
 //! The tools' data, each as xprof 2.24.2 returns it for a profile, in a module of its own:
 //! [`framework_op_stats`], [`memory_profile`], [`kernel_stats`], [`hlo_stats`],
-//! [`roofline_model`], [`op_profile`]; and, rendered from an OpStats, [`overview_page`],
+//! [`roofline_model`], [`op_profile`], [`memory_viewer`] (per HLO module); and, rendered from an OpStats, [`overview_page`],
 //! [`input_pipeline`] (`input_pipeline_analyzer`), [`pod_viewer`].
 
 pub mod framework_op_stats;
@@ -20,6 +20,7 @@ pub mod hlo_stats;
 pub mod kernel_stats;
 pub mod lacking;
 pub mod memory_profile;
+pub mod memory_viewer;
 pub mod op_profile;
 pub mod roofline_model;
 
