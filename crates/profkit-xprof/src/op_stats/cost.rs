@@ -305,7 +305,7 @@ mod tests {
         ShapeProto {
             element_type,
             dimensions: dims.to_vec(),
-            tuple_shapes: vec![],
+            ..ShapeProto::default()
         }
     }
 
@@ -402,6 +402,7 @@ mod tests {
                         element_type: 13,
                         dimensions: vec![],
                         tuple_shapes: vec![array(F32, &[64]); 5],
+                        ..ShapeProto::default()
                     }),
                     ..ins(
                         15,
@@ -558,6 +559,7 @@ mod tests {
                 element_type: 13,
                 dimensions: vec![],
                 tuple_shapes: vec![array(BF16, &[1, 5120, 34, 31, 53]), array(U8, &[7_150_336])],
+                ..ShapeProto::default()
             }),
             ..ins(
                 3,
