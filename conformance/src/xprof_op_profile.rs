@@ -17,7 +17,7 @@ use profkit_xprof::tools::op_profile::{self, Grouping};
 use serde_json::Value;
 
 /// The groupings checked, by the file xprof's output is saved in.
-const GROUPINGS: [(&str, Grouping); 3] = [
+pub(crate) const GROUPINGS: [(&str, Grouping); 3] = [
     ("op_profile", Grouping::Program),
     ("op_profile.category", Grouping::Category),
     ("op_profile.provenance", Grouping::Provenance),
