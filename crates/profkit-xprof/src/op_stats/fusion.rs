@@ -40,7 +40,11 @@ fn fusions_valid(module: &HloModule) -> bool {
     let mut calls: Vec<Vec<usize>> = vec![Vec::new(); n];
     let mut callers = vec![0usize; n];
     for (c, computation) in module.proto.computations.iter().enumerate() {
-        for i in computation.instructions.iter().filter(|i| i.opcode == "fusion") {
+        for i in computation
+            .instructions
+            .iter()
+            .filter(|i| i.opcode == "fusion")
+        {
             let Some(callee) = i
                 .called_computation_ids
                 .first()
@@ -133,8 +137,7 @@ fn fused_children(
 pub(crate) fn add_fused_children(db: &mut OpMetricsDb, map: &HloModuleMap, gaps: &mut Gaps) {
     let mut valid: HashMap<u64, bool> = HashMap::new();
     for op in &mut db.metrics_db {
-        let Some((module, instruction)) = map.instruction(Some(op.hlo_module_id), &op.name)
-        else {
+        let Some((module, instruction)) = map.instruction(Some(op.hlo_module_id), &op.name) else {
             continue;
         };
         if !*valid
@@ -197,7 +200,11 @@ mod tests {
         }
     }
 
-    fn computation(id: i64, name: &str, instructions: Vec<HloInstructionProto>) -> HloComputationProto {
+    fn computation(
+        id: i64,
+        name: &str,
+        instructions: Vec<HloInstructionProto>,
+    ) -> HloComputationProto {
         HloComputationProto {
             id,
             name: name.into(),
@@ -237,7 +244,10 @@ mod tests {
                 computation(
                     3,
                     "fused_computation.1",
-                    vec![ins(20, "param_0.1", "parameter", &[]), ins(21, "negate.1", "negate", &[20])],
+                    vec![
+                        ins(20, "param_0.1", "parameter", &[]),
+                        ins(21, "negate.1", "negate", &[20]),
+                    ],
                 ),
                 computation(
                     2,
@@ -253,7 +263,10 @@ mod tests {
                 computation(
                     1,
                     "main",
-                    vec![ins(1, "p", "parameter", &[]), fusion(2, "fusion.1", 2, &[1])],
+                    vec![
+                        ins(1, "p", "parameter", &[]),
+                        fusion(2, "fusion.1", 2, &[1]),
+                    ],
                 ),
             ],
             entry_computation_id: 1,
@@ -348,7 +361,9 @@ mod tests {
         assert!(ops.metrics_db.iter().all(|op| op.children.is_none()));
         // A fusion without a called computation.
         let mut m = module();
-        m.computations[2].instructions[1].called_computation_ids.clear();
+        m.computations[2].instructions[1]
+            .called_computation_ids
+            .clear();
         let mut ops = db(&["fusion.1"]);
         add_fused_children(&mut ops, &map(m), &mut Gaps::default());
         assert!(ops.metrics_db[0].children.is_none());
@@ -362,7 +377,12 @@ mod tests {
         for c in 0..n {
             let mut instructions = vec![ins(1000 * c + 1, &format!("p.{c}"), "parameter", &[])];
             if c + 1 < n {
-                instructions.push(fusion(1000 * c + 2, &format!("f.{c}"), c + 1, &[1000 * c + 1]));
+                instructions.push(fusion(
+                    1000 * c + 2,
+                    &format!("f.{c}"),
+                    c + 1,
+                    &[1000 * c + 1],
+                ));
             }
             computations.push(computation(c, &format!("c.{c}"), instructions));
         }

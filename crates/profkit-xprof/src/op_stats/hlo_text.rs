@@ -16,8 +16,8 @@
 //! value, a constant it cannot format), so that a caller can say the text is not reproduced
 //! instead of guessing it.
 
-use super::hlo::{HloInstructionProto, HloModule, ShapeProto};
 use super::hlo::xla::{LayoutProto, LiteralProto};
+use super::hlo::{HloInstructionProto, HloModule, ShapeProto};
 
 /// `kMaxHlolNameSize`: xprof cuts an expression at a million bytes.
 const MAX_EXPRESSION_BYTES: usize = 1_000_000;
@@ -101,7 +101,13 @@ fn print_layout(layout: &LayoutProto, out: &mut String) -> Option<()> {
                 .dimensions
                 .iter()
                 // `Tile::kCombineDimension`.
-                .map(|d| if *d == i64::MIN { "*".to_owned() } else { d.to_string() })
+                .map(|d| {
+                    if *d == i64::MIN {
+                        "*".to_owned()
+                    } else {
+                        d.to_string()
+                    }
+                })
                 .collect();
             tiles.push_str(&dims.join(","));
             tiles.push(')');
@@ -117,12 +123,20 @@ fn print_layout(layout: &LayoutProto, out: &mut String) -> Option<()> {
     }
     if layout.index_primitive_type != 0 {
         let t = layout.index_primitive_type;
-        let name = if is_integral(t) { primitive_name(t)? } else { "invalid" };
+        let name = if is_integral(t) {
+            primitive_name(t)?
+        } else {
+            "invalid"
+        };
         part(out, &format!("#({name})"));
     }
     if layout.pointer_primitive_type != 0 {
         let t = layout.pointer_primitive_type;
-        let name = if is_integral(t) { primitive_name(t)? } else { "invalid" };
+        let name = if is_integral(t) {
+            primitive_name(t)?
+        } else {
+            "invalid"
+        };
         part(out, &format!("*({name})"));
     }
     if layout.element_size_in_bits != 0 {
@@ -303,10 +317,7 @@ fn print_constant(instruction: &HloInstructionProto, out: &mut String) -> Option
         .iter()
         .try_fold(1u64, |n, d| n.checked_mul(u64::try_from(*d).ok()?))?;
     let literal = instruction.literal.as_ref();
-    if shape.element_type == TUPLE
-        || literal.is_none()
-        || elements > MAX_PRINTED_ELEMENTS as u64
-    {
+    if shape.element_type == TUPLE || literal.is_none() || elements > MAX_PRINTED_ELEMENTS as u64 {
         out.push_str("{...}");
         return Some(());
     }
@@ -455,11 +466,17 @@ fn attributes(module: &HloModule, instruction: &HloInstructionProto) -> Option<V
             format!("to_apply={}", called(0)?),
         ],
         "fusion" if instruction.called_computation_ids.len() == 1 => {
-            vec![format!("kind={}", instruction.fusion_kind), format!("calls={}", called(0)?)]
+            vec![
+                format!("kind={}", instruction.fusion_kind),
+                format!("calls={}", called(0)?),
+            ]
         }
         "get-tuple-element" if no_calls => vec![format!("index={}", instruction.tuple_index)],
         "iota" if no_calls && instruction.dimensions.len() == 1 => {
-            vec![format!("iota_dimension={}", instruction.dimensions.first()?)]
+            vec![format!(
+                "iota_dimension={}",
+                instruction.dimensions.first()?
+            )]
         }
         "slice" if no_calls => {
             let parts: Vec<String> = instruction
