@@ -277,6 +277,33 @@ fn double_text(v: f64) -> String {
     text
 }
 
+/// `RoundTripFpToString` of a 16-bit float (`bits`, whose value is `v`): `digits` significant
+/// digits (the type's `max_digits10`), a NaN's payload other than the quiet bit in hex.
+fn half_text(v: f32, bits: u16, digits: usize, payload_mask: u16) -> String {
+    let mut text = format_g(f64::from(v), digits);
+    if v.is_nan() {
+        let payload = bits & payload_mask;
+        let quiet = (payload_mask >> 1) + 1;
+        if payload != quiet {
+            text.push_str(&format!("(0x{payload:x})"));
+        }
+    }
+    text
+}
+
+/// An IEEE half's value.
+fn f16_to_f32(h: u16) -> f32 {
+    let sign = if h & 0x8000 != 0 { -1.0 } else { 1.0 };
+    let exponent = i32::from((h >> 10) & 0x1f);
+    let mantissa = f32::from(h & 0x3ff);
+    match exponent {
+        0 => sign * mantissa * 2f32.powi(-24),
+        31 if mantissa == 0.0 => sign * f32::INFINITY,
+        31 => sign * f32::NAN,
+        e => sign * (1.0 + mantissa / 1024.0) * 2f32.powi(e - 15),
+    }
+}
+
 /// The elements of a literal of `element_type` as XLA prints them, `None` for types not covered.
 fn literal_elements(literal: &LiteralProto, element_type: i32) -> Option<Vec<String>> {
     let two = |bytes: &[u8]| -> Vec<u16> {
@@ -303,6 +330,14 @@ fn literal_elements(literal: &LiteralProto, element_type: i32) -> Option<Vec<Str
         8 => literal.u32s.iter().map(u32::to_string).collect(),
         9 => literal.u64s.iter().map(u64::to_string).collect(),
         11 => literal.f32s.iter().map(|v| float_text(*v)).collect(),
+        16 => two(&literal.bf16s)
+            .iter()
+            .map(|b| half_text(f32::from_bits(u32::from(*b) << 16), *b, 4, 0x7f))
+            .collect(),
+        10 => two(&literal.f16s)
+            .iter()
+            .map(|h| half_text(f16_to_f32(*h), *h, 5, 0x3ff))
+            .collect(),
         12 => literal.f64s.iter().map(|v| double_text(*v)).collect(),
         _ => return None,
     })
@@ -471,6 +506,45 @@ fn attributes(module: &HloModule, instruction: &HloInstructionProto) -> Option<V
                 format!("calls={}", called(0)?),
             ]
         }
+        "dot" if no_calls => {
+            if !instruction
+                .precision_config
+                .as_ref()
+                .is_none_or(|p| p.algorithm == 0 && p.operand_precision.iter().all(|x| *x == 0))
+            {
+                return None;
+            }
+            let d = instruction
+                .dot_dimension_numbers
+                .clone()
+                .unwrap_or_default();
+            let mut v = Vec::new();
+            if !d.lhs_batch_dimensions.is_empty() {
+                v.push(format!(
+                    "lhs_batch_dims={}",
+                    braces(&d.lhs_batch_dimensions)
+                ));
+            }
+            v.push(format!(
+                "lhs_contracting_dims={}",
+                braces(&d.lhs_contracting_dimensions)
+            ));
+            if !d.rhs_batch_dimensions.is_empty() {
+                v.push(format!(
+                    "rhs_batch_dims={}",
+                    braces(&d.rhs_batch_dimensions)
+                ));
+            }
+            v.push(format!(
+                "rhs_contracting_dims={}",
+                braces(&d.rhs_contracting_dimensions)
+            ));
+            v
+        }
+        "reduce-window" if instruction.called_computation_ids.len() == 1 => vec![
+            format!("window={{{}}}", window(instruction.window.as_ref()?)),
+            format!("to_apply={}", called(0)?),
+        ],
         "get-tuple-element" if no_calls => vec![format!("index={}", instruction.tuple_index)],
         "iota" if no_calls && instruction.dimensions.len() == 1 => {
             vec![format!(
@@ -479,14 +553,16 @@ fn attributes(module: &HloModule, instruction: &HloInstructionProto) -> Option<V
             )]
         }
         "slice" if no_calls => {
-            let parts: Vec<String> = instruction
-                .slice_dimensions
+            // The strides print only when one of them is not 1.
+            let dims = &instruction.slice_dimensions;
+            let strides = dims.iter().any(|d| d.stride != 1);
+            let parts: Vec<String> = dims
                 .iter()
                 .map(|d| {
-                    if d.stride == 1 {
-                        format!("[{}:{}]", d.start, d.limit)
-                    } else {
+                    if strides {
                         format!("[{}:{}:{}]", d.start, d.limit, d.stride)
+                    } else {
+                        format!("[{}:{}]", d.start, d.limit)
                     }
                 })
                 .collect();
@@ -534,6 +610,47 @@ fn attributes(module: &HloModule, instruction: &HloInstructionProto) -> Option<V
         _ => return None,
     };
     Some(attrs)
+}
+
+/// `window_util::ToString`: the sizes, then the strides, paddings, dilations and reversals that
+/// are not the default, each joined by `x`.
+fn window(w: &super::hlo::xla::Window) -> String {
+    let dims = &w.dimensions;
+    let join = |f: &dyn Fn(&super::hlo::xla::WindowDimension) -> String| -> String {
+        dims.iter().map(f).collect::<Vec<_>>().join("x")
+    };
+    let mut s = format!("size={}", join(&|d| d.size.to_string()));
+    if dims.iter().any(|d| d.stride != 1) {
+        s.push_str(&format!(" stride={}", join(&|d| d.stride.to_string())));
+    }
+    if dims
+        .iter()
+        .any(|d| d.padding_low != 0 || d.padding_high != 0)
+    {
+        s.push_str(&format!(
+            " pad={}",
+            join(&|d| format!("{}_{}", d.padding_low, d.padding_high))
+        ));
+    }
+    if dims.iter().any(|d| d.base_dilation != 1) {
+        s.push_str(&format!(
+            " lhs_dilate={}",
+            join(&|d| d.base_dilation.to_string())
+        ));
+    }
+    if dims.iter().any(|d| d.window_dilation != 1) {
+        s.push_str(&format!(
+            " rhs_dilate={}",
+            join(&|d| d.window_dilation.to_string())
+        ));
+    }
+    if dims.iter().any(|d| d.window_reversal) {
+        s.push_str(&format!(
+            " rhs_reversal={}",
+            join(&|d| u8::from(d.window_reversal).to_string())
+        ));
+    }
+    s
 }
 
 /// The opcodes XLA prints without attributes of their own.
@@ -629,5 +746,145 @@ mod tests {
         assert_eq!(float_text(f32::NAN), "nan");
         assert_eq!(double_text(0.1), "0.1");
         assert_eq!(double_text(1.0 / 3.0), "0.33333333333333331");
+        // bfloat16 and half: their max_digits10 significant digits.
+        assert_eq!(half_text(0.099_609_375, 0x3dcc, 4, 0x7f), "0.09961");
+        assert_eq!(half_text(f16_to_f32(0x3c00), 0x3c00, 5, 0x3ff), "1");
+        assert_eq!(half_text(f16_to_f32(0x3555), 0x3555, 5, 0x3ff), "0.33325");
+    }
+
+    fn module(instructions: Vec<HloInstructionProto>) -> HloModule {
+        HloModule::new(super::super::hlo::HloModuleProto {
+            computations: vec![super::super::hlo::xla::HloComputationProto {
+                id: 1,
+                name: "c".into(),
+                instructions,
+                ..Default::default()
+            }],
+            ..Default::default()
+        })
+    }
+
+    fn f32_shape(dims: &[i64]) -> ShapeProto {
+        ShapeProto {
+            element_type: 11,
+            dimensions: dims.to_vec(),
+            layout: Some(LayoutProto {
+                minor_to_major: (0..dims.len() as i64).rev().collect(),
+                ..LayoutProto::default()
+            }),
+            ..ShapeProto::default()
+        }
+    }
+
+    fn ins(
+        id: i64,
+        name: &str,
+        opcode: &str,
+        dims: &[i64],
+        operands: &[i64],
+    ) -> HloInstructionProto {
+        HloInstructionProto {
+            id,
+            name: name.into(),
+            opcode: opcode.into(),
+            shape: Some(f32_shape(dims)),
+            operand_ids: operands.to_vec(),
+            ..HloInstructionProto::default()
+        }
+    }
+
+    #[test]
+    fn attributes_of_slices_dots_and_windows() {
+        use super::super::hlo::xla::{
+            DotDimensionNumbers, PrecisionConfig, Window, WindowDimension,
+            hlo_instruction_proto::SliceDimensions,
+        };
+        let p = ins(1, "p", "parameter", &[4, 8], &[]);
+        let slice = |stride| HloInstructionProto {
+            slice_dimensions: vec![
+                SliceDimensions {
+                    start: 0,
+                    limit: 4,
+                    stride,
+                },
+                SliceDimensions {
+                    start: 1,
+                    limit: 8,
+                    stride: 1,
+                },
+            ],
+            ..ins(2, "slice.1", "slice", &[2, 7], &[1])
+        };
+        let dot = HloInstructionProto {
+            dot_dimension_numbers: Some(DotDimensionNumbers {
+                lhs_contracting_dimensions: vec![1],
+                rhs_contracting_dimensions: vec![1],
+                lhs_batch_dimensions: vec![],
+                rhs_batch_dimensions: vec![],
+            }),
+            ..ins(3, "dot.1", "dot", &[4, 4], &[1, 1])
+        };
+        let window = HloInstructionProto {
+            window: Some(Window {
+                dimensions: vec![
+                    WindowDimension {
+                        size: 2,
+                        stride: 2,
+                        padding_low: 1,
+                        padding_high: 0,
+                        window_dilation: 1,
+                        base_dilation: 1,
+                        window_reversal: false,
+                    },
+                    WindowDimension {
+                        size: 8,
+                        stride: 1,
+                        padding_low: 0,
+                        padding_high: 0,
+                        window_dilation: 1,
+                        base_dilation: 1,
+                        window_reversal: false,
+                    },
+                ],
+            }),
+            called_computation_ids: vec![1],
+            ..ins(4, "reduce-window.1", "reduce-window", &[3, 1], &[1, 1])
+        };
+        let m = module(vec![p, slice(1), dot.clone(), window]);
+        let text = |i: usize| expression(&m, &m.proto.computations[0].instructions[i]);
+        assert_eq!(
+            text(1).unwrap(),
+            "%slice.1 = f32[2,7]{1,0} slice(f32[4,8]{1,0} %p), slice={[0:4], [1:8]}"
+        );
+        assert_eq!(
+            text(2).unwrap(),
+            "%dot.1 = f32[4,4]{1,0} dot(f32[4,8]{1,0} %p, f32[4,8]{1,0} %p), lhs_contracting_dims={1}, rhs_contracting_dims={1}"
+        );
+        assert_eq!(
+            text(3).unwrap(),
+            "%reduce-window.1 = f32[3,1]{1,0} reduce-window(f32[4,8]{1,0} %p, f32[4,8]{1,0} %p), window={size=2x8 stride=2x1 pad=1_0x0_0}, to_apply=%c"
+        );
+        // A stride other than 1 prints every stride.
+        let m = module(vec![ins(1, "p", "parameter", &[4, 8], &[]), slice(2)]);
+        assert!(
+            expression(&m, &m.proto.computations[0].instructions[1])
+                .unwrap()
+                .ends_with("slice={[0:4:2], [1:8:1]}")
+        );
+        // What is not printed is refused: a precision config, an unknown opcode.
+        let precise = HloInstructionProto {
+            precision_config: Some(PrecisionConfig {
+                operand_precision: vec![2, 2],
+                algorithm: 0,
+            }),
+            ..dot
+        };
+        let m = module(vec![
+            ins(1, "p", "parameter", &[4, 8], &[]),
+            precise,
+            ins(5, "x", "custom-call", &[1], &[1]),
+        ]);
+        assert!(expression(&m, &m.proto.computations[0].instructions[1]).is_none());
+        assert!(expression(&m, &m.proto.computations[0].instructions[2]).is_none());
     }
 }

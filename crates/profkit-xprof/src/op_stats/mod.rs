@@ -112,6 +112,16 @@ impl OpStatsBuild {
             .filter(|m| !m.contains("source stack frames") && !m.contains("fused instructions"))
     }
 
+    /// The [`missing`](Self::missing) notes but those of what only the op profile shows (the HLO
+    /// text of fused instructions): what the pages rendered from OpStats (overview_page,
+    /// input_pipeline_analyzer, pod_viewer) may lack.
+    pub fn missing_pages(&self) -> impl Iterator<Item = &str> {
+        self.missing
+            .iter()
+            .map(String::as_str)
+            .filter(|m| !m.contains("fused instructions"))
+    }
+
     /// The OpStats encoded as xprof caches it (`<run>/ALL_HOSTS.op_stats_v2.pb`).
     pub fn encode(&self) -> Vec<u8> {
         prost::Message::encode_to_vec(&self.op_stats)
