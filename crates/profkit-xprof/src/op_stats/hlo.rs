@@ -195,9 +195,9 @@ pub(crate) fn tf_op_full_name_always(metadata: Option<&OpMetadata>) -> String {
     format!("{name}:{op_type}")
 }
 
-/// `HloInstruction::ToCategory` for the opcodes the cost model covers: fusions by kind
-/// (`kLoop` is "loop fusion", `kInput` "input fusion", `kOutput` "output fusion", `kCustom`
-/// "custom fusion"), every other instruction its opcode.
+/// `HloFusionInstruction::ToCategory`: a fusion's category by its kind (`kLoop` is "loop
+/// fusion", `kInput` "input fusion", `kOutput` "output fusion", `kCustom` "custom fusion"); any
+/// other instruction's is `hlo_text::category`'s, which calls this for fusions.
 pub(crate) fn category(instruction: &HloInstructionProto) -> String {
     if instruction.opcode == "fusion" {
         let kind = instruction
