@@ -14,7 +14,8 @@
 //!
 //! xprof reads a module only when XLA accepts it; a module whose fusions call computations it
 //! lacks, or call each other in a cycle, is one XLA refuses, so no op of it gets children here.
-//! Nesting deeper than [`MAX_FUSION_DEPTH`] is refused the same way.
+//! Nesting deeper than [`MAX_FUSION_DEPTH`] is refused the same way. The HLO text the children of
+//! one build hold is bounded ([`MAX_TEXT_BYTES`]); past it expressions are left empty and named.
 
 use std::collections::{BTreeSet, HashMap};
 
@@ -25,11 +26,33 @@ use crate::proto::{OpMetrics, OpMetricsDb};
 /// The deepest fusions may nest in a module this reads (real programs nest a level or two).
 pub(crate) const MAX_FUSION_DEPTH: usize = 64;
 
+/// The most bytes of HLO text the fused children of one build hold: each expression is cut at a
+/// million bytes, but a module of many instructions whose operands have large shapes could
+/// otherwise make far more text than the module's own size.
+pub(crate) const MAX_TEXT_BYTES: usize = 256 << 20;
+
 /// What the fused children of a database's ops could not reproduce.
-#[derive(Debug, Default)]
+#[derive(Debug)]
 pub(crate) struct Gaps {
+    /// The most bytes of HLO text to hold ([`MAX_TEXT_BYTES`]).
+    pub budget: usize,
     /// Opcodes of fused instructions whose HLO text is not printed (their expression is empty).
     pub unprinted: BTreeSet<String>,
+    /// Bytes of HLO text held so far.
+    pub text_bytes: usize,
+    /// Whether some text was left out for the budget.
+    pub over_budget: bool,
+}
+
+impl Default for Gaps {
+    fn default() -> Self {
+        Gaps {
+            budget: MAX_TEXT_BYTES,
+            unprinted: BTreeSet::new(),
+            text_bytes: 0,
+            over_budget: false,
+        }
+    }
 }
 
 /// Whether every fusion of `module` calls a computation the module has, without cycles or
@@ -102,10 +125,16 @@ fn fused_children(
         }
         // xprof's wrapper of a fused instruction is the module's first of that name.
         let fused = module.instruction(&fused.name).unwrap_or(fused);
-        let expression = hlo_text::expression(module, fused).unwrap_or_else(|| {
-            gaps.unprinted.insert(fused.opcode.clone());
+        let expression = if gaps.text_bytes > gaps.budget {
+            gaps.over_budget = true;
             String::new()
-        });
+        } else {
+            hlo_text::expression(module, fused).unwrap_or_else(|| {
+                gaps.unprinted.insert(fused.opcode.clone());
+                String::new()
+            })
+        };
+        gaps.text_bytes = gaps.text_bytes.saturating_add(expression.len());
         let mut child = OpMetrics {
             name: fused.name.clone(),
             category: hlo_text::category(module, fused),
@@ -367,6 +396,52 @@ mod tests {
         let mut ops = db(&["fusion.1"]);
         add_fused_children(&mut ops, &map(m), &mut Gaps::default());
         assert!(ops.metrics_db[0].children.is_none());
+    }
+
+    #[test]
+    fn the_text_is_bounded() {
+        // A fusion of many instructions each naming one operand of a large tuple shape, many
+        // times: their text would be far larger than the module.
+        let mut big = ins(10, "param_0", "parameter", &[]);
+        big.shape = Some(ShapeProto {
+            element_type: 13,
+            tuple_shapes: vec![shape(&[1 << 40, 1 << 40]); 2_000],
+            ..ShapeProto::default()
+        });
+        let mut instructions = vec![big];
+        for i in 0..300 {
+            instructions.push(ins(100 + i, &format!("gte.{i}"), "bitcast", &[10; 40]));
+        }
+        let m = HloModuleProto {
+            computations: vec![
+                computation(2, "fused", instructions),
+                computation(
+                    1,
+                    "main",
+                    vec![
+                        ins(1, "p", "parameter", &[]),
+                        fusion(2, "fusion.1", 2, &[1]),
+                    ],
+                ),
+            ],
+            ..HloModuleProto::default()
+        };
+        let mut ops = db(&["fusion.1"]);
+        let mut gaps = Gaps {
+            budget: 4 << 20,
+            ..Gaps::default()
+        };
+        add_fused_children(&mut ops, &map(m), &mut gaps);
+        assert!(gaps.over_budget);
+        assert!(gaps.text_bytes <= gaps.budget + hlo_text::MAX_EXPRESSION_BYTES);
+        let children = &ops.metrics_db[0].children.as_ref().unwrap().metrics_db;
+        assert_eq!(children.len(), 300);
+        assert!(
+            children
+                .iter()
+                .all(|c| c.long_name.len() <= hlo_text::MAX_EXPRESSION_BYTES)
+        );
+        assert!(children.last().unwrap().long_name.is_empty());
     }
 
     #[test]

@@ -20,7 +20,7 @@ use super::hlo::xla::{LayoutProto, LiteralProto};
 use super::hlo::{HloInstructionProto, HloModule, ShapeProto};
 
 /// `kMaxHlolNameSize`: xprof cuts an expression at a million bytes.
-const MAX_EXPRESSION_BYTES: usize = 1_000_000;
+pub(crate) const MAX_EXPRESSION_BYTES: usize = 1_000_000;
 
 /// The most elements a constant may have and still print its value.
 const MAX_PRINTED_ELEMENTS: usize = 10;
@@ -163,6 +163,10 @@ fn print_shape(shape: &ShapeProto, out: &mut String, depth: usize) -> Option<()>
     if shape.element_type == TUPLE {
         out.push('(');
         for (i, element) in shape.tuple_shapes.iter().enumerate() {
+            // Past the cut the rest is never shown.
+            if out.len() > MAX_EXPRESSION_BYTES {
+                break;
+            }
             if i > 0 {
                 out.push_str(", ");
             }
@@ -693,6 +697,10 @@ pub(crate) fn expression(module: &HloModule, instruction: &HloInstructionProto) 
         "parameter" => out.push_str(&instruction.parameter_number.to_string()),
         _ => {
             for (i, id) in instruction.operand_ids.iter().enumerate() {
+                // Past the cut the rest is never shown.
+                if out.len() > MAX_EXPRESSION_BYTES {
+                    break;
+                }
                 if i > 0 {
                     out.push_str(", ");
                 }

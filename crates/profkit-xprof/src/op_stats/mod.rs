@@ -210,6 +210,12 @@ pub fn host_op_stats(mut space: XSpace, host: &str) -> (OpStats, Vec<String>) {
             fusion::add_fused_children(&mut db, &hlo, &mut fusion_gaps);
             device.combine(&db, true);
         }
+        if fusion_gaps.over_budget {
+            missing.push(format!(
+                "the HLO text of fused instructions past the first {} MiB of it",
+                fusion::MAX_TEXT_BYTES >> 20
+            ));
+        }
         if !fusion_gaps.unprinted.is_empty() {
             let opcodes: Vec<&str> = fusion_gaps.unprinted.iter().map(String::as_str).collect();
             missing.push(format!(
