@@ -23,8 +23,10 @@ use super::hlo::{HloInstructionProto, HloModule, HloModuleMap, tf_op_full_name_a
 use super::hlo_text;
 use crate::proto::{OpMetrics, OpMetricsDb};
 
-/// The deepest fusions may nest in a module this reads (real programs nest a level or two).
-pub(crate) const MAX_FUSION_DEPTH: usize = 64;
+/// The deepest fusions may nest in a module this reads (real programs nest a level or two): each
+/// level of children is two messages deeper in the OpStats file, which protobuf's readers (xprof's
+/// and prost) refuse past 100 levels.
+pub(crate) const MAX_FUSION_DEPTH: usize = 16;
 
 /// The most bytes of HLO text the fused children of one build hold: each expression is cut at a
 /// million bytes, but a module of many instructions whose operands have large shapes could
@@ -446,27 +448,47 @@ mod tests {
 
     #[test]
     fn deep_nesting_is_bounded() {
-        // A chain of fusions deeper than the bound: refused, without deep recursion.
-        let n = MAX_FUSION_DEPTH as i64 + 10;
-        let mut computations = Vec::new();
-        for c in 0..n {
-            let mut instructions = vec![ins(1000 * c + 1, &format!("p.{c}"), "parameter", &[])];
-            if c + 1 < n {
-                instructions.push(fusion(
-                    1000 * c + 2,
-                    &format!("f.{c}"),
-                    c + 1,
-                    &[1000 * c + 1],
-                ));
+        // A chain of `n` computations, each but the last calling the next through a fusion.
+        let chain = |n: i64| {
+            let mut computations = Vec::new();
+            for c in 0..n {
+                let mut instructions = vec![ins(1000 * c + 1, &format!("p.{c}"), "parameter", &[])];
+                if c + 1 < n {
+                    instructions.push(fusion(
+                        1000 * c + 2,
+                        &format!("f.{c}"),
+                        c + 1,
+                        &[1000 * c + 1],
+                    ));
+                }
+                computations.push(computation(c, &format!("c.{c}"), instructions));
             }
-            computations.push(computation(c, &format!("c.{c}"), instructions));
-        }
-        let m = HloModuleProto {
-            computations,
-            ..HloModuleProto::default()
+            HloModuleProto {
+                computations,
+                ..HloModuleProto::default()
+            }
         };
+        // Deeper than the bound: refused, without deep recursion.
         let mut ops = db(&["f.0"]);
-        add_fused_children(&mut ops, &map(m), &mut Gaps::default());
+        add_fused_children(
+            &mut ops,
+            &map(chain(MAX_FUSION_DEPTH as i64 + 10)),
+            &mut Gaps::default(),
+        );
         assert!(ops.metrics_db[0].children.is_none());
+        // At the bound: built, and the OpStats file holding it still decodes.
+        let mut ops = db(&["f.0"]);
+        add_fused_children(
+            &mut ops,
+            &map(chain(MAX_FUSION_DEPTH as i64 + 1)),
+            &mut Gaps::default(),
+        );
+        assert!(ops.metrics_db[0].children.is_some());
+        let stats = crate::proto::OpStats {
+            device_op_metrics_db: Some(ops),
+            ..crate::proto::OpStats::default()
+        };
+        let bytes = prost::Message::encode_to_vec(&stats);
+        assert!(crate::op_stats::decode(&bytes).is_ok());
     }
 }
