@@ -74,6 +74,7 @@ pub fn cases() -> Vec<Case> {
         ("flows", flows()),
         ("tpu-op-metrics", tpu_op_metrics()),
         ("tpu-sparse-core", tpu_sparse_core()),
+        ("tpu-fusions", tpu_fusions()),
         ("gpu-kernel-stats", gpu_kernel_stats()),
     ];
     let mut cases: Vec<Case> = spaces

@@ -17,7 +17,7 @@ use profkit_xprof::tools::op_profile::{self, Grouping};
 use serde_json::Value;
 
 /// The groupings checked, by the file xprof's output is saved in.
-const GROUPINGS: [(&str, Grouping); 3] = [
+pub(crate) const GROUPINGS: [(&str, Grouping); 3] = [
     ("op_profile", Grouping::Program),
     ("op_profile.category", Grouping::Category),
     ("op_profile.provenance", Grouping::Provenance),
@@ -35,24 +35,11 @@ fn note_fields(notes: &[String]) -> BTreeSet<String> {
     fields
 }
 
-/// The first path where two op profiles differ outside `fields` (`fusionChildren`: the children
-/// of fusion ops, not of their duplicate groups).
+/// The first path where two op profiles differ outside `fields`.
 fn difference(a: &Value, b: &Value, fields: &BTreeSet<String>, path: &str) -> Option<String> {
     match (a, b) {
         (Value::Object(x), Value::Object(y)) => {
-            let mut keys: BTreeSet<&String> = x.keys().chain(y.keys()).collect();
-            let fusion_op = x
-                .get("xla")
-                .and_then(|v| v.get("category"))
-                .and_then(Value::as_str)
-                .is_some_and(|c| c.ends_with(" fusion"))
-                && !x
-                    .get("name")
-                    .and_then(Value::as_str)
-                    .is_some_and(|n| n.ends_with(" and its duplicate(s)"));
-            if fields.contains("fusionChildren") && fusion_op {
-                keys.retain(|k| *k != "children" && *k != "numChildren");
-            }
+            let keys: BTreeSet<&String> = x.keys().chain(y.keys()).collect();
             keys.into_iter()
                 .filter(|k| !fields.contains(*k))
                 .find_map(|k| match (x.get(k), y.get(k)) {

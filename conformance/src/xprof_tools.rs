@@ -298,7 +298,7 @@ fn check_tool(tool: &str, built: &op_stats::OpStatsBuild, theirs: &str) -> Resul
 }
 
 /// The tools rendered from xprof's own OpStats (`xprof.op_stats.pb.gz`), each against xprof's
-/// output: the bytes.
+/// output: the bytes (the op profile in each grouping too).
 pub fn check_renderers(case_dir: &Path) -> Result<String, String> {
     let path = case_dir.join("xprof.op_stats.pb.gz");
     if !path.exists() {
@@ -322,6 +322,21 @@ pub fn check_renderers(case_dir: &Path) -> Result<String, String> {
             ));
         }
         report.push_str(&format!("{tool} from xprof's OpStats: xprof's bytes\n"));
+    }
+    // The op profile of each grouping, from xprof's OpStats (its ops' fused children too).
+    for (file, group_by) in crate::xprof_op_profile::GROUPINGS {
+        let Some(theirs) = saved(case_dir, file)? else {
+            continue;
+        };
+        let ours = profkit_xprof::tools::op_profile::op_profile_json(&stats, group_by)
+            .map_err(|e| format!("from xprof's OpStats: {file}: {e}"))?;
+        if ours != theirs {
+            return Err(format!(
+                "from xprof's OpStats: {}",
+                bytes_differ(file, &theirs, &ours)
+            ));
+        }
+        report.push_str(&format!("{file} from xprof's OpStats: xprof's bytes\n"));
     }
     Ok(report)
 }

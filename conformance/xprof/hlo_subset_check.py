@@ -14,7 +14,8 @@ from google.protobuf.descriptor import FieldDescriptor as F
 from tensorflow.compiler.xla.service import hlo_pb2
 
 SCALARS = {F.TYPE_INT64: "int64", F.TYPE_INT32: "int32", F.TYPE_STRING: "string", F.TYPE_BOOL: "bool",
-           F.TYPE_BYTES: "bytes"}
+           F.TYPE_BYTES: "bytes", F.TYPE_UINT32: "uint32", F.TYPE_UINT64: "uint64",
+           F.TYPE_FLOAT: "float", F.TYPE_DOUBLE: "double"}
 
 
 def main():
@@ -24,9 +25,12 @@ def main():
     pool = hlo_pb2.DESCRIPTOR.pool
     stack, checked, bad = [], 0, []
     for line in (l.strip() for l in text.splitlines()):
-        opened = re.match(r"(message|enum) (\w+) \{", line)
+        opened = re.match(r"(message|enum) (\w+) \{(\})?", line)
         if opened:
-            stack.append(opened.groups())
+            kind, name, closed = opened.groups()
+            # An empty message (`message X {}`, declared for a field's type only) opens nothing.
+            if not closed:
+                stack.append((kind, name))
             continue
         if line == "}":
             stack.pop()

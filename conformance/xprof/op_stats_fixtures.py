@@ -24,6 +24,7 @@ CASES = [
     "xplane/gpu-steps",
     "xplane/host-grouping",
     "xplane/tpu-op-metrics",
+    "xplane/tpu-fusions",
     "xplane-device/gpu",
 ]
 STRIPPED = {"xplane-device/gpu"}

@@ -202,14 +202,9 @@ def note_fields(note):
 
 def op_profile_difference(a, b, fields, path="$"):
     """The first path where two op profiles differ outside the fields named (None when they agree
-    there): `fusionChildren` leaves out the children of fusion ops (not of their duplicate groups)."""
+    there)."""
     if isinstance(a, dict) and isinstance(b, dict):
         keys = set(a) | set(b)
-        xla = a.get("xla") or {}
-        if "fusionChildren" in fields and xla.get("category", "").endswith(" fusion") and not a.get(
-            "name", ""
-        ).endswith(" and its duplicate(s)"):
-            keys -= {"children", "numChildren"}
         for k in sorted(keys - fields):
             if k not in a or k not in b:
                 return f"{path}.{k} present on one side only"

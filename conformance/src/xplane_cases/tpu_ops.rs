@@ -261,3 +261,81 @@ pub(super) fn tpu_sparse_core() -> XSpace {
     });
     space(vec![tc, sc])
 }
+
+/// The HLO module `make_tpu_fusions_hlo.py` writes: a fusion holding many opcodes, a nested
+/// fusion, constants and a tuple root.
+const TPU_FUSIONS_HLO: &[u8] = include_bytes!("../data/tpu_fusions.hlo.pb");
+
+/// TensorCore ops that are fusions of the programs whose HLO protos `/host:metadata` holds (the
+/// hand-made `jit_g`, and every fusion of the `jit_train_step` JAX wrote), and ops that are not
+/// fusions: xprof gives each fusion op its fused instructions, with their HLO text.
+pub(super) fn tpu_fusions() -> XSpace {
+    const TRAIN_STEP_FUSIONS: [&str; 20] = [
+        "ynn_fusion.3",
+        "broadcast_maximum_fusion",
+        "ynn_fusion.2",
+        "add_reduce_fusion",
+        "subtract_exponential_fusion",
+        "wrapped_reduce",
+        "negate_divide_fusion",
+        "multiply_add_fusion",
+        "ynn_fusion.1",
+        "compare_select_fusion",
+        "ynn_fusion",
+        "multiply_subtract_fusion.3",
+        "wrapped_reduce-window",
+        "multiply_subtract_fusion.2",
+        "multiply_subtract_fusion.1",
+        "multiply_subtract_fusion",
+        "wrapped_log",
+        "subtract_select_fusion",
+        "wrapped_reduce-window.1",
+        "multiply_negate_fusion",
+    ];
+    let tpu = plane(0, "/device:TPU:0", |b| {
+        b.add_stat(stats::DEVICE_TYPE_STRING, "TPU v4")
+            .add_stat("peak_teraflops_per_second", 100.0)
+            .add_stat("peak_hbm_bw_gigabytes_per_second", 1000.0);
+        let mut ops: Vec<(&str, u64)> = vec![("fusion.10", 27), ("p.0", 27), ("fusion.11", 99)];
+        ops.extend(TRAIN_STEP_FUSIONS.iter().map(|f| (*f, 26)));
+        ops.push(("dot.1", 26));
+        for (i, (name, program)) in ops.iter().enumerate() {
+            // One metadata per program's op, named for the instruction by its display name.
+            let key = format!("{name}@{program}");
+            xla_op(
+                b,
+                &key,
+                Some(*program),
+                Some(i as u64 + 1),
+                &[("hlo_category", StatValue::Str("loop fusion".into()))],
+            );
+            metadata(b, &key).set_display_name(*name);
+        }
+        let mut line = b.line(1);
+        line.set_name(constants::XLA_OP_LINE_NAME)
+            .set_timestamp_ns(1_000);
+        // Each op a time of its own power of two, so that no two nodes' times tie: xprof orders
+        // nodes of equal time by its hash maps' order, which changes from run to run.
+        let mut at = US;
+        for (i, (name, program)) in ops.iter().enumerate() {
+            let duration = 1_000_i64 << i;
+            line.add_event(&format!("{name}@{program}"))
+                .set_offset_ps(at)
+                .set_duration_ps(duration);
+            at += duration + US;
+        }
+    });
+    let metadata = plane(1, constants::METADATA_PLANE_NAME, |b| {
+        for (name, id, proto) in [
+            ("jit_g(27)", 27_u64, TPU_FUSIONS_HLO),
+            ("jit_train_step(26)", 26, JIT_TRAIN_STEP_HLO),
+        ] {
+            let md_id = b.event_metadata_id(name);
+            if let Some(mut md) = b.event_metadata(md_id) {
+                md.add_stat("Hlo Proto", proto.to_vec());
+                md.add_stat(stats::PROGRAM_ID, id);
+            }
+        }
+    });
+    space(vec![tpu, metadata])
+}

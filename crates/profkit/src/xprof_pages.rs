@@ -25,7 +25,7 @@ pub(crate) fn run(
 ) -> Result<Vec<String>, Failure> {
     let host_refs: Vec<&str> = hosts.iter().map(String::as_str).collect();
     let built = op_stats::build(spaces, &host_refs);
-    let mut missing = built.missing.clone();
+    let mut missing: Vec<String> = built.missing_pages().map(str::to_owned).collect();
     if tool != "pod_viewer" {
         missing.extend(input_pipeline::missing(&built.op_stats));
     }

@@ -11,7 +11,8 @@
 //! Names, stats and times come from pools that hold what the rules look at (framework op names,
 //! XLA op stats, allocator events, step markers and step stats, tf-function calls, collectives,
 //! copies, epoch-dated lines, negative and huge times, HLO
-//! protos that are random bytes, kernel launch details, GPU vendors). No panic; the tools' JSON parses; the OpStats file decodes.
+//! protos that are random bytes or modules drawn from the bytes (fusions calling missing or
+//! cyclic computations), kernel launch details, GPU vendors). No panic; the tools' JSON parses; the OpStats file decodes.
 
 use profkit_xplane::{PlaneBuilder, XPlane, XSpace};
 
@@ -107,6 +108,19 @@ pub fn space(data: &[u8]) -> XSpace {
                 b.add_stat("device_vendor", "AMD");
             }
             _ => {}
+        }
+        // The metadata plane holds an HLO module drawn from the bytes too (program 0, whose
+        // instructions the TPU ops name): fusions calling computations that exist, do not, or
+        // call back, with operands, shapes and constants of any kind.
+        if chunk[0] % 8 == 3 {
+            let id = b.event_metadata_id("jit_fuzz(0)");
+            if let Some(mut md) = b.event_metadata(id) {
+                md.add_stat(
+                    "Hlo Proto",
+                    bytes::Bytes::from(fused_hlo_proto(&chunk[1..])),
+                );
+                md.add_stat("program_id", 0_u64);
+            }
         }
         let mut offset = 0i64;
         for event in chunk[1..].chunks_exact(5) {
@@ -314,6 +328,113 @@ fn memory_viewer(data: &[u8], space: &XSpace) {
     for module in memory_viewer::modules(spaces) {
         let _ = memory_viewer::memory_viewer(spaces, &module.name, 0);
     }
+}
+
+/// Protobuf's varint of `v`.
+fn varint(out: &mut Vec<u8>, mut v: u64) {
+    while v >= 0x80 {
+        out.push((v as u8) | 0x80);
+        v >>= 7;
+    }
+    out.push(v as u8);
+}
+
+/// Field `field` as a varint.
+fn int_field(out: &mut Vec<u8>, field: u64, v: u64) {
+    varint(out, field << 3);
+    varint(out, v);
+}
+
+/// Field `field` as length-delimited bytes.
+fn bytes_field(out: &mut Vec<u8>, field: u64, v: &[u8]) {
+    varint(out, (field << 3) | 2);
+    varint(out, v.len() as u64);
+    out.extend_from_slice(v);
+}
+
+/// An encoded `xla.HloProto` (XLA's field numbers) drawn from `data`: up to four computations
+/// (ids 0 to 3) of instructions named from the name pool, each instruction's opcode, shape
+/// (an array, a tuple, a scalar with a tiled layout), operands and called computation (an id that
+/// may be missing or the caller's own) from a byte each.
+fn fused_hlo_proto(data: &[u8]) -> Vec<u8> {
+    const OPCODES: [&str; 10] = [
+        "fusion",
+        "add",
+        "parameter",
+        "tuple",
+        "constant",
+        "broadcast",
+        "dot",
+        "reduce",
+        "slice",
+        "custom-call",
+    ];
+    let mut module = Vec::new();
+    let computations = data.chunks(10).take(4).len();
+    for (c, part) in data.chunks(10).take(4).enumerate() {
+        let mut computation = Vec::new();
+        bytes_field(&mut computation, 1, format!("computation.{c}").as_bytes());
+        for (i, pair) in part.chunks(2).enumerate() {
+            let [a, b] = [pair[0], pair.get(1).copied().unwrap_or(0)];
+            let mut ins = Vec::new();
+            // The entry's first instruction is the fusion the ops name (`fusion.1`); a fusion
+            // calls the next computation, or (one byte in five) any id, missing or a caller.
+            let (name, opcode) = if c == 0 && i == 0 {
+                ("fusion.1", "fusion")
+            } else {
+                (
+                    NAMES[usize::from(a) % NAMES.len()],
+                    OPCODES[usize::from(b) % OPCODES.len()],
+                )
+            };
+            let wild = b % 5 == 0;
+            let opcode = if opcode == "fusion" && !wild && c + 1 >= computations {
+                "add"
+            } else {
+                opcode
+            };
+            bytes_field(&mut ins, 1, name.as_bytes());
+            bytes_field(&mut ins, 2, opcode.as_bytes());
+            let mut shape = Vec::new();
+            int_field(&mut shape, 2, u64::from(b % 20));
+            match a % 3 {
+                0 => int_field(&mut shape, 3, u64::from(b)),
+                1 => {
+                    let mut element = Vec::new();
+                    int_field(&mut element, 2, 11);
+                    int_field(&mut element, 3, 1 << 40);
+                    bytes_field(&mut shape, 4, &element);
+                }
+                _ => {
+                    let mut layout = Vec::new();
+                    let mut tile = Vec::new();
+                    int_field(&mut tile, 1, 128);
+                    bytes_field(&mut layout, 6, &tile);
+                    int_field(&mut layout, 8, u64::from(a));
+                    bytes_field(&mut shape, 5, &layout);
+                }
+            }
+            bytes_field(&mut ins, 3, &shape);
+            bytes_field(&mut ins, 11, b"kLoop");
+            let id = (c * 100 + i) as u64;
+            int_field(&mut ins, 35, id);
+            int_field(&mut ins, 36, u64::from(a % 4) + (c * 100) as u64);
+            let called = if wild { u64::from(a % 6) } else { c as u64 + 1 };
+            int_field(&mut ins, 38, called);
+            if b % 7 == 0 {
+                // A constant's literal: f32 values, packed.
+                let mut literal = Vec::new();
+                bytes_field(&mut literal, 8, &f32::from(a).to_le_bytes());
+                bytes_field(&mut ins, 8, &literal);
+            }
+            bytes_field(&mut computation, 2, &ins);
+        }
+        int_field(&mut computation, 5, c as u64);
+        bytes_field(&mut module, 3, &computation);
+    }
+    let mut proto = Vec::new();
+    bytes_field(&mut proto, 1, &module);
+    proto
 }
 
 /// Runs the target on one input. Panics when a property does not hold.

@@ -16,8 +16,8 @@ use profkit_xplane::XPlane;
 use profkit_xplane::visitor::PlaneVisitor;
 
 use super::cost::{Cost, cost, hbm_access};
-use super::hlo::{HloModuleMap, category, tf_op_full_name};
-use super::hlo_text::{expression, source_info};
+use super::hlo::{HloModuleMap, tf_op_full_name};
+use super::hlo_text::{category, expression, source_info};
 use super::metrics_db::{DbBuilder, add_idle_op, set_total_time_ps};
 use super::tpu::int_or_uint;
 use crate::preprocess::derived::is_derived_line_id;
@@ -218,7 +218,7 @@ pub fn gpu_op_metrics_db(plane: &XPlane, hlo: &HloModuleMap) -> GpuDb {
                         .entry((program_id, name.to_owned()))
                         .or_insert_with(|| {
                             std::rc::Rc::new(HloOpInfo {
-                                category: category(instruction),
+                                category: category(module, instruction),
                                 provenance: tf_op_full_name(instruction.metadata.as_ref()),
                                 deduplicated_name: instruction
                                     .metadata

@@ -76,7 +76,12 @@ impl HloModule {
 
     /// The computation with id `id`.
     pub(crate) fn computation(&self, id: i64) -> Option<&Computation> {
-        self.proto.computations.get(*self.computations.get(&id)?)
+        self.proto.computations.get(self.computation_index(id)?)
+    }
+
+    /// The index (in the module's order) of the computation with id `id`.
+    pub(crate) fn computation_index(&self, id: i64) -> Option<usize> {
+        self.computations.get(&id).copied()
     }
 }
 
@@ -120,6 +125,18 @@ impl HloModuleMap {
             }
             map.modules
                 .entry(program_id)
+                .or_insert_with(|| HloModule::new(module));
+        }
+        map
+    }
+
+    /// The map of the modules given, by program id (the first of an id winning).
+    #[cfg(test)]
+    pub(crate) fn from_modules(modules: impl IntoIterator<Item = (u64, HloModuleProto)>) -> Self {
+        let mut map = HloModuleMap::default();
+        for (id, module) in modules {
+            map.modules
+                .entry(id)
                 .or_insert_with(|| HloModule::new(module));
         }
         map
@@ -171,9 +188,16 @@ pub(crate) fn tf_op_full_name(metadata: Option<&OpMetadata>) -> String {
     }
 }
 
-/// `HloInstruction::ToCategory` for the opcodes the cost model covers: fusions by kind
-/// (`kLoop` is "loop fusion", `kInput` "input fusion", `kOutput` "output fusion", `kCustom`
-/// "custom fusion"), every other instruction its opcode.
+/// TraceMe's op name (`TraceMeOp(op_name, op_type)`) as the HLO instruction wrapper builds its
+/// `op_full_name`: `op_name:op_type`, `:` when the instruction has neither.
+pub(crate) fn tf_op_full_name_always(metadata: Option<&OpMetadata>) -> String {
+    let (name, op_type) = metadata.map_or(("", ""), |m| (m.op_name.as_str(), m.op_type.as_str()));
+    format!("{name}:{op_type}")
+}
+
+/// `HloFusionInstruction::ToCategory`: a fusion's category by its kind (`kLoop` is "loop
+/// fusion", `kInput` "input fusion", `kOutput` "output fusion", `kCustom` "custom fusion"); any
+/// other instruction's is `hlo_text::category`'s, which calls this for fusions.
 pub(crate) fn category(instruction: &HloInstructionProto) -> String {
     if instruction.opcode == "fusion" {
         let kind = instruction

@@ -4,7 +4,8 @@
 //!
 //! What is built today: the host op metrics database ([`host_op_metrics_db`]); the device op
 //! metrics of TPU planes (the XLA ops of each TensorCore plane, with the ops of its SparseCore
-//! planes as children: [`tensor_core_op_metrics_db`], module `tpu`) and of GPU planes
+//! planes as children: [`tensor_core_op_metrics_db`], module `tpu`; the instructions fused into
+//! TPU ops as their children, from the programs' HLO protos, module `fusion`) and of GPU planes
 //! ([`gpu_op_metrics_db`]: kernels that carry a framework op, and kernels of XLA programs placed
 //! on their HLO ops through the programs' HLO protos, [`HloModuleMap`], with FLOPs, bytes and HBM
 //! reads and writes from XLA's GPU cost model for the opcodes module `cost` covers, and their
@@ -19,11 +20,10 @@
 //! steps' HLO op metrics; and the tf-function stats ([`tf_functions`]).
 //!
 //! Not built: XLA's cost model beyond the opcodes module `cost` names; the GPU `PerfEnv` of
-//! architectures whose peak tables [`perf_env`] does not know; the TPU ops' fusion
-//! children from the HLO protos (`UpdateOpMetricsDbFromHloModuleMap`, which only the op profile
-//! reads); the expressions of GPU HLO ops whose opcodes or attributes module `hlo_text` does not
-//! print; the SparseCore cores' step
-//! info and xprof's correction of TPU steps' idle time by the host's input time
+//! architectures whose peak tables [`perf_env`] does not know; the expressions of GPU HLO ops and
+//! the HLO text of fused instructions whose opcodes or attributes module `hlo_text` does not
+//! print (named in [`OpStatsBuild::missing`]); the SparseCore cores' step info and xprof's
+//! correction of TPU steps' idle time by the host's input time
 //! (`MayFixTpuStepAnalysis`). Where a profile has what xprof builds a missing part from and a tool would
 //! show it (an HLO op of an opcode not covered, GPU peaks when HLO ops have FLOPs or bytes),
 //! [`OpStatsBuild::missing`] names it, so that
@@ -49,6 +49,7 @@ mod cost;
 mod device;
 mod duty_cycle;
 pub mod event_span;
+mod fusion;
 pub(crate) mod hlo;
 mod hlo_text;
 mod host;
@@ -108,6 +109,18 @@ impl OpStatsBuild {
             .iter()
             .map(String::as_str)
             .filter(|m| !NOT_OP_METRICS.iter().any(|p| m.starts_with(p)))
+            // The fused instructions' text is the op profile's, not the op metrics'.
+            .filter(|m| !m.contains("fused instructions"))
+    }
+
+    /// The [`missing`](Self::missing) notes but those of what only the op profile shows (the HLO
+    /// text of fused instructions): what the pages rendered from OpStats (overview_page,
+    /// input_pipeline_analyzer, pod_viewer) may lack.
+    pub fn missing_pages(&self) -> impl Iterator<Item = &str> {
+        self.missing
+            .iter()
+            .map(String::as_str)
+            .filter(|m| !m.contains("fused instructions"))
     }
 
     /// The OpStats encoded as xprof caches it (`<run>/ALL_HOSTS.op_stats_v2.pb`).
@@ -173,6 +186,14 @@ pub fn host_op_stats(mut space: XSpace, host: &str) -> (OpStats, Vec<String>) {
     let mut device = DbBuilder::default();
     if let Some(first) = tpu_planes.first() {
         stats.perf_env = Some(perf_env::tpu_perf_env(first));
+        // The programs' HLO (xprof reads it for TPU op metrics: the instructions fused into ops).
+        let hlo = space
+            .planes
+            .iter()
+            .find(|p| p.name == METADATA_PLANE_NAME)
+            .map(HloModuleMap::from_metadata_plane)
+            .unwrap_or_default();
+        let mut fusion_gaps = fusion::Gaps::default();
         // SparseCore planes first: their modules' ops become children of TensorCore ops.
         let mut sparse = std::collections::HashMap::new();
         let is_sparse = |name: &str| {
@@ -182,8 +203,26 @@ pub fn host_op_stats(mut space: XSpace, host: &str) -> (OpStats, Vec<String>) {
         for plane in tpu_planes.iter().filter(|p| is_sparse(&p.name)) {
             add_sparse_core_op_metrics(plane, &mut sparse);
         }
+        for db in sparse.values_mut() {
+            fusion::add_fused_children(db, &hlo, &mut fusion_gaps);
+        }
         for plane in tpu_planes.iter().filter(|p| !is_sparse(&p.name)) {
-            device.combine(&tensor_core_op_metrics_db(plane, &sparse), true);
+            let mut db = tensor_core_op_metrics_db(plane, &sparse);
+            fusion::add_fused_children(&mut db, &hlo, &mut fusion_gaps);
+            device.combine(&db, true);
+        }
+        if fusion_gaps.over_budget {
+            missing.push(format!(
+                "the HLO text of fused instructions past the first {} MiB of it",
+                fusion::MAX_TEXT_BYTES >> 20
+            ));
+        }
+        if !fusion_gaps.unprinted.is_empty() {
+            let opcodes: Vec<&str> = fusion_gaps.unprinted.iter().map(String::as_str).collect();
+            missing.push(format!(
+                "the HLO text of fused instructions of opcodes {} (their attributes, sharding, frontend attributes or constants)",
+                opcodes.join(", ")
+            ));
         }
         // The device's busy and idle time (only TPU hosts have them).
         let mut duty = duty_cycle::Combiner::default();
@@ -202,31 +241,13 @@ pub fn host_op_stats(mut space: XSpace, host: &str) -> (OpStats, Vec<String>) {
         device.db.busy_time_ps = duty.active_ps();
         device.db.idle_time_high_confidence_ps = device.db.idle_time_ps;
         device.db.busy_time_high_confidence_ps = device.db.busy_time_ps;
-        let training = space
-            .planes
-            .iter()
-            .find(|p| p.name == METADATA_PLANE_NAME)
-            .is_some_and(|p| HloModuleMap::from_metadata_plane(p).is_training());
-        if training {
+        if hlo.is_training() {
             if let Some(env) = stats.run_environment.as_mut() {
                 env.is_training = true;
             }
         }
-        // xprof looks for kernels on the TPU planes too; the HLO is read only if one may be.
+        // xprof looks for kernels on the TPU planes too.
         let mut kernels = kernel_stats::KernelReports::default();
-        let hlo = if tpu_planes
-            .iter()
-            .any(|p| p.stat_metadata.values().any(|m| m.name == "kernel_details"))
-        {
-            space
-                .planes
-                .iter()
-                .find(|p| p.name == METADATA_PLANE_NAME)
-                .map(HloModuleMap::from_metadata_plane)
-                .unwrap_or_default()
-        } else {
-            HloModuleMap::default()
-        };
         for plane in &tpu_planes {
             kernels.merge(kernel_stats::kernel_reports(plane, &hlo));
         }

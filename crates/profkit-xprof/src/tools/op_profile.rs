@@ -140,10 +140,9 @@ pub fn op_profile_json(stats: &OpStats, group_by: Grouping) -> Result<String> {
 }
 
 /// What of the op profile of `built` is not xprof's, each gap ending with the JSON fields it
-/// touches (`(op_profile fields: a, b)`; `fusionChildren` is the children of fusion ops, `all`
-/// any field): the parts of OpStats not built ([`OpStatsBuild::missing`]) that the op profile
-/// shows, the instructions fused into TPU
-/// ops (xprof reads them from the programs' HLO protos and prints their HLO text), and the kernel
+/// touches (`(op_profile fields: a, b)`; `all` any field): the parts of OpStats not built
+/// ([`OpStatsBuild::missing`]) that the op profile shows (among them the HLO text of GPU HLO ops
+/// and of fused instructions that OpStats does not print), and the kernel
 /// metadata xprof parses from the HLO expressions that carry some (`xprof_metadata`).
 pub fn missing(built: &OpStatsBuild) -> Vec<String> {
     const FLOPS: &str = "flops, uncappedFlops, rawFlops, bf16Flops";
@@ -153,7 +152,8 @@ pub fn missing(built: &OpStatsBuild) -> Vec<String> {
     // no part of the op profile.
     let op_metrics: Vec<&str> = built.missing_op_metrics().collect();
     for m in &built.missing {
-        let fields = if !op_metrics.contains(&m.as_str()) {
+        let op_profile_only = m.contains("fused instructions");
+        let fields = if !op_metrics.contains(&m.as_str()) && !op_profile_only {
             continue;
         } else if m.contains("TensorCore utilization") {
             // The kernel stats' TensorCore use, which the op profile does not show.
@@ -162,32 +162,18 @@ pub fn missing(built: &OpStatsBuild) -> Vec<String> {
             format!("{FLOPS}, {BYTES}")
         } else if m.contains("peaks") {
             "flops, uncappedFlops, bandwidthUtils".to_owned()
-        } else if m.contains("XLA's printer") {
+        } else if m.contains("XLA's printer") || m.contains("fused instructions") {
             "expression".to_owned()
         } else {
             "all".to_owned()
         };
         gaps.push(format!("{m} (op_profile fields: {fields})"));
     }
-    let stats = &built.op_stats;
-    let hardware = stats
-        .run_environment
-        .as_ref()
-        .map_or(0, |e| e.hardware_type);
-    let ops = stats
+    let ops = built
+        .op_stats
         .device_op_metrics_db
         .iter()
         .flat_map(|db| &db.metrics_db);
-    if hardware == HardwareType::Tpu as i32
-        && ops.clone().any(|op| {
-            is_fusion(&op.category) && stats.program_id_to_name_map.contains_key(&op.hlo_module_id)
-        })
-    {
-        gaps.push(
-            "the instructions fused into TPU ops, from the programs' HLO protos (op_profile fields: fusionChildren)"
-                .to_owned(),
-        );
-    }
     let mut stack: Vec<&OpMetrics> = ops.collect();
     while let Some(op) = stack.pop() {
         if op.long_name.contains("xprof_metadata") {
