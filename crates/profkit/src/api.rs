@@ -568,12 +568,43 @@ pub fn xprof(
     limits: &Limits,
     control: &Control,
 ) -> Result<(String, Vec<String>), Error> {
+    xprof_with(tool, inputs, &XprofOptions::new(), limits, control)
+}
+
+/// `xprof`'s options, named as the command's.
+#[derive(Clone, Debug, Default)]
+#[non_exhaustive]
+pub struct XprofOptions {
+    /// op_profile's grouping: `program` (the default), `category` or `provenance`
+    /// (`--group-by`).
+    pub group_by: Option<String>,
+}
+
+impl XprofOptions {
+    /// xprof's defaults.
+    pub fn new() -> Self {
+        XprofOptions::default()
+    }
+}
+
+/// [`xprof`] with its options.
+pub fn xprof_with(
+    tool: Option<&str>,
+    inputs: &[PathBuf],
+    options: &XprofOptions,
+    limits: &Limits,
+    control: &Control,
+) -> Result<(String, Vec<String>), Error> {
     let mut args: Vec<OsString> = vec!["xprof".into()];
     match tool {
         Some(tool) => args.push(tool.into()),
         None => args.push("--list".into()),
     }
     args.extend(inputs.iter().map(|p| path_arg(p)));
+    if let Some(group_by) = &options.group_by {
+        args.push("--group-by".into());
+        args.push(group_by.into());
+    }
     let answer = run(args, limits, control, false)?;
     Ok((answer.text, answer.warnings))
 }

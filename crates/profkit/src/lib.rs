@@ -246,8 +246,8 @@ enum Command {
     /// `framework_op_stats` (JSON DataTables; `--text` prints its table), `overview_page`,
     /// `input_pipeline_analyzer` and `pod_viewer` (rendered from profkit's OpStats; `--text`
     /// prints their tables), `kernel_stats`, `hlo_stats`, `roofline_model`, `op_profile`
-    /// (`--group-by program|category|provenance`), `memory_profile` (one host) and
-    /// `trace_viewer`.
+    /// (`--group-by program|category|provenance`; `--text` prints its tree to `--depth` levels),
+    /// `memory_profile` (one host) and `trace_viewer`.
     Xprof {
         /// The tool, then the XSpaces (with --list: the XSpaces only).
         #[arg(value_name = "TOOL IN", num_args = 1.., required = true)]
@@ -267,6 +267,9 @@ enum Command {
         /// op_profile's grouping of the ops (xprof's `group_by` option; default: program).
         #[arg(long, value_name = "GROUPING", value_parser = ["program", "category", "provenance"])]
         group_by: Option<String>,
+        /// With op_profile --text: the tree's levels shown below the root (default 3).
+        #[arg(long, value_name = "N")]
+        depth: Option<usize>,
     },
     /// HolisticTraceAnalysis's analyses of PyTorch profiler traces of GPU runs (one trace per
     /// rank), as HTA 0.5.0's TraceAnalysis computes them.
@@ -452,6 +455,7 @@ fn run(cli: Cli) -> Result<(), Failure> {
             text,
             rows,
             group_by,
+            depth,
         } => xprof::run(xprof::XprofArgs {
             args,
             list,
@@ -459,6 +463,7 @@ fn run(cli: Cli) -> Result<(), Failure> {
             text,
             rows,
             group_by,
+            depth,
         }),
         Command::Hta {
             analysis,
