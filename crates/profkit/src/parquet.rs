@@ -286,11 +286,12 @@ fn write_host(mut host: Host, out: &Path, overwrite: bool) -> Result<(), Failure
                         }
                     }
                     let mut extra = format!(", {rows} op metrics");
+                    let s = |n: u64| if n == 1 { "" } else { "s" };
                     if kernels > 0 {
-                        extra.push_str(&format!(", {kernels} kernels"));
+                        extra.push_str(&format!(", {kernels} kernel{}", s(kernels)));
                     }
                     if hlo_ops > 0 {
-                        extra.push_str(&format!(", {hlo_ops} HLO ops"));
+                        extra.push_str(&format!(", {hlo_ops} HLO op{}", s(hlo_ops)));
                     }
                     extra
                 }
