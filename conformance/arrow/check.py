@@ -13,7 +13,10 @@
    the docs' `time_per_op` query over it equals the per-op sums (hosts, calls, total, slowest host)
    of the device op lines alone, picked by their names as the profilers write them (a TPU plane's
    `XLA Ops`, a GPU plane's `Stream #...` lines) and summed in Python with pyarrow; DuckDB's host
-   ops of the `op_metrics` table by self time are `profkit xprof framework_op_stats`'s host rows.
+   ops of the `op_metrics` table by self time are `profkit xprof framework_op_stats`'s host rows;
+   the `kernels` and `hlo_ops` tables, read by DuckDB and by pyarrow (the same rows from both),
+   are the rows of `profkit xprof kernel_stats` and `hlo_stats` of each profile, every column
+   compared in the page's units, and the docs' queries over them run.
 3. A dataset of several hosts (the made-up cluster of `profkit-arrow`'s `cluster` example,
    converted host by host, appending) is queried with the SQL of docs/scale.md by DuckDB and by
    Spark in local mode (one session for all queries); the answers must be equal.
@@ -302,6 +305,84 @@ def device_samples(repo, profkit, work):
         got = [(name, round(ps / 1e6, 6)) for name, ps in rows][: len(want)]
         check(got == want, f"op_metrics of {host}: the TF Stats page's {len(want)} host ops, in order",
               f"first difference: {next(((a, b) for a, b in zip(got, want) if a != b), (len(got), len(want)))}")
+    device_tables(repo, profkit, root, files, ["34.83.195.179_6003", "tw003", "host"])
+
+
+def tool_rows(profkit, tool, path):
+    """The rows of `profkit xprof TOOL IN`'s DataTable, each a dict of column id to value."""
+    table = json.loads(run([profkit, "xprof", tool, path]))
+    ids = [c["id"] for c in table["cols"]]
+    return [dict(zip(ids, (c.get("v") for c in r["c"]))) for r in table["rows"]]
+
+
+def device_tables(repo, profkit, root, files, hosts):
+    """The `kernels` and `hlo_ops` tables, read by DuckDB and by pyarrow, are the rows of
+    `profkit xprof kernel_stats` / `hlo_stats` (every column, in the tables' units), and the
+    docs' queries over them run."""
+    con = duckdb.connect()
+    for f, host in zip(files, hosts):
+        for table, tool, order in (("kernels", "kernel_stats", "rank"), ("hlo_ops", "hlo_stats", None)):
+            glob = f"{root}/host=*/table={table}/*.parquet"
+            duck = con.execute(
+                f"""SELECT * EXCLUDE (host, "table") FROM read_parquet('{glob}', hive_partitioning = true,
+                    hive_types_autocast = false) WHERE host = '{host}'""").to_arrow_table()
+            parts = sorted(root.glob(f"host={host}/table={table}/*.parquet"))
+            arrow = ds.dataset([str(p) for p in parts], format="parquet").to_table()
+            # The rows are in file order, the page's (one file per host and table).
+            got_duck = duck.to_pylist()
+            got_arrow = arrow.to_pylist()
+            want = tool_rows(profkit, tool, str(f))
+            check(got_duck == got_arrow, f"{table} of {host}: DuckDB and pyarrow read the same {len(got_arrow)} rows")
+            bad = [i for i, (g, w) in enumerate(zip(got_arrow, want)) if tool_row(table, g) != tool_row(table, w, page=True)]
+            check(len(got_arrow) == len(want) and not bad,
+                  f"{table} of {host}: the {len(want)} rows of profkit xprof {tool}, every column",
+                  f"{len(got_arrow)} rows against {len(want)}; first difference at {bad[:1]}: "
+                  + (f"{tool_row(table, got_arrow[bad[0]])} against {tool_row(table, want[bad[0]], page=True)}" if bad else ""))
+    text = (repo / "docs/scale.md").read_text()
+    for table in ("kernels", "hlo_ops"):
+        sqls = [q for q in re.findall(r"```sql\n(.*?)```", text, re.S) if f"table={table}/" in q]
+        check(len(sqls) == 1, f"docs/scale.md has a query over {table}")
+        for sql in sqls:
+            rows = con.execute(sql.replace("DATASET", str(root))).fetchall()
+            check(len(rows) > 0, f"DuckDB runs the docs' {table} query ({len(rows)} rows)")
+
+
+def tool_row(table, row, page=False):
+    """A row of the table, or of the tool's page (`page`), in the same terms: the page's
+    microseconds from the table's picoseconds and nanoseconds, its shared memory the sum of the
+    table's two, its flags Yes/No, its source cell ending with the table's file and line."""
+    if table == "kernels":
+        if page:
+            return [row[k] for k in ("rank", "kernel_name", "registers_per_thread", "shmem_bytes", "block_dim",
+                                     "grid_dim", "occupancy_pct", "is_op_tensor_core_eligible",
+                                     "is_kernel_using_tensor_core", "op_name", "occurrences", "total_duration_us",
+                                     "avg_duration_us", "min_duration_us", "max_duration_us")]
+        return [row["rank"], row["kernel_name"], row["registers_per_thread"],
+                row["static_shmem_bytes"] + row["dynamic_shmem_bytes"], row["block_dim"], row["grid_dim"],
+                row["occupancy_pct"], row["is_op_tensor_core_eligible"], row["is_kernel_using_tensor_core"],
+                row["op_name"], row["occurrences"], row["total_duration_ns"] / 1e3, row["avg_duration_ns"] / 1e3,
+                row["min_duration_ns"] / 1e3, row["max_duration_ns"] / 1e3]
+    if page:
+        source = row["source_info"]
+        return [row["rank"], row["program_id"], row["category"], row["hlo_op_name"], row["hlo_op_expression"],
+                row["tf_op_name"], row["occurrences"], row["total_time"], row["avg_time"], row["total_self_time"],
+                row["avg_self_time"], row["total_self_time_percent"], row["cumulative_total_self_time_percent"],
+                row["dma_stall_percent"], row["model_flop_rate"], row["normalized_flop_rate"],
+                row["measured_memory_bw"], row["hbm_bw"], row["cmem_read_bw"], row["cmem_write_bw"],
+                row["operational_intensity"], row["bound_by"], row["hlo_rematerialization"],
+                row["outside_compilation"], row["autotuned"], source[source.find(">") + 1:source.rfind("</div>")] if source else "",
+                row["core_type"], row["parent_op_name"], row["vdd_energy"]]
+    yes = lambda b: "Yes" if b else "No"
+    total, self_ = row["total_time_ps"] / 1e6, row["self_time_ps"] / 1e6
+    n = row["occurrences"]
+    source = f"{row['source_file']}:{row['source_line']}" if row["source_file"] and row["source_line"] != -1 else ""
+    return [row["rank"], str(row["program_id"]), row["category"], row["hlo_op_name"], row["expression"],
+            row["framework_op"], n, total, total / n if n else 0.0, self_, self_ / n if n else 0.0,
+            row["self_time_percent"], row["cumulative_self_time_percent"], row["dma_stall_fraction"],
+            row["model_flop_rate"], row["normalized_flop_rate"], row["memory_bw"], row["hbm_bw"],
+            row["cmem_read_bw"], row["cmem_write_bw"], row["operational_intensity"], row["bound_by"],
+            yes(row["rematerialization"]), yes(row["outside_compilation"]), yes(row["autotuned"]), source,
+            row["core_type"], row["parent_op_name"], row["vdd_energy_j"]]
 
 
 def cluster(repo, profkit, work, hosts):

@@ -508,3 +508,75 @@ def test_op_stats_table():
     rows.sort(key=lambda r: (-r["self_time_ps"], r["name"]))
     assert [r["name"] for r in rows] == want
     assert profkit.op_stats(fit).column("host")[0].as_py() == "input"
+
+
+def _page_rows(text):
+    """A DataTable's rows as dicts of column id to value."""
+    table = json.loads(text)
+    ids = [c["id"] for c in table["cols"]]
+    return [dict(zip(ids, (c.get("v") for c in r["c"]))) for r in table["rows"]]
+
+
+def test_device_tables():
+    # The kernels and HLO ops of the real device profiles as tables: the rows of the
+    # kernel_stats and hlo_stats pages, the values in the tables' units.
+    import warnings
+
+    gpu = CONFORMANCE / "xplane-device/gpu/input.xplane.pb.gz"
+    tpu = CONFORMANCE / "xplane-device/tpu/input.xplane.pb.gz"
+    kernels = profkit.op_stats(gpu, table="kernels")
+    assert kernels.schema.metadata[b"profkit.table"] == b"kernels"
+    page = _page_rows(profkit.xprof(gpu, "kernel_stats", raw=True))
+    rows = kernels.to_pylist()
+    assert len(rows) == len(page) == 15
+    for got, want in zip(rows, page):
+        assert got["host"] == "input"
+        assert (got["rank"], got["kernel_name"], got["op_name"], got["occurrences"]) == (
+            want["rank"], want["kernel_name"], want["op_name"], want["occurrences"])
+        assert got["static_shmem_bytes"] + got["dynamic_shmem_bytes"] == want["shmem_bytes"]
+        assert (got["block_dim"], got["grid_dim"]) == (want["block_dim"], want["grid_dim"])
+        assert (got["is_op_tensor_core_eligible"], got["is_kernel_using_tensor_core"]) == (
+            want["is_op_tensor_core_eligible"], want["is_kernel_using_tensor_core"])
+        assert got["total_duration_ns"] / 1e3 == want["total_duration_us"]
+        assert got["avg_duration_ns"] / 1e3 == want["avg_duration_us"]
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        page = _page_rows(profkit.xprof(tpu, "hlo_stats", raw=True))
+    ops = profkit.op_stats(tpu, hosts=["tpu-0"], table="hlo_ops")
+    assert ops.num_rows == len(page) == 17
+    for got, want in zip(ops.to_pylist(), page):
+        assert got["host"] == "tpu-0"
+        assert (got["rank"], str(got["program_id"]), got["category"], got["hlo_op_name"], got["expression"]) == (
+            want["rank"], want["program_id"], want["category"], want["hlo_op_name"], want["hlo_op_expression"])
+        assert got["self_time_ps"] / 1e6 == want["total_self_time"]
+        assert (got["normalized_flop_rate"], got["hbm_bw"], got["bound_by"]) == (
+            want["normalized_flop_rate"], want["hbm_bw"], want["bound_by"])
+    assert all(r["module"] for r in ops.to_pylist() if r["program_id"])
+    # The CPU profile has neither: empty tables of the same columns.
+    fit = CONFORMANCE / "xplane/real-tf-fit/input.xplane.pb"
+    assert profkit.op_stats(fit, table="kernels").num_rows == 0
+    assert profkit.op_stats(fit, table="hlo_ops").schema.names == ops.schema.names
+    assert profkit.op_stats(fit, table="steps").schema.metadata[b"profkit.table"] == b"steps"
+    with pytest.raises(ValueError, match="no OpStats table"):
+        profkit.op_stats(fit, table="kernel")
+
+
+def test_xprof_op_profile_group_by():
+    # JAX on CPU: each grouping is xprof's bytes.
+    import warnings
+
+    case = CONFORMANCE / "xplane/real-jax-plain"
+    path = case / "input.xplane.pb"
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        for group_by, file in [
+            (None, "xprof.op_profile.json"),
+            ("program", "xprof.op_profile.json"),
+            ("category", "xprof.op_profile.category.json"),
+            ("provenance", "xprof.op_profile.provenance.json"),
+        ]:
+            text = profkit.xprof(path, "op_profile", raw=True, group_by=group_by)
+            assert text == (case / file).read_text(), group_by
+    assert "byCategory" in profkit.xprof(path, "op_profile", group_by="category")
+    with pytest.raises(profkit.UsageError):
+        profkit.xprof(path, "hlo_stats", group_by="category")

@@ -318,6 +318,26 @@ impl HostWriter {
         self.write_table(crate::steps::STEPS, "part-0", &schema, || Ok(once.take()))
     }
 
+    /// Writes the kernel stats database of the host's OpStats as
+    /// `table=kernels/part-0.parquet` (see [`crate::kernels`]); the rows written.
+    pub fn write_kernels(&mut self, stats: &profkit_xprof::proto::OpStats) -> Result<u64> {
+        let mut once = Some(crate::kernels::batch(&self.host, stats)?);
+        let schema = crate::kernels::schema();
+        self.write_table(crate::kernels::KERNELS, "part-0", &schema, || {
+            Ok(once.take())
+        })
+    }
+
+    /// Writes the HLO ops of the host's OpStats as `table=hlo_ops/part-0.parquet` (see
+    /// [`crate::hlo_ops`]); the rows written.
+    pub fn write_hlo_ops(&mut self, stats: &profkit_xprof::proto::OpStats) -> Result<u64> {
+        let mut once = Some(crate::hlo_ops::batch(&self.host, stats)?);
+        let schema = crate::hlo_ops::schema();
+        self.write_table(crate::hlo_ops::HLO_OPS, "part-0", &schema, || {
+            Ok(once.take())
+        })
+    }
+
     /// Writes the records of one XDL dataset as `table=xdl_records/<dataset>.<rank>.parquet`.
     pub fn write_xdl(&mut self, records: &mut XdlRecords, part: &str) -> Result<u64> {
         let schema = arrow_array::RecordBatchReader::schema(records);

@@ -66,6 +66,8 @@
 pub mod dataset;
 mod error;
 pub mod events;
+pub mod hlo_ops;
+pub mod kernels;
 pub mod op_metrics;
 pub mod schema;
 pub mod sources;

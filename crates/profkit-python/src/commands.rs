@@ -312,8 +312,8 @@ fn hta(
     to_py(py, &doc)
 }
 
-/// `profkit xprof TOOL IN...` (`--list` when `tool` is None): xprof's text for the tool, and the
-/// notes naming what is not reproduced.
+/// `profkit xprof TOOL IN...` (`--list` when `tool` is None; op_profile's `--group-by`): xprof's
+/// text for the tool, and the notes naming what is not reproduced.
 #[pyfunction]
 #[pyo3(signature = (tool, inputs, max_inflated=None, group_by=None, module=None, memory_space=None))]
 fn xprof(
@@ -336,11 +336,39 @@ fn xprof(
     })
 }
 
-/// xprof's op metrics of XSpaces, one host each (`hosts[i]`, else the file's name as xprof
-/// names hosts): the `op_metrics` table, built in-process without the GIL.
+/// One of the tables of xprof's OpStats (`op_metrics`, `steps`, `kernels`, `hlo_ops`) of
+/// XSpaces, one host each (`hosts[i]`, else the file's name as xprof names hosts), as the
+/// `--to parquet` datasets hold it, built in-process without the GIL.
 #[pyfunction]
-#[pyo3(signature = (paths, hosts=Vec::new()))]
-fn op_metrics(py: Python<'_>, paths: Vec<PathBuf>, hosts: Vec<String>) -> PyResult<Py<PyAny>> {
+#[pyo3(signature = (paths, hosts=Vec::new(), table="op_metrics".to_owned()))]
+fn op_metrics(
+    py: Python<'_>,
+    paths: Vec<PathBuf>,
+    hosts: Vec<String>,
+    table: String,
+) -> PyResult<Py<PyAny>> {
+    type Batch =
+        fn(&str, &profkit_xprof::proto::OpStats) -> profkit_arrow::Result<arrow_array::RecordBatch>;
+    let (schema, batch): (_, Batch) = match table.as_str() {
+        "op_metrics" => (
+            profkit_arrow::op_metrics::schema(),
+            profkit_arrow::op_metrics::batch,
+        ),
+        "steps" => (profkit_arrow::steps::schema(), profkit_arrow::steps::batch),
+        "kernels" => (
+            profkit_arrow::kernels::schema(),
+            profkit_arrow::kernels::batch,
+        ),
+        "hlo_ops" => (
+            profkit_arrow::hlo_ops::schema(),
+            profkit_arrow::hlo_ops::batch,
+        ),
+        other => {
+            return Err(pyo3::exceptions::PyValueError::new_err(format!(
+                "no OpStats table {other:?}: op_metrics, steps, kernels or hlo_ops"
+            )));
+        }
+    };
     let files = paths.clone();
     let batches = call(py, &files, move |control| {
         let mut batches = Vec::with_capacity(paths.len());
@@ -371,13 +399,11 @@ fn op_metrics(py: Python<'_>, paths: Vec<PathBuf>, hosts: Vec<String>) -> PyResu
                 profkit_xprof::op_stats::read_space(file, profkit_xplane::ReadOptions::default())
                     .map_err(|e| input(&e))?;
             let built = profkit_xprof::op_stats::build(vec![space], &[host.as_str()]);
-            batches.push(
-                profkit_arrow::op_metrics::batch(&host, &built.op_stats).map_err(|e| input(&e))?,
-            );
+            batches.push(batch(&host, &built.op_stats).map_err(|e| input(&e))?);
         }
         Ok(batches)
     })?;
-    crate::table(py, profkit_arrow::op_metrics::schema(), batches)
+    crate::table(py, schema, batches)
 }
 
 pub(crate) fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {

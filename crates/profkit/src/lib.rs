@@ -247,9 +247,9 @@ enum Command {
     /// `framework_op_stats` (JSON DataTables; `--text` prints its table), `overview_page`,
     /// `input_pipeline_analyzer` and `pod_viewer` (rendered from profkit's OpStats; `--text`
     /// prints their tables), `kernel_stats`, `hlo_stats`, `roofline_model`, `op_profile`
-    /// (`--group-by program|category|provenance`), `memory_profile` (one host),
-    /// `memory_viewer` (one XLA program's buffers: `--module NAME [--memory-space N]`,
-    /// `--list-modules`) and `trace_viewer`.
+    /// (`--group-by program|category|provenance`; `--text` prints its tree to `--depth` levels),
+    /// `memory_profile` (one host), `memory_viewer` (one XLA program's buffers: `--module NAME
+    /// [--memory-space N]`, `--list-modules`) and `trace_viewer`.
     Xprof {
         /// The tool, then the XSpaces (with --list: the XSpaces only).
         #[arg(value_name = "TOOL IN", num_args = 1.., required = true)]
@@ -278,6 +278,9 @@ enum Command {
         /// With memory_viewer: list the programs of the inputs, one name a line.
         #[arg(long)]
         list_modules: bool,
+        /// With op_profile --text: the tree's levels shown below the root (default 3).
+        #[arg(long, value_name = "N")]
+        depth: Option<usize>,
     },
     /// HolisticTraceAnalysis's analyses of PyTorch profiler traces of GPU runs (one trace per
     /// rank), as HTA 0.5.0's TraceAnalysis computes them.
@@ -466,6 +469,7 @@ fn run(cli: Cli) -> Result<(), Failure> {
             module,
             memory_space,
             list_modules,
+            depth,
         } => xprof::run(xprof::XprofArgs {
             args,
             list,
@@ -476,6 +480,7 @@ fn run(cli: Cli) -> Result<(), Failure> {
             module,
             memory_space,
             list_modules,
+            depth,
         }),
         Command::Hta {
             analysis,

@@ -195,8 +195,8 @@ fn finish(
     .map_err(Failure::Output)
 }
 
-/// xprof's op metrics of an XSpace file (the planes OpStats reads, read again), as the
-/// `op_metrics` table.
+/// xprof's OpStats of an XSpace file (the planes OpStats reads, read again), for the
+/// `op_metrics`, `steps`, `kernels` and `hlo_ops` tables.
 fn op_stats(
     path: &Path,
     host: &str,
@@ -260,12 +260,40 @@ fn write_host(mut host: Host, out: &Path, overwrite: bool) -> Result<(), Failure
                     writer
                         .write_steps(&stats.op_stats)
                         .map_err(|e| bad(&name, e))?;
+                    // The device tables come from the same OpStats (built once).
+                    let kernels = writer
+                        .write_kernels(&stats.op_stats)
+                        .map_err(|e| bad(&name, e))?;
+                    let hlo_ops = writer
+                        .write_hlo_ops(&stats.op_stats)
+                        .map_err(|e| bad(&name, e))?;
                     for missing in stats.missing_op_metrics() {
                         crate::session::note(format!(
                             "{name}: op_metrics: not reproduced: {missing}"
                         ));
                     }
-                    format!(", {rows} op metrics")
+                    if hlo_ops > 0 {
+                        let op_metrics: Vec<&str> = stats.missing_op_metrics().collect();
+                        for missing in
+                            profkit_xprof::tools::lacking::not_reproduced("hlo_stats", &stats)
+                        {
+                            // The op metrics' gaps are named above.
+                            if !op_metrics.iter().any(|m| missing.starts_with(m)) {
+                                crate::session::note(format!(
+                                    "{name}: hlo_ops: not reproduced: {missing}"
+                                ));
+                            }
+                        }
+                    }
+                    let mut extra = format!(", {rows} op metrics");
+                    let s = |n: u64| if n == 1 { "" } else { "s" };
+                    if kernels > 0 {
+                        extra.push_str(&format!(", {kernels} kernel{}", s(kernels)));
+                    }
+                    if hlo_ops > 0 {
+                        extra.push_str(&format!(", {hlo_ops} HLO op{}", s(hlo_ops)));
+                    }
+                    extra
                 }
                 None => {
                     crate::session::note(format!(

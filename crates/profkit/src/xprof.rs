@@ -44,6 +44,8 @@ pub(crate) struct XprofArgs {
     pub memory_space: Option<i64>,
     /// memory_viewer: list the programs instead.
     pub list_modules: bool,
+    /// op_profile's `--text`: the levels of the tree shown below the root.
+    pub depth: Option<usize>,
 }
 
 /// The planes of an input the tools read (see `profkit_xprof::op_stats::read_space`).
@@ -112,6 +114,11 @@ pub(crate) fn run(args: XprofArgs) -> Result<(), Failure> {
         return Err(Failure::Usage(
             "xprof: --module, --memory-space and --list-modules are options of the memory_viewer tool"
                 .into(),
+        ));
+    }
+    if args.depth.is_some() && (tool.as_deref() != Some("op_profile") || !args.text) {
+        return Err(Failure::Usage(
+            "xprof: --depth is an option of the op_profile tool's --text tree".into(),
         ));
     }
     let (mut spaces, hosts) = read_spaces(inputs, tool.as_deref() == Some("trace_viewer"))?;
@@ -196,11 +203,6 @@ pub(crate) fn run(args: XprofArgs) -> Result<(), Failure> {
                 }
             }
             Some("op_profile") => {
-                if args.text {
-                    return Err(Failure::Usage(
-                        "xprof op_profile: no --text table yet; it writes xprof's JSON".into(),
-                    ));
-                }
                 let host_refs: Vec<&str> = hosts.iter().map(String::as_str).collect();
                 let built: OpStatsBuild = op_stats::build(spaces, &host_refs);
                 let group_by = op_profile::Grouping::from_option(
@@ -211,9 +213,19 @@ pub(crate) fn run(args: XprofArgs) -> Result<(), Failure> {
                         .into_iter()
                         .map(|m| format!("not reproduced: {m}")),
                 );
-                let json = op_profile::op_profile_json(&built.op_stats, group_by)
+                let profile = op_profile::op_profile(&built.op_stats, group_by)
                     .map_err(|e| Failure::BadInput(format!("xprof op_profile: {e}")))?;
-                writer.write_all(json.as_bytes()).map_err(Failure::Output)?;
+                if args.text {
+                    crate::xprof_ops::write_op_profile_text(
+                        &mut writer,
+                        &profile,
+                        args.depth.unwrap_or(3),
+                        args.rows,
+                    )?;
+                } else {
+                    let json = op_profile::json::to_json(&profile);
+                    writer.write_all(json.as_bytes()).map_err(Failure::Output)?;
+                }
             }
             Some(_) => {
                 let host_refs: Vec<&str> = hosts.iter().map(String::as_str).collect();

@@ -125,7 +125,7 @@ fn show(cell: &Cell) -> String {
 
 /// One DataTable: its title, its properties (`key: value`), then its columns' labels and at most
 /// `rows` rows, aligned (text left, numbers right).
-fn write_table(s: &mut String, title: &str, table: &DataTable, rows: usize) {
+pub(crate) fn write_table(s: &mut String, title: &str, table: &DataTable, rows: usize) {
     s.push_str(title);
     s.push('\n');
     for (k, v) in &table.properties {

@@ -178,3 +178,39 @@ fn a_cancelled_call_ends_cancelled_and_leaves_nothing_behind() {
         let _ = std::fs::remove_dir_all(&dir);
     }
 }
+
+#[test]
+fn xprof_with_a_grouping_is_the_commands() {
+    // JAX on CPU: op_profile by each grouping is xprof's bytes, as `--group-by` gives them.
+    let case = conformance().join("xplane/real-jax-plain");
+    let inputs = [case.join("input.xplane.pb")];
+    for (group_by, file) in [
+        (None, "xprof.op_profile.json"),
+        (Some("category"), "xprof.op_profile.category.json"),
+        (Some("provenance"), "xprof.op_profile.provenance.json"),
+    ] {
+        let mut options = api::XprofOptions::new();
+        options.group_by = group_by.map(str::to_owned);
+        let (text, notes) = api::xprof_with(
+            Some("op_profile"),
+            &inputs,
+            &options,
+            &Limits::default(),
+            &Control::new(),
+        )
+        .unwrap();
+        assert_eq!(text, std::fs::read_to_string(case.join(file)).unwrap());
+        assert!(notes.is_empty(), "{notes:?}");
+    }
+    let mut options = api::XprofOptions::new();
+    options.group_by = Some("category".into());
+    let err = api::xprof_with(
+        Some("hlo_stats"),
+        &inputs,
+        &options,
+        &Limits::default(),
+        &Control::new(),
+    )
+    .unwrap_err();
+    assert_eq!(err.kind, ErrorKind::Usage);
+}

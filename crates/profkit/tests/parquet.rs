@@ -76,6 +76,10 @@ fn hosts_are_appended_refused_and_replaced() {
         names(&ds.join("host=worker-a")),
         [
             "table=events",
+            // xprof's HLO op stats of the XSpace's devices (see docs/scale.md).
+            "table=hlo_ops",
+            // xprof's kernel stats of its GPUs.
+            "table=kernels",
             "table=lines",
             "table=metadata",
             // xprof's op metrics of the XSpace (see docs/scale.md).
@@ -279,4 +283,259 @@ fn inspect_json_prints_epoch_picoseconds() {
         "{stdout}"
     );
     std::fs::remove_dir_all(&work).unwrap();
+}
+
+/// The batches of a Parquet file of a dataset.
+fn read_table(path: &Path) -> Vec<arrow_array::RecordBatch> {
+    let file = std::fs::File::open(path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+    parquet::arrow::arrow_reader::ParquetRecordBatchReaderBuilder::try_new(file)
+        .unwrap()
+        .build()
+        .unwrap()
+        .map(|b| b.unwrap())
+        .collect()
+}
+
+/// A table's rows as JSON values by column name (compared with [`same`]).
+fn rows_of(
+    batches: &[arrow_array::RecordBatch],
+) -> Vec<serde_json::Map<String, serde_json::Value>> {
+    use arrow_array::cast::AsArray;
+    use arrow_array::types::{Float32Type, Float64Type, Int32Type, UInt32Type, UInt64Type};
+    use arrow_schema::DataType;
+    use serde_json::Value;
+    let mut out = Vec::new();
+    for batch in batches {
+        for row in 0..batch.num_rows() {
+            let mut map = serde_json::Map::new();
+            for (field, column) in batch.schema().fields().iter().zip(batch.columns()) {
+                let value = match field.data_type() {
+                    DataType::UInt64 => Value::from(column.as_primitive::<UInt64Type>().value(row)),
+                    DataType::UInt32 => {
+                        Value::from(f64::from(column.as_primitive::<UInt32Type>().value(row)))
+                    }
+                    DataType::Int32 => {
+                        Value::from(f64::from(column.as_primitive::<Int32Type>().value(row)))
+                    }
+                    DataType::Float64 => {
+                        Value::from(column.as_primitive::<Float64Type>().value(row))
+                    }
+                    DataType::Float32 => {
+                        Value::from(f64::from(column.as_primitive::<Float32Type>().value(row)))
+                    }
+                    DataType::Boolean => Value::from(column.as_boolean().value(row)),
+                    DataType::Utf8 => Value::from(column.as_string::<i32>().value(row)),
+                    other => panic!("{}: no comparison for {other}", field.name()),
+                };
+                map.insert(field.name().clone(), value);
+            }
+            out.push(map);
+        }
+    }
+    out
+}
+
+/// The rows of the tool's DataTable (`profkit xprof TOOL IN`), each a map of column id to value.
+fn tool_rows(tool: &str, input: &Path) -> Vec<serde_json::Map<String, serde_json::Value>> {
+    let out = profkit(&["xprof", tool, input.to_str().unwrap()], None);
+    assert_eq!(out.status.code(), Some(0), "{tool}: {}", text(&out.stderr));
+    let table: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let ids: Vec<String> = table["cols"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|c| c["id"].as_str().unwrap().to_owned())
+        .collect();
+    table["rows"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| {
+            ids.iter()
+                .cloned()
+                .zip(r["c"].as_array().unwrap().iter().map(|c| c["v"].clone()))
+                .collect()
+        })
+        .collect()
+}
+
+/// Equal values, numbers by their f64 value (as the tools' JSON holds them).
+fn same(a: &serde_json::Value, b: &serde_json::Value) -> bool {
+    match (a.as_f64(), b.as_f64()) {
+        (Some(x), Some(y)) => x == y,
+        _ => a == b,
+    }
+}
+
+fn number(v: &serde_json::Value) -> f64 {
+    v.as_f64().unwrap_or_else(|| panic!("not a number: {v}"))
+}
+
+/// The page's source cell of a file and line (`hlo_stats::source_info_text`), for the names
+/// these profiles have (no character HTML escapes).
+fn source_cell(file: &str, line: f64) -> Option<String> {
+    (!file.is_empty() && line != -1.0).then(|| format!(">{file}:{line}</div>"))
+}
+
+#[test]
+fn device_tables_are_the_tools_rows() {
+    // The real GPU (TensorFlow), ROCm (JAX) and TPU profiles: every row of the `kernels` and
+    // `hlo_ops` tables, read back from the Parquet files, is the row `profkit xprof
+    // kernel_stats` / `hlo_stats` prints, every column compared (the tables keep picoseconds and
+    // nanoseconds where the pages show microseconds, and the parts of the shared memory and the
+    // source location the pages join).
+    let work = dir("device-tables");
+    let cases = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../conformance/xplane-device");
+    let mut seen = (0, 0);
+    for name in ["gpu", "rocm1", "tpu"] {
+        let input = cases.join(name).join("input.xplane.pb.gz");
+        let ds = work.join(name);
+        let (code, stdout, stderr) = run(&[
+            "convert",
+            input.to_str().unwrap(),
+            ds.to_str().unwrap(),
+            "--to",
+            "parquet",
+            "--host",
+            name,
+        ]);
+        assert_eq!(code, 0, "{name}: {stderr}");
+        let host = ds.join(format!("host={name}"));
+
+        let kernels = rows_of(&read_table(&host.join("table=kernels/part-0.parquet")));
+        let want = tool_rows("kernel_stats", &input);
+        assert_eq!(kernels.len(), want.len(), "{name}: kernels");
+        if !want.is_empty() {
+            assert!(
+                stdout.contains(&format!(", {} kernels", want.len())),
+                "{stdout}"
+            );
+        }
+        for (i, (got, want)) in kernels.iter().zip(&want).enumerate() {
+            let at = format!("{name} kernel {i}");
+            for (column, id) in [
+                ("rank", "rank"),
+                ("kernel_name", "kernel_name"),
+                ("registers_per_thread", "registers_per_thread"),
+                ("block_dim", "block_dim"),
+                ("grid_dim", "grid_dim"),
+                ("occupancy_pct", "occupancy_pct"),
+                ("is_op_tensor_core_eligible", "is_op_tensor_core_eligible"),
+                ("is_kernel_using_tensor_core", "is_kernel_using_tensor_core"),
+                ("op_name", "op_name"),
+                ("occurrences", "occurrences"),
+            ] {
+                assert!(
+                    same(&got[column], &want[id]),
+                    "{at}: {column}: {} against {}",
+                    got[column],
+                    want[id]
+                );
+            }
+            assert_eq!(
+                number(&got["static_shmem_bytes"]) + number(&got["dynamic_shmem_bytes"]),
+                number(&want["shmem_bytes"]),
+                "{at}: shared memory"
+            );
+            for (column, id) in [
+                ("total_duration_ns", "total_duration_us"),
+                ("avg_duration_ns", "avg_duration_us"),
+                ("min_duration_ns", "min_duration_us"),
+                ("max_duration_ns", "max_duration_us"),
+            ] {
+                assert_eq!(
+                    number(&got[column]) / 1e3,
+                    number(&want[id]),
+                    "{at}: {column}"
+                );
+            }
+        }
+        seen.0 += kernels.len();
+
+        let ops = rows_of(&read_table(&host.join("table=hlo_ops/part-0.parquet")));
+        let want = tool_rows("hlo_stats", &input);
+        assert_eq!(ops.len(), want.len(), "{name}: hlo_ops");
+        for (i, (got, want)) in ops.iter().zip(&want).enumerate() {
+            let at = format!("{name} HLO op {i}");
+            for (column, id) in [
+                ("rank", "rank"),
+                ("category", "category"),
+                ("hlo_op_name", "hlo_op_name"),
+                ("expression", "hlo_op_expression"),
+                ("framework_op", "tf_op_name"),
+                ("occurrences", "occurrences"),
+                ("self_time_percent", "total_self_time_percent"),
+                (
+                    "cumulative_self_time_percent",
+                    "cumulative_total_self_time_percent",
+                ),
+                ("dma_stall_fraction", "dma_stall_percent"),
+                ("model_flop_rate", "model_flop_rate"),
+                ("normalized_flop_rate", "normalized_flop_rate"),
+                ("memory_bw", "measured_memory_bw"),
+                ("hbm_bw", "hbm_bw"),
+                ("cmem_read_bw", "cmem_read_bw"),
+                ("cmem_write_bw", "cmem_write_bw"),
+                ("operational_intensity", "operational_intensity"),
+                ("bound_by", "bound_by"),
+                ("core_type", "core_type"),
+                ("parent_op_name", "parent_op_name"),
+                ("vdd_energy_j", "vdd_energy"),
+            ] {
+                assert!(
+                    same(&got[column], &want[id]),
+                    "{at}: {column}: {} against {}",
+                    got[column],
+                    want[id]
+                );
+            }
+            assert_eq!(
+                got["program_id"].as_u64().unwrap().to_string(),
+                want["program_id"].as_str().unwrap(),
+                "{at}: program_id"
+            );
+            let occurrences = number(&got["occurrences"]);
+            for (column, total, avg) in [
+                ("total_time_ps", "total_time", "avg_time"),
+                ("self_time_ps", "total_self_time", "avg_self_time"),
+            ] {
+                let us = number(&got[column]) / 1e6;
+                assert_eq!(us, number(&want[total]), "{at}: {column}");
+                let avg_us = if occurrences == 0.0 {
+                    0.0
+                } else {
+                    us / occurrences
+                };
+                assert_eq!(avg_us, number(&want[avg]), "{at}: {column} per occurrence");
+            }
+            let yes_no = |b: &serde_json::Value| if b.as_bool().unwrap() { "Yes" } else { "No" };
+            for (column, id) in [
+                ("rematerialization", "hlo_rematerialization"),
+                ("outside_compilation", "outside_compilation"),
+                ("autotuned", "autotuned"),
+            ] {
+                assert_eq!(
+                    yes_no(&got[column]),
+                    want[id].as_str().unwrap(),
+                    "{at}: {column}"
+                );
+            }
+            let cell = want["source_info"].as_str().unwrap();
+            match source_cell(
+                got["source_file"].as_str().unwrap(),
+                number(&got["source_line"]),
+            ) {
+                Some(end) => assert!(cell.ends_with(&end), "{at}: {cell} against {end}"),
+                None => assert_eq!(cell, "", "{at}: source"),
+            }
+            // The module is the program's name: the op profile's program nodes say the same.
+            if got["program_id"] != 0 && name == "tpu" {
+                assert!(!got["module"].as_str().unwrap().is_empty(), "{at}: module");
+            }
+        }
+        seen.1 += ops.len();
+    }
+    // The kernels of the GPU (15) and ROCm profiles, the HLO ops of the three.
+    assert_eq!(seen, (23, 21));
+    let _ = std::fs::remove_dir_all(&work);
 }

@@ -428,3 +428,73 @@ fn memory_viewer_is_xprofs_per_module_and_space() {
     let out = profkit(&["xprof", "hlo_stats", input, "--module", "x"], None);
     assert_eq!(out.status.code(), Some(2));
 }
+
+#[test]
+fn roofline_and_op_profile_text_of_the_device_cases() {
+    // `--text` of the two page tools on the real GPU, ROCm and TPU profiles, against the goldens
+    // beside each case (`text.<tool>.txt`; `BLESS=1` rewrites them, to be reviewed as a diff).
+    let bless = std::env::var_os("BLESS").is_some();
+    for name in ["gpu", "rocm1", "tpu"] {
+        let dir = case("../xplane-device").join(name);
+        let input = dir.join("input.xplane.pb.gz");
+        for (tool, extra) in [
+            ("roofline_model", &["--rows", "8"][..]),
+            ("op_profile", &["--rows", "5"][..]),
+        ] {
+            let mut args = vec!["xprof", tool, input.to_str().unwrap(), "--text"];
+            args.extend(extra);
+            let out = profkit(&args, None);
+            assert_eq!(
+                out.status.code(),
+                Some(0),
+                "{name} {tool}: {}",
+                text(&out.stderr)
+            );
+            let golden = dir.join(format!("text.{tool}.txt"));
+            if bless {
+                std::fs::write(&golden, &out.stdout).unwrap();
+            }
+            let want = std::fs::read_to_string(&golden)
+                .unwrap_or_else(|e| panic!("{}: {e} (BLESS=1 writes it)", golden.display()));
+            assert_eq!(text(&out.stdout), want, "{name} {tool}: not the golden");
+        }
+    }
+    // The depth is the tree's, and only op_profile's --text has one.
+    let input = case("../xplane-device").join("tpu/input.xplane.pb.gz");
+    let input = input.to_str().unwrap();
+    let shallow = profkit(
+        &["xprof", "op_profile", input, "--text", "--depth", "1"],
+        None,
+    );
+    assert_eq!(shallow.status.code(), Some(0), "{}", text(&shallow.stderr));
+    let lines: Vec<String> = text(&shallow.stdout).lines().map(str::to_owned).collect();
+    // Title, header, the root and its programs.
+    assert!(lines.len() > 3, "{lines:?}");
+    assert!(lines[2].ends_with("by_program"), "{lines:?}");
+    let category = profkit(
+        &[
+            "xprof",
+            "op_profile",
+            input,
+            "--text",
+            "--depth",
+            "1",
+            "--group-by",
+            "category",
+        ],
+        None,
+    );
+    assert!(text(&category.stdout).starts_with("Op profile by category of TPU"));
+    for args in [
+        &["xprof", "hlo_stats", input, "--text", "--depth", "2"][..],
+        &["xprof", "op_profile", input, "--depth", "2"][..],
+    ] {
+        let out = profkit(args, None);
+        assert_eq!(out.status.code(), Some(2), "{args:?}");
+        assert!(
+            text(&out.stderr).contains("--depth"),
+            "{}",
+            text(&out.stderr)
+        );
+    }
+}

@@ -2,8 +2,9 @@
 //! metadata plane's HLO protos), drawn from the bytes, through xprof's OpStats and the tools
 //! computed from it (`profkit xprof`): `framework_op_stats`, `kernel_stats`, `hlo_stats`,
 //! `roofline_model`, `memory_profile`, `op_profile` (each grouping, and from the decoded OpStats
-//! file too), `memory_viewer` (of a buffer assignment drawn from the bytes, and of each module), the tool list and the OpStats file (its steps database and tf-function stats
-//! included, of one host or two); then the tools rendered from an OpStats (`overview_page`,
+//! file too), `memory_viewer` (of a buffer assignment drawn from the bytes, and of each module),
+//! the `kernels` and `hlo_ops` Arrow tables, the tool list and the OpStats file (its steps
+//! database and tf-function stats included, of one host or two); then the tools rendered from an OpStats (`overview_page`,
 //! `input_pipeline_analyzer`, `pod_viewer`), from that OpStats with a steps database drawn from
 //! the bytes too (cores, durations, breakdowns with huge times, packed breakdowns of another type
 //! or of bytes that do not decode).
@@ -479,6 +480,21 @@ pub fn run(data: &[u8]) {
             .unwrap_or_else(|e| panic!("{tool} is not JSON: {e}"));
     }
     let _ = profkit_xprof::tools::lacking::not_reproduced("roofline_model", &built);
+    // The Arrow tables of the same OpStats: a row per kernel report and per row of hlo_stats.
+    let kernels = profkit_arrow::kernels::batch("fuzz", &built.op_stats).expect("kernels batch");
+    assert_eq!(
+        kernels.num_rows(),
+        built
+            .op_stats
+            .kernel_stats_db
+            .as_ref()
+            .map_or(0, |db| db.reports.len())
+    );
+    let hlo_ops = profkit_arrow::hlo_ops::batch("fuzz", &built.op_stats).expect("hlo_ops batch");
+    assert_eq!(
+        hlo_ops.num_rows(),
+        profkit_xprof::tools::hlo_stats::rows(&built.op_stats).len()
+    );
     let encoded = built.encode();
     let decoded = profkit_xprof::op_stats::decode(&encoded).expect("the OpStats file decodes");
     // Bytes, not values: a peak from a device without cores is NaN (as xprof's), never equal.

@@ -498,16 +498,30 @@ def hta(
     return result
 
 
-def op_stats(paths: Union[PathLike, Sequence[PathLike]], *, hosts: Sequence[str] = ()) -> "pyarrow.Table":
-    """xprof's op metrics of XSpaces (each a host; ``hosts`` names them, else the files' names
-    as xprof names hosts), the ``op_metrics`` table of ``--to parquet`` datasets as one
-    ``pyarrow.Table``: a row per op of each host's OpStats, ``side`` ``"host"`` (framework ops on
-    the host threads) or ``"device"``, times in picoseconds summed over the op's occurrences, the
-    idle time as the op named ``IDLE``. Built in-process, the GIL released.
+def op_stats(
+    paths: Union[PathLike, Sequence[PathLike]],
+    *,
+    hosts: Sequence[str] = (),
+    table: str = "op_metrics",
+) -> "pyarrow.Table":
+    """A table of xprof's OpStats of XSpaces (each a host; ``hosts`` names them, else the files'
+    names as xprof names hosts), as ``--to parquet`` datasets hold it, one ``pyarrow.Table`` for
+    all hosts (see docs/scale.md for the columns):
+
+    - ``"op_metrics"`` (the default): a row per op of each host's OpStats, ``side`` ``"host"``
+      (framework ops on the host threads) or ``"device"``, times in picoseconds summed over the
+      op's occurrences, the idle time as the op named ``IDLE``;
+    - ``"steps"``: a row per step per core, its time by kind;
+    - ``"kernels"``: a row per GPU kernel of the kernel stats, the rows of the ``kernel_stats``
+      tool, durations in nanoseconds;
+    - ``"hlo_ops"``: a row per HLO op of the device ops, the rows of the ``hlo_stats`` tool, times
+      in picoseconds, FLOP rates in GFLOP/s and bandwidths in GiB/s.
+
+    Built in-process, the GIL released.
     """
     if isinstance(paths, (str, bytes, os.PathLike)):
         paths = [paths]
-    return _native.op_metrics([os.fspath(p) for p in paths], [str(h) for h in hosts])
+    return _native.op_metrics([os.fspath(p) for p in paths], [str(h) for h in hosts], str(table))
 
 
 def xprof(
@@ -527,8 +541,10 @@ def xprof(
     ``input_pipeline_analyzer`` five DataTables; ``kernel_stats`` and ``hlo_stats`` one
     DataTable, ``roofline_model`` two (records, diagnostics); ``pod_viewer`` and
     ``memory_profile`` protobuf JSON; ``op_profile`` protobuf JSON grouped by ``group_by``
-    (``"program"``, ``"category"``, ``"provenance"``); ``memory_viewer`` protobuf JSON of the
-    program ``module`` (``"<module name>(<program id>)"``) in ``memory_space`` (default 0).
+    (``"program"``, the default, ``"category"``, ``"provenance"``); ``memory_viewer`` protobuf
+    JSON of the program ``module`` (``"<module name>(<program id>)"``) in ``memory_space``
+    (default 0). The kernel stats and HLO op stats as typed tables: :func:`op_stats` with
+    ``table="kernels"`` or ``"hlo_ops"``.
     Without ``tool``, the list of tools xprof offers for the profile. What is not reproduced is
     named in a ``UserWarning``.
     """
@@ -538,7 +554,7 @@ def xprof(
         tool,
         [os.fspath(p) for p in paths],
         _inflated(max_inflated),
-        group_by,
+        None if group_by is None else str(group_by),
         module,
         None if memory_space is None else int(memory_space),
     )

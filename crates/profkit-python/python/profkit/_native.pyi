@@ -77,8 +77,9 @@ def report(
 ) -> Any:
     """``profkit report``'s text, or with ``json`` its tables as a dict."""
 
-def op_metrics(paths: List[str], hosts: List[str] = ...) -> Any:
-    """xprof's op metrics of XSpaces as the ``op_metrics`` ``pyarrow.Table``."""
+def op_metrics(paths: List[str], hosts: List[str] = ..., table: str = "op_metrics") -> Any:
+    """A table of xprof's OpStats of XSpaces (``op_metrics``, ``steps``, ``kernels`` or
+    ``hlo_ops``) as a ``pyarrow.Table``."""
 
 def hta(analysis: str, traces: List[str], max_inflated: Optional[str] = None) -> Dict[str, Any]:
     """``profkit hta ANALYSIS TRACE... --json``'s document."""

@@ -62,7 +62,8 @@ const COLUMNS: [(&str, &str, &str); 29] = [
     ("vdd_energy", "number", "VDD Energy (J)"),
 ];
 
-fn pico_to_micro(ps: u64) -> f64 {
+/// Picoseconds in microseconds, as the page shows times.
+pub fn pico_to_micro(ps: u64) -> f64 {
     ps as f64 / 1e6
 }
 
@@ -124,38 +125,90 @@ struct Ctx<'a> {
     hardware: HardwareType,
 }
 
-#[allow(deprecated)]
-fn row(ctx: &Ctx<'_>, m: &OpMetrics, rank: u64, fractions: (f64, f64), parent: &str) -> Vec<Cell> {
+/// One row of the table, its values typed: what the page shows of an HLO op.
+#[derive(Clone, Debug)]
+#[non_exhaustive]
+pub struct HloOpRow<'a> {
+    /// The op's metrics.
+    pub op: &'a OpMetrics,
+    /// Its rank by self time among the top ops, from 1; 0 for a SparseCore child.
+    pub rank: u64,
+    /// The HLO op's name: its expression's left of ` = `, without `%`.
+    pub hlo_op_name: &'a str,
+    /// Its expression (its name when it has none).
+    pub expression: &'a str,
+    /// Its share of the device's total time (a fraction; 0 for a child).
+    pub self_time_fraction: f64,
+    /// The running sum of those shares (a fraction; 0 for a child).
+    pub cumulative_self_time_fraction: f64,
+    /// The time stalled by DMA, a fraction of its time.
+    pub dma_stall_fraction: f64,
+    /// Its place on the device's roofline.
+    pub roofline: crate::op_stats::roofline::Roofline,
+    /// Rematerialised ([`is_rematerialization`]).
+    pub rematerialization: bool,
+    /// Outside compilation ([`is_outside_compilation`]).
+    pub outside_compilation: bool,
+    /// Its TPU core type: `TensorCore`, `SparseCore` or empty.
+    pub core_type: &'static str,
+    /// The op a SparseCore child is under (empty for a top op).
+    pub parent: &'a str,
+}
+
+fn typed<'a>(
+    ctx: &Ctx<'_>,
+    m: &'a OpMetrics,
+    rank: u64,
+    fractions: (f64, f64),
+    parent: &'a str,
+) -> HloOpRow<'a> {
     let expression = if m.long_name.is_empty() {
         &m.name
     } else {
         &m.long_name
     };
+    HloOpRow {
+        op: m,
+        rank,
+        hlo_op_name: hlo_op_name(expression),
+        expression,
+        self_time_fraction: fractions.0,
+        cumulative_self_time_fraction: fractions.1,
+        dma_stall_fraction: safe_divide(m.dma_stall_ps as f64, m.time_ps as f64),
+        roofline: roofline(m, ctx.perf, ctx.hardware),
+        rematerialization: is_rematerialization(&m.long_name, &m.provenance),
+        outside_compilation: is_outside_compilation(&m.provenance, &m.long_name),
+        core_type: match m.core_type {
+            TENSOR_CORE => "TensorCore",
+            SPARSE_CORE => "SparseCore",
+            _ => "",
+        },
+        parent,
+    }
+}
+
+fn row(h: &HloOpRow<'_>) -> Vec<Cell> {
+    let m = h.op;
     let total = pico_to_micro(m.time_ps);
     let total_self = pico_to_micro(m.self_time_ps);
     let occurrences = f64::from(m.occurrences);
-    let r = roofline(m, ctx.perf, ctx.hardware);
+    let r = &h.roofline;
     let yes_no = |b: bool| Cell::Text(if b { "Yes" } else { "No" }.to_owned());
-    let core_type = match m.core_type {
-        TENSOR_CORE => "TensorCore",
-        SPARSE_CORE => "SparseCore",
-        _ => "",
-    };
     vec![
-        Cell::Number(rank as f64),
+        Cell::Number(h.rank as f64),
         Cell::Text(m.hlo_module_id.to_string()),
         Cell::Text(m.category.clone()),
-        Cell::Text(hlo_op_name(expression).to_owned()),
-        Cell::Text(expression.clone()),
+        Cell::Text(h.hlo_op_name.to_owned()),
+        Cell::Text(h.expression.to_owned()),
         Cell::Text(m.provenance.clone()),
         Cell::Number(occurrences),
         Cell::Number(total),
         Cell::Number(safe_divide(total, occurrences)),
         Cell::Number(total_self),
         Cell::Number(safe_divide(total_self, occurrences)),
-        Cell::Number(fractions.0 * 100.0),
-        Cell::Number(fractions.1 * 100.0),
-        Cell::Number(safe_divide(m.dma_stall_ps as f64, m.time_ps as f64)),
+        Cell::Number(h.self_time_fraction * 100.0),
+        Cell::Number(h.cumulative_self_time_fraction * 100.0),
+        Cell::Number(h.dma_stall_fraction),
         Cell::Number(r.model_flop_rate),
         Cell::Number(r.measured_flop_rate),
         Cell::Number(r.measured_memory_bw),
@@ -164,12 +217,12 @@ fn row(ctx: &Ctx<'_>, m: &OpMetrics, rank: u64, fractions: (f64, f64), parent: &
         Cell::Number(r.cmem_write_bw),
         Cell::Number(r.operational_intensity),
         Cell::Text(r.bound_by.to_owned()),
-        yes_no(is_rematerialization(&m.long_name, &m.provenance)),
-        yes_no(is_outside_compilation(&m.provenance, &m.long_name)),
+        yes_no(h.rematerialization),
+        yes_no(h.outside_compilation),
         yes_no(m.autotuned),
         Cell::Text(source_info_text(m.source_info.as_ref())),
-        Cell::Text(core_type.to_owned()),
-        Cell::Text(parent.to_owned()),
+        Cell::Text(h.core_type.to_owned()),
+        Cell::Text(h.parent.to_owned()),
         Cell::Number(m.vdd_energy_j.unwrap_or(0.0)),
     ]
 }
@@ -183,12 +236,12 @@ struct Running {
 
 /// `AddHloStatsRecordsRecursively`: the op (top ops always, children when SparseCore ops) and
 /// its children, sorted.
-fn add(
-    table: &mut DataTable,
+fn add<'a>(
+    rows: &mut Vec<HloOpRow<'a>>,
     ctx: &Ctx<'_>,
-    m: &OpMetrics,
+    m: &'a OpMetrics,
     running: Option<&mut Running>,
-    parent: &str,
+    parent: &'a str,
     depth: usize,
 ) {
     if m.occurrences == 0 {
@@ -204,7 +257,7 @@ fn add(
             }
             None => (0, (0.0, 0.0)),
         };
-        table.rows.push(row(ctx, m, rank, fractions, parent));
+        rows.push(typed(ctx, m, rank, fractions, parent));
     }
     // Children nest as deep as the file's messages do; the decoder bounds that depth.
     if depth > 100 {
@@ -212,17 +265,18 @@ fn add(
     }
     if let Some(children) = &m.children {
         for child in sorted(children, usize::MAX) {
-            add(table, ctx, child, None, &m.name, depth + 1);
+            add(rows, ctx, child, None, &m.name, depth + 1);
         }
     }
 }
 
-/// The table of an OpStats (`CreateHloStatsDataTable` of `ConvertOpStatsToHloStats`).
-pub fn data_table(stats: &OpStats) -> DataTable {
-    let mut t = DataTable::default();
-    for (id, kind, label) in COLUMNS {
-        t.column(id, kind, label);
-    }
+/// The rows of the page for an OpStats, typed, in the page's order
+/// (`ConvertOpStatsToHloStats`).
+pub fn rows(stats: &OpStats) -> Vec<HloOpRow<'_>> {
+    let mut out = Vec::new();
+    let Some(db) = &stats.device_op_metrics_db else {
+        return out;
+    };
     let perf = stats.perf_env.clone().unwrap_or_default();
     let ctx = Ctx {
         perf: &perf,
@@ -232,17 +286,24 @@ pub fn data_table(stats: &OpStats) -> DataTable {
             .and_then(|e| HardwareType::try_from(e.hardware_type).ok())
             .unwrap_or(HardwareType::UnknownHardware),
     };
-    let Some(db) = &stats.device_op_metrics_db else {
-        return t;
-    };
     let mut running = Running {
         rank: 0,
         cumulative: 0.0,
         total_us: pico_to_micro(db.total_time_ps),
     };
     for m in sorted(db, usize::MAX) {
-        add(&mut t, &ctx, m, Some(&mut running), "", 0);
+        add(&mut out, &ctx, m, Some(&mut running), "", 0);
     }
+    out
+}
+
+/// The table of an OpStats (`CreateHloStatsDataTable` of `ConvertOpStatsToHloStats`).
+pub fn data_table(stats: &OpStats) -> DataTable {
+    let mut t = DataTable::default();
+    for (id, kind, label) in COLUMNS {
+        t.column(id, kind, label);
+    }
+    t.rows = rows(stats).iter().map(row).collect();
     t
 }
 

@@ -628,8 +628,9 @@ fn step_warnings(stats: &OpStats) -> Vec<String> {
     w
 }
 
-/// The tool's JSON, as xprof returns it: `[records, diagnostics]`.
-pub fn to_json(stats: &OpStats) -> String {
+/// The tool's two DataTables, the records (with the device's peaks as properties) and the
+/// diagnostics.
+pub fn data_tables(stats: &OpStats) -> [DataTable; 2] {
     let hardware = stats
         .run_environment
         .as_ref()
@@ -649,11 +650,13 @@ pub fn to_json(stats: &OpStats) -> String {
             .rows
             .push(vec![Cell::Text("WARNING".to_owned()), Cell::Text(w)]);
     }
-    format!(
-        "[{},{}]",
-        records_table(&records, &p).to_json(),
-        diagnostics.to_json()
-    )
+    [records_table(&records, &p), diagnostics]
+}
+
+/// The tool's JSON, as xprof returns it: `[records, diagnostics]`.
+pub fn to_json(stats: &OpStats) -> String {
+    let [records, diagnostics] = data_tables(stats);
+    format!("[{},{}]", records.to_json(), diagnostics.to_json())
 }
 
 #[cfg(test)]
