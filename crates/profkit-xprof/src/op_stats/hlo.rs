@@ -85,6 +85,37 @@ impl HloModule {
     }
 }
 
+/// The HLO protos the `/host:metadata` plane `plane` stores, in event metadata id order, each
+/// with its program id (the `program_id` stat of its event metadata, else the metadata's id); a
+/// proto that does not decode is skipped, as xprof skips it.
+pub(crate) fn hlo_protos(plane: &XPlane) -> impl Iterator<Item = (u64, HloProto)> + '_ {
+    let stat = |name: &str| crate::preprocess::stats::stat_id(plane, name);
+    let proto_stat = stat("Hlo Proto");
+    let program_stat = stat("program_id");
+    plane
+        .event_metadata
+        .iter()
+        .filter(move |_| proto_stat.is_some())
+        .filter_map(move |(id, metadata)| {
+            let bytes = metadata.stats.iter().find_map(|s| match &s.value {
+                Some(x_stat::Value::BytesValue(b)) if Some(s.metadata_id) == proto_stat => Some(b),
+                _ => None,
+            })?;
+            let proto = HloProto::decode(bytes.as_ref()).ok()?;
+            let program_id = match program_stat
+                .and_then(|ps| metadata.stats.iter().find(|s| s.metadata_id == ps))
+            {
+                Some(s) => match s.value {
+                    Some(x_stat::Value::Uint64Value(v)) => v,
+                    Some(x_stat::Value::Int64Value(v)) => v as u64,
+                    _ => 0,
+                },
+                None => *id as u64,
+            };
+            Some((program_id, proto))
+        })
+}
+
 /// The modules of a space by program id.
 #[derive(Debug, Default)]
 pub struct HloModuleMap {
@@ -95,34 +126,10 @@ impl HloModuleMap {
     /// The modules stored in the HLO protos of `plane` (the `/host:metadata` plane).
     pub fn from_metadata_plane(plane: &XPlane) -> Self {
         let mut map = HloModuleMap::default();
-        let stat = |name: &str| crate::preprocess::stats::stat_id(plane, name);
-        let Some(proto_stat) = stat("Hlo Proto") else {
-            return map;
-        };
-        let program_stat = stat("program_id");
-        for (id, metadata) in &plane.event_metadata {
-            let Some(bytes) = metadata.stats.iter().find_map(|s| match &s.value {
-                Some(x_stat::Value::BytesValue(b)) if s.metadata_id == proto_stat => Some(b),
-                _ => None,
-            }) else {
-                continue;
-            };
-            let Ok(proto) = HloProto::decode(bytes.as_ref()) else {
-                continue;
-            };
+        for (program_id, proto) in hlo_protos(plane) {
             let Some(module) = proto.hlo_module else {
                 continue;
             };
-            let mut program_id = *id as u64;
-            if let Some(s) =
-                program_stat.and_then(|ps| metadata.stats.iter().find(|s| s.metadata_id == ps))
-            {
-                program_id = match s.value {
-                    Some(x_stat::Value::Uint64Value(v)) => v,
-                    Some(x_stat::Value::Int64Value(v)) => v as u64,
-                    _ => 0,
-                };
-            }
             map.modules
                 .entry(program_id)
                 .or_insert_with(|| HloModule::new(module));

@@ -60,9 +60,8 @@ use std::cell::Cell;
 use std::collections::{BTreeMap, HashMap};
 use std::rc::Rc;
 
+use profkit_xplane::XSpace;
 use profkit_xplane::constants::METADATA_PLANE_NAME;
-use profkit_xplane::{XSpace, x_stat};
-use prost::Message;
 
 use crate::op_stats::hlo::xla::{
     BufferAllocationProto, HloInstructionProto, HloProto, LogicalBufferProto, ShapeProto,
@@ -104,36 +103,7 @@ pub fn modules(spaces: &[XSpace]) -> Vec<Module> {
     let mut programs = std::collections::HashSet::new();
     let planes = spaces.iter().flat_map(|s| &s.planes);
     for plane in planes.filter(|p| p.name == METADATA_PLANE_NAME) {
-        let stat = |name: &str| crate::preprocess::stats::stat_id(plane, name);
-        let Some(proto_stat) = stat("Hlo Proto") else {
-            continue;
-        };
-        let program_stat = stat("program_id");
-        let mut ids: Vec<&i64> = plane.event_metadata.keys().collect();
-        ids.sort();
-        for id in ids {
-            let Some(metadata) = plane.event_metadata.get(id) else {
-                continue;
-            };
-            let Some(bytes) = metadata.stats.iter().find_map(|s| match &s.value {
-                Some(x_stat::Value::BytesValue(b)) if s.metadata_id == proto_stat => Some(b),
-                _ => None,
-            }) else {
-                continue;
-            };
-            let Ok(proto) = HloProto::decode(bytes.as_ref()) else {
-                continue;
-            };
-            let mut program_id = *id as u64;
-            if let Some(s) =
-                program_stat.and_then(|ps| metadata.stats.iter().find(|s| s.metadata_id == ps))
-            {
-                program_id = match s.value {
-                    Some(x_stat::Value::Uint64Value(v)) => v,
-                    Some(x_stat::Value::Int64Value(v)) => v as u64,
-                    _ => 0,
-                };
-            }
+        for (program_id, proto) in crate::op_stats::hlo::hlo_protos(plane) {
             if !programs.insert(program_id) {
                 continue;
             }
