@@ -27,6 +27,7 @@ pub mod roofline_model;
 mod format;
 pub mod input_pipeline;
 pub mod overview_page;
+mod pbjson;
 pub mod pod_viewer;
 pub mod tpu_input_pipeline;
 

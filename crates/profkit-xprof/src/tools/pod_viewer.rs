@@ -16,7 +16,7 @@ use crate::tools::input_pipeline::{
     DEVICE_WAIT_DEVICE, DEVICE_WAIT_HOST, HOST_COMPILE, HOST_COMPUTE, HOST_PREPARE, HOST_TO_DEVICE,
     HOST_WAIT_INPUT, UNKNOWN_TIME, step_warnings, unpack_generic,
 };
-use crate::tools::memory_profile::json::{push_double, push_string};
+use crate::tools::pbjson::{push_double, push_string};
 
 /// The generic kinds of step time (`GenericEventType`, ids 1 to 9), each with the event types
 /// it sums.

@@ -10,16 +10,16 @@ use crate::proto::{
     BufferAllocation, BufferBlockProto, HeapObject, LogicalBuffer, PreprocessResult, SourceInfo,
     heap_object,
 };
-use crate::tools::memory_profile::json::{push_double, push_string};
+use crate::tools::pbjson::{Writer, push_string};
 
 /// The JSON text xprof 2.24.2 returns for this memory viewer result.
 pub fn to_json(r: &PreprocessResult) -> String {
     let mut w = Writer::default();
     w.open();
-    w.doubles("heapSizes", &r.heap_sizes);
-    w.doubles("unpaddedHeapSizes", &r.unpadded_heap_sizes);
-    w.messages("maxHeap", &r.max_heap, heap_object);
-    w.messages("maxHeapBySize", &r.max_heap_by_size, heap_object);
+    w.opt_doubles("heapSizes", &r.heap_sizes);
+    w.opt_doubles("unpaddedHeapSizes", &r.unpadded_heap_sizes);
+    w.opt_messages("maxHeap", &r.max_heap, heap_object);
+    w.opt_messages("maxHeapBySize", &r.max_heap_by_size, heap_object);
     if !r.logical_buffer_spans.is_empty() {
         w.key("logicalBufferSpans");
         w.out.push('{');
@@ -29,42 +29,42 @@ pub fn to_json(r: &PreprocessResult) -> String {
             }
             let _ = write!(w.out, "\"{id}\":");
             w.open();
-            w.int32("start", span.start);
-            w.int32("limit", span.limit);
+            w.opt_int32("start", span.start);
+            w.opt_int32("limit", span.limit);
             w.close();
         }
         w.out.push('}');
     }
-    w.int32s("maxHeapToBySize", &r.max_heap_to_by_size);
-    w.int32s("bySizeToMaxHeap", &r.by_size_to_max_heap);
-    w.string("moduleName", &r.module_name);
-    w.string("entryComputationName", &r.entry_computation_name);
-    w.double("peakHeapMib", r.peak_heap_mib);
-    w.double("peakUnpaddedHeapMib", r.peak_unpadded_heap_mib);
-    w.int32("peakHeapSizePosition", r.peak_heap_size_position);
-    w.double(
+    w.opt_int32s("maxHeapToBySize", &r.max_heap_to_by_size);
+    w.opt_int32s("bySizeToMaxHeap", &r.by_size_to_max_heap);
+    w.opt_string("moduleName", &r.module_name);
+    w.opt_string("entryComputationName", &r.entry_computation_name);
+    w.opt_double("peakHeapMib", r.peak_heap_mib);
+    w.opt_double("peakUnpaddedHeapMib", r.peak_unpadded_heap_mib);
+    w.opt_int32("peakHeapSizePosition", r.peak_heap_size_position);
+    w.opt_double(
         "entryComputationParametersMib",
         r.entry_computation_parameters_mib,
     );
-    w.double("nonReusableMib", r.non_reusable_mib);
-    w.double("maybeLiveOutMib", r.maybe_live_out_mib);
-    w.messages("indefiniteLifetimes", &r.indefinite_lifetimes, allocation);
-    w.string("allocationTimeline", &r.allocation_timeline);
-    w.double("totalBufferAllocationMib", r.total_buffer_allocation_mib);
-    w.double(
+    w.opt_double("nonReusableMib", r.non_reusable_mib);
+    w.opt_double("maybeLiveOutMib", r.maybe_live_out_mib);
+    w.opt_messages("indefiniteLifetimes", &r.indefinite_lifetimes, allocation);
+    w.opt_string("allocationTimeline", &r.allocation_timeline);
+    w.opt_double("totalBufferAllocationMib", r.total_buffer_allocation_mib);
+    w.opt_double(
         "indefiniteBufferAllocationMib",
         r.indefinite_buffer_allocation_mib,
     );
-    w.strings("hloInstructionNames", &r.hlo_instruction_names);
-    w.double(
+    w.opt_strings("hloInstructionNames", &r.hlo_instruction_names);
+    w.opt_double(
         "maxScopedVmemAllocationMib",
         r.max_scoped_vmem_allocation_mib,
     );
-    w.string(
+    w.opt_string(
         "maxScopedVmemInstructionName",
         &r.max_scoped_vmem_instruction_name,
     );
-    w.messages("bufferBlocks", &r.buffer_blocks, block);
+    w.opt_messages("bufferBlocks", &r.buffer_blocks, block);
     w.close();
     w.out
 }
@@ -82,15 +82,15 @@ fn heap_object(w: &mut Writer, o: &HeapObject) {
         }
         None => {}
     }
-    w.string("label", &o.label);
-    w.int32("logicalBufferId", o.logical_buffer_id);
-    w.double("logicalBufferSizeMib", o.logical_buffer_size_mib);
-    w.double("unpaddedShapeMib", o.unpadded_shape_mib);
-    w.string("instructionName", &o.instruction_name);
-    w.string("shapeString", &o.shape_string);
-    w.string("tfOpName", &o.tf_op_name);
-    w.string("groupName", &o.group_name);
-    w.string("opCode", &o.op_code);
+    w.opt_string("label", &o.label);
+    w.opt_int32("logicalBufferId", o.logical_buffer_id);
+    w.opt_double("logicalBufferSizeMib", o.logical_buffer_size_mib);
+    w.opt_double("unpaddedShapeMib", o.unpadded_shape_mib);
+    w.opt_string("instructionName", &o.instruction_name);
+    w.opt_string("shapeString", &o.shape_string);
+    w.opt_string("tfOpName", &o.tf_op_name);
+    w.opt_string("groupName", &o.group_name);
+    w.opt_string("opCode", &o.op_code);
     if let Some(s) = &o.source_info {
         w.key("sourceInfo");
         source_info(w, s);
@@ -100,18 +100,18 @@ fn heap_object(w: &mut Writer, o: &HeapObject) {
 
 fn source_info(w: &mut Writer, s: &SourceInfo) {
     w.open();
-    w.string("fileName", &s.file_name);
-    w.int32("lineNumber", s.line_number);
-    w.string("stackFrame", &s.stack_frame);
+    w.opt_string("fileName", &s.file_name);
+    w.opt_int32("lineNumber", s.line_number);
+    w.opt_string("stackFrame", &s.stack_frame);
     w.close();
 }
 
 fn logical_buffer(w: &mut Writer, b: &LogicalBuffer) {
     w.open();
-    w.int64("id", b.id);
-    w.string("shape", &b.shape);
-    w.double("sizeMib", b.size_mib);
-    w.string("hloName", &b.hlo_name);
+    w.opt_int64("id", b.id);
+    w.opt_string("shape", &b.shape);
+    w.opt_double("sizeMib", b.size_mib);
+    w.opt_string("hloName", &b.hlo_name);
     if !b.shape_index.is_empty() {
         w.key("shapeIndex");
         w.out.push('[');
@@ -128,149 +128,30 @@ fn logical_buffer(w: &mut Writer, b: &LogicalBuffer) {
 
 fn allocation(w: &mut Writer, a: &BufferAllocation) {
     w.open();
-    w.int64("id", a.id);
-    w.double("sizeMib", a.size_mib);
-    w.strings("attributes", &a.attributes);
-    w.messages("logicalBuffers", &a.logical_buffers, logical_buffer);
-    w.string("commonShape", &a.common_shape);
+    w.opt_int64("id", a.id);
+    w.opt_double("sizeMib", a.size_mib);
+    w.opt_strings("attributes", &a.attributes);
+    w.opt_messages("logicalBuffers", &a.logical_buffers, logical_buffer);
+    w.opt_string("commonShape", &a.common_shape);
     w.close();
 }
 
 fn block(w: &mut Writer, b: &BufferBlockProto) {
     w.open();
-    w.int32("logicalBufferId", b.logical_buffer_id);
-    w.string("name", &b.name);
-    w.double("offset", b.offset);
-    w.double("size", b.size);
-    w.int32("startStep", b.start_step);
-    w.int32("endStep", b.end_step);
-    w.string("tfOpName", &b.tf_op_name);
-    w.string("category", &b.category);
+    w.opt_int32("logicalBufferId", b.logical_buffer_id);
+    w.opt_string("name", &b.name);
+    w.opt_double("offset", b.offset);
+    w.opt_double("size", b.size);
+    w.opt_int32("startStep", b.start_step);
+    w.opt_int32("endStep", b.end_step);
+    w.opt_string("tfOpName", &b.tf_op_name);
+    w.opt_string("category", &b.category);
     if let Some(s) = &b.source_info {
         w.key("sourceInfo");
         source_info(w, s);
     }
-    w.string("shapeString", &b.shape_string);
-    w.double("unpaddedSize", b.unpadded_size);
-    w.string("color", &b.color);
+    w.opt_string("shapeString", &b.shape_string);
+    w.opt_double("unpaddedSize", b.unpadded_size);
+    w.opt_string("color", &b.color);
     w.close();
-}
-
-/// Writes JSON objects, each field skipped at its default.
-#[derive(Default)]
-struct Writer {
-    out: String,
-    first: bool,
-}
-
-impl Writer {
-    fn open(&mut self) {
-        self.out.push('{');
-        self.first = true;
-    }
-
-    fn close(&mut self) {
-        self.out.push('}');
-        self.first = false;
-    }
-
-    fn key(&mut self, name: &str) {
-        if !self.first {
-            self.out.push(',');
-        }
-        self.first = false;
-        self.out.push('"');
-        self.out.push_str(name);
-        self.out.push_str("\":");
-    }
-
-    fn int32(&mut self, name: &str, v: i32) {
-        if v != 0 {
-            self.key(name);
-            let _ = write!(self.out, "{v}");
-        }
-    }
-
-    fn int64(&mut self, name: &str, v: i64) {
-        if v != 0 {
-            self.key(name);
-            let _ = write!(self.out, "\"{v}\"");
-        }
-    }
-
-    fn double(&mut self, name: &str, v: f64) {
-        // Protobuf tells a default double by its bits: -0 is printed.
-        if v.to_bits() != 0 {
-            self.key(name);
-            push_double(&mut self.out, v);
-        }
-    }
-
-    fn string(&mut self, name: &str, s: &str) {
-        if !s.is_empty() {
-            self.key(name);
-            push_string(&mut self.out, s);
-        }
-    }
-
-    fn doubles(&mut self, name: &str, v: &[f64]) {
-        if v.is_empty() {
-            return;
-        }
-        self.key(name);
-        self.out.push('[');
-        for (i, x) in v.iter().enumerate() {
-            if i > 0 {
-                self.out.push(',');
-            }
-            push_double(&mut self.out, *x);
-        }
-        self.out.push(']');
-    }
-
-    fn int32s(&mut self, name: &str, v: &[i32]) {
-        if v.is_empty() {
-            return;
-        }
-        self.key(name);
-        self.out.push('[');
-        for (i, x) in v.iter().enumerate() {
-            if i > 0 {
-                self.out.push(',');
-            }
-            let _ = write!(self.out, "{x}");
-        }
-        self.out.push(']');
-    }
-
-    fn strings(&mut self, name: &str, v: &[String]) {
-        if v.is_empty() {
-            return;
-        }
-        self.key(name);
-        self.out.push('[');
-        for (i, x) in v.iter().enumerate() {
-            if i > 0 {
-                self.out.push(',');
-            }
-            push_string(&mut self.out, x);
-        }
-        self.out.push(']');
-    }
-
-    fn messages<T>(&mut self, name: &str, v: &[T], each: fn(&mut Writer, &T)) {
-        if v.is_empty() {
-            return;
-        }
-        self.key(name);
-        self.out.push('[');
-        for (i, x) in v.iter().enumerate() {
-            if i > 0 {
-                self.out.push(',');
-            }
-            each(self, x);
-        }
-        self.out.push(']');
-        self.first = false;
-    }
 }

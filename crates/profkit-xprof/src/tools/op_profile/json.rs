@@ -8,7 +8,7 @@ use crate::proto::SourceInfo;
 use crate::proto::op_profile::node::xla_instruction::LayoutAnalysis;
 use crate::proto::op_profile::node::{Contents, XlaInstruction};
 use crate::proto::op_profile::{Metrics, Node, Profile};
-use crate::tools::memory_profile::json::{push_double, push_string};
+use crate::tools::pbjson::{push_double, push_string};
 
 /// The JSON text of `profile`.
 pub fn to_json(profile: &Profile) -> String {
