@@ -97,64 +97,23 @@ impl Writer {
     }
 
     pub(crate) fn opt_doubles(&mut self, name: &str, v: &[f64]) {
-        if v.is_empty() {
-            return;
-        }
-        self.key(name);
-        self.out.push('[');
-        for (i, x) in v.iter().enumerate() {
-            if i > 0 {
-                self.out.push(',');
-            }
-            push_double(&mut self.out, *x);
-        }
-        self.out.push(']');
+        self.opt_messages(name, v, |w, x| w.double(*x));
     }
 
     pub(crate) fn opt_int32s(&mut self, name: &str, v: &[i32]) {
-        if v.is_empty() {
-            return;
-        }
-        self.key(name);
-        self.out.push('[');
-        for (i, x) in v.iter().enumerate() {
-            if i > 0 {
-                self.out.push(',');
-            }
-            let _ = write!(self.out, "{x}");
-        }
-        self.out.push(']');
+        self.opt_messages(name, v, |w, x| w.int32(*x));
     }
 
     pub(crate) fn opt_strings(&mut self, name: &str, v: &[String]) {
-        if v.is_empty() {
-            return;
-        }
-        self.key(name);
-        self.out.push('[');
-        for (i, x) in v.iter().enumerate() {
-            if i > 0 {
-                self.out.push(',');
-            }
-            push_string(&mut self.out, x);
-        }
-        self.out.push(']');
+        self.opt_messages(name, v, |w, x| w.string(x));
     }
 
+    /// A repeated field (of messages or scalars, each written by `each`), when not empty.
     pub(crate) fn opt_messages<T>(&mut self, name: &str, v: &[T], each: fn(&mut Writer, &T)) {
-        if v.is_empty() {
-            return;
+        if !v.is_empty() {
+            self.key(name);
+            self.list(v, each);
         }
-        self.key(name);
-        self.out.push('[');
-        for (i, x) in v.iter().enumerate() {
-            if i > 0 {
-                self.out.push(',');
-            }
-            each(self, x);
-        }
-        self.out.push(']');
-        self.first = false;
     }
 }
 
