@@ -359,6 +359,22 @@ fn tool_rows(tool: &str, input: &Path) -> Vec<serde_json::Map<String, serde_json
         .collect()
 }
 
+/// Asserts each `(column, id)` pair: the table's `column` equals the tool row's `id`.
+fn same_columns<G, W>(at: &str, got: &G, want: &W, pairs: &[(&str, &str)])
+where
+    G: for<'k> std::ops::Index<&'k str, Output = serde_json::Value> + ?Sized,
+    W: for<'k> std::ops::Index<&'k str, Output = serde_json::Value> + ?Sized,
+{
+    for (column, id) in pairs {
+        assert!(
+            same(&got[*column], &want[*id]),
+            "{at}: {column}: {} against {}",
+            got[*column],
+            want[*id]
+        );
+    }
+}
+
 /// Equal values, numbers by their f64 value (as the tools' JSON holds them).
 fn same(a: &serde_json::Value, b: &serde_json::Value) -> bool {
     match (a.as_f64(), b.as_f64()) {
@@ -413,25 +429,23 @@ fn device_tables_are_the_tools_rows() {
         }
         for (i, (got, want)) in kernels.iter().zip(&want).enumerate() {
             let at = format!("{name} kernel {i}");
-            for (column, id) in [
-                ("rank", "rank"),
-                ("kernel_name", "kernel_name"),
-                ("registers_per_thread", "registers_per_thread"),
-                ("block_dim", "block_dim"),
-                ("grid_dim", "grid_dim"),
-                ("occupancy_pct", "occupancy_pct"),
-                ("is_op_tensor_core_eligible", "is_op_tensor_core_eligible"),
-                ("is_kernel_using_tensor_core", "is_kernel_using_tensor_core"),
-                ("op_name", "op_name"),
-                ("occurrences", "occurrences"),
-            ] {
-                assert!(
-                    same(&got[column], &want[id]),
-                    "{at}: {column}: {} against {}",
-                    got[column],
-                    want[id]
-                );
-            }
+            same_columns(
+                &at,
+                got,
+                want,
+                &[
+                    ("rank", "rank"),
+                    ("kernel_name", "kernel_name"),
+                    ("registers_per_thread", "registers_per_thread"),
+                    ("block_dim", "block_dim"),
+                    ("grid_dim", "grid_dim"),
+                    ("occupancy_pct", "occupancy_pct"),
+                    ("is_op_tensor_core_eligible", "is_op_tensor_core_eligible"),
+                    ("is_kernel_using_tensor_core", "is_kernel_using_tensor_core"),
+                    ("op_name", "op_name"),
+                    ("occurrences", "occurrences"),
+                ],
+            );
             assert_eq!(
                 number(&got["static_shmem_bytes"]) + number(&got["dynamic_shmem_bytes"]),
                 number(&want["shmem_bytes"]),
@@ -457,38 +471,36 @@ fn device_tables_are_the_tools_rows() {
         assert_eq!(ops.len(), want.len(), "{name}: hlo_ops");
         for (i, (got, want)) in ops.iter().zip(&want).enumerate() {
             let at = format!("{name} HLO op {i}");
-            for (column, id) in [
-                ("rank", "rank"),
-                ("category", "category"),
-                ("hlo_op_name", "hlo_op_name"),
-                ("expression", "hlo_op_expression"),
-                ("framework_op", "tf_op_name"),
-                ("occurrences", "occurrences"),
-                ("self_time_percent", "total_self_time_percent"),
-                (
-                    "cumulative_self_time_percent",
-                    "cumulative_total_self_time_percent",
-                ),
-                ("dma_stall_fraction", "dma_stall_percent"),
-                ("model_flop_rate", "model_flop_rate"),
-                ("normalized_flop_rate", "normalized_flop_rate"),
-                ("memory_bw", "measured_memory_bw"),
-                ("hbm_bw", "hbm_bw"),
-                ("cmem_read_bw", "cmem_read_bw"),
-                ("cmem_write_bw", "cmem_write_bw"),
-                ("operational_intensity", "operational_intensity"),
-                ("bound_by", "bound_by"),
-                ("core_type", "core_type"),
-                ("parent_op_name", "parent_op_name"),
-                ("vdd_energy_j", "vdd_energy"),
-            ] {
-                assert!(
-                    same(&got[column], &want[id]),
-                    "{at}: {column}: {} against {}",
-                    got[column],
-                    want[id]
-                );
-            }
+            same_columns(
+                &at,
+                got,
+                want,
+                &[
+                    ("rank", "rank"),
+                    ("category", "category"),
+                    ("hlo_op_name", "hlo_op_name"),
+                    ("expression", "hlo_op_expression"),
+                    ("framework_op", "tf_op_name"),
+                    ("occurrences", "occurrences"),
+                    ("self_time_percent", "total_self_time_percent"),
+                    (
+                        "cumulative_self_time_percent",
+                        "cumulative_total_self_time_percent",
+                    ),
+                    ("dma_stall_fraction", "dma_stall_percent"),
+                    ("model_flop_rate", "model_flop_rate"),
+                    ("normalized_flop_rate", "normalized_flop_rate"),
+                    ("memory_bw", "measured_memory_bw"),
+                    ("hbm_bw", "hbm_bw"),
+                    ("cmem_read_bw", "cmem_read_bw"),
+                    ("cmem_write_bw", "cmem_write_bw"),
+                    ("operational_intensity", "operational_intensity"),
+                    ("bound_by", "bound_by"),
+                    ("core_type", "core_type"),
+                    ("parent_op_name", "parent_op_name"),
+                    ("vdd_energy_j", "vdd_energy"),
+                ],
+            );
             assert_eq!(
                 got["program_id"].as_u64().unwrap().to_string(),
                 want["program_id"].as_str().unwrap(),
