@@ -68,7 +68,13 @@ pub fn check(case_dir: &Path, space: &XSpace) -> Result<String, String> {
         let Some(theirs) = crate::xprof_tools::saved(case_dir, file)? else {
             continue;
         };
-        let built = built.get_or_insert_with(|| op_stats::build(vec![space.clone()], &["host"]));
+        let built = built.get_or_insert_with(|| {
+            op_stats::build_for(
+                vec![space.clone()],
+                &["host"],
+                op_stats::Parts::for_tool("op_profile"),
+            )
+        });
         let ours = op_profile::op_profile_json(&built.op_stats, group_by)
             .map_err(|e| format!("{file}: {e}"))?;
         let notes = op_profile::missing(built);

@@ -76,7 +76,11 @@ pub fn check(case_dir: &Path, space: &XSpace) -> Result<String, String> {
         let Some(theirs) = saved(case_dir, tool)? else {
             continue;
         };
-        let built = op_stats::build(vec![space.clone()], &["host"]);
+        let built = op_stats::build_for(
+            vec![space.clone()],
+            &["host"],
+            op_stats::Parts::for_tool(tool),
+        );
         if tool != "framework_op_stats" {
             report.push_str(&check_tool(tool, &built, &theirs)?);
             continue;

@@ -369,6 +369,12 @@ fn op_metrics(
             )));
         }
     };
+    // The parts of OpStats the table reads.
+    let parts = match table.as_str() {
+        "op_metrics" | "hlo_ops" => profkit_xprof::op_stats::Parts::for_tool("hlo_stats"),
+        "kernels" => profkit_xprof::op_stats::Parts::for_tool("kernel_stats"),
+        _ => profkit_xprof::op_stats::Parts::for_tool("overview_page"),
+    };
     let files = paths.clone();
     let batches = call(py, &files, move |control| {
         let mut batches = Vec::with_capacity(paths.len());
@@ -395,10 +401,13 @@ fn op_metrics(
                     .unwrap_or_else(|| name.split('.').next().unwrap_or_default().to_owned())
             });
             let file = std::fs::File::open(path).map_err(|e| input(&e))?;
-            let space =
-                profkit_xprof::op_stats::read_space(file, profkit_xplane::ReadOptions::default())
-                    .map_err(|e| input(&e))?;
-            let built = profkit_xprof::op_stats::build(vec![space], &[host.as_str()]);
+            let space = profkit_xprof::op_stats::read_space_for(
+                file,
+                profkit_xplane::ReadOptions::default(),
+                parts,
+            )
+            .map_err(|e| input(&e))?;
+            let built = profkit_xprof::op_stats::build_for(vec![space], &[host.as_str()], parts);
             batches.push(batch(&host, &built.op_stats).map_err(|e| input(&e))?);
         }
         Ok(batches)

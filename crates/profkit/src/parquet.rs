@@ -202,8 +202,17 @@ fn op_stats(
     host: &str,
 ) -> Result<profkit_xprof::op_stats::OpStatsBuild, profkit_xplane::Error> {
     let file = std::fs::File::open(path)?;
-    let space = profkit_xprof::op_stats::read_space(file, ReadOptions::default())?;
-    Ok(profkit_xprof::op_stats::build(vec![space], &[host]))
+    // Every part but the tf-function stats, which no table holds.
+    let parts = profkit_xprof::op_stats::Parts {
+        tf_functions: false,
+        ..profkit_xprof::op_stats::Parts::ALL
+    };
+    let space = profkit_xprof::op_stats::read_space_for(file, ReadOptions::default(), parts)?;
+    Ok(profkit_xprof::op_stats::build_for(
+        vec![space],
+        &[host],
+        parts,
+    ))
 }
 
 /// Converts one host's inputs and writes its tables.

@@ -5,7 +5,7 @@ use std::io::Write;
 use std::path::PathBuf;
 
 use profkit_xplane::XSpace;
-use profkit_xprof::op_stats::{self, OpStatsBuild};
+use profkit_xprof::op_stats::{self, OpStatsBuild, Parts};
 use profkit_xprof::tools::framework_op_stats::{self, TfStatsRecord};
 use profkit_xprof::tools::op_profile;
 
@@ -48,14 +48,20 @@ pub(crate) struct XprofArgs {
     pub depth: Option<usize>,
 }
 
-/// The planes of an input the tools read (see `profkit_xprof::op_stats::read_space`).
-pub(crate) fn read_space(input: Input) -> Result<XSpace, Failure> {
-    op_stats::read_space(input.reader, profkit_xplane::ReadOptions::default())
+/// The planes of an input that these parts of OpStats read (see
+/// `profkit_xprof::op_stats::read_space_for`).
+fn read_space_for(input: Input, parts: Parts) -> Result<XSpace, Failure> {
+    op_stats::read_space_for(input.reader, profkit_xplane::ReadOptions::default(), parts)
         .map_err(|e| Failure::BadInput(format!("{}: {e}", input.name)))
 }
 
-/// The inputs' spaces (every plane when `whole`, else the planes the tools read) and hosts.
-fn read_spaces(paths: &[PathBuf], whole: bool) -> Result<(Vec<XSpace>, Vec<String>), Failure> {
+/// The inputs' spaces (every plane when `whole`, else the planes these parts of OpStats read)
+/// and hosts.
+fn read_spaces(
+    paths: &[PathBuf],
+    whole: bool,
+    parts: Parts,
+) -> Result<(Vec<XSpace>, Vec<String>), Failure> {
     let mut spaces = Vec::with_capacity(paths.len());
     let mut hosts = Vec::with_capacity(paths.len());
     for path in paths {
@@ -64,7 +70,7 @@ fn read_spaces(paths: &[PathBuf], whole: bool) -> Result<(Vec<XSpace>, Vec<Strin
         spaces.push(if whole {
             crate::convert::xspace_whole(input)?.1
         } else {
-            read_space(input)?
+            read_space_for(input, parts)?
         });
     }
     Ok((spaces, hosts))
@@ -121,7 +127,9 @@ pub(crate) fn run(args: XprofArgs) -> Result<(), Failure> {
             "xprof: --depth is an option of the op_profile tool's --text tree".into(),
         ));
     }
-    let (mut spaces, hosts) = read_spaces(inputs, tool.as_deref() == Some("trace_viewer"))?;
+    // The parts of OpStats the tool shows (all of them for the tools not computed from it).
+    let parts = tool.as_deref().map_or(Parts::ALL, Parts::for_tool);
+    let (mut spaces, hosts) = read_spaces(inputs, tool.as_deref() == Some("trace_viewer"), parts)?;
     // Standard output is the session's (the terminal, or the library API's capture).
     let out = args.out.filter(|o| o.as_os_str() != "-");
     let (output, mut writer): (Option<Output>, Box<dyn Write>) = match &out {
@@ -186,6 +194,7 @@ pub(crate) fn run(args: XprofArgs) -> Result<(), Failure> {
                     t,
                     std::mem::take(&mut spaces),
                     &hosts,
+                    parts,
                     &mut writer,
                     args.text,
                     args.rows,
@@ -193,7 +202,7 @@ pub(crate) fn run(args: XprofArgs) -> Result<(), Failure> {
             }
             Some(tool @ ("kernel_stats" | "hlo_stats" | "roofline_model")) => {
                 let host_refs: Vec<&str> = hosts.iter().map(String::as_str).collect();
-                let built: OpStatsBuild = op_stats::build(spaces, &host_refs);
+                let built: OpStatsBuild = op_stats::build_for(spaces, &host_refs, parts);
                 notes.extend(crate::xprof_ops::notes(tool, &built));
                 if args.text {
                     crate::xprof_ops::write_text(tool, &mut writer, &built, args.rows)?;
@@ -204,7 +213,7 @@ pub(crate) fn run(args: XprofArgs) -> Result<(), Failure> {
             }
             Some("op_profile") => {
                 let host_refs: Vec<&str> = hosts.iter().map(String::as_str).collect();
-                let built: OpStatsBuild = op_stats::build(spaces, &host_refs);
+                let built: OpStatsBuild = op_stats::build_for(spaces, &host_refs, parts);
                 let group_by = op_profile::Grouping::from_option(
                     args.group_by.as_deref().unwrap_or("program"),
                 );
@@ -229,7 +238,7 @@ pub(crate) fn run(args: XprofArgs) -> Result<(), Failure> {
             }
             Some(_) => {
                 let host_refs: Vec<&str> = hosts.iter().map(String::as_str).collect();
-                let built: OpStatsBuild = op_stats::build(spaces, &host_refs);
+                let built: OpStatsBuild = op_stats::build_for(spaces, &host_refs, parts);
                 notes.extend(
                     built
                         .missing_op_metrics()
@@ -260,8 +269,9 @@ pub(crate) fn run(args: XprofArgs) -> Result<(), Failure> {
 /// `report --style xprof`: the TF Stats table (framework_op_stats) of one XSpace, or its JSON.
 pub(crate) fn report(input: Input, json: bool) -> Result<(), Failure> {
     let host = crate::hosts::host_of(&input);
-    let space = read_space(input)?;
-    let built = op_stats::build(vec![space], &[host.as_str()]);
+    let parts = Parts::for_tool("framework_op_stats");
+    let space = read_space_for(input, parts)?;
+    let built = op_stats::build_for(vec![space], &[host.as_str()], parts);
     let mut out = crate::session::stdout();
     if json {
         let text = framework_op_stats::to_json(&built.op_stats);
@@ -300,7 +310,7 @@ pub(crate) fn op_stats_file(
         ));
     }
     crate::output::refuse_inputs(paths, out)?;
-    let (spaces, mut names) = read_spaces(paths, false)?;
+    let (spaces, mut names) = read_spaces(paths, false, Parts::ALL)?;
     for (name, given) in names.iter_mut().zip(hosts) {
         if let Some(given) = given {
             name.clone_from(given);

@@ -19,12 +19,13 @@ pub(crate) fn run(
     tool: &str,
     spaces: Vec<XSpace>,
     hosts: &[String],
+    parts: op_stats::Parts,
     out: &mut dyn Write,
     text: bool,
     rows: usize,
 ) -> Result<Vec<String>, Failure> {
     let host_refs: Vec<&str> = hosts.iter().map(String::as_str).collect();
-    let built = op_stats::build(spaces, &host_refs);
+    let built = op_stats::build_for(spaces, &host_refs, parts);
     let mut missing: Vec<String> = built.missing_pages().map(str::to_owned).collect();
     if tool != "pod_viewer" {
         missing.extend(input_pipeline::missing(&built.op_stats));

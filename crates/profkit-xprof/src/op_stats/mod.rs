@@ -70,6 +70,7 @@ use profkit_xplane::constants::{
     GPU_PLANE_PREFIX, HOST_PLANE_NAME, METADATA_PLANE_NAME, TPU_PLANE_PREFIX,
 };
 use profkit_xplane::visitor::PlaneVisitor;
+use rayon::prelude::*;
 
 pub use cost::Cost;
 pub use device::{GpuDb, gpu_op_metrics_db};
@@ -140,6 +141,89 @@ pub fn reads_plane(name: &str) -> bool {
     name == HOST_PLANE_NAME || name == METADATA_PLANE_NAME || name.starts_with("/device:")
 }
 
+/// Which parts of OpStats to build, as xprof's `OpStatsOptions` chooses them: a tool builds the
+/// parts it reads ([`Parts::for_tool`]), and the parts it leaves out cost nothing (neither their
+/// passes nor, where no built part reads a plane, the plane's decoding). The parts built are
+/// exactly what [`build`] builds of them.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Parts {
+    /// The host and device op metrics databases (with the device's busy time and, for TPUs, the
+    /// instructions fused into each op).
+    pub op_metrics: bool,
+    /// The steps database, the cores' details and the complete steps' HLO op metrics (with the
+    /// device op metrics' precision stats).
+    pub steps: bool,
+    /// The GPU (and TPU) kernel stats database.
+    pub kernel_stats: bool,
+    /// The tf-function stats.
+    pub tf_functions: bool,
+}
+
+impl Parts {
+    /// Every part (what xprof caches as `ALL_HOSTS.op_stats_v2.pb`).
+    pub const ALL: Parts = Parts {
+        op_metrics: true,
+        steps: true,
+        kernel_stats: true,
+        tf_functions: true,
+    };
+
+    /// The parts xprof's tool of this name shows (every part for a name this does not know). No
+    /// tool shows the tf-function stats; only the cached OpStats holds them.
+    pub fn for_tool(tool: &str) -> Parts {
+        let none = Parts {
+            op_metrics: false,
+            steps: false,
+            kernel_stats: false,
+            tf_functions: false,
+        };
+        match tool {
+            "framework_op_stats" | "tensorflow_stats" => Parts {
+                op_metrics: true,
+                kernel_stats: true,
+                ..none
+            },
+            "kernel_stats" => Parts {
+                kernel_stats: true,
+                ..none
+            },
+            "hlo_stats" | "op_profile" => Parts {
+                op_metrics: true,
+                ..none
+            },
+            "roofline_model" => Parts {
+                op_metrics: true,
+                steps: true,
+                ..none
+            },
+            "overview_page" | "input_pipeline_analyzer" | "pod_viewer" => Parts {
+                tf_functions: false,
+                ..Parts::ALL
+            },
+            _ => Parts::ALL,
+        }
+    }
+
+    /// Whether building these parts groups events into steps first (xprof's preprocessing): the
+    /// op metrics read each event's `is_eager` and group, the steps their groups; the kernel stats
+    /// and the tf-function stats read neither.
+    fn groups(self) -> bool {
+        self.op_metrics || self.steps
+    }
+
+    /// Whether building these parts reads a plane of this name ([`reads_plane`], less the host
+    /// threads when only the kernel stats are built: they are read from the devices).
+    pub fn reads_plane(self, name: &str) -> bool {
+        reads_plane(name) && (name != HOST_PLANE_NAME || self.groups() || self.tf_functions)
+    }
+}
+
+impl Default for Parts {
+    fn default() -> Self {
+        Parts::ALL
+    }
+}
+
 /// Reads an XSpace for OpStats: plane by plane, decoding only the planes [`reads_plane`] names
 /// (a plane of another name is skipped as its bytes pass), so memory is what OpStats reads, not
 /// the whole file's tree.
@@ -147,12 +231,22 @@ pub fn read_space<R: std::io::Read>(
     reader: R,
     options: profkit_xplane::ReadOptions,
 ) -> Result<XSpace, profkit_xplane::Error> {
+    read_space_for(reader, options, Parts::ALL)
+}
+
+/// [`read_space`] for the given [`Parts`]: a plane none of them reads is skipped as its bytes
+/// pass (the host threads, when only the kernel stats are built).
+pub fn read_space_for<R: std::io::Read>(
+    reader: R,
+    options: profkit_xplane::ReadOptions,
+    parts: Parts,
+) -> Result<XSpace, profkit_xplane::Error> {
     use profkit_xplane::RawSpaceItem;
     let mut space = XSpace::default();
     for item in profkit_xplane::XSpaceReader::new(reader, options).raw() {
         match item? {
             RawSpaceItem::Plane(bytes) => {
-                if reads_plane(bytes.view()?.name()) {
+                if parts.reads_plane(bytes.view()?.name()) {
                     space.planes.push(bytes.decode()?);
                 }
             }
@@ -166,103 +260,132 @@ pub fn read_space<R: std::io::Read>(
 
 /// OpStats of one host's space, preprocessed as xprof preprocesses it first. `host` is the name
 /// xprof gives the host (its file's name without `.xplane.pb`).
-pub fn host_op_stats(mut space: XSpace, host: &str) -> (OpStats, Vec<String>) {
+pub fn host_op_stats(space: XSpace, host: &str) -> (OpStats, Vec<String>) {
+    host_op_stats_for(space, host, Parts::ALL)
+}
+
+/// [`host_op_stats`] of the given [`Parts`] only (the others left empty). The device planes'
+/// passes and the host plane's run on two threads of the current rayon pool where there are two.
+pub fn host_op_stats_for(mut space: XSpace, host: &str, parts: Parts) -> (OpStats, Vec<String>) {
     // Grouping (for `is_eager` and the steps); the derived lines only where the step events read
     // them: the `Steps` line of GPU planes, and the groups their ungrouped events take.
-    let has_gpu = space
-        .planes
-        .iter()
-        .any(|p| p.name.starts_with(GPU_PLANE_PREFIX));
-    crate::preprocess::preprocess_with(&mut space, has_gpu);
-    let mut stats = OpStats::default();
+    if parts.groups() {
+        let has_gpu = space
+            .planes
+            .iter()
+            .any(|p| p.name.starts_with(GPU_PLANE_PREFIX));
+        crate::preprocess::preprocess_with(&mut space, has_gpu);
+    }
+    let mut stats = OpStats {
+        diagnostics: diagnostics(&space),
+        run_environment: Some(run_environment(&space, host)),
+        program_id_to_name_map: programs::program_names(&space),
+        ..OpStats::default()
+    };
+    let host_plane = space.planes.iter().find(|p| p.name == HOST_PLANE_NAME);
+    let space = &space;
+    let ((device, missing), (host_db, tf_function_db)) = rayon::join(
+        || {
+            let (device, mut missing) = device_op_stats(space, parts);
+            // The steps read the device op metrics (TPU) and add their precision stats to them.
+            let mut part = OpStats {
+                device_op_metrics_db: Some(device.db),
+                perf_env: device.perf_env,
+                kernel_stats_db: device.kernels,
+                ..OpStats::default()
+            };
+            if parts.steps {
+                steps::fill(space, host_plane, &mut part, &mut missing);
+            }
+            ((part, device.is_training), missing)
+        },
+        || {
+            let host_db = host_plane
+                .filter(|_| parts.op_metrics)
+                .map(host_op_metrics_db);
+            let tf = host_plane
+                .filter(|_| parts.tf_functions)
+                .map(tf_functions::tf_function_db);
+            (host_db, tf)
+        },
+    );
+    let (part, is_training) = device;
+    if is_training {
+        if let Some(env) = stats.run_environment.as_mut() {
+            env.is_training = true;
+        }
+    }
+    stats.perf_env = part.perf_env;
+    stats.kernel_stats_db = part.kernel_stats_db;
+    stats.device_op_metrics_db = part.device_op_metrics_db;
+    stats.step_db = part.step_db;
+    stats.core_id_to_details = part.core_id_to_details;
+    stats.hlo_metrics_db_complete_steps_only = part.hlo_metrics_db_complete_steps_only;
+    stats.host_op_metrics_db = host_db;
+    stats.tf_function_db = tf_function_db;
+    (stats, missing)
+}
+
+/// What the device planes give OpStats: the device op metrics, the device's peaks, the kernel
+/// stats, and whether the programs train.
+struct DeviceStats {
+    db: crate::proto::OpMetricsDb,
+    perf_env: Option<crate::proto::PerfEnv>,
+    kernels: Option<crate::proto::KernelStatsDb>,
+    is_training: bool,
+}
+
+/// The device side of [`host_op_stats_for`] (TPU or GPU planes), with the notes of what it does
+/// not reproduce.
+fn device_op_stats(space: &XSpace, parts: Parts) -> (DeviceStats, Vec<String>) {
     let mut missing = Vec::new();
-    stats.diagnostics = diagnostics(&space);
-    stats.run_environment = Some(run_environment(&space, host));
     let tpu_planes: Vec<_> = space
         .planes
         .iter()
         .filter(|p| p.name.starts_with(TPU_PLANE_PREFIX))
         .collect();
     let mut device = DbBuilder::default();
+    // The programs' HLO (xprof reads it for TPU op metrics, the instructions fused into ops, and
+    // builds the map for GPUs since framework_op_stats asks for the kernel stats too).
+    let hlo = space
+        .planes
+        .iter()
+        .find(|p| p.name == METADATA_PLANE_NAME)
+        .map(HloModuleMap::from_metadata_plane)
+        .unwrap_or_default();
+    let is_training = hlo.is_training();
+    let mut kernels = kernel_stats::KernelReports::default();
+    let perf_env;
     if let Some(first) = tpu_planes.first() {
-        stats.perf_env = Some(perf_env::tpu_perf_env(first));
-        // The programs' HLO (xprof reads it for TPU op metrics: the instructions fused into ops).
-        let hlo = space
-            .planes
-            .iter()
-            .find(|p| p.name == METADATA_PLANE_NAME)
-            .map(HloModuleMap::from_metadata_plane)
-            .unwrap_or_default();
-        let mut fusion_gaps = fusion::Gaps::default();
-        // SparseCore planes first: their modules' ops become children of TensorCore ops.
-        let mut sparse = std::collections::HashMap::new();
-        let is_sparse = |name: &str| {
-            crate::preprocess::tpu::tpu_plane_has_core_id(name)
-                && !crate::preprocess::tpu::is_tensor_core_plane(name)
-        };
-        for plane in tpu_planes.iter().filter(|p| is_sparse(&p.name)) {
-            add_sparse_core_op_metrics(plane, &mut sparse);
-        }
-        for db in sparse.values_mut() {
-            fusion::add_fused_children(db, &hlo, &mut fusion_gaps);
-        }
-        for plane in tpu_planes.iter().filter(|p| !is_sparse(&p.name)) {
-            let mut db = tensor_core_op_metrics_db(plane, &sparse);
-            fusion::add_fused_children(&mut db, &hlo, &mut fusion_gaps);
-            device.combine(&db, true);
-        }
-        if fusion_gaps.over_budget {
-            missing.push(format!(
-                "the HLO text of fused instructions past the first {} MiB of it",
-                fusion::MAX_TEXT_BYTES >> 20
-            ));
-        }
-        if !fusion_gaps.unprinted.is_empty() {
-            let opcodes: Vec<&str> = fusion_gaps.unprinted.iter().map(String::as_str).collect();
-            missing.push(format!(
-                "the HLO text of fused instructions of opcodes {} (their attributes, sharding, frontend attributes or constants)",
-                opcodes.join(", ")
-            ));
-        }
-        // The device's busy and idle time (only TPU hosts have them).
-        let mut duty = duty_cycle::Combiner::default();
-        let host = steps::hostname(&space);
-        for plane in &tpu_planes {
-            let tracker = duty_cycle::plane_tracker(plane);
-            match tpu_steps::core_details(plane, host) {
-                Some(details) => duty.core(&tracker, details.local_chip_id),
-                None => duty.chip(&tracker),
+        perf_env = Some(perf_env::tpu_perf_env(first));
+        if parts.op_metrics {
+            tpu_op_metrics(&tpu_planes, &hlo, &mut device, &mut missing);
+            // The device's busy and idle time (only TPU hosts have them).
+            let mut duty = duty_cycle::Combiner::default();
+            let host = steps::hostname(space);
+            for plane in &tpu_planes {
+                let tracker = duty_cycle::plane_tracker(plane);
+                match tpu_steps::core_details(plane, host) {
+                    Some(details) => duty.core(&tracker, details.local_chip_id),
+                    None => duty.chip(&tracker),
+                }
             }
-        }
-        if tpu_planes.iter().any(|p| tpu_steps::sparse_core_has_ops(p)) {
-            missing.push("device busy and idle time (of the SparseCore planes)".to_owned());
-        }
-        device.db.idle_time_ps = duty.idle_ps();
-        device.db.busy_time_ps = duty.active_ps();
-        device.db.idle_time_high_confidence_ps = device.db.idle_time_ps;
-        device.db.busy_time_high_confidence_ps = device.db.busy_time_ps;
-        if hlo.is_training() {
-            if let Some(env) = stats.run_environment.as_mut() {
-                env.is_training = true;
+            if tpu_planes.iter().any(|p| tpu_steps::sparse_core_has_ops(p)) {
+                missing.push("device busy and idle time (of the SparseCore planes)".to_owned());
             }
+            device.db.idle_time_ps = duty.idle_ps();
+            device.db.busy_time_ps = duty.active_ps();
+            device.db.idle_time_high_confidence_ps = device.db.idle_time_ps;
+            device.db.busy_time_high_confidence_ps = device.db.busy_time_ps;
         }
         // xprof looks for kernels on the TPU planes too.
-        let mut kernels = kernel_stats::KernelReports::default();
-        for plane in &tpu_planes {
-            kernels.merge(kernel_stats::kernel_reports(plane, &hlo));
+        if parts.kernel_stats {
+            for plane in &tpu_planes {
+                kernels.merge(kernel_stats::kernel_reports(plane, &hlo));
+            }
         }
-        stats.kernel_stats_db = Some(kernels.into_db());
     } else {
-        // The programs' HLO (xprof builds the map for GPUs since framework_op_stats asks for the
-        // kernel stats too).
-        let hlo = space
-            .planes
-            .iter()
-            .find(|p| p.name == METADATA_PLANE_NAME)
-            .map(HloModuleMap::from_metadata_plane)
-            .unwrap_or_default();
         let mut uncosted = std::collections::BTreeSet::new();
-        let mut kernels = kernel_stats::KernelReports::default();
         let mut unprinted = std::collections::BTreeSet::new();
         let mut peaks_missing = false;
         // The peaks of the first GPU plane, as xprof takes them.
@@ -272,22 +395,32 @@ pub fn host_op_stats(mut space: XSpace, host: &str) -> (OpStats, Vec<String>) {
             .find(|p| p.name.starts_with(GPU_PLANE_PREFIX));
         let env = first_gpu.and_then(perf_env::gpu_perf_env);
         let peaks_known = first_gpu.is_none() || env.is_some();
-        stats.perf_env = env;
-        for plane in space
+        perf_env = env;
+        // Each GPU's op metrics and kernels on a thread of the pool, combined in plane order.
+        let gpus: Vec<_> = space
             .planes
             .iter()
             .filter(|p| p.name.starts_with(GPU_PLANE_PREFIX))
-        {
-            let gpu = gpu_op_metrics_db(plane, &hlo);
-            uncosted.extend(gpu.uncosted);
-            kernels.merge(kernel_stats::kernel_reports(plane, &hlo));
-            unprinted.extend(gpu.unprinted);
-            peaks_missing |= gpu.hlo_kernels > 0;
-            device.combine(&gpu.db, true);
-        }
-        if hlo.is_training() {
-            if let Some(env) = stats.run_environment.as_mut() {
-                env.is_training = true;
+            .collect();
+        let per_gpu: Vec<_> = gpus
+            .par_iter()
+            .map(|plane| {
+                let db = parts.op_metrics.then(|| gpu_op_metrics_db(plane, &hlo));
+                let reports = parts
+                    .kernel_stats
+                    .then(|| kernel_stats::kernel_reports(plane, &hlo));
+                (db, reports)
+            })
+            .collect();
+        for (db, reports) in per_gpu {
+            if let Some(gpu) = db {
+                uncosted.extend(gpu.uncosted);
+                unprinted.extend(gpu.unprinted);
+                peaks_missing |= gpu.hlo_kernels > 0;
+                device.combine(&gpu.db, true);
+            }
+            if let Some(reports) = reports {
+                kernels.merge(reports);
             }
         }
         if !uncosted.is_empty() {
@@ -310,17 +443,55 @@ pub fn host_op_stats(mut space: XSpace, host: &str) -> (OpStats, Vec<String>) {
                 list.join(", ")
             ));
         }
-        stats.kernel_stats_db = Some(kernels.into_db());
     }
-    stats.device_op_metrics_db = Some(device.db);
-    stats.program_id_to_name_map = programs::program_names(&space);
-    let host_plane = space.planes.iter().find(|p| p.name == HOST_PLANE_NAME);
-    if let Some(host_plane) = host_plane {
-        stats.host_op_metrics_db = Some(host_op_metrics_db(host_plane));
-        stats.tf_function_db = Some(tf_functions::tf_function_db(host_plane));
+    let device = DeviceStats {
+        db: device.db,
+        perf_env,
+        kernels: Some(kernels.into_db()),
+        is_training,
+    };
+    (device, missing)
+}
+
+/// The op metrics of a TPU host's TensorCore planes, with their SparseCore planes' ops as
+/// children and the instructions fused into each op.
+fn tpu_op_metrics(
+    tpu_planes: &[&profkit_xplane::XPlane],
+    hlo: &HloModuleMap,
+    device: &mut DbBuilder,
+    missing: &mut Vec<String>,
+) {
+    let mut fusion_gaps = fusion::Gaps::default();
+    // SparseCore planes first: their modules' ops become children of TensorCore ops.
+    let mut sparse = std::collections::HashMap::new();
+    let is_sparse = |name: &str| {
+        crate::preprocess::tpu::tpu_plane_has_core_id(name)
+            && !crate::preprocess::tpu::is_tensor_core_plane(name)
+    };
+    for plane in tpu_planes.iter().filter(|p| is_sparse(&p.name)) {
+        add_sparse_core_op_metrics(plane, &mut sparse);
     }
-    steps::fill(&space, host_plane, &mut stats, &mut missing);
-    (stats, missing)
+    for db in sparse.values_mut() {
+        fusion::add_fused_children(db, hlo, &mut fusion_gaps);
+    }
+    for plane in tpu_planes.iter().filter(|p| !is_sparse(&p.name)) {
+        let mut db = tensor_core_op_metrics_db(plane, &sparse);
+        fusion::add_fused_children(&mut db, hlo, &mut fusion_gaps);
+        device.combine(&db, true);
+    }
+    if fusion_gaps.over_budget {
+        missing.push(format!(
+            "the HLO text of fused instructions past the first {} MiB of it",
+            fusion::MAX_TEXT_BYTES >> 20
+        ));
+    }
+    if !fusion_gaps.unprinted.is_empty() {
+        let opcodes: Vec<&str> = fusion_gaps.unprinted.iter().map(String::as_str).collect();
+        missing.push(format!(
+            "the HLO text of fused instructions of opcodes {} (their attributes, sharding, frontend attributes or constants)",
+            opcodes.join(", ")
+        ));
+    }
 }
 
 /// `PropagateXSpaceDiagnosticsToOpStats`: the space's errors and warnings, each once.
@@ -458,6 +629,12 @@ fn combine_run_environment(src: &RunEnvironment, dst: &mut RunEnvironment) {
 /// OpStats of several hosts' spaces, each built by [`host_op_stats`] and combined in order as
 /// xprof combines them. `hosts[i]` names space `i` (a missing name is `host<i>`).
 pub fn build(spaces: Vec<XSpace>, hosts: &[&str]) -> OpStatsBuild {
+    build_for(spaces, hosts, Parts::ALL)
+}
+
+/// [`build`] of the given [`Parts`] only: what a tool reads ([`Parts::for_tool`]), the other
+/// parts left empty.
+pub fn build_for(spaces: Vec<XSpace>, hosts: &[&str], parts: Parts) -> OpStatsBuild {
     let mut combined = OpStats::default();
     let mut host_db = DbBuilder::default();
     let mut device_db = DbBuilder::default();
@@ -474,7 +651,7 @@ pub fn build(spaces: Vec<XSpace>, hosts: &[&str]) -> OpStatsBuild {
         let name = hosts
             .get(i)
             .map_or_else(|| format!("host{i}"), |h| (*h).to_owned());
-        let (stats, gaps) = host_op_stats(space, &name);
+        let (stats, gaps) = host_op_stats_for(space, &name, parts);
         for gap in gaps {
             if !missing.contains(&gap) {
                 missing.push(gap);
