@@ -108,8 +108,11 @@ fn tiled(case: &str, events: usize) -> PathBuf {
 fn measure(input: &Path, tool: &str, output: &str) {
     let start = Instant::now();
     let file = std::fs::File::open(input).expect("open the input");
-    let space = op_stats::read_space(file, profkit_xplane::ReadOptions::default()).expect("read");
-    let built = op_stats::build(vec![space], &["bench"]);
+    // The parts of OpStats the tool shows, as `profkit xprof TOOL` builds them.
+    let parts = op_stats::Parts::for_tool(tool);
+    let space = op_stats::read_space_for(file, profkit_xplane::ReadOptions::default(), parts)
+        .expect("read");
+    let built = op_stats::build_for(vec![space], &["bench"], parts);
     let stats = &built.op_stats;
     let json = match tool {
         "framework_op_stats" => framework_op_stats::to_json(stats),
