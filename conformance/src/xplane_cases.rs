@@ -76,6 +76,7 @@ pub fn cases() -> Vec<Case> {
         ("tpu-sparse-core", tpu_sparse_core()),
         ("tpu-fusions", tpu_fusions()),
         ("gpu-kernel-stats", gpu_kernel_stats()),
+        ("tpu-host-input", tpu_host_input()),
     ];
     let mut cases: Vec<Case> = spaces
         .into_iter()

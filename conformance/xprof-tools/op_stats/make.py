@@ -50,6 +50,7 @@ CASES = [
     ("nested-events", "xplane/nested-events/input.xplane.pb"),
     ("tpu-op-metrics", "xplane/tpu-op-metrics/input.xplane.pb"),
     ("tpu-ungrouped", "xplane/tpu-ungrouped/input.xplane.pb"),
+    ("tpu-host-input", "xplane/tpu-host-input/input.xplane.pb"),
 ]
 
 
@@ -114,7 +115,10 @@ def canonical(data):
             breakdown = steps_db_pb2.GenericStepBreakdown()
             if info.step_breakdown.Unpack(breakdown):
                 info.step_breakdown.value = breakdown.SerializeToString(deterministic=True)
-    for db in (stats.host_op_metrics_db, stats.device_op_metrics_db, stats.hlo_metrics_db_complete_steps_only):
+    dbs = [stats.host_op_metrics_db, stats.device_op_metrics_db, stats.hlo_metrics_db_complete_steps_only]
+    # Each step's HLO op metrics too (a TPU step's, listed as the threads finish).
+    dbs.extend(step.hlo_metrics_db for step in stats.step_db.step_sequence)
+    for db in dbs:
         ops = sorted(db.metrics_db, key=lambda m: m.SerializeToString(deterministic=True))
         del db.metrics_db[:]
         db.metrics_db.extend(ops)

@@ -130,6 +130,26 @@ fn steps_are_xprofs() {
                 })
                 .collect::<Vec<_>>()
         };
+        // Each core's step breakdown by category, where it is a generic one (TensorCores and
+        // hosts): tpu-host-input's with the infeed time xprof takes from the TensorCores' idle
+        // time for the host's input (`MayFixTpuStepAnalysis`).
+        let breakdowns = |db: &Option<profkit_xprof::proto::StepDatabaseResult>| {
+            db.as_ref()
+                .map(|db| {
+                    db.step_sequence
+                        .iter()
+                        .flat_map(|s| s.step_info_per_core.values())
+                        .filter_map(|i| i.step_breakdown.as_ref())
+                        .filter_map(profkit_xprof::op_stats::steps::generic_breakdown)
+                        .map(|g| g.category_ps.into_iter().collect::<Vec<_>>())
+                        .collect::<Vec<_>>()
+                })
+                .unwrap_or_default()
+        };
+        let (x, y) = (breakdowns(&ours.step_db), breakdowns(&stats.step_db));
+        if x != y {
+            failures.push(format!("{name}: breakdowns ours {x:?}, xprof's {y:?}"));
+        }
         let (a, b) = (shape(ours.step_db), shape(stats.step_db));
         if a != b {
             failures.push(format!("{name}: ours {a:?}, xprof's {b:?}"));

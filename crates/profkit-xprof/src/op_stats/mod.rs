@@ -17,14 +17,14 @@
 //! errors and warnings); the steps database ([`steps`]: host, GPU and TPU step events made into
 //! per-step breakdowns, [`event_span`]; several hosts aligned on their common steps,
 //! [`step_intersection`]) with the device's precision stats, the cores' details and the complete
-//! steps' HLO op metrics; and the tf-function stats ([`tf_functions`]).
+//! steps' HLO op metrics, and on a TPU host without an infeed op the host's input time of each
+//! step taken from the TensorCores' idle time as xprof's `MayFixTpuStepAnalysis` takes it; and the
+//! tf-function stats ([`tf_functions`]).
 //!
 //! Not built: XLA's cost model beyond the opcodes module `cost` names; the GPU `PerfEnv` of
 //! architectures whose peak tables [`perf_env`] does not know; the expressions of GPU HLO ops and
 //! the HLO text of fused instructions whose opcodes or attributes module `hlo_text` does not
-//! print (named in [`OpStatsBuild::missing`]); the SparseCore cores' step info and xprof's
-//! correction of TPU steps' idle time by the host's input time
-//! (`MayFixTpuStepAnalysis`). Where a profile has what xprof builds a missing part from and a tool would
+//! print (named in [`OpStatsBuild::missing`]); the SparseCore cores' step info. Where a profile has what xprof builds a missing part from and a tool would
 //! show it (an HLO op of an opcode not covered, GPU peaks when HLO ops have FLOPs or bytes),
 //! [`OpStatsBuild::missing`] names it, so that
 //! the tool can say what it could not reproduce.
@@ -63,6 +63,7 @@ pub mod step_intersection;
 pub mod steps;
 pub mod tf_functions;
 mod tpu;
+mod tpu_fix;
 mod tpu_steps;
 
 use profkit_xplane::XSpace;

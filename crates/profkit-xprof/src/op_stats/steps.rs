@@ -572,14 +572,9 @@ pub(crate) fn fill(
         {
             missing.push("steps database (the SparseCore cores' step info)".to_owned());
         }
-        let fixes = host_steps
-            .as_ref()
-            .is_some_and(|h| super::tpu_steps::may_fix_step_analysis(&db, h, device_db));
-        if fixes {
-            missing.push(
-                "steps database (the TPU step breakdown's host time, MayFixTpuStepAnalysis)"
-                    .to_owned(),
-            );
+        let mut db = db;
+        if let Some(host_steps) = &host_steps {
+            super::tpu_fix::may_fix(host_steps, device_db, &mut db, &stats.core_id_to_details);
         }
         stats.step_db = Some(db);
     } else {

@@ -15,9 +15,7 @@ use super::metrics_db::{DbBuilder, add_idle_op, set_total_time_ps};
 use super::tpu::{XEventsDb, device_timespan, from_event, int_or_uint, is_op_line, op_key};
 use crate::preprocess::derived::{STEP_LINE_ID, STEP_LINE_NAME, is_derived_line_id};
 use crate::preprocess::tpu::{is_tensor_core_plane, tpu_plane_has_core_id};
-use crate::proto::{
-    AllReduceInfo, GenericStepBreakdown, PerCoreStepInfo, StepDatabaseResult, StepInfoResult,
-};
+use crate::proto::{AllReduceInfo, GenericStepBreakdown, PerCoreStepInfo, StepInfoResult};
 
 /// An event's own stat (TSL's `XEventVisitor::GetStat`).
 fn own_stat<'v>(event: &EventVisitor<'v>, name: &str) -> Option<StatValueRef<'v>> {
@@ -272,32 +270,6 @@ pub fn tpu_step_events(plane: &XPlane) -> StepEvents {
         intersect_combine(&step_markers, &mut events);
     }
     events
-}
-
-/// Whether xprof's `MayFixTpuStepAnalysis` could change the steps database (not reproduced):
-/// some step of it has host input time (waits for input, host to device copies) and the device
-/// ops include no infeed.
-pub fn may_fix_step_analysis(
-    db: &StepDatabaseResult,
-    host_steps: &StepEvents,
-    device_db: &crate::proto::OpMetricsDb,
-) -> bool {
-    let infeed = device_db
-        .metrics_db
-        .iter()
-        .any(|op| op.category == "infeed" || op.name.contains("infeed"));
-    !infeed
-        && db.step_sequence.iter().any(|s| {
-            host_steps.get(&i64::from(s.step_num)).is_some_and(|d| {
-                d.events.iter().any(|e| {
-                    matches!(
-                        e.kind,
-                        super::event_span::event_type::HOST_WAIT_INPUT
-                            | super::event_span::event_type::HOST_TO_DEVICE
-                    )
-                })
-            })
-        })
 }
 
 /// Whether a SparseCore plane has ops (events on its `Sparse Core Ops` line): xprof 2.24.2 gives

@@ -89,6 +89,9 @@ pub struct Analysis {
     /// and xprof 2.24.2's average step and SparseCore active times, ms (from the input
     /// pipeline's TPU breakdown; all 0 without SparseCore steps).
     pub sparse_core_ms: [f64; 6],
+    /// TPU without SparseCores: xprof 2.24.2's average TensorCore and step active times, ms
+    /// (from the input pipeline's TPU breakdown), when the host has TPU steps.
+    pub tensor_core_active_ms: Option<[f64; 2]>,
 }
 
 /// `IdleTimeRatio`.
@@ -297,6 +300,17 @@ pub fn analysis_table(a: &Analysis, device_type: &str) -> DataTable {
                 "idle_time_high_confidence_ps",
                 six_digits(a.idle_time_high_confidence_ps),
             );
+            // Seen in xprof 2.24.2's pages (its published source has no active times): with a
+            // high-confidence idle time and TPU steps, the TensorCore's and the step's average
+            // active times.
+            if let Some([tc_active, active_step]) = a.tensor_core_active_ms {
+                prop(&mut t, "tc_active_ms_average", two_digits(tc_active));
+                prop(
+                    &mut t,
+                    "active_steptime_ms_average",
+                    two_digits(active_step),
+                );
+            }
         }
         prop(
             &mut t,
@@ -550,6 +564,15 @@ pub fn data_tables(stats: &OpStats) -> Result<[DataTable; 6], Unsupported> {
     let ip = input_pipeline::analyze(stats)?;
     let env = stats.run_environment.clone().unwrap_or_default();
     let mut a = analysis(stats);
+    if let Steps::Tpu(tpu) = &ip.steps
+        && tpu.breakdown.sparse_core.is_none()
+        && !tpu.steps.is_empty()
+    {
+        a.tensor_core_active_ms = Some([
+            tpu.breakdown.tc_active_ms.average,
+            tpu.breakdown.active_step_time_ms.average,
+        ]);
+    }
     if let Steps::Tpu(tpu) = &ip.steps
         && let Some([_, infeed, outfeed, idle, step, active]) = &tpu.breakdown.sparse_core
     {

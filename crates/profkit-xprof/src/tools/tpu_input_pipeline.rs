@@ -238,7 +238,7 @@ fn all_reduce_breakdown(step: &PerCoreStepInfo) -> BTreeMap<u32, (u64, u64)> {
 
 /// `ComputeTpuPerStepDataAcrossCores`: a core's breakdown of no known type ends the step's
 /// reading there, as in xprof.
-fn per_step(
+pub(crate) fn per_step(
     step: &PerCoreStepInfo,
     core_details: &BTreeMap<u32, CoreDetails>,
 ) -> PerTpuStepDetails {
