@@ -457,8 +457,29 @@ pub fn run(data: &[u8]) {
         Some(b) if b & 1 == 1 => vec![space.clone(), space],
         _ => vec![space],
     };
-    let built = profkit_xprof::op_stats::build(spaces, &["fuzz", "fuzz2"]);
+    let built = profkit_xprof::op_stats::build(spaces.clone(), &["fuzz", "fuzz2"]);
+    // A tool's parts of OpStats alone give it the whole OpStats' output.
+    let parts = |tool: &str| {
+        profkit_xprof::op_stats::build_for(
+            spaces.clone(),
+            &["fuzz", "fuzz2"],
+            profkit_xprof::op_stats::Parts::for_tool(tool),
+        )
+        .op_stats
+    };
+    assert_eq!(
+        profkit_xprof::tools::kernel_stats::to_json(&parts("kernel_stats")),
+        profkit_xprof::tools::kernel_stats::to_json(&built.op_stats)
+    );
+    assert_eq!(
+        profkit_xprof::tools::hlo_stats::to_json(&parts("hlo_stats")),
+        profkit_xprof::tools::hlo_stats::to_json(&built.op_stats)
+    );
     let json = profkit_xprof::tools::framework_op_stats::to_json(&built.op_stats);
+    assert_eq!(
+        profkit_xprof::tools::framework_op_stats::to_json(&parts("framework_op_stats")),
+        json
+    );
     let tables: serde_json::Value = serde_json::from_str(&json)
         .unwrap_or_else(|e| panic!("framework_op_stats is not JSON: {e}"));
     assert_eq!(tables.as_array().map(Vec::len), Some(2));
