@@ -312,6 +312,21 @@ pub fn intersect_combine(src: &StepEvents, dst: &mut StepEvents) {
     });
 }
 
+/// [`intersect_combine`] of step events the caller no longer needs: their contents move.
+pub fn intersect_combine_from(mut src: StepEvents, dst: &mut StepEvents) {
+    if dst.is_empty() {
+        *dst = src;
+        return;
+    }
+    dst.retain(|id, details| match src.remove(id) {
+        Some(other) => {
+            details.absorb(other);
+            true
+        }
+        None => false,
+    });
+}
+
 /// `ToNonOverlappedEvents`: the time from the first begin to the last end, cut at every begin
 /// and end, each piece typed by the highest priority event open over it ([`UNKNOWN_TIME`] where
 /// none is).
@@ -475,6 +490,86 @@ mod tests {
         intersect_combine(&b, &mut dst);
         assert_eq!(dst.keys().copied().collect::<Vec<_>>(), vec![2]);
         assert_eq!(dst[&2].step_name, "two");
+    }
+
+    /// The bounds sorted as tuples (xprof's order written out), then swept as
+    /// `non_overlapped_into` sweeps them.
+    fn non_overlapped_by_tuples(events: &[TypedSpan]) -> Vec<TypedSpan> {
+        let mut bounds: Vec<(u64, i32, bool)> = Vec::new();
+        for e in events {
+            bounds.push((e.span.begin, e.kind, true));
+            bounds.push((e.span.end(), e.kind, false));
+        }
+        bounds.sort_by(|a, b| a.0.cmp(&b.0).then(a.2.cmp(&b.2)).then(b.1.cmp(&a.1)));
+        let mut counts = vec![0i64; LAST as usize + 1];
+        let mut current = UNKNOWN_TIME;
+        let mut out = Vec::new();
+        for pair in bounds.windows(2) {
+            let (time, kind, start) = pair[0];
+            if let Some(slot) = usize::try_from(kind).ok().filter(|&k| k < counts.len()) {
+                if start {
+                    counts[slot] += 1;
+                    current = current.max(kind);
+                } else {
+                    counts[slot] -= 1;
+                    if kind == current && counts[slot] == 0 {
+                        current = (0..slot)
+                            .rev()
+                            .find(|&i| counts[i] > 0)
+                            .map_or(UNKNOWN_TIME, |i| i as i32);
+                    }
+                }
+            }
+            out.push(TypedSpan {
+                kind: current,
+                span: Span::from_end_points(time, pair[1].0),
+            });
+        }
+        out
+    }
+
+    #[test]
+    fn packed_bounds_sort_as_tuples_do() {
+        let mut state = 0x9e37_79b9_7f4a_7c15u64;
+        let mut next = move |n: u64| {
+            state = state
+                .wrapping_mul(6_364_136_223_846_793_005)
+                .wrapping_add(1_442_695_040_888_963_407);
+            (state >> 33) % n
+        };
+        let kinds = [
+            UNKNOWN_TIME,
+            HOST_COMPUTE,
+            HOST_PREPARE,
+            HOST_WAIT_INPUT,
+            DEVICE_COMPUTE_32,
+            DEVICE_COMPUTE_16,
+            LAST,
+            -1,
+            i32::MIN,
+            i32::MAX,
+        ];
+        for round in 0..200 {
+            let n = next(40) as usize;
+            let events: Vec<TypedSpan> = (0..n)
+                .map(|_| {
+                    // Few distinct times so that bounds tie; some near the top to wrap.
+                    let begin = if round % 10 == 0 {
+                        u64::MAX - next(8)
+                    } else {
+                        next(12)
+                    };
+                    TypedSpan {
+                        kind: kinds[next(kinds.len() as u64) as usize],
+                        span: Span::new(begin, next(6)),
+                    }
+                })
+                .collect();
+            assert_eq!(
+                non_overlapped_events(&events),
+                non_overlapped_by_tuples(&events)
+            );
+        }
     }
 
     #[test]

@@ -22,16 +22,19 @@
 //! devices) and a duration; the only core is 1 (`kDefaultGpuLocalCoreId`).
 
 use profkit_xplane::constants::{GPU_PLANE_PREFIX, TPU_PLANE_PREFIX};
-use profkit_xplane::visitor::StatValueRef;
-use profkit_xplane::{XEvent, XLine, XPlane, XSpace, XStat, x_stat};
+use profkit_xplane::{XLine, XPlane, XSpace};
 use rustc_hash::{FxHashMap, FxHashSet};
+
+mod read;
+
+pub(super) use read::DevicePlane;
+use read::{HostName, StatIds, StatKind, event_name, int_value, timespan};
 
 use super::event_span::{
     MarkerKind, Span, StepDetails, StepEvents, StepMarker, TypedSpan, event_type::*,
-    intersect_combine, non_overlapped_into, precision_stats, union_combine_from,
+    intersect_combine_from, non_overlapped_into, precision_stats, union_combine_from,
 };
 use crate::preprocess::derived::is_derived_line_id;
-use crate::preprocess::derived::tf_op::{self, Category};
 use crate::proto::{
     AllReduceInfo, CoreDetails, GenericStepBreakdown, OpStats, PerCoreStepInfo, PrecisionStats,
     StepDatabaseResult, StepInfoResult,
@@ -47,260 +50,6 @@ const STEP_INFO_LINE_ID: i64 = crate::preprocess::derived::STEP_LINE_ID;
 /// The type URL of a packed `GenericStepBreakdown`.
 pub const GENERIC_STEP_BREAKDOWN_URL: &str =
     "type.googleapis.com/tensorflow.profiler.GenericStepBreakdown";
-
-/// The stats step events read.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(super) enum StatKind {
-    CorrelationId,
-    GroupId,
-    StepName,
-    StageName,
-    ConsumerType,
-    ConsumerId,
-    ProducerType,
-    ProducerId,
-    Shape,
-    MemcpyDetails,
-    DeviceOffsetPs,
-    DeviceDurationPs,
-}
-
-impl StatKind {
-    fn of(name: &str) -> Option<Self> {
-        Some(match name {
-            "correlation_id" => Self::CorrelationId,
-            "group_id" => Self::GroupId,
-            "step_name" => Self::StepName,
-            "input_pipeline_stage_name" => Self::StageName,
-            "_ct" => Self::ConsumerType,
-            "_c" => Self::ConsumerId,
-            "_pt" => Self::ProducerType,
-            "_p" => Self::ProducerId,
-            "shape" => Self::Shape,
-            "memcpy_details" => Self::MemcpyDetails,
-            "device_offset_ps" => Self::DeviceOffsetPs,
-            "device_duration_ps" => Self::DeviceDurationPs,
-            _ => return None,
-        })
-    }
-}
-
-/// A plane's stat metadata ids of the stats step events read, resolved once per plane: a stat
-/// is named by its metadata (several ids may share a name, and an id that resolves to nothing
-/// names no stat), so comparing ids finds the same stats as comparing names, without a map
-/// lookup per stat of every event.
-pub(super) struct StatIds<'a> {
-    plane: &'a XPlane,
-    /// By id, ascending.
-    ids: Vec<(i64, StatKind)>,
-}
-
-impl<'a> StatIds<'a> {
-    pub(super) fn new(plane: &'a XPlane) -> Self {
-        let ids = plane
-            .stat_metadata
-            .iter()
-            .filter_map(|(id, md)| Some((*id, StatKind::of(&md.name)?)))
-            .collect();
-        Self { plane, ids }
-    }
-
-    fn kind(&self, id: i64) -> Option<StatKind> {
-        let i = self.ids.binary_search_by_key(&id, |e| e.0).ok()?;
-        self.ids.get(i).map(|e| e.1)
-    }
-
-    fn has(&self, kind: StatKind) -> bool {
-        self.ids.iter().any(|e| e.1 == kind)
-    }
-
-    /// `XStatVisitor`'s value: a `ref_value` is the name of the stat metadata it refers to.
-    fn value(&self, stat: &'a XStat) -> Option<StatValueRef<'a>> {
-        Some(match stat.value.as_ref()? {
-            x_stat::Value::DoubleValue(v) => StatValueRef::Double(*v),
-            x_stat::Value::Uint64Value(v) => StatValueRef::Uint64(*v),
-            x_stat::Value::Int64Value(v) => StatValueRef::Int64(*v),
-            x_stat::Value::StrValue(v) => StatValueRef::Str(v),
-            x_stat::Value::BytesValue(v) => StatValueRef::Bytes(v),
-            x_stat::Value::RefValue(id) => StatValueRef::Ref(
-                i64::try_from(*id)
-                    .ok()
-                    .and_then(|id| self.plane.stat_metadata.get(&id))
-                    .map_or("", |md| md.name.as_str()),
-            ),
-        })
-    }
-
-    /// An event's own stat of `kind` (TSL's `XEventVisitor::GetStat`): the first's value.
-    fn own(&self, event: &'a XEvent, kind: StatKind) -> Option<StatValueRef<'a>> {
-        event
-            .stats
-            .iter()
-            .find(|s| self.kind(s.metadata_id) == Some(kind))
-            .and_then(|s| self.value(s))
-    }
-
-    /// The stats of an event that step events read (TSL's `ForEachStat` over the event's own
-    /// stats, the last of a name winning).
-    fn event_stats(&self, event: &'a XEvent) -> EventStats<'a> {
-        let mut out = EventStats::default();
-        for stat in &event.stats {
-            let Some(kind) = self.kind(stat.metadata_id) else {
-                continue;
-            };
-            let value = self.value(stat);
-            match kind {
-                StatKind::CorrelationId => out.correlation_id = Some(int_value(value)),
-                StatKind::GroupId => out.group_id = Some(int_value(value)),
-                StatKind::StepName => out.step_name = str_or_ref(value),
-                StatKind::StageName => out.stage_name = str_or_ref(value),
-                StatKind::ConsumerType => out.consumer_type = Some(int_or_uint(value)),
-                StatKind::ConsumerId => out.consumer_id = Some(int_or_uint(value)),
-                StatKind::Shape => out.tensor_shapes = str_or_ref(value),
-                StatKind::MemcpyDetails => out.memcpy_details = str_or_ref(value),
-                _ => {}
-            }
-        }
-        out
-    }
-
-    /// `GetDeviceEventTimespan`: the `device_offset_ps` and `device_duration_ps` stats when
-    /// the event has both, else its timespan.
-    fn device_timespan(&self, line_timestamp_ns: i64, event: &'a XEvent) -> Span {
-        let offset = self.own(event, StatKind::DeviceOffsetPs);
-        let duration = self.own(event, StatKind::DeviceDurationPs);
-        if offset.is_some() && duration.is_some() {
-            return Span::new(int_or_uint(offset) as u64, int_or_uint(duration) as u64);
-        }
-        timespan(line_timestamp_ns, event)
-    }
-}
-
-/// The stats one event carries that step events read.
-#[derive(Default)]
-struct EventStats<'v> {
-    correlation_id: Option<i64>,
-    group_id: Option<i64>,
-    step_name: &'v str,
-    stage_name: &'v str,
-    consumer_type: Option<i64>,
-    consumer_id: Option<i64>,
-    tensor_shapes: &'v str,
-    memcpy_details: &'v str,
-}
-
-/// `XStatVisitor::IntValue`: the `int64_value`, 0 for another kind.
-fn int_value(v: Option<StatValueRef<'_>>) -> i64 {
-    match v {
-        Some(StatValueRef::Int64(v)) => v,
-        _ => 0,
-    }
-}
-
-/// `IntOrUintValue`, as a signed value.
-fn int_or_uint(v: Option<StatValueRef<'_>>) -> i64 {
-    match v {
-        Some(StatValueRef::Int64(v)) => v,
-        Some(StatValueRef::Uint64(v)) => v as i64,
-        _ => 0,
-    }
-}
-
-/// `StrOrRefValue`: empty for another kind.
-fn str_or_ref(v: Option<StatValueRef<'_>>) -> &str {
-    v.and_then(|v| v.as_str()).unwrap_or("")
-}
-
-/// The name of an event (its metadata's; empty when the id resolves to nothing, as in TSL).
-fn event_name<'a>(plane: &'a XPlane, event: &XEvent) -> &'a str {
-    plane
-        .event_metadata
-        .get(&event.metadata_id)
-        .map_or("", |m| m.name.as_str())
-}
-
-/// `XEventVisitor::GetTimespan`: 64-bit picoseconds, wrapping.
-fn timespan(line_timestamp_ns: i64, event: &XEvent) -> Span {
-    Span::new(
-        (line_timestamp_ns as u64)
-            .wrapping_mul(1000)
-            .wrapping_add(event.offset_ps().unwrap_or(0) as u64),
-        event.duration_ps as u64,
-    )
-}
-
-fn starts_with_ignore_case(s: &str, prefix: &str) -> bool {
-    s.len() >= prefix.len() && s.as_bytes()[..prefix.len()].eq_ignore_ascii_case(prefix.as_bytes())
-}
-
-/// `IsExplicitHostStepMarker`.
-fn is_explicit_host_step_marker(name: &str) -> bool {
-    (name.starts_with("train") || name.starts_with("test") || name.starts_with("TraceContext"))
-        && !name.contains('/')
-}
-
-/// `IsRealCpuCompute`.
-fn is_real_cpu_compute(name: &str) -> bool {
-    !([
-        "EagerExecute",
-        "EagerLocalExecute",
-        "EagerKernelExecute",
-        "FunctionRun",
-    ]
-    .iter()
-    .any(|p| name.starts_with(p))
-        || is_explicit_host_step_marker(name))
-}
-
-fn is_memcpy(op: &tf_op::TfOp<'_>, kind: &str) -> bool {
-    op.category == Category::Memcpy && op.op_type == kind
-}
-
-/// What a host event's name says for its step (read once per event metadata).
-#[derive(Clone, Copy)]
-struct HostName<'a> {
-    name: &'a str,
-    explicit_marker: bool,
-    real_cpu_compute: bool,
-    /// What `ClassifyCpuEvent` reads of the name: an infeed enqueue or host to device copy, a
-    /// host to host copy, an executor's `Process`, an `IteratorGetNext`.
-    to_device: bool,
-    host_to_host: bool,
-    executor: bool,
-    iterator: bool,
-}
-
-impl<'a> HostName<'a> {
-    fn new(name: &'a str) -> Self {
-        let op = tf_op::parse(name);
-        Self {
-            name,
-            explicit_marker: is_explicit_host_step_marker(name),
-            real_cpu_compute: is_real_cpu_compute(name),
-            to_device: (op.category == Category::TensorFlow
-                && op.op_type.starts_with("InfeedEnqueue"))
-                || is_memcpy(&op, "MemcpyHToD"),
-            host_to_host: is_memcpy(&op, "MemcpyHToH"),
-            executor: starts_with_ignore_case(name, "ExecutorState::Process"),
-            iterator: starts_with_ignore_case(name, "IteratorGetNext"),
-        }
-    }
-
-    /// `ClassifyCpuEvent`.
-    fn classify(&self, has_device: bool, has_correlation_id: bool, root_stage: bool) -> i32 {
-        if self.to_device {
-            HOST_TO_DEVICE
-        } else if self.host_to_host {
-            HOST_TO_HOST
-        } else if has_device && (has_correlation_id || self.executor) {
-            HOST_PREPARE
-        } else if self.iterator || root_stage {
-            HOST_WAIT_INPUT
-        } else {
-            HOST_COMPUTE
-        }
-    }
-}
 
 /// An event on the input pipeline stage stack (TSL's `AncestorStack`).
 struct StageRef {
@@ -425,10 +174,8 @@ pub fn host_step_events(plane: &XPlane, device_steps: Option<&StepEvents>) -> St
     let mut parents = FxHashSet::default();
     if ids.has(StatKind::ProducerType) && ids.has(StatKind::ProducerId) {
         for event in plane.lines.iter().flat_map(|l| &l.events) {
-            let t = ids.own(event, StatKind::ProducerType);
-            let id = ids.own(event, StatKind::ProducerId);
-            if t.is_some() && id.is_some() {
-                parents.insert((int_or_uint(t), int_or_uint(id)));
+            if let Some(parent) = ids.producer(event) {
+                parents.insert(parent);
             }
         }
     }
@@ -470,78 +217,6 @@ fn memcpy_bytes(details: &str) -> u64 {
         }
     }
     0
-}
-
-/// What a GPU event's name says of its type (read once per event metadata): a copy or a
-/// collective, else whether it names 16-bit compute.
-#[derive(Clone, Copy)]
-struct GpuName {
-    kind: Option<i32>,
-    half: bool,
-}
-
-impl GpuName {
-    fn new(name: &str) -> Self {
-        let op = tf_op::parse(name);
-        let kind = if is_memcpy(&op, "MemcpyHToD") {
-            Some(HOST_TO_DEVICE)
-        } else if is_memcpy(&op, "MemcpyDToH") {
-            Some(DEVICE_TO_HOST)
-        } else if is_memcpy(&op, "MemcpyDToD") {
-            Some(DEVICE_TO_DEVICE)
-        } else if starts_with_ignore_case(name, "nccl") {
-            Some(DEVICE_COLLECTIVES)
-        } else {
-            None
-        };
-        Self {
-            kind,
-            half: name.contains("half") || name.contains("fp16"),
-        }
-    }
-
-    /// `ClassifyGpuEvent`.
-    fn classify(&self, tensor_shapes: &str) -> i32 {
-        match self.kind {
-            Some(kind) => kind,
-            None if tensor_shapes.is_empty() => {
-                if self.half {
-                    DEVICE_COMPUTE_16
-                } else {
-                    DEVICE_COMPUTE_32
-                }
-            }
-            None if tensor_shapes.contains("half") => DEVICE_COMPUTE_16,
-            None => DEVICE_COMPUTE_32,
-        }
-    }
-}
-
-/// `ClassifyGpuEvent`.
-#[cfg(test)]
-fn classify_gpu_event(name: &str, tensor_shapes: &str) -> i32 {
-    GpuName::new(name).classify(tensor_shapes)
-}
-
-/// A device plane's stat ids and event names, read once for its lines.
-pub(super) struct DevicePlane<'a> {
-    ids: StatIds<'a>,
-    names: FxHashMap<i64, GpuName>,
-    unnamed: GpuName,
-}
-
-impl<'a> DevicePlane<'a> {
-    pub(super) fn new(plane: &'a XPlane) -> Self {
-        Self {
-            ids: StatIds::new(plane),
-            names: plane
-                .event_metadata
-                .iter()
-                .map(|(id, md)| (*id, GpuName::new(&md.name)))
-                .collect(),
-            unnamed: GpuName::new(""),
-        }
-    }
 }
 
 /// `ConvertDeviceTraceXLineToStepEvents`: one GPU stream's typed events.
@@ -626,7 +301,7 @@ pub fn gpu_step_events(plane: &XPlane) -> StepEvents {
         }
     }
     if !events.is_empty() {
-        intersect_combine(&markers, &mut events);
+        intersect_combine_from(markers, &mut events);
     }
     events
 }
@@ -819,7 +494,7 @@ pub(crate) fn fill(
             }
             let events = super::tpu_steps::tpu_step_events(plane);
             if !events.is_empty() {
-                intersect_combine(&events, &mut step_events);
+                intersect_combine_from(events, &mut step_events);
             }
         } else {
             let events = gpu_step_events(plane);
@@ -901,6 +576,7 @@ mod tests {
 
     #[test]
     fn gpu_events_are_classified_by_name_and_shapes() {
+        let classify_gpu_event = |name, shapes| read::GpuName::new(name).classify(shapes);
         assert_eq!(classify_gpu_event("MEMCPYHToD", ""), HOST_TO_DEVICE);
         assert_eq!(classify_gpu_event("memcpydtoh", ""), DEVICE_TO_HOST);
         assert_eq!(classify_gpu_event("ncclAllReduce", ""), DEVICE_COLLECTIVES);
@@ -972,6 +648,56 @@ mod tests {
         assert_eq!(breakdown.type_ps[&HOST_COMPUTE], 40);
         assert_eq!(breakdown.type_ps[&UNKNOWN_TIME], 40);
         assert_eq!(db.step_sequence[1].device_memory_transfers.len(), 3);
+    }
+
+    #[test]
+    fn a_step_is_named_by_the_first_line_naming_it() {
+        let mut plane = XPlane::default();
+        let mut b = PlaneBuilder::new(&mut plane);
+        b.set_name("/host:CPU");
+        let mut one = b.line(1);
+        for (at, name) in [(0i64, "a"), (20, "b")] {
+            one.add_event("train")
+                .set_offset_ps(at)
+                .set_duration_ps(10)
+                .add_stat("group_id", 4i64)
+                .add_stat("step_name", name);
+        }
+        let mut two = b.line(2);
+        two.add_event("step")
+            .set_offset_ps(0)
+            .set_duration_ps(5)
+            .add_stat("group_id", 4i64)
+            .add_stat("step_name", "c");
+        two.add_event("MatMul")
+            .set_offset_ps(1)
+            .set_duration_ps(2)
+            .add_stat("group_id", 4i64);
+        // A second stat metadata named `group_id`: its stats are group ids too.
+        let group = plane
+            .stat_metadata
+            .values()
+            .find(|m| m.name == "group_id")
+            .cloned()
+            .unwrap();
+        let id = plane.stat_metadata.keys().max().unwrap() + 1;
+        plane
+            .stat_metadata
+            .insert(id, profkit_xplane::XStatMetadata { id, ..group });
+        plane.lines[1].events[1].stats[0].metadata_id = id;
+        let steps = host_step_events(&plane, None);
+        let step = &steps[&4];
+        assert_eq!(step.step_name, "b");
+        let kinds: Vec<MarkerKind> = step.markers.iter().map(|m| m.kind).collect();
+        assert_eq!(
+            kinds,
+            [
+                MarkerKind::ExplicitHost,
+                MarkerKind::ExplicitHost,
+                MarkerKind::ImplicitHost
+            ]
+        );
+        assert_eq!(step.events.len(), 1);
     }
 
     #[test]

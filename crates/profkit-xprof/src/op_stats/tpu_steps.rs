@@ -9,7 +9,8 @@ use profkit_xplane::constants::{SPARSE_CORE_OP_LINE_NAME, SPARSE_CORE_STEP_LINE_
 use profkit_xplane::visitor::{EventVisitor, LineVisitor, PlaneVisitor, StatValueRef};
 
 use super::event_span::{
-    MarkerKind, Span, StepDetails, StepEvents, StepMarker, intersect_combine, union_combine_from,
+    MarkerKind, Span, StepDetails, StepEvents, StepMarker, intersect_combine_from,
+    union_combine_from,
 };
 use super::metrics_db::{DbBuilder, add_idle_op, set_total_time_ps};
 use super::tpu::{XEventsDb, device_timespan, from_event, int_or_uint, is_op_line, op_key};
@@ -271,7 +272,7 @@ pub fn tpu_step_events(plane: &XPlane) -> StepEvents {
         }
     }
     if !events.is_empty() {
-        intersect_combine(&step_markers, &mut events);
+        intersect_combine_from(step_markers, &mut events);
     }
     events
 }
