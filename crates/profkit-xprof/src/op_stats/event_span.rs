@@ -242,6 +242,37 @@ impl StepDetails {
         }
     }
 
+    /// [`combine`](Self::combine) with a step the caller no longer needs: its contents move.
+    pub fn absorb(&mut self, other: StepDetails) {
+        if self.markers.is_empty() {
+            self.markers = other.markers;
+        } else {
+            self.markers.extend(other.markers);
+        }
+        if self.events.is_empty() {
+            self.events = other.events;
+        } else {
+            self.events.extend(other.events);
+        }
+        for (core, db) in other.collectives {
+            self.collectives.entry(core).or_insert(db);
+        }
+        for (dst, src) in self
+            .device_memory_transfers
+            .iter_mut()
+            .zip(&other.device_memory_transfers)
+        {
+            dst.occurrence = dst.occurrence.wrapping_add(src.occurrence);
+            dst.bytes_transferred = dst.bytes_transferred.wrapping_add(src.bytes_transferred);
+            dst.time_us += src.time_us;
+        }
+        self.per_core_op_metrics_db
+            .extend(other.per_core_op_metrics_db);
+        if self.step_name.is_empty() {
+            self.step_name = other.step_name;
+        }
+    }
+
     /// `ToNonOverlapped`: the same step with its events made non-overlapping.
     pub fn to_non_overlapped(&self) -> StepDetails {
         StepDetails {
@@ -255,6 +286,13 @@ impl StepDetails {
 pub fn union_combine(src: &StepEvents, dst: &mut StepEvents) {
     for (id, details) in src {
         dst.entry(*id).or_default().combine(details);
+    }
+}
+
+/// [`union_combine`] of step events the caller no longer needs: their contents move.
+pub fn union_combine_from(src: StepEvents, dst: &mut StepEvents) {
+    for (id, details) in src {
+        dst.entry(id).or_default().absorb(details);
     }
 }
 
@@ -274,22 +312,56 @@ pub fn intersect_combine(src: &StepEvents, dst: &mut StepEvents) {
     });
 }
 
+/// [`intersect_combine`] of step events the caller no longer needs: their contents move.
+pub fn intersect_combine_from(mut src: StepEvents, dst: &mut StepEvents) {
+    if dst.is_empty() {
+        *dst = src;
+        return;
+    }
+    dst.retain(|id, details| match src.remove(id) {
+        Some(other) => {
+            details.absorb(other);
+            true
+        }
+        None => false,
+    });
+}
+
 /// `ToNonOverlappedEvents`: the time from the first begin to the last end, cut at every begin
 /// and end, each piece typed by the highest priority event open over it ([`UNKNOWN_TIME`] where
 /// none is).
 pub fn non_overlapped_events(events: &[TypedSpan]) -> Vec<TypedSpan> {
-    // (time, type, is start): by time, ends before starts, higher types first.
-    let mut bounds: Vec<(u64, i32, bool)> = Vec::with_capacity(events.len().saturating_mul(2));
+    let mut out = Vec::new();
+    non_overlapped_into(events, &mut Vec::new(), &mut out);
+    out
+}
+
+/// [`non_overlapped_events`] into `out`, with `bounds` as scratch (both cleared first), so
+/// that a caller going through many steps allocates once.
+pub fn non_overlapped_into(events: &[TypedSpan], bounds: &mut Vec<u128>, out: &mut Vec<TypedSpan>) {
+    // Each bound packed in one key whose order is xprof's: by time, ends before starts, higher
+    // types first. Equal keys are equal bounds, so an unstable sort orders them as any sort does.
+    let key = |time: u64, kind: i32, start: bool| {
+        (u128::from(time) << 64)
+            | (u128::from(start) << 32)
+            | u128::from(!((kind as u32) ^ 0x8000_0000))
+    };
+    bounds.clear();
+    bounds.reserve(events.len().saturating_mul(2));
     for e in events {
-        bounds.push((e.span.begin, e.kind, true));
-        bounds.push((e.span.end(), e.kind, false));
+        bounds.push(key(e.span.begin, e.kind, true));
+        bounds.push(key(e.span.end(), e.kind, false));
     }
-    bounds.sort_by(|a, b| a.0.cmp(&b.0).then(a.2.cmp(&b.2)).then(b.1.cmp(&a.1)));
-    let mut counts = vec![0i64; LAST as usize + 1];
+    bounds.sort_unstable();
+    let mut counts = [0i64; LAST as usize + 1];
     let mut current = UNKNOWN_TIME;
-    let mut out = Vec::with_capacity(bounds.len());
+    out.clear();
+    out.reserve(bounds.len().saturating_sub(1));
     for pair in bounds.windows(2) {
-        let (time, kind, start) = pair[0];
+        let (bound, next) = (pair[0], pair[1]);
+        let time = (bound >> 64) as u64;
+        let start = (bound >> 32) & 1 == 1;
+        let kind = (!(bound as u32) ^ 0x8000_0000) as i32;
         let slot = usize::try_from(kind).ok().filter(|&k| k < counts.len());
         if let Some(slot) = slot {
             if start {
@@ -309,10 +381,9 @@ pub fn non_overlapped_events(events: &[TypedSpan]) -> Vec<TypedSpan> {
         }
         out.push(TypedSpan {
             kind: current,
-            span: Span::from_end_points(time, pair[1].0),
+            span: Span::from_end_points(time, (next >> 64) as u64),
         });
     }
-    out
 }
 
 /// `ComputePrecisionStats`: the device compute time in 32 and in 16 bits, over non-overlapped
@@ -320,19 +391,24 @@ pub fn non_overlapped_events(events: &[TypedSpan]) -> Vec<TypedSpan> {
 pub fn precision_stats(steps: &StepEvents) -> crate::proto::PrecisionStats {
     let mut stats = crate::proto::PrecisionStats::default();
     for details in steps.values() {
-        for e in &details.events {
-            match e.kind {
-                DEVICE_COMPUTE_32 => {
-                    stats.compute_32bit_ps = stats.compute_32bit_ps.wrapping_add(e.span.duration)
-                }
-                DEVICE_COMPUTE_16 => {
-                    stats.compute_16bit_ps = stats.compute_16bit_ps.wrapping_add(e.span.duration)
-                }
-                _ => {}
-            }
-        }
+        add_precision_stats(&details.events, &mut stats);
     }
     stats
+}
+
+/// Adds one step's non-overlapped events to [`precision_stats`].
+pub fn add_precision_stats(events: &[TypedSpan], stats: &mut crate::proto::PrecisionStats) {
+    for e in events {
+        match e.kind {
+            DEVICE_COMPUTE_32 => {
+                stats.compute_32bit_ps = stats.compute_32bit_ps.wrapping_add(e.span.duration)
+            }
+            DEVICE_COMPUTE_16 => {
+                stats.compute_16bit_ps = stats.compute_16bit_ps.wrapping_add(e.span.duration)
+            }
+            _ => {}
+        }
+    }
 }
 
 #[cfg(test)]
@@ -414,6 +490,86 @@ mod tests {
         intersect_combine(&b, &mut dst);
         assert_eq!(dst.keys().copied().collect::<Vec<_>>(), vec![2]);
         assert_eq!(dst[&2].step_name, "two");
+    }
+
+    /// The bounds sorted as tuples (xprof's order written out), then swept as
+    /// `non_overlapped_into` sweeps them.
+    fn non_overlapped_by_tuples(events: &[TypedSpan]) -> Vec<TypedSpan> {
+        let mut bounds: Vec<(u64, i32, bool)> = Vec::new();
+        for e in events {
+            bounds.push((e.span.begin, e.kind, true));
+            bounds.push((e.span.end(), e.kind, false));
+        }
+        bounds.sort_by(|a, b| a.0.cmp(&b.0).then(a.2.cmp(&b.2)).then(b.1.cmp(&a.1)));
+        let mut counts = vec![0i64; LAST as usize + 1];
+        let mut current = UNKNOWN_TIME;
+        let mut out = Vec::new();
+        for pair in bounds.windows(2) {
+            let (time, kind, start) = pair[0];
+            if let Some(slot) = usize::try_from(kind).ok().filter(|&k| k < counts.len()) {
+                if start {
+                    counts[slot] += 1;
+                    current = current.max(kind);
+                } else {
+                    counts[slot] -= 1;
+                    if kind == current && counts[slot] == 0 {
+                        current = (0..slot)
+                            .rev()
+                            .find(|&i| counts[i] > 0)
+                            .map_or(UNKNOWN_TIME, |i| i as i32);
+                    }
+                }
+            }
+            out.push(TypedSpan {
+                kind: current,
+                span: Span::from_end_points(time, pair[1].0),
+            });
+        }
+        out
+    }
+
+    #[test]
+    fn packed_bounds_sort_as_tuples_do() {
+        let mut state = 0x9e37_79b9_7f4a_7c15u64;
+        let mut next = move |n: u64| {
+            state = state
+                .wrapping_mul(6_364_136_223_846_793_005)
+                .wrapping_add(1_442_695_040_888_963_407);
+            (state >> 33) % n
+        };
+        let kinds = [
+            UNKNOWN_TIME,
+            HOST_COMPUTE,
+            HOST_PREPARE,
+            HOST_WAIT_INPUT,
+            DEVICE_COMPUTE_32,
+            DEVICE_COMPUTE_16,
+            LAST,
+            -1,
+            i32::MIN,
+            i32::MAX,
+        ];
+        for round in 0..200 {
+            let n = next(40) as usize;
+            let events: Vec<TypedSpan> = (0..n)
+                .map(|_| {
+                    // Few distinct times so that bounds tie; some near the top to wrap.
+                    let begin = if round % 10 == 0 {
+                        u64::MAX - next(8)
+                    } else {
+                        next(12)
+                    };
+                    TypedSpan {
+                        kind: kinds[next(kinds.len() as u64) as usize],
+                        span: Span::new(begin, next(6)),
+                    }
+                })
+                .collect();
+            assert_eq!(
+                non_overlapped_events(&events),
+                non_overlapped_by_tuples(&events)
+            );
+        }
     }
 
     #[test]

@@ -22,19 +22,22 @@
 //! devices) and a duration; the only core is 1 (`kDefaultGpuLocalCoreId`).
 
 use profkit_xplane::constants::{GPU_PLANE_PREFIX, TPU_PLANE_PREFIX};
-use profkit_xplane::visitor::{EventVisitor, LineVisitor, PlaneVisitor, StatValueRef};
+use profkit_xplane::{XLine, XPlane, XSpace};
+use rustc_hash::{FxHashMap, FxHashSet};
 
-use profkit_xplane::{XPlane, XSpace};
+mod read;
+
+pub(super) use read::DevicePlane;
+use read::{HostName, StatIds, StatKind, event_name, int_value, timespan};
 
 use super::event_span::{
     MarkerKind, Span, StepDetails, StepEvents, StepMarker, TypedSpan, event_type::*,
-    intersect_combine, precision_stats, union_combine,
+    intersect_combine_from, non_overlapped_into, precision_stats, union_combine_from,
 };
 use crate::preprocess::derived::is_derived_line_id;
-use crate::preprocess::derived::tf_op::{self, Category};
 use crate::proto::{
-    AllReduceInfo, CoreDetails, GenericStepBreakdown, OpStats, PerCoreStepInfo, StepDatabaseResult,
-    StepInfoResult,
+    AllReduceInfo, CoreDetails, GenericStepBreakdown, OpStats, PerCoreStepInfo, PrecisionStats,
+    StepDatabaseResult, StepInfoResult,
 };
 
 /// `kDefaultGpuLocalCoreId`: the core every step of a host without per-core op metrics is
@@ -48,142 +51,6 @@ const STEP_INFO_LINE_ID: i64 = crate::preprocess::derived::STEP_LINE_ID;
 pub const GENERIC_STEP_BREAKDOWN_URL: &str =
     "type.googleapis.com/tensorflow.profiler.GenericStepBreakdown";
 
-/// The stats one event carries that step events read (TSL's `ForEachStat` over the event's own
-/// stats, the last of a name winning).
-#[derive(Default)]
-struct EventStats<'v> {
-    correlation_id: Option<i64>,
-    group_id: Option<i64>,
-    step_name: &'v str,
-    stage_name: &'v str,
-    consumer_type: Option<i64>,
-    consumer_id: Option<i64>,
-    tensor_shapes: &'v str,
-    memcpy_details: &'v str,
-}
-
-/// `XStatVisitor::IntValue`: the `int64_value`, 0 for another kind.
-fn int_value(v: Option<StatValueRef<'_>>) -> i64 {
-    match v {
-        Some(StatValueRef::Int64(v)) => v,
-        _ => 0,
-    }
-}
-
-/// `IntOrUintValue`, as a signed value.
-fn int_or_uint(v: Option<StatValueRef<'_>>) -> i64 {
-    match v {
-        Some(StatValueRef::Int64(v)) => v,
-        Some(StatValueRef::Uint64(v)) => v as i64,
-        _ => 0,
-    }
-}
-
-/// `StrOrRefValue`: empty for another kind.
-fn str_or_ref(v: Option<StatValueRef<'_>>) -> &str {
-    v.and_then(|v| v.as_str()).unwrap_or("")
-}
-
-fn event_stats<'v>(event: &EventVisitor<'v>) -> EventStats<'v> {
-    let mut out = EventStats::default();
-    for stat in event.stats() {
-        let value = stat.value();
-        match stat.name() {
-            "correlation_id" => out.correlation_id = Some(int_value(value)),
-            "group_id" => out.group_id = Some(int_value(value)),
-            "step_name" => out.step_name = str_or_ref(value),
-            "input_pipeline_stage_name" => out.stage_name = str_or_ref(value),
-            "_ct" => out.consumer_type = Some(int_or_uint(value)),
-            "_c" => out.consumer_id = Some(int_or_uint(value)),
-            "shape" => out.tensor_shapes = str_or_ref(value),
-            "memcpy_details" => out.memcpy_details = str_or_ref(value),
-            _ => {}
-        }
-    }
-    out
-}
-
-/// An event's own stat (TSL's `XEventVisitor::GetStat`), the first of its name.
-fn own_stat<'v>(event: &EventVisitor<'v>, name: &str) -> Option<StatValueRef<'v>> {
-    event
-        .stats()
-        .find(|s| s.name() == name)
-        .and_then(|s| s.value())
-}
-
-/// `XEventVisitor::GetTimespan`: 64-bit picoseconds, wrapping.
-fn timespan(line_timestamp_ns: i64, event: &EventVisitor<'_>) -> Span {
-    Span::new(
-        (line_timestamp_ns as u64)
-            .wrapping_mul(1000)
-            .wrapping_add(event.offset_ps() as u64),
-        event.duration_ps() as u64,
-    )
-}
-
-/// `GetDeviceEventTimespan`: the `device_offset_ps` and `device_duration_ps` stats when the
-/// event has both, else its timespan.
-fn device_timespan(line_timestamp_ns: i64, event: &EventVisitor<'_>) -> Span {
-    let offset = own_stat(event, "device_offset_ps");
-    let duration = own_stat(event, "device_duration_ps");
-    if offset.is_some() && duration.is_some() {
-        return Span::new(int_or_uint(offset) as u64, int_or_uint(duration) as u64);
-    }
-    timespan(line_timestamp_ns, event)
-}
-
-fn starts_with_ignore_case(s: &str, prefix: &str) -> bool {
-    s.len() >= prefix.len() && s.as_bytes()[..prefix.len()].eq_ignore_ascii_case(prefix.as_bytes())
-}
-
-/// `IsExplicitHostStepMarker`.
-fn is_explicit_host_step_marker(name: &str) -> bool {
-    (name.starts_with("train") || name.starts_with("test") || name.starts_with("TraceContext"))
-        && !name.contains('/')
-}
-
-/// `IsRealCpuCompute`.
-fn is_real_cpu_compute(name: &str) -> bool {
-    !([
-        "EagerExecute",
-        "EagerLocalExecute",
-        "EagerKernelExecute",
-        "FunctionRun",
-    ]
-    .iter()
-    .any(|p| name.starts_with(p))
-        || is_explicit_host_step_marker(name))
-}
-
-fn is_memcpy(op: &tf_op::TfOp<'_>, kind: &str) -> bool {
-    op.category == Category::Memcpy && op.op_type == kind
-}
-
-/// `ClassifyCpuEvent`.
-fn classify_cpu_event(
-    name: &str,
-    has_device: bool,
-    has_correlation_id: bool,
-    root_stage: bool,
-) -> i32 {
-    let op = tf_op::parse(name);
-    if (op.category == Category::TensorFlow && op.op_type.starts_with("InfeedEnqueue"))
-        || is_memcpy(&op, "MemcpyHToD")
-    {
-        HOST_TO_DEVICE
-    } else if is_memcpy(&op, "MemcpyHToH") {
-        HOST_TO_HOST
-    } else if has_device
-        && (has_correlation_id || starts_with_ignore_case(name, "ExecutorState::Process"))
-    {
-        HOST_PREPARE
-    } else if starts_with_ignore_case(name, "IteratorGetNext") || root_stage {
-        HOST_WAIT_INPUT
-    } else {
-        HOST_COMPUTE
-    }
-}
-
 /// An event on the input pipeline stage stack (TSL's `AncestorStack`).
 struct StageRef {
     is_stage: bool,
@@ -191,18 +58,58 @@ struct StageRef {
     span: Span,
 }
 
-/// `ConvertHostThreadsXLineToStepEvents`.
-fn host_line_step_events(
-    line: &LineVisitor<'_>,
+/// A plane's steps by group id as they are first met, sorted into [`StepEvents`] at the end (a
+/// map lookup per group met rather than per event, and no per-line maps to unite).
+#[derive(Default)]
+struct Groups {
+    index: FxHashMap<i64, usize>,
+    /// Each step, with the line whose `step_name` it took.
+    steps: Vec<(i64, StepDetails, Option<usize>)>,
+    last: Option<(i64, usize)>,
+}
+
+impl Groups {
+    fn get(&mut self, group: i64) -> Option<&mut (i64, StepDetails, Option<usize>)> {
+        let i = match self.last {
+            Some((g, i)) if g == group => i,
+            _ => {
+                let next = self.steps.len();
+                let i = *self.index.entry(group).or_insert(next);
+                if i == next {
+                    self.steps.push((group, StepDetails::default(), None));
+                }
+                self.last = Some((group, i));
+                i
+            }
+        };
+        self.steps.get_mut(i)
+    }
+
+    fn into_step_events(self) -> StepEvents {
+        self.steps.into_iter().map(|(g, d, _)| (g, d)).collect()
+    }
+}
+
+/// `ConvertHostThreadsXLineToStepEvents`, adding to the plane's steps: a line's markers and
+/// events follow the previous lines', and a step takes its name from the first line that names
+/// it (the last name on that line), as uniting each line's step events in line order does.
+#[allow(clippy::too_many_arguments)]
+fn host_line_step_events<'a>(
+    ids: &StatIds<'a>,
+    names: &FxHashMap<i64, HostName<'a>>,
+    unnamed: &HostName<'a>,
+    line_index: usize,
+    line: &'a XLine,
     device_steps: Option<&StepEvents>,
-    async_parents: &std::collections::HashSet<(i64, i64)>,
-) -> StepEvents {
-    let mut result = StepEvents::new();
-    let mut stack: Vec<StageRef> = Vec::new();
-    let ts = line.timestamp_ns();
-    for event in line.events() {
-        let stats = event_stats(&event);
-        let span = timespan(ts, &event);
+    async_parents: &FxHashSet<(i64, i64)>,
+    stack: &mut Vec<StageRef>,
+    steps: &mut Groups,
+) {
+    stack.clear();
+    let ts = line.timestamp_ns;
+    for event in &line.events {
+        let stats = ids.event_stats(event);
+        let span = timespan(ts, event);
         let async_parent = match (stats.consumer_type, stats.consumer_id) {
             (Some(t), Some(id)) => async_parents.contains(&(t, id)),
             _ => false,
@@ -229,113 +136,110 @@ fn host_line_step_events(
         if device_steps.is_some_and(|d| !d.contains_key(&group)) {
             continue;
         }
-        let name = event.name();
-        let step = result.entry(group).or_default();
-        if is_explicit_host_step_marker(name) {
+        let name = names.get(&event.metadata_id).unwrap_or(unnamed);
+        let Some((_, step, name_line)) = steps.get(group) else {
+            continue;
+        };
+        if name.explicit_marker {
             step.markers.push(StepMarker {
                 kind: MarkerKind::ExplicitHost,
                 core_id: None,
-                name: name.to_owned(),
+                name: name.name.to_owned(),
                 span,
             });
         } else if !stats.step_name.is_empty() {
             step.markers.push(StepMarker {
                 kind: MarkerKind::ImplicitHost,
                 core_id: None,
-                name: name.to_owned(),
+                name: name.name.to_owned(),
                 span,
             });
-        } else if is_real_cpu_compute(name) {
+        } else if name.real_cpu_compute {
             let has_correlation = stats.correlation_id.is_some_and(|c| c >= 0);
             step.events.push(TypedSpan {
-                kind: classify_cpu_event(name, device_steps.is_some(), has_correlation, root_stage),
+                kind: name.classify(device_steps.is_some(), has_correlation, root_stage),
                 span,
             });
         }
-        if !stats.step_name.is_empty() {
-            step.step_name = stats.step_name.to_owned();
+        if !stats.step_name.is_empty() && name_line.is_none_or(|l| l == line_index) {
+            *name_line = Some(line_index);
+            stats.step_name.clone_into(&mut step.step_name);
         }
     }
-    result
 }
 
 /// `ConvertHostThreadsXPlaneToStepEvents`: every line's step events, united.
 pub fn host_step_events(plane: &XPlane, device_steps: Option<&StepEvents>) -> StepEvents {
-    let visitor = PlaneVisitor::new(plane);
-    let mut parents = std::collections::HashSet::new();
-    for line in visitor.lines() {
-        for event in line.events() {
-            let t = own_stat(&event, "_pt");
-            let id = own_stat(&event, "_p");
-            if t.is_some() && id.is_some() {
-                parents.insert((int_or_uint(t), int_or_uint(id)));
+    let ids = StatIds::new(plane);
+    let mut parents = FxHashSet::default();
+    if ids.has(StatKind::ProducerType) && ids.has(StatKind::ProducerId) {
+        for event in plane.lines.iter().flat_map(|l| &l.events) {
+            if let Some(parent) = ids.producer(event) {
+                parents.insert(parent);
             }
         }
     }
-    let mut out = StepEvents::new();
-    for line in visitor.lines() {
-        union_combine(
-            &host_line_step_events(&line, device_steps, &parents),
-            &mut out,
+    let names: FxHashMap<i64, HostName<'_>> = plane
+        .event_metadata
+        .iter()
+        .map(|(id, md)| (*id, HostName::new(&md.name)))
+        .collect();
+    let unnamed = HostName::new("");
+    let mut steps = Groups::default();
+    let mut stack = Vec::new();
+    for (i, line) in plane.lines.iter().enumerate() {
+        host_line_step_events(
+            &ids,
+            &names,
+            &unnamed,
+            i,
+            line,
+            device_steps,
+            &parents,
+            &mut stack,
+            &mut steps,
         );
     }
-    out
+    steps.into_step_events()
 }
 
 /// `ParseNumBytesFromMemcpyDetail`: `num_bytes` of `key:value` pairs split at `:` and newlines.
 fn memcpy_bytes(details: &str) -> u64 {
-    let params: Vec<&str> = details.split([':', '\n']).collect();
-    let mut i = 0;
-    while i < params.len() {
-        if params[i] == "num_bytes" {
-            let value = params.get(i + 1).copied().unwrap_or("");
-            let t = value.trim_matches(|c: char| c.is_ascii_whitespace());
+    let mut params = details.split([':', '\n']);
+    while let Some(key) = params.next() {
+        let value = params.next();
+        if key == "num_bytes" {
+            let t = value
+                .unwrap_or("")
+                .trim_matches(|c: char| c.is_ascii_whitespace());
             let t = t.strip_prefix('+').unwrap_or(t);
             return t.parse::<u64>().unwrap_or(0);
         }
-        i += 2;
     }
     0
 }
 
-/// `ClassifyGpuEvent`.
-fn classify_gpu_event(name: &str, tensor_shapes: &str) -> i32 {
-    let op = tf_op::parse(name);
-    if is_memcpy(&op, "MemcpyHToD") {
-        HOST_TO_DEVICE
-    } else if is_memcpy(&op, "MemcpyDToH") {
-        DEVICE_TO_HOST
-    } else if is_memcpy(&op, "MemcpyDToD") {
-        DEVICE_TO_DEVICE
-    } else if starts_with_ignore_case(name, "nccl") {
-        DEVICE_COLLECTIVES
-    } else if tensor_shapes.is_empty() {
-        if name.contains("half") || name.contains("fp16") {
-            DEVICE_COMPUTE_16
-        } else {
-            DEVICE_COMPUTE_32
-        }
-    } else if tensor_shapes.contains("half") {
-        DEVICE_COMPUTE_16
-    } else {
-        DEVICE_COMPUTE_32
-    }
-}
-
 /// `ConvertDeviceTraceXLineToStepEvents`: one GPU stream's typed events.
-pub(super) fn gpu_line_step_events(device_id: u64, line: &LineVisitor<'_>) -> StepEvents {
+pub(super) fn gpu_line_step_events(
+    device: &DevicePlane<'_>,
+    device_id: u64,
+    line: &XLine,
+) -> StepEvents {
     let mut result = StepEvents::new();
-    let ts = line.timestamp_ns();
-    for event in line.events() {
-        let stats = event_stats(&event);
+    let ts = line.timestamp_ns;
+    for event in &line.events {
+        let stats = device.ids.event_stats(event);
         let (Some(correlation), Some(group)) = (stats.correlation_id, stats.group_id) else {
             continue;
         };
         if correlation < 0 || group < 0 {
             continue;
         }
-        let span = timespan(ts, &event);
-        let kind = classify_gpu_event(event.name(), stats.tensor_shapes);
+        let span = timespan(ts, event);
+        let name = device.names.get(&event.metadata_id);
+        let kind = name
+            .unwrap_or(&device.unnamed)
+            .classify(stats.tensor_shapes);
         let step = result.entry(group).or_default();
         step.events.push(TypedSpan { kind, span });
         match kind {
@@ -343,8 +247,8 @@ pub(super) fn gpu_line_step_events(device_id: u64, line: &LineVisitor<'_>) -> St
                 // xprof ends it at the event's offset plus duration (not its timestamp).
                 let info = AllReduceInfo {
                     start_time_ps: span.begin,
-                    end_time_ps: (event.offset_ps() as u64)
-                        .wrapping_add(event.duration_ps() as u64),
+                    end_time_ps: (event.offset_ps().unwrap_or(0) as u64)
+                        .wrapping_add(event.duration_ps as u64),
                     ..AllReduceInfo::default()
                 };
                 step.add_collective(device_id, info);
@@ -359,11 +263,11 @@ pub(super) fn gpu_line_step_events(device_id: u64, line: &LineVisitor<'_>) -> St
 }
 
 /// `ConvertDeviceStepInfoToStepMarkers`: the `Steps` line's events as device markers.
-fn step_markers(line: &LineVisitor<'_>, core_id: u32) -> StepEvents {
+fn step_markers(plane: &XPlane, ids: &StatIds<'_>, line: &XLine, core_id: u32) -> StepEvents {
     let mut result = StepEvents::new();
-    let ts = line.timestamp_ns();
-    for event in line.events() {
-        if let Some(group) = own_stat(&event, "group_id") {
+    let ts = line.timestamp_ns;
+    for event in &line.events {
+        if let Some(group) = ids.own(event, StatKind::GroupId) {
             result
                 .entry(int_value(Some(group)))
                 .or_default()
@@ -371,8 +275,8 @@ fn step_markers(line: &LineVisitor<'_>, core_id: u32) -> StepEvents {
                 .push(StepMarker {
                     kind: MarkerKind::Device,
                     core_id: Some(core_id),
-                    name: event.name().to_owned(),
-                    span: device_timespan(ts, &event),
+                    name: event_name(plane, event).to_owned(),
+                    span: ids.device_timespan(ts, event),
                 });
         }
     }
@@ -382,19 +286,22 @@ fn step_markers(line: &LineVisitor<'_>, core_id: u32) -> StepEvents {
 /// `ConvertDeviceTraceXPlaneToStepEvents` for a GPU plane: the streams' events united, kept
 /// for the steps the `Steps` line marks.
 pub fn gpu_step_events(plane: &XPlane) -> StepEvents {
-    let visitor = PlaneVisitor::new(plane);
+    let device = DevicePlane::new(plane);
     let mut markers = StepEvents::new();
     let mut events = StepEvents::new();
-    for line in visitor.lines() {
+    for line in &plane.lines {
         // xprof's id is a 32-bit int (negative); profkit's preprocessing writes it unsigned.
-        if line.id() as i32 == STEP_INFO_LINE_ID as i32 {
-            markers = step_markers(&line, plane.id as u32);
-        } else if !is_derived_line_id(line.id()) {
-            union_combine(&gpu_line_step_events(plane.id as u64, &line), &mut events);
+        if line.id as i32 == STEP_INFO_LINE_ID as i32 {
+            markers = step_markers(plane, &device.ids, line, plane.id as u32);
+        } else if !is_derived_line_id(line.id) {
+            union_combine_from(
+                gpu_line_step_events(&device, plane.id as u64, line),
+                &mut events,
+            );
         }
     }
     if !events.is_empty() {
-        super::event_span::intersect_combine(&markers, &mut events);
+        intersect_combine_from(markers, &mut events);
     }
     events
 }
@@ -416,16 +323,42 @@ pub fn generic_breakdown(any: &prost_types::Any) -> Option<GenericStepBreakdown>
     prost::Message::decode(any.value.as_slice()).ok()
 }
 
-/// `ConvertStepDetailsToStepInfo`: `None` for a step that is not well formed.
-fn step_info(has_device: bool, step_num: i64, details: &StepDetails) -> Option<StepInfoResult> {
+/// `ConvertStepDetailsToStepInfo` of a step whose events are `events`: `None` for a step that
+/// is not well formed.
+fn step_info(
+    has_device: bool,
+    step_num: i64,
+    details: &StepDetails,
+    events: &[TypedSpan],
+) -> Option<StepInfoResult> {
+    const TYPES: usize = LAST as usize + 1;
     let mut generic = GenericStepBreakdown::default();
     let time = details.step_time();
+    // Sums by type in a table (each type met is in the map, even at 0); only hand-built step
+    // events have other types.
+    let mut sums = [0u64; TYPES];
+    let mut met = [false; TYPES];
     let mut total = 0u64;
-    for event in &details.events {
+    for event in events {
         let d = time.overlapped_duration(&event.span);
-        let slot = generic.type_ps.entry(event.kind).or_default();
-        *slot = slot.wrapping_add(d);
+        match usize::try_from(event.kind).ok().filter(|&k| k < TYPES) {
+            Some(k) => {
+                if let (Some(sum), Some(m)) = (sums.get_mut(k), met.get_mut(k)) {
+                    *sum = sum.wrapping_add(d);
+                    *m = true;
+                }
+            }
+            None => {
+                let slot = generic.type_ps.entry(event.kind).or_default();
+                *slot = slot.wrapping_add(d);
+            }
+        }
         total = total.wrapping_add(d);
+    }
+    for (k, (sum, m)) in sums.iter().zip(&met).enumerate() {
+        if *m {
+            generic.type_ps.insert(k as i32, *sum);
+        }
     }
     if total < time.duration {
         let slot = generic.type_ps.entry(UNKNOWN_TIME).or_default();
@@ -450,36 +383,67 @@ fn step_info(has_device: bool, step_num: i64, details: &StepDetails) -> Option<S
     })
 }
 
+/// One step of `ConvertStepEventsToStepDb`, its events being `events` (the step's own, or
+/// them made non-overlapping): `None` for a step without per-core op metrics that is not well
+/// formed.
+fn per_core_step(
+    has_device: bool,
+    step: i64,
+    details: &StepDetails,
+    events: &[TypedSpan],
+) -> Option<PerCoreStepInfo> {
+    let mut per_core = PerCoreStepInfo {
+        step_num: step as u32,
+        ..PerCoreStepInfo::default()
+    };
+    if !details.per_core_op_metrics_db.is_empty() {
+        super::tpu_steps::per_core_step_info(step as u32, details, &mut per_core);
+    } else {
+        let info = step_info(has_device, step, details, events)?;
+        per_core
+            .step_info_per_core
+            .insert(DEFAULT_GPU_LOCAL_CORE_ID, info);
+        for (core, collectives) in &details.collectives {
+            per_core
+                .all_reduce_db_per_core
+                .insert(*core, collectives.clone());
+        }
+        per_core
+            .device_memory_transfers
+            .extend(details.device_memory_transfers.iter().cloned());
+    }
+    Some(per_core)
+}
+
 /// `ConvertStepEventsToStepDb` (without dropping incomplete steps, as every caller in xprof
 /// 2.24.2 asks) for steps without per-core op metrics (hosts and GPUs).
 pub fn step_db(has_device: bool, steps: &StepEvents) -> StepDatabaseResult {
     let mut db = StepDatabaseResult::default();
     for (&step, details) in steps {
-        let mut per_core = PerCoreStepInfo {
-            step_num: step as u32,
-            ..PerCoreStepInfo::default()
-        };
-        if !details.per_core_op_metrics_db.is_empty() {
-            super::tpu_steps::per_core_step_info(step as u32, details, &mut per_core);
-        } else {
-            let Some(info) = step_info(has_device, step, details) else {
-                continue;
-            };
-            per_core
-                .step_info_per_core
-                .insert(DEFAULT_GPU_LOCAL_CORE_ID, info);
-            for (core, collectives) in &details.collectives {
-                per_core
-                    .all_reduce_db_per_core
-                    .insert(*core, collectives.clone());
-            }
-            per_core
-                .device_memory_transfers
-                .extend(details.device_memory_transfers.iter().cloned());
-        }
-        db.step_sequence.push(per_core);
+        db.step_sequence
+            .extend(per_core_step(has_device, step, details, &details.events));
     }
     db
+}
+
+/// `ToNonOverlappedStepEvents`, then `ConvertStepEventsToStepDb` and `ComputePrecisionStats` of
+/// the non-overlapped step events, a step at a time: the non-overlapped events of one step
+/// live only while its step info is computed.
+fn non_overlapped_step_db(
+    has_device: bool,
+    steps: &StepEvents,
+) -> (StepDatabaseResult, PrecisionStats) {
+    let mut db = StepDatabaseResult::default();
+    let mut precision = PrecisionStats::default();
+    let mut bounds = Vec::new();
+    let mut events = Vec::new();
+    for (&step, details) in steps {
+        non_overlapped_into(&details.events, &mut bounds, &mut events);
+        super::event_span::add_precision_stats(&events, &mut precision);
+        db.step_sequence
+            .extend(per_core_step(has_device, step, details, &events));
+    }
+    (db, precision)
 }
 
 /// `Hostname`: the space's first host name, else `localhost`.
@@ -530,20 +494,24 @@ pub(crate) fn fill(
             }
             let events = super::tpu_steps::tpu_step_events(plane);
             if !events.is_empty() {
-                intersect_combine(&events, &mut step_events);
+                intersect_combine_from(events, &mut step_events);
             }
         } else {
             let events = gpu_step_events(plane);
             if !events.is_empty() {
-                union_combine(&events, &mut step_events);
+                union_combine_from(events, &mut step_events);
             }
         }
     }
     let has_device = !device_planes.is_empty();
-    let host_steps = host_plane.map(|p| host_step_events(p, None));
-    if let Some(host_steps) = &host_steps {
-        if !has_device {
-            union_combine(host_steps, &mut step_events);
+    // A GPU host's steps are its devices': its host steps would go unread.
+    let mut host_steps = match host_plane {
+        Some(p) if is_tpu || !has_device => Some(host_step_events(p, None)),
+        _ => None,
+    };
+    if !has_device {
+        if let Some(host_steps) = host_steps.take() {
+            union_combine_from(host_steps, &mut step_events);
         }
     }
     let device_db = stats
@@ -578,12 +546,9 @@ pub(crate) fn fill(
         }
         stats.step_db = Some(db);
     } else {
-        let nonoverlapped: StepEvents = step_events
-            .iter()
-            .map(|(id, details)| (*id, details.to_non_overlapped()))
-            .collect();
-        stats.step_db = Some(step_db(has_device, &nonoverlapped));
-        device_db.precision_stats = Some(precision_stats(&nonoverlapped));
+        let (db, precision) = non_overlapped_step_db(has_device, &step_events);
+        stats.step_db = Some(db);
+        device_db.precision_stats = Some(precision);
     }
 }
 
@@ -606,6 +571,7 @@ mod tests {
 
     #[test]
     fn gpu_events_are_classified_by_name_and_shapes() {
+        let classify_gpu_event = |name, shapes| read::GpuName::new(name).classify(shapes);
         assert_eq!(classify_gpu_event("MEMCPYHToD", ""), HOST_TO_DEVICE);
         assert_eq!(classify_gpu_event("memcpydtoh", ""), DEVICE_TO_HOST);
         assert_eq!(classify_gpu_event("ncclAllReduce", ""), DEVICE_COLLECTIVES);
@@ -677,6 +643,56 @@ mod tests {
         assert_eq!(breakdown.type_ps[&HOST_COMPUTE], 40);
         assert_eq!(breakdown.type_ps[&UNKNOWN_TIME], 40);
         assert_eq!(db.step_sequence[1].device_memory_transfers.len(), 3);
+    }
+
+    #[test]
+    fn a_step_is_named_by_the_first_line_naming_it() {
+        let mut plane = XPlane::default();
+        let mut b = PlaneBuilder::new(&mut plane);
+        b.set_name("/host:CPU");
+        let mut one = b.line(1);
+        for (at, name) in [(0i64, "a"), (20, "b")] {
+            one.add_event("train")
+                .set_offset_ps(at)
+                .set_duration_ps(10)
+                .add_stat("group_id", 4i64)
+                .add_stat("step_name", name);
+        }
+        let mut two = b.line(2);
+        two.add_event("step")
+            .set_offset_ps(0)
+            .set_duration_ps(5)
+            .add_stat("group_id", 4i64)
+            .add_stat("step_name", "c");
+        two.add_event("MatMul")
+            .set_offset_ps(1)
+            .set_duration_ps(2)
+            .add_stat("group_id", 4i64);
+        // A second stat metadata named `group_id`: its stats are group ids too.
+        let group = plane
+            .stat_metadata
+            .values()
+            .find(|m| m.name == "group_id")
+            .cloned()
+            .unwrap();
+        let id = plane.stat_metadata.keys().max().unwrap() + 1;
+        plane
+            .stat_metadata
+            .insert(id, profkit_xplane::XStatMetadata { id, ..group });
+        plane.lines[1].events[1].stats[0].metadata_id = id;
+        let steps = host_step_events(&plane, None);
+        let step = &steps[&4];
+        assert_eq!(step.step_name, "b");
+        let kinds: Vec<MarkerKind> = step.markers.iter().map(|m| m.kind).collect();
+        assert_eq!(
+            kinds,
+            [
+                MarkerKind::ExplicitHost,
+                MarkerKind::ExplicitHost,
+                MarkerKind::ImplicitHost
+            ]
+        );
+        assert_eq!(step.events.len(), 1);
     }
 
     #[test]

@@ -9,7 +9,8 @@ use profkit_xplane::constants::{SPARSE_CORE_OP_LINE_NAME, SPARSE_CORE_STEP_LINE_
 use profkit_xplane::visitor::{EventVisitor, LineVisitor, PlaneVisitor, StatValueRef};
 
 use super::event_span::{
-    MarkerKind, Span, StepDetails, StepEvents, StepMarker, intersect_combine, union_combine,
+    MarkerKind, Span, StepDetails, StepEvents, StepMarker, intersect_combine_from,
+    union_combine_from,
 };
 use super::metrics_db::{DbBuilder, add_idle_op, set_total_time_ps};
 use super::tpu::{XEventsDb, device_timespan, from_event, int_or_uint, is_op_line, op_key};
@@ -235,6 +236,7 @@ pub fn tpu_step_events(plane: &XPlane) -> StepEvents {
     let visitor = PlaneVisitor::new(plane);
     let mut step_markers = StepEvents::new();
     let mut events = StepEvents::new();
+    let mut device = None;
     for line in visitor.lines() {
         let name = line.name();
         if line.id() as i32 == STEP_LINE_ID as i32
@@ -260,14 +262,15 @@ pub fn tpu_step_events(plane: &XPlane) -> StepEvents {
                 );
             }
         } else {
-            union_combine(
-                &super::steps::gpu_line_step_events(plane.id as u64, &line),
+            let device = device.get_or_insert_with(|| super::steps::DevicePlane::new(plane));
+            union_combine_from(
+                super::steps::gpu_line_step_events(device, plane.id as u64, line.raw()),
                 &mut events,
             );
         }
     }
     if !events.is_empty() {
-        intersect_combine(&step_markers, &mut events);
+        intersect_combine_from(step_markers, &mut events);
     }
     events
 }
