@@ -341,11 +341,13 @@ pub(super) fn tpu_fusions() -> XSpace {
 }
 
 /// A TPU host whose steps wait for input on the host and no infeed op on the device: a
-/// TensorCore plane with three steps (`Steps` line, already grouped) and ops leaving the core idle
-/// in each, and a host plane whose events of the same groups wait for the iterator
-/// (`IteratorGetNext`) or enqueue infeed from the host (`InfeedEnqueueTuple`), so that xprof moves
-/// part of each step's idle time to input (`MayFixTpuStepAnalysis`); step 3 has no host input.
+/// TensorCore plane with three steps of 40 ms (`Steps` line, already grouped), each 17 ms busy
+/// (so that the steps' active times show), and a host plane whose events of the same groups wait
+/// for the iterator (`IteratorGetNext`) or enqueue infeed from the host (`InfeedEnqueueTuple`),
+/// so that xprof moves part of each step's idle time to input (`MayFixTpuStepAnalysis`): 5 ms of
+/// step 1's 23, all of step 2's (30 ms of input); step 3 has no host input.
 pub(super) fn tpu_host_input() -> XSpace {
+    const MS: i64 = 1000 * US;
     let tc = plane(0, "/device:TPU:0", |b| {
         b.add_stat(stats::DEVICE_TYPE_STRING, "TPU v4")
             .add_stat("peak_teraflops_per_second", 100.0)
@@ -359,8 +361,8 @@ pub(super) fn tpu_host_input() -> XSpace {
         for step in 0..3i64 {
             steps
                 .add_event(&format!("{}", step + 1))
-                .set_offset_ps(step * 40 * US)
-                .set_duration_ps(40 * US)
+                .set_offset_ps(step * 40 * MS)
+                .set_duration_ps(40 * MS)
                 .add_stat(stats::STEP_NUM, step + 1)
                 .add_stat(stats::GROUP_ID, step + 1);
         }
@@ -368,15 +370,14 @@ pub(super) fn tpu_host_input() -> XSpace {
         ops.set_name(constants::XLA_OP_LINE_NAME)
             .set_timestamp_ns(1_000);
         for step in 0..3i64 {
-            let at = step * 40 * US;
-            // Under 5 us of busy time a step (xprof 2.24.2 adds active times from there).
+            let at = step * 40 * MS;
             ops.add_event("fusion.1")
-                .set_offset_ps(at + 2 * US)
-                .set_duration_ps(2 * US)
+                .set_offset_ps(at + 2 * MS)
+                .set_duration_ps(10 * MS)
                 .add_stat(stats::GROUP_ID, step + 1);
             ops.add_event("convolution.2")
-                .set_offset_ps(at + 20 * US)
-                .set_duration_ps(2 * US + step * 100_000)
+                .set_offset_ps(at + 20 * MS)
+                .set_duration_ps(7 * MS)
                 .add_stat(stats::GROUP_ID, step + 1);
         }
         let mut modules = b.line(2);
@@ -386,8 +387,8 @@ pub(super) fn tpu_host_input() -> XSpace {
         for step in 0..3i64 {
             modules
                 .add_event("jit_train_step(7)")
-                .set_offset_ps(step * 40 * US + US)
-                .set_duration_ps(30 * US)
+                .set_offset_ps(step * 40 * MS + MS)
+                .set_duration_ps(30 * MS)
                 .add_stat(stats::PROGRAM_ID, 7_u64)
                 .add_stat(stats::GROUP_ID, step + 1);
         }
@@ -396,16 +397,16 @@ pub(super) fn tpu_host_input() -> XSpace {
         let mut main = b.line(1);
         main.set_name("python").set_timestamp_ns(1_000);
         for step in 0..3i64 {
-            let at = step * 40 * US;
+            let at = step * 40 * MS;
             main.add_event("train_step")
                 .set_offset_ps(at)
-                .set_duration_ps(38 * US)
+                .set_duration_ps(38 * MS)
                 .add_stat(stats::GROUP_ID, step + 1)
                 .add_stat(stats::STEP_NAME, format!("train {}", step + 1));
             if step < 2 {
                 main.add_event("IteratorGetNext")
-                    .set_offset_ps(at + US)
-                    .set_duration_ps((3 + 9 * step) * US)
+                    .set_offset_ps(at + MS)
+                    .set_duration_ps((3 + 27 * step) * MS)
                     .add_stat(stats::GROUP_ID, step + 1);
             }
         }
@@ -413,8 +414,8 @@ pub(super) fn tpu_host_input() -> XSpace {
         infeed.set_name("infeed").set_timestamp_ns(1_000);
         infeed
             .add_event("infeed/InfeedEnqueueTuple:InfeedEnqueueTuple")
-            .set_offset_ps(5 * US)
-            .set_duration_ps(2 * US)
+            .set_offset_ps(5 * MS)
+            .set_duration_ps(2 * MS)
             .add_stat(stats::GROUP_ID, 1_i64);
     });
     space(vec![tc, host])
