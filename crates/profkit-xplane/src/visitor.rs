@@ -185,6 +185,7 @@ impl<'a> PlaneVisitor<'a> {
     }
 
     /// The event metadata with `id`.
+    #[inline]
     pub fn event_metadata(&self, id: i64) -> Option<EventMetadataVisitor<'_>> {
         self.event_metadata
             .get(id)
@@ -206,15 +207,18 @@ impl<'a> PlaneVisitor<'a> {
     }
 
     /// The stat metadata with `id`.
+    #[inline]
     pub fn stat_metadata(&self, id: i64) -> Option<&'a XStatMetadata> {
         self.stat_metadata.get(id)
     }
 
     /// The id of the stat metadata named `name` (the first, if several share it).
+    #[inline]
     pub fn stat_metadata_id(&self, name: &str) -> Option<i64> {
         self.stat_ids.get(name).copied()
     }
 
+    #[inline]
     fn stat_visitor<'v>(&'v self, stat: &'v XStat) -> StatVisitor<'v> {
         StatVisitor {
             plane: self,
@@ -314,6 +318,7 @@ impl<'v> EventVisitor<'v> {
     }
 
     /// The metadata's name; empty when the id resolves to nothing (as in TSL).
+    #[inline]
     pub fn name(&self) -> &'v str {
         self.metadata.map_or("", |m| m.name.as_str())
     }
@@ -389,6 +394,7 @@ impl<'v> EventVisitor<'v> {
     /// The stat whose metadata id is `id`: the event's own first, then its metadata's. With the
     /// id of [`PlaneVisitor::stat_metadata_id`], the answer of [`Self::stat`] without looking the
     /// name up per event.
+    #[inline]
     pub fn stat_with_id(&self, id: i64) -> Option<StatVisitor<'v>> {
         let plane = self.plane;
         let found = first_stat(
@@ -470,11 +476,13 @@ impl<'v> StatVisitor<'v> {
     }
 
     /// Its metadata id.
+    #[inline]
     pub fn metadata_id(&self) -> i64 {
         self.stat.metadata_id
     }
 
     /// Its name; empty when the metadata id resolves to nothing.
+    #[inline]
     pub fn name(&self) -> &'v str {
         self.metadata.map_or("", |m| m.name.as_str())
     }
@@ -486,6 +494,7 @@ impl<'v> StatVisitor<'v> {
 
     /// Its value, `None` when no value is set. A `ref_value` is resolved to the name of the stat
     /// metadata it refers to (empty if that id resolves to nothing).
+    #[inline]
     pub fn value(&self) -> Option<StatValueRef<'v>> {
         Some(match self.stat.value.as_ref()? {
             x_stat::Value::DoubleValue(v) => StatValueRef::Double(*v),
