@@ -589,3 +589,92 @@ impl fmt::Display for StatValueRef<'_> {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::proto::x_event;
+
+    /// A plane whose metadata has the ids `ids`, each named after its id, and one event of each.
+    fn plane(ids: &[i64]) -> XPlane {
+        let mut plane = XPlane::default();
+        let mut line = XLine::default();
+        for &id in ids {
+            let name = format!("m{id}");
+            plane.event_metadata.insert(
+                id,
+                XEventMetadata {
+                    id,
+                    name: name.clone(),
+                    ..Default::default()
+                },
+            );
+            plane.stat_metadata.insert(
+                id,
+                XStatMetadata {
+                    id,
+                    name,
+                    ..Default::default()
+                },
+            );
+            line.events.push(XEvent {
+                metadata_id: id,
+                data: Some(x_event::Data::OffsetPs(0)),
+                stats: vec![XStat {
+                    metadata_id: id,
+                    value: Some(x_stat::Value::RefValue(id as u64)),
+                }],
+                ..Default::default()
+            });
+        }
+        plane.lines.push(line);
+        plane
+    }
+
+    #[test]
+    fn metadata_by_id_answers_as_the_maps_do() {
+        // Dense ids (a table), sparse and negative ones (the maps), none.
+        let cases: [&[i64]; 5] = [
+            &[1, 2, 3, 7],
+            &[0, 5000],
+            &[-3, 1, 2],
+            &[i64::MIN, 4, i64::MAX],
+            &[],
+        ];
+        for ids in cases {
+            let plane = plane(ids);
+            let visitor = PlaneVisitor::new(&plane);
+            let probes = ids
+                .iter()
+                .flat_map(|&id| [id, id.wrapping_add(1), id.wrapping_sub(1)])
+                .chain([0, -1, 8, 1 << 40, i64::MIN, i64::MAX]);
+            for id in probes {
+                assert_eq!(
+                    visitor.stat_metadata(id).map(|m| m.id),
+                    plane.stat_metadata.get(&id).map(|m| m.id),
+                    "{ids:?} stat {id}"
+                );
+                assert_eq!(
+                    visitor.event_metadata(id).map(|m| m.id()),
+                    plane.event_metadata.get(&id).map(|m| m.id),
+                    "{ids:?} event {id}"
+                );
+            }
+            for line in visitor.lines() {
+                for event in line.events() {
+                    let id = event.metadata_id();
+                    let name = format!("m{id}");
+                    assert_eq!(event.name(), name);
+                    let stat = event.stat(&name).expect("stat by name");
+                    let by_id = event.stat_with_id(id).expect("stat by id");
+                    assert_eq!(stat.raw(), by_id.raw());
+                    assert_eq!(by_id.name(), name);
+                    // A ref resolves when it is an `i64` (a negative id stored as a `u64` is not).
+                    let referred = if id >= 0 { name.as_str() } else { "" };
+                    assert_eq!(by_id.value(), Some(StatValueRef::Ref(referred)));
+                    assert_eq!(line.plane().id(), plane.id);
+                }
+            }
+        }
+    }
+}
