@@ -298,6 +298,47 @@ mod tests {
     }
 
     #[test]
+    fn tf_op_stats_and_repeated_names_make_one_op_each() {
+        let mut plane = XPlane::default();
+        let mut b = PlaneBuilder::new(&mut plane);
+        b.set_name("/host:CPU");
+        for id in [1, 2] {
+            let mut line = b.line(id);
+            // The same op name and the same `tf_op` value on several events and threads.
+            for start in [0, 10_000] {
+                line.add_event("a/MatMul:MatMul")
+                    .set_offset_ps(start)
+                    .set_duration_ps(2_000);
+                line.add_event("launch")
+                    .set_offset_ps(start + 3_000)
+                    .set_duration_ps(1_000)
+                    .add_stat("tf_op", "b/Relu:Relu");
+            }
+        }
+        let db = host_op_metrics_db(&plane);
+        let ops: Vec<(&str, &str, u32, u64)> = db
+            .metrics_db
+            .iter()
+            .map(|m| {
+                (
+                    m.name.as_str(),
+                    m.category.as_str(),
+                    m.occurrences,
+                    m.self_time_ps,
+                )
+            })
+            .collect();
+        assert_eq!(
+            ops,
+            [
+                ("a/MatMul", "MatMul", 4, 8_000),
+                ("b/Relu", "Relu", 4, 4_000),
+                ("IDLE", "IDLE", 0, 2 * (14_000 - 6_000)),
+            ]
+        );
+    }
+
+    #[test]
     fn self_times_idle_and_wrapping_timestamps() {
         // 2023 in nanoseconds since 1970 is past 2^64 picoseconds: xprof's times wrap, and so
         // do ours, alike.

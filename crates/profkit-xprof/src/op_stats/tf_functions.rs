@@ -258,6 +258,37 @@ mod tests {
     }
 
     #[test]
+    fn a_call_is_told_by_its_stat_name_whatever_the_id() {
+        // Two stat metadata named `tf_function_call`: either id makes a call.
+        let mut plane = XPlane::default();
+        let mut b = PlaneBuilder::new(&mut plane);
+        b.set_name("/host:CPU");
+        b.line(1)
+            .add_event("f")
+            .set_offset_ps(0)
+            .set_duration_ps(10)
+            .add_stat("tf_function_call", "eager");
+        let named = plane.stat_metadata.keys().copied().max().unwrap_or(0);
+        let other = named + 1;
+        plane.stat_metadata.insert(
+            other,
+            profkit_xplane::XStatMetadata {
+                id: other,
+                name: "tf_function_call".into(),
+                ..Default::default()
+            },
+        );
+        let mut second = plane.lines[0].events[0].clone();
+        second.data = Some(profkit_xplane::x_event::Data::OffsetPs(20));
+        second.duration_ps = 5;
+        second.stats[0].metadata_id = other;
+        plane.lines[0].events.push(second);
+        let db = tf_function_db(&plane);
+        let m = &db.tf_functions["f"].metrics[&(TfFunctionExecutionMode::EagerMode as i32)];
+        assert_eq!((m.count, m.self_time_ps), (2, 15));
+    }
+
+    #[test]
     fn unknown_modes_and_hostile_times_do_not_panic() {
         let mut plane = XPlane::default();
         let mut b = PlaneBuilder::new(&mut plane);

@@ -246,6 +246,20 @@ mod tests {
         assert_eq!(event_name(&unknown), "relu6");
         assert_eq!(parse("MemcpyHToD").category, Category::Memcpy);
         assert_eq!(parse("a b:Op x").category, Category::Unknown);
+        // The patterns are ASCII: a multi-byte character never matches a class.
+        assert!(is_tf_op_name("a.b/c>d-e_f"));
+        assert!(is_tf_op_name(".9"));
+        assert!(!is_tf_op_name("é/MatMul"));
+        assert!(!is_tf_op_name("a/é"));
+        assert!(!is_tf_op_name("_a"));
+        assert!(!is_tf_op_name(""));
+        assert!(is_tf_op_type("_Op2"));
+        assert!(!is_tf_op_type("Ünicode"));
+        assert!(!is_tf_op_type("Opé"));
+        assert!(is_jax_op_type("add_2[x=é]"));
+        assert!(!is_jax_op_type("é"));
+        assert!(!is_jax_op_type("Add"));
+        assert!(!is_jax_op_type("add["));
         assert_eq!(name_scopes("a/b/c"), vec!["a", "b"]);
         assert!(name_scopes("c").is_empty());
     }
