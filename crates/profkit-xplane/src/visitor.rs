@@ -8,8 +8,10 @@
 //! `i64` for epoch timestamps, and a wide type makes the arithmetic exact for every input
 //! ([`mod@crate::validate`] reports the files whose times overflow TSL's `i64`).
 
-use std::collections::HashMap;
+use std::collections::BTreeMap;
 use std::fmt;
+
+use rustc_hash::FxHashMap;
 
 use crate::proto::{XEvent, XEventMetadata, XLine, XPlane, XStat, XStatMetadata, x_stat};
 
@@ -70,20 +72,75 @@ pub(crate) fn first_stat<S, E>(
     Ok(metadata.into_iter().find(|s| metadata_id(s) == id))
 }
 
-/// A plane with name indexes for its stat metadata.
+/// A plane's metadata map indexed by id for the visitors' per-event and per-stat lookups: a
+/// table when the ids are small and dense (writers number them from 1, so real files have them
+/// so), else the map itself.
+enum ById<'a, T> {
+    Dense(Vec<Option<&'a T>>),
+    Map(&'a BTreeMap<i64, T>),
+}
+
+impl<'a, T> ById<'a, T> {
+    fn new(map: &'a BTreeMap<i64, T>) -> Self {
+        let dense = match (map.first_key_value(), map.last_key_value()) {
+            (Some((&first, _)), Some((&last, _))) => {
+                // A table at most about twice the map's size.
+                let limit = map.len().saturating_mul(2).saturating_add(1024);
+                first >= 0 && usize::try_from(last).is_ok_and(|last| last < limit)
+            }
+            _ => true,
+        };
+        if !dense {
+            return ById::Map(map);
+        }
+        let len = map
+            .last_key_value()
+            .and_then(|(&last, _)| usize::try_from(last).ok())
+            .map_or(0, |last| last + 1);
+        let mut table = vec![None; len];
+        for (&id, value) in map {
+            if let Some(slot) = usize::try_from(id).ok().and_then(|i| table.get_mut(i)) {
+                *slot = Some(value);
+            }
+        }
+        ById::Dense(table)
+    }
+
+    #[inline]
+    fn get(&self, id: i64) -> Option<&'a T> {
+        match self {
+            ById::Dense(table) => usize::try_from(id)
+                .ok()
+                .and_then(|i| table.get(i))
+                .copied()
+                .flatten(),
+            ById::Map(map) => map.get(&id),
+        }
+    }
+}
+
+/// A plane with its metadata indexed: by id (events, stats) and, for stats, by name.
 pub struct PlaneVisitor<'a> {
     plane: &'a XPlane,
-    stat_ids: HashMap<&'a str, i64>,
+    event_metadata: ById<'a, XEventMetadata>,
+    stat_metadata: ById<'a, XStatMetadata>,
+    stat_ids: FxHashMap<&'a str, i64>,
 }
 
 impl<'a> PlaneVisitor<'a> {
     /// Visits `plane`.
     pub fn new(plane: &'a XPlane) -> Self {
-        let mut stat_ids = HashMap::with_capacity(plane.stat_metadata.len());
+        let mut stat_ids =
+            FxHashMap::with_capacity_and_hasher(plane.stat_metadata.len(), Default::default());
         for (id, md) in &plane.stat_metadata {
             stat_ids.entry(md.name.as_str()).or_insert(*id);
         }
-        PlaneVisitor { plane, stat_ids }
+        PlaneVisitor {
+            plane,
+            event_metadata: ById::new(&plane.event_metadata),
+            stat_metadata: ById::new(&plane.stat_metadata),
+            stat_ids,
+        }
     }
 
     /// The plane itself.
@@ -128,10 +185,10 @@ impl<'a> PlaneVisitor<'a> {
     }
 
     /// The event metadata with `id`.
+    #[inline]
     pub fn event_metadata(&self, id: i64) -> Option<EventMetadataVisitor<'_>> {
-        self.plane
-            .event_metadata
-            .get(&id)
+        self.event_metadata
+            .get(id)
             .map(|metadata| EventMetadataVisitor {
                 plane: self,
                 metadata,
@@ -150,20 +207,23 @@ impl<'a> PlaneVisitor<'a> {
     }
 
     /// The stat metadata with `id`.
+    #[inline]
     pub fn stat_metadata(&self, id: i64) -> Option<&'a XStatMetadata> {
-        self.plane.stat_metadata.get(&id)
+        self.stat_metadata.get(id)
     }
 
     /// The id of the stat metadata named `name` (the first, if several share it).
+    #[inline]
     pub fn stat_metadata_id(&self, name: &str) -> Option<i64> {
         self.stat_ids.get(name).copied()
     }
 
+    #[inline]
     fn stat_visitor<'v>(&'v self, stat: &'v XStat) -> StatVisitor<'v> {
         StatVisitor {
             plane: self,
             stat,
-            metadata: self.plane.stat_metadata.get(&stat.metadata_id),
+            metadata: self.stat_metadata.get(stat.metadata_id),
         }
     }
 }
@@ -179,6 +239,11 @@ impl<'v> LineVisitor<'v> {
     /// The line itself.
     pub fn raw(&self) -> &'v XLine {
         self.line
+    }
+
+    /// The plane the line is of.
+    pub fn plane(&self) -> &'v PlaneVisitor<'v> {
+        self.plane
     }
 
     /// The line's id.
@@ -219,7 +284,7 @@ impl<'v> LineVisitor<'v> {
             plane,
             line,
             event,
-            metadata: plane.plane.event_metadata.get(&event.metadata_id),
+            metadata: plane.event_metadata.get(event.metadata_id),
         })
     }
 }
@@ -253,6 +318,7 @@ impl<'v> EventVisitor<'v> {
     }
 
     /// The metadata's name; empty when the id resolves to nothing (as in TSL).
+    #[inline]
     pub fn name(&self) -> &'v str {
         self.metadata.map_or("", |m| m.name.as_str())
     }
@@ -322,7 +388,14 @@ impl<'v> EventVisitor<'v> {
 
     /// The stat named `name`: the event's own first, then its metadata's.
     pub fn stat(&self, name: &str) -> Option<StatVisitor<'v>> {
-        let id = self.plane.stat_metadata_id(name)?;
+        self.stat_with_id(self.plane.stat_metadata_id(name)?)
+    }
+
+    /// The stat whose metadata id is `id`: the event's own first, then its metadata's. With the
+    /// id of [`PlaneVisitor::stat_metadata_id`], the answer of [`Self::stat`] without looking the
+    /// name up per event.
+    #[inline]
+    pub fn stat_with_id(&self, id: i64) -> Option<StatVisitor<'v>> {
         let plane = self.plane;
         let found = first_stat(
             self.event
@@ -383,7 +456,7 @@ impl<'v> EventMetadataVisitor<'v> {
         self.metadata
             .child_id
             .iter()
-            .filter_map(move |id| plane.plane.event_metadata.get(id))
+            .filter_map(move |&id| plane.event_metadata.get(id))
             .map(move |metadata| EventMetadataVisitor { plane, metadata })
     }
 }
@@ -403,11 +476,13 @@ impl<'v> StatVisitor<'v> {
     }
 
     /// Its metadata id.
+    #[inline]
     pub fn metadata_id(&self) -> i64 {
         self.stat.metadata_id
     }
 
     /// Its name; empty when the metadata id resolves to nothing.
+    #[inline]
     pub fn name(&self) -> &'v str {
         self.metadata.map_or("", |m| m.name.as_str())
     }
@@ -419,6 +494,7 @@ impl<'v> StatVisitor<'v> {
 
     /// Its value, `None` when no value is set. A `ref_value` is resolved to the name of the stat
     /// metadata it refers to (empty if that id resolves to nothing).
+    #[inline]
     pub fn value(&self) -> Option<StatValueRef<'v>> {
         Some(match self.stat.value.as_ref()? {
             x_stat::Value::DoubleValue(v) => StatValueRef::Double(*v),
@@ -510,6 +586,95 @@ impl fmt::Display for StatValueRef<'_> {
             StatValueRef::Int64(v) => write!(f, "{v}"),
             StatValueRef::Str(v) | StatValueRef::Ref(v) => f.write_str(v),
             StatValueRef::Bytes(_) => f.write_str("<opaque bytes>"),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::proto::x_event;
+
+    /// A plane whose metadata has the ids `ids`, each named after its id, and one event of each.
+    fn plane(ids: &[i64]) -> XPlane {
+        let mut plane = XPlane::default();
+        let mut line = XLine::default();
+        for &id in ids {
+            let name = format!("m{id}");
+            plane.event_metadata.insert(
+                id,
+                XEventMetadata {
+                    id,
+                    name: name.clone(),
+                    ..Default::default()
+                },
+            );
+            plane.stat_metadata.insert(
+                id,
+                XStatMetadata {
+                    id,
+                    name,
+                    ..Default::default()
+                },
+            );
+            line.events.push(XEvent {
+                metadata_id: id,
+                data: Some(x_event::Data::OffsetPs(0)),
+                stats: vec![XStat {
+                    metadata_id: id,
+                    value: Some(x_stat::Value::RefValue(id as u64)),
+                }],
+                ..Default::default()
+            });
+        }
+        plane.lines.push(line);
+        plane
+    }
+
+    #[test]
+    fn metadata_by_id_answers_as_the_maps_do() {
+        // Dense ids (a table), sparse and negative ones (the maps), none.
+        let cases: [&[i64]; 5] = [
+            &[1, 2, 3, 7],
+            &[0, 5000],
+            &[-3, 1, 2],
+            &[i64::MIN, 4, i64::MAX],
+            &[],
+        ];
+        for ids in cases {
+            let plane = plane(ids);
+            let visitor = PlaneVisitor::new(&plane);
+            let probes = ids
+                .iter()
+                .flat_map(|&id| [id, id.wrapping_add(1), id.wrapping_sub(1)])
+                .chain([0, -1, 8, 1 << 40, i64::MIN, i64::MAX]);
+            for id in probes {
+                assert_eq!(
+                    visitor.stat_metadata(id).map(|m| m.id),
+                    plane.stat_metadata.get(&id).map(|m| m.id),
+                    "{ids:?} stat {id}"
+                );
+                assert_eq!(
+                    visitor.event_metadata(id).map(|m| m.id()),
+                    plane.event_metadata.get(&id).map(|m| m.id),
+                    "{ids:?} event {id}"
+                );
+            }
+            for line in visitor.lines() {
+                for event in line.events() {
+                    let id = event.metadata_id();
+                    let name = format!("m{id}");
+                    assert_eq!(event.name(), name);
+                    let stat = event.stat(&name).expect("stat by name");
+                    let by_id = event.stat_with_id(id).expect("stat by id");
+                    assert_eq!(stat.raw(), by_id.raw());
+                    assert_eq!(by_id.name(), name);
+                    // A ref resolves when it is an `i64` (a negative id stored as a `u64` is not).
+                    let referred = if id >= 0 { name.as_str() } else { "" };
+                    assert_eq!(by_id.value(), Some(StatValueRef::Ref(referred)));
+                    assert_eq!(line.plane().id(), plane.id);
+                }
+            }
         }
     }
 }

@@ -172,7 +172,7 @@ pub(super) fn owned_event(body: &[u8], owner: Option<&bytes::Bytes>) -> Walk<XEv
     while !f.at_end() {
         let key = f.varint()?;
         if key_byte(key) == T4_LEN {
-            stats.push(XStatView::decode(f.bytes()?)?.owned_with(owner));
+            stats.push(XStatView::decode_owned(f.bytes()?, owner)?);
             continue;
         }
         let (number, wire_type) = checked_tag(key)?;

@@ -61,6 +61,39 @@ impl<'a> XStatView<'a> {
         Ok(stat)
     }
 
+    /// The owned XStat of a stat's body, decoded straight into it (the same as decoding the view
+    /// and then [`Self::to_owned_stat`], without the view in between: this is what decoding a
+    /// plane spends its time in).
+    #[inline(always)]
+    pub(super) fn decode_owned(body: &'a [u8], owner: Option<&bytes::Bytes>) -> Walk<XStat> {
+        let mut stat = XStat {
+            metadata_id: 0,
+            value: None,
+        };
+        let mut f = Fields::new(body);
+        while !f.at_end() {
+            let key = f.varint()?;
+            stat.value = Some(match key_byte(key) {
+                T1_VARINT => {
+                    stat.metadata_id = f.varint()? as i64;
+                    continue;
+                }
+                T2_FIXED64 => x_stat::Value::DoubleValue(f64::from_bits(f.fixed64()?)),
+                T3_VARINT => x_stat::Value::Uint64Value(f.varint()?),
+                T4_VARINT => x_stat::Value::Int64Value(f.varint()? as i64),
+                T5_LEN => x_stat::Value::StrValue(f.str()?.to_owned()),
+                T6_LEN => x_stat::Value::BytesValue(share(owner, f.bytes()?)),
+                T7_VARINT => x_stat::Value::RefValue(f.varint()?),
+                _ => {
+                    let (number, wire_type) = checked_tag(key)?;
+                    f.other(Msg::Stat, number, wire_type)?;
+                    continue;
+                }
+            });
+        }
+        Ok(stat)
+    }
+
     /// `metadata_id`.
     pub fn metadata_id(&self) -> i64 {
         self.metadata_id

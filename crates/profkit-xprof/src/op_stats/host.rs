@@ -10,10 +10,11 @@
 //! thread's database is closed with its span (first begin to last end) and an `IDLE` op for the
 //! time outside ops, then summed into the plane's.
 
-use std::collections::HashMap;
+use std::rc::Rc;
 
 use profkit_xplane::XPlane;
-use profkit_xplane::visitor::{EventVisitor, PlaneVisitor};
+use profkit_xplane::visitor::{EventVisitor, LineVisitor, PlaneVisitor};
+use rustc_hash::{FxHashMap, FxHashSet};
 
 use super::metrics_db::{DbBuilder, add_idle_op, set_total_time_ps};
 use crate::preprocess::derived::is_derived_line_id;
@@ -40,44 +41,76 @@ fn from_full_name(full: &str) -> HostOp {
     }
 }
 
-fn stat_i64(event: &EventVisitor<'_>, name: &str) -> Option<i64> {
+/// The metadata ids of the stats the host database reads, looked up once per plane (`None`
+/// when the plane has no stat of that name: then no event has it).
+struct StatIds {
+    stage_id: Option<i64>,
+    stage_category: Option<i64>,
+    is_eager: Option<i64>,
+    tf_op: Option<i64>,
+}
+
+impl StatIds {
+    fn new(plane: &PlaneVisitor<'_>) -> Self {
+        StatIds {
+            stage_id: plane.stat_metadata_id("input_pipeline_stage_id"),
+            stage_category: plane.stat_metadata_id("input_pipeline_stage_category"),
+            is_eager: plane.stat_metadata_id("is_eager"),
+            tf_op: plane.stat_metadata_id("tf_op"),
+        }
+    }
+}
+
+/// The value of the event's stat with metadata id `id` (as [`EventVisitor::stat`] finds it by
+/// name), as an integer.
+fn stat_i64(event: &EventVisitor<'_>, id: Option<i64>) -> Option<i64> {
     event
-        .stat(name)
+        .stat_with_id(id?)
         .and_then(|s| s.value())
         .and_then(|v| v.as_i64())
 }
 
-fn stat_str<'a>(event: &EventVisitor<'a>, name: &str) -> Option<&'a str> {
+/// The same as a string.
+fn stat_str<'a>(event: &EventVisitor<'a>, id: Option<i64>) -> Option<&'a str> {
     event
-        .stat(name)
+        .stat_with_id(id?)
         .and_then(|s| s.value())
         .and_then(|v| v.as_str())
 }
 
 /// `CollectTfOpsFromHostThreadsXPlane`: the ops of the plane by event metadata id (or input
 /// pipeline stage id), the first event to name an id deciding.
-fn collect_ops(plane: &PlaneVisitor<'_>) -> HashMap<i64, HostOp> {
-    let mut ops = HashMap::new();
+fn collect_ops(plane: &PlaneVisitor<'_>, ids: &StatIds) -> FxHashMap<i64, Rc<HostOp>> {
+    let mut ops = FxHashMap::default();
+    // The metadata ids whose name has been parsed: an event's name is its metadata's, so the
+    // first parse of an id decides for every later event of it.
+    let mut parsed = FxHashSet::default();
     for line in plane.lines() {
         for event in line.events() {
             let name = event.name();
             if name.is_empty() {
                 continue;
             }
-            if let Some(stage) = stat_i64(&event, "input_pipeline_stage_id") {
-                if let Some(category) = stat_str(&event, "input_pipeline_stage_category") {
-                    ops.entry(stage).or_insert_with(|| HostOp {
-                        name: name.to_owned(),
-                        op_type: category.to_owned(),
-                        id: stage,
-                        is_op: true,
+            if let Some(stage) = stat_i64(&event, ids.stage_id) {
+                if let Some(category) = stat_str(&event, ids.stage_category) {
+                    ops.entry(stage).or_insert_with(|| {
+                        Rc::new(HostOp {
+                            name: name.to_owned(),
+                            op_type: category.to_owned(),
+                            id: stage,
+                            is_op: true,
+                        })
                     });
                 }
                 continue;
             }
+            if !parsed.insert(event.metadata_id()) {
+                continue;
+            }
             let op = from_full_name(name);
             if op.is_op {
-                ops.entry(event.metadata_id()).or_insert(op);
+                ops.entry(event.metadata_id())
+                    .or_insert_with(|| Rc::new(op));
             }
         }
     }
@@ -88,18 +121,16 @@ struct Activity {
     ts: u64,
     id: u32,
     begin: bool,
-    op: std::rc::Rc<HostOp>,
+    op: Rc<HostOp>,
     is_eager: bool,
 }
 
 /// One thread's database (`ConvertHostThreadsXLineToTfMetricsDbData`).
-fn line_db(
-    line: &profkit_xplane::visitor::LineVisitor<'_>,
-    ops: &HashMap<i64, HostOp>,
-) -> OpMetricsDb {
+fn line_db(line: &LineVisitor<'_>, ops: &FxHashMap<i64, Rc<HostOp>>, ids: &StatIds) -> OpMetricsDb {
     let mut activities = Vec::new();
     let mut next_id = 0u32;
-    let mut cache: HashMap<i64, std::rc::Rc<HostOp>> = HashMap::new();
+    // The ops of `tf_op` stats, by their value (the same value makes the same op).
+    let mut tf_ops: FxHashMap<&str, Rc<HostOp>> = FxHashMap::default();
     for event in line.events() {
         // As xprof's `Timespan`: 64-bit picoseconds, wrapping (a line starting in 2023 in
         // nanoseconds since 1970 is past 2^64 picoseconds).
@@ -107,14 +138,11 @@ fn line_db(
             .wrapping_mul(1000)
             .wrapping_add(event.offset_ps() as u64);
         let end = begin.wrapping_add(event.duration_ps() as u64);
-        let key = stat_i64(&event, "input_pipeline_stage_id").unwrap_or(event.metadata_id());
+        let key = stat_i64(&event, ids.stage_id).unwrap_or(event.metadata_id());
         if let Some(op) = ops.get(&key) {
             next_id = next_id.wrapping_add(1);
-            let op = cache
-                .entry(key)
-                .or_insert_with(|| std::rc::Rc::new(op.clone()))
-                .clone();
-            let is_eager = stat_i64(&event, "is_eager").is_some_and(|v| v != 0);
+            let op = op.clone();
+            let is_eager = stat_i64(&event, ids.is_eager).is_some_and(|v| v != 0);
             activities.push(Activity {
                 ts: begin,
                 id: next_id,
@@ -130,9 +158,12 @@ fn line_db(
                 is_eager,
             });
         }
-        if let Some(full) = stat_str(&event, "tf_op").filter(|s| !s.is_empty()) {
+        if let Some(full) = stat_str(&event, ids.tf_op).filter(|s| !s.is_empty()) {
             next_id = next_id.wrapping_add(1);
-            let op = std::rc::Rc::new(from_full_name(full));
+            let op = tf_ops
+                .entry(full)
+                .or_insert_with(|| Rc::new(from_full_name(full)))
+                .clone();
             activities.push(Activity {
                 ts: begin,
                 id: next_id,
@@ -223,14 +254,15 @@ fn enter_op(builder: &mut DbBuilder, op: &HostOp, is_eager: bool, time: u64, chi
 /// summed in line order.
 pub fn host_op_metrics_db(plane: &XPlane) -> OpMetricsDb {
     let visitor = PlaneVisitor::new(plane);
-    let ops = collect_ops(&visitor);
+    let ids = StatIds::new(&visitor);
+    let ops = collect_ops(&visitor, &ids);
     let mut combined = DbBuilder::default();
     for line in visitor.lines() {
         // A derived line has no ops, but still its (empty) idle op, as in xprof.
         let mut db = if is_derived_line_id(line.id()) {
             OpMetricsDb::default()
         } else {
-            line_db(&line, &ops)
+            line_db(&line, &ops, &ids)
         };
         add_idle_op(&mut db);
         combined.combine(&db, false);
@@ -263,6 +295,47 @@ mod tests {
             .set_offset_ps(20_000)
             .set_duration_ps(2_000);
         plane
+    }
+
+    #[test]
+    fn tf_op_stats_and_repeated_names_make_one_op_each() {
+        let mut plane = XPlane::default();
+        let mut b = PlaneBuilder::new(&mut plane);
+        b.set_name("/host:CPU");
+        for id in [1, 2] {
+            let mut line = b.line(id);
+            // The same op name and the same `tf_op` value on several events and threads.
+            for start in [0, 10_000] {
+                line.add_event("a/MatMul:MatMul")
+                    .set_offset_ps(start)
+                    .set_duration_ps(2_000);
+                line.add_event("launch")
+                    .set_offset_ps(start + 3_000)
+                    .set_duration_ps(1_000)
+                    .add_stat("tf_op", "b/Relu:Relu");
+            }
+        }
+        let db = host_op_metrics_db(&plane);
+        let ops: Vec<(&str, &str, u32, u64)> = db
+            .metrics_db
+            .iter()
+            .map(|m| {
+                (
+                    m.name.as_str(),
+                    m.category.as_str(),
+                    m.occurrences,
+                    m.self_time_ps,
+                )
+            })
+            .collect();
+        assert_eq!(
+            ops,
+            [
+                ("a/MatMul", "MatMul", 4, 8_000),
+                ("b/Relu", "Relu", 4, 4_000),
+                ("IDLE", "IDLE", 0, 2 * (14_000 - 6_000)),
+            ]
+        );
     }
 
     #[test]

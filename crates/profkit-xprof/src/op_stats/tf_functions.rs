@@ -69,8 +69,43 @@ struct Activation<'a> {
     children: u64,
 }
 
+/// The metadata ids of the plane's stats named `name` (a stat is matched by its name, and
+/// several ids may share one).
+fn ids_named(plane: &PlaneVisitor<'_>, name: &str) -> Vec<i64> {
+    plane
+        .raw()
+        .stat_metadata
+        .iter()
+        .filter(|(_, md)| md.name == name)
+        .map(|(&id, _)| id)
+        .collect()
+}
+
+/// The stats a call is told by.
+struct StatIds {
+    tf_function_call: Vec<i64>,
+    tracing_count: Vec<i64>,
+}
+
+impl StatIds {
+    fn new(plane: &PlaneVisitor<'_>) -> Self {
+        StatIds {
+            tf_function_call: ids_named(plane, "tf_function_call"),
+            tracing_count: ids_named(plane, "tracing_count"),
+        }
+    }
+}
+
 /// `ConvertHostThreadsXLineToTfFunctionDb`: one thread's calls.
 pub fn line_tf_function_db(line: &LineVisitor<'_>) -> TfFunctionDb {
+    line_db(line, &StatIds::new(line.plane()))
+}
+
+fn line_db(line: &LineVisitor<'_>, ids: &StatIds) -> TfFunctionDb {
+    if ids.tf_function_call.is_empty() {
+        // No stat of the plane names a call: no event of the line is one.
+        return TfFunctionDb::default();
+    }
     let mut activations = Vec::new();
     // (time, is entry, activation index)
     let mut points: Vec<(u64, bool, usize)> = Vec::new();
@@ -78,15 +113,14 @@ pub fn line_tf_function_db(line: &LineVisitor<'_>) -> TfFunctionDb {
         let mut mode = "";
         let mut tracing_count = 0i64;
         for stat in event.stats() {
-            match stat.name() {
-                "tf_function_call" => mode = stat.value().and_then(|v| v.as_str()).unwrap_or(""),
-                "tracing_count" => {
-                    tracing_count = match stat.value() {
-                        Some(StatValueRef::Int64(v)) => v,
-                        _ => 0,
-                    }
+            let id = stat.metadata_id();
+            if ids.tf_function_call.contains(&id) {
+                mode = stat.value().and_then(|v| v.as_str()).unwrap_or("");
+            } else if ids.tracing_count.contains(&id) {
+                tracing_count = match stat.value() {
+                    Some(StatValueRef::Int64(v)) => v,
+                    _ => 0,
                 }
-                _ => {}
             }
         }
         if mode.is_empty() {
@@ -162,8 +196,10 @@ pub fn combine(src: &TfFunctionDb, dst: &mut TfFunctionDb) {
 /// The host plane's tf-function stats: every thread's, combined.
 pub fn tf_function_db(host_plane: &XPlane) -> TfFunctionDb {
     let mut db = TfFunctionDb::default();
-    for line in PlaneVisitor::new(host_plane).lines() {
-        combine(&line_tf_function_db(&line), &mut db);
+    let plane = PlaneVisitor::new(host_plane);
+    let ids = StatIds::new(&plane);
+    for line in plane.lines() {
+        combine(&line_db(&line, &ids), &mut db);
     }
     db
 }
@@ -219,6 +255,37 @@ mod tests {
         let m = &inner.metrics[&(TfFunctionExecutionMode::NotTracedMode as i32)];
         assert_eq!((m.count, m.self_time_ps), (2, 40));
         assert_eq!(inner.expensive_call_percent, 0.0);
+    }
+
+    #[test]
+    fn a_call_is_told_by_its_stat_name_whatever_the_id() {
+        // Two stat metadata named `tf_function_call`: either id makes a call.
+        let mut plane = XPlane::default();
+        let mut b = PlaneBuilder::new(&mut plane);
+        b.set_name("/host:CPU");
+        b.line(1)
+            .add_event("f")
+            .set_offset_ps(0)
+            .set_duration_ps(10)
+            .add_stat("tf_function_call", "eager");
+        let named = plane.stat_metadata.keys().copied().max().unwrap_or(0);
+        let other = named + 1;
+        plane.stat_metadata.insert(
+            other,
+            profkit_xplane::XStatMetadata {
+                id: other,
+                name: "tf_function_call".into(),
+                ..Default::default()
+            },
+        );
+        let mut second = plane.lines[0].events[0].clone();
+        second.data = Some(profkit_xplane::x_event::Data::OffsetPs(20));
+        second.duration_ps = 5;
+        second.stats[0].metadata_id = other;
+        plane.lines[0].events.push(second);
+        let db = tf_function_db(&plane);
+        let m = &db.tf_functions["f"].metrics[&(TfFunctionExecutionMode::EagerMode as i32)];
+        assert_eq!((m.count, m.self_time_ps), (2, 15));
     }
 
     #[test]

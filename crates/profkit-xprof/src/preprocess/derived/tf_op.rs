@@ -24,22 +24,31 @@ pub(crate) struct TfOp<'a> {
     pub op_type: &'a str,
 }
 
+// The patterns match ASCII only, so they are checked byte by byte: a byte of a multi-byte
+// character is never ASCII, and fails as the character would.
+
 /// `[A-Za-z0-9.][A-Za-z0-9_.\/>-]*`
 pub(crate) fn is_tf_op_name(s: &str) -> bool {
-    let mut chars = s.chars();
-    chars
-        .next()
-        .is_some_and(|c| c.is_ascii_alphanumeric() || c == '.')
-        && chars.all(|c| c.is_ascii_alphanumeric() || "_./>-".contains(c))
+    match s.as_bytes().split_first() {
+        Some((&first, rest)) => {
+            (first.is_ascii_alphanumeric() || first == b'.')
+                && rest.iter().all(|&b| {
+                    b.is_ascii_alphanumeric() || matches!(b, b'_' | b'.' | b'/' | b'>' | b'-')
+                })
+        }
+        None => false,
+    }
 }
 
 /// `[A-Z_][a-zA-Z0-9_]*`
 pub(crate) fn is_tf_op_type(s: &str) -> bool {
-    let mut chars = s.chars();
-    chars
-        .next()
-        .is_some_and(|c| c.is_ascii_uppercase() || c == '_')
-        && chars.all(|c| c.is_ascii_alphanumeric() || c == '_')
+    match s.as_bytes().split_first() {
+        Some((&first, rest)) => {
+            (first.is_ascii_uppercase() || first == b'_')
+                && rest.iter().all(|&b| b.is_ascii_alphanumeric() || b == b'_')
+        }
+        None => false,
+    }
 }
 
 /// `[a-z_][a-z0-9_]*(\[.*\])?` (`.` not matching a newline).
@@ -48,11 +57,15 @@ pub(crate) fn is_jax_op_type(s: &str) -> bool {
         Some(i) => s.split_at(i),
         None => (s, ""),
     };
-    let mut chars = base.chars();
-    let base_ok = chars
-        .next()
-        .is_some_and(|c| c.is_ascii_lowercase() || c == '_')
-        && chars.all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '_');
+    let base_ok = match base.as_bytes().split_first() {
+        Some((&first, rest)) => {
+            (first.is_ascii_lowercase() || first == b'_')
+                && rest
+                    .iter()
+                    .all(|&b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'_')
+        }
+        None => false,
+    };
     let rest_ok =
         rest.is_empty() || (rest.len() >= 2 && rest.ends_with(']') && !rest.contains('\n'));
     base_ok && rest_ok
@@ -233,6 +246,20 @@ mod tests {
         assert_eq!(event_name(&unknown), "relu6");
         assert_eq!(parse("MemcpyHToD").category, Category::Memcpy);
         assert_eq!(parse("a b:Op x").category, Category::Unknown);
+        // The patterns are ASCII: a multi-byte character never matches a class.
+        assert!(is_tf_op_name("a.b/c>d-e_f"));
+        assert!(is_tf_op_name(".9"));
+        assert!(!is_tf_op_name("é/MatMul"));
+        assert!(!is_tf_op_name("a/é"));
+        assert!(!is_tf_op_name("_a"));
+        assert!(!is_tf_op_name(""));
+        assert!(is_tf_op_type("_Op2"));
+        assert!(!is_tf_op_type("Ünicode"));
+        assert!(!is_tf_op_type("Opé"));
+        assert!(is_jax_op_type("add_2[x=é]"));
+        assert!(!is_jax_op_type("é"));
+        assert!(!is_jax_op_type("Add"));
+        assert!(!is_jax_op_type("add["));
         assert_eq!(name_scopes("a/b/c"), vec!["a", "b"]);
         assert!(name_scopes("c").is_empty());
     }
