@@ -52,23 +52,36 @@ pub(crate) fn insert_sorted(line: &mut XLine, mut added: Vec<XEvent>) {
 }
 
 /// For [`insert_sorted`]: where each of `added`, taken in rank order, goes among all events, when
-/// `events` are strictly sorted and no rank is shared; `None` otherwise.
+/// `events` are strictly sorted and no rank is shared; `None` otherwise. One walk over the
+/// events, merging the added ones in.
 fn places(events: &[XEvent], added: &[XEvent]) -> Option<Vec<usize>> {
-    if !strictly_sorted(events) {
-        return None;
-    }
     let mut ranks: Vec<(i64, Reverse<i64>)> = added.iter().map(rank).collect();
     ranks.sort_unstable();
     if ranks.windows(2).any(|w| matches!(w, [a, b] if a == b)) {
         return None;
     }
     let mut places = Vec::with_capacity(ranks.len());
-    for (j, r) in ranks.iter().enumerate() {
-        let before = events.partition_point(|e| rank(e) < *r);
-        if events.get(before).is_some_and(|e| rank(e) == *r) {
+    let mut pending = ranks.iter().peekable();
+    let mut previous: Option<(i64, Reverse<i64>)> = None;
+    for (i, event) in events.iter().enumerate() {
+        let r = rank(event);
+        if previous.is_some_and(|p| p >= r) {
             return None;
         }
-        places.push(before + j);
+        previous = Some(r);
+        while let Some(&&a) = pending.peek() {
+            if a > r {
+                break;
+            }
+            if a == r {
+                return None;
+            }
+            places.push(i + places.len());
+            pending.next();
+        }
+    }
+    for _ in pending {
+        places.push(events.len() + places.len());
     }
     Some(places)
 }

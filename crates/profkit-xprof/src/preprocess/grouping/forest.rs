@@ -628,10 +628,9 @@ struct Adjacency {
 }
 
 impl Adjacency {
-    /// The links from each node (`forward`: to its children; else to its parents), of the
-    /// nesting links `nest` (each node's parent on its line, [`NONE`] for none) followed by
-    /// `links` (parent, child).
-    fn build(nodes: usize, nest: &[u32], links: &[(u32, u32)], forward: bool) -> Adjacency {
+    /// The links from each node to its children, of the nesting links `nest` (each node's
+    /// parent on its line, [`NONE`] for none) followed by `links` (parent, child).
+    fn children(nodes: usize, nest: &[u32], links: &[(u32, u32)]) -> Adjacency {
         let nested = nest.iter().enumerate().filter(|&(_, &p)| p != NONE);
         let all = || {
             nested
@@ -643,8 +642,8 @@ impl Adjacency {
         // leaves each entry at the next one's start), then moved back one place.
         let mut offsets = vec![0u32; nodes + 1];
         let mut count = 0usize;
-        for (p, c) in all() {
-            let from = if forward { p } else { c } as usize;
+        for (p, _) in all() {
+            let from = p as usize;
             if let Some(o) = offsets.get_mut(from + 1) {
                 *o += 1;
                 count += 1;
@@ -658,7 +657,7 @@ impl Adjacency {
         }
         let mut targets = vec![0u32; count];
         for (p, c) in all() {
-            let (from, to) = if forward { (p, c) } else { (c, p) };
+            let (from, to) = (p, c);
             if from as usize >= nodes {
                 continue;
             }

@@ -17,18 +17,48 @@ use super::*;
 /// An executor event of a TF1 loop: step id, iteration, start, node.
 type LoopEvent = (i64, i64, i64, u32);
 
-/// Each node's parents, in the order TSL links them: its parent on its line, then the others.
+/// Each node's parents, in the order TSL links them: its parent on its line, then the others
+/// (few: kept by child, with a bit per node saying whether it has any).
 struct Parents {
     nest: Vec<u32>,
-    others: Adjacency,
+    /// The links other than nesting as (child, parent), by child, each child's in link order.
+    others: Vec<(u32, u32)>,
+    has_others: Vec<u64>,
 }
 
 impl Parents {
+    fn new(nest: Vec<u32>, links: &[(u32, u32)]) -> Parents {
+        let mut others: Vec<(u32, u32)> = links.iter().map(|&(p, c)| (c, p)).collect();
+        // Stable: each child's parents keep the order of their links.
+        others.sort_by_key(|&(c, _)| c);
+        let mut has_others = vec![0u64; nest.len().div_ceil(64)];
+        for &(c, _) in &others {
+            if let Some(word) = has_others.get_mut(c as usize / 64) {
+                *word |= 1 << (c % 64);
+            }
+        }
+        Parents {
+            nest,
+            others,
+            has_others,
+        }
+    }
+
     fn of(&self, node: u32) -> impl Iterator<Item = u32> + '_ {
         let nested = self.nest.get(node as usize).copied().filter(|&p| p != NONE);
-        nested
-            .into_iter()
-            .chain(self.others.of(node).iter().copied())
+        let has_others = self
+            .has_others
+            .get(node as usize / 64)
+            .is_some_and(|word| word & (1 << (node % 64)) != 0);
+        let others = if has_others {
+            let from = self.others.partition_point(|&(c, _)| c < node);
+            let rest = self.others.get(from..).unwrap_or(&[]);
+            rest.get(..rest.partition_point(|&(c, _)| c == node))
+                .unwrap_or(&[])
+        } else {
+            &[]
+        };
+        nested.into_iter().chain(others.iter().map(|&(_, p)| p))
     }
 
     /// The node's parent when it has exactly one; `Err(true)` when it has none, `Err(false)`
@@ -105,11 +135,8 @@ impl Forest {
         let nest = std::mem::take(&mut self.nest);
         let nodes = self.nodes.len();
         self.groups = vec![NO_GROUP; nodes];
-        let children = Adjacency::build(nodes, &nest, &links, true);
-        let parents = Parents {
-            others: Adjacency::build(nodes, &[], &links, false),
-            nest,
-        };
+        let children = Adjacency::children(nodes, &nest, &links);
+        let parents = Parents::new(nest, &links);
         drop(links);
         let mut search = Search::new(nodes);
         self.create_groups(&loop_roots, &tf_data, &children, &parents, &mut search);
