@@ -28,10 +28,10 @@
 //!
 //! Memory: one node per event of the planes that take part (see [`Forest::takes_part`]), 8 bytes
 //! each, and its parent on its line (4 bytes: the nesting links, most of them); 24 bytes per
-//! producer or consumer of a context and 8 per other link while linking; while grouping, 8 per
-//! link and 12 per node more (each node's children, its parents other than the nesting one, the
-//! searches' marks); from the first pass to the second only the groups (4 bytes per node) and
-//! the marks (a byte per node, and the step names) stay.
+//! producer or consumer of a context and 8 per other link while linking; while grouping, each
+//! node's children (4 bytes per node and per link), its other parents (8 bytes per link), its
+//! group and the searches' marks (4 bytes each); from the first pass to the second only the
+//! groups and the marks (a byte per node, and the step names) stay.
 
 use std::collections::BTreeMap;
 
