@@ -54,11 +54,12 @@
 //! to the TensorCore's `XLA Modules`) and its batching roots.
 //!
 //! Memory: the conversion streams plane by plane; grouping needs, besides the largest plane, the
-//! event forest of the first pass, kept until the last plane is written: a node (20 bytes) and a
-//! group (8 bytes) per event of the planes that can take part in grouping (those with a host event
-//! type, a `_r`, `_p`, `_c`, `id` or `correlation_id` stat, and TPU planes), a byte per eager
-//! mark, and the step names; while linking, 8 bytes per link, and the stats naming steps for the
-//! few events that carry them. The derived timelines need, across planes, the HLO instructions of
+//! event forest of the first pass: while the planes are taken in, a node (8 bytes) and its parent
+//! on its line (4 bytes) per event of the planes that can take part in grouping (those with a
+//! host event type, a `_r`, `_p`, `_c`, `id` or `correlation_id` stat, and TPU planes), 24 bytes
+//! per producer or consumer of a context, and the stats naming steps for the few events that
+//! carry them; kept until the last plane is written, a group (4 bytes) and an eager mark (a byte)
+//! per such event, and the step names. The derived timelines need, across planes, the HLO instructions of
 //! the `/host:metadata` plane and the scope range tree (see its `derived` module).
 
 pub(crate) mod derived;

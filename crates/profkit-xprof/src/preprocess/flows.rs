@@ -180,7 +180,7 @@ pub fn decode(value: u64) -> (u64, u64, u64) {
 /// distinct ids in the order they first appear (the value decoded as TSL's `XFlow`).
 pub fn ids_renamed(text: &str) -> String {
     const KEY: &str = "\"flow\": \"";
-    let mut ids: std::collections::HashMap<u64, usize> = std::collections::HashMap::new();
+    let mut ids: rustc_hash::FxHashMap<u64, usize> = rustc_hash::FxHashMap::default();
     let mut out = String::with_capacity(text.len());
     let mut rest = text;
     while let Some(start) = rest.find(KEY) {

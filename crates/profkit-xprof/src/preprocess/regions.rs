@@ -11,7 +11,7 @@
 
 use profkit_xplane::{XEvent, XPlane, x_event};
 
-use super::sort::sort_events;
+use super::sort::insert_sorted;
 use super::stats::{event_metadata_id, intern_event, stat_id};
 
 /// The instant starting a region.
@@ -55,16 +55,16 @@ pub(crate) fn add_regions(plane: &mut XPlane) -> usize {
             continue;
         }
         added += spans.len();
-        line.events.reserve_exact(spans.len());
-        for (from, to) in spans {
-            line.events.push(XEvent {
+        let regions = spans
+            .into_iter()
+            .map(|(from, to)| XEvent {
                 metadata_id: region,
                 data: Some(x_event::Data::OffsetPs(from.wrapping_sub(base_ps))),
                 duration_ps: to.wrapping_sub(from),
                 stats: Vec::new(),
-            });
-        }
-        sort_events(line);
+            })
+            .collect();
+        insert_sorted(line, regions);
     }
     added
 }

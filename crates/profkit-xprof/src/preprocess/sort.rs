@@ -1,10 +1,96 @@
 //! TSL's `SortXPlane` (stable, as xprof behaves on real TPU profiles) and `SortXLine` (libstdc++'s `std::sort`).
 
+use std::cmp::Reverse;
+
 use profkit_events::report::std_sort;
-use profkit_xplane::XLine;
+use profkit_xplane::{XEvent, XLine};
+
+/// Where `SortXLine` puts an event: by offset, then longer first.
+fn rank(event: &XEvent) -> (i64, Reverse<i64>) {
+    (event.offset_ps().unwrap_or(0), Reverse(event.duration_ps))
+}
+
+/// Whether the events are in [`rank`] order with no two ranked alike.
+fn strictly_sorted(events: &[XEvent]) -> bool {
+    events
+        .windows(2)
+        .all(|w| matches!(w, [a, b] if rank(a) < rank(b)))
+}
+
+/// Appends `added` to the line's events and sorts them as [`sort_events`] does. Where the line's
+/// events are in order and no two of all events share a rank (so that every sort gives the one
+/// order, as on real threadpool lines), each added event goes straight to its place, the events
+/// after it moved up once, in place, rather than the whole line sorted and permuted (which swaps
+/// events across the line).
+pub(crate) fn insert_sorted(line: &mut XLine, mut added: Vec<XEvent>) {
+    let old = line.events.len();
+    if let Some(places) = places(&line.events, &added) {
+        // `places[j]`: the index among all events of the `j`th added event in rank order.
+        let mut order: Vec<usize> = (0..added.len()).collect();
+        order.sort_by_key(|&j| added.get(j).map(rank));
+        let events = &mut line.events;
+        events.reserve_exact(added.len());
+        events.resize_with(old + added.len(), XEvent::default);
+        // From the end: the old events past each added event's place move up by the number of
+        // added events from there on, into free slots, each old event moved once.
+        let mut moved_from = old;
+        for (j, (&place, &from)) in places.iter().zip(&order).enumerate().rev() {
+            let first = place - j;
+            for i in (first..moved_from).rev() {
+                events.swap(i, i + j + 1);
+            }
+            if let (Some(slot), Some(event)) = (events.get_mut(place), added.get_mut(from)) {
+                *slot = std::mem::take(event);
+            }
+            moved_from = first;
+        }
+        return;
+    }
+    line.events.reserve_exact(added.len());
+    line.events.append(&mut added);
+    sort_events(line);
+}
+
+/// For [`insert_sorted`]: where each of `added`, taken in rank order, goes among all events, when
+/// `events` are strictly sorted and no rank is shared; `None` otherwise. One walk over the
+/// events, merging the added ones in.
+fn places(events: &[XEvent], added: &[XEvent]) -> Option<Vec<usize>> {
+    let mut ranks: Vec<(i64, Reverse<i64>)> = added.iter().map(rank).collect();
+    ranks.sort_unstable();
+    if ranks.windows(2).any(|w| matches!(w, [a, b] if a == b)) {
+        return None;
+    }
+    let mut places = Vec::with_capacity(ranks.len());
+    let mut pending = ranks.iter().peekable();
+    let mut previous: Option<(i64, Reverse<i64>)> = None;
+    for (i, event) in events.iter().enumerate() {
+        let r = rank(event);
+        if previous.is_some_and(|p| p >= r) {
+            return None;
+        }
+        previous = Some(r);
+        while let Some(&&a) = pending.peek() {
+            if a > r {
+                break;
+            }
+            if a == r {
+                return None;
+            }
+            places.push(i + places.len());
+            pending.next();
+        }
+    }
+    for _ in pending {
+        places.push(events.len() + places.len());
+    }
+    Some(places)
+}
 
 /// Events by offset, then longer first, with a stable sort (equal keys keep their order).
 pub(crate) fn sort_events_stable(line: &mut XLine) {
+    if line.events.is_sorted_by_key(rank) {
+        return;
+    }
     let mut order: Vec<usize> = (0..line.events.len()).collect();
     order.sort_by_key(|&i| {
         let e = line.events.get(i);
@@ -17,6 +103,10 @@ pub(crate) fn sort_events_stable(line: &mut XLine) {
 
 /// TSL's `SortXLine`: events by offset, then longer first, with `std::sort`.
 pub(crate) fn sort_events(line: &mut XLine) {
+    if strictly_sorted(&line.events) {
+        // The one order any sort gives.
+        return;
+    }
     let keys: Vec<(i64, i64)> = line
         .events
         .iter()
@@ -68,6 +158,57 @@ fn permute<T>(items: &mut [T], order: &[usize]) {
 
 #[cfg(test)]
 mod tests {
+    use profkit_xplane::{XEvent, XLine, x_event};
+
+    fn line(events: &[(i64, i64)]) -> XLine {
+        XLine {
+            events: events
+                .iter()
+                .enumerate()
+                .map(|(i, &(offset, duration))| XEvent {
+                    metadata_id: i as i64,
+                    data: Some(x_event::Data::OffsetPs(offset)),
+                    duration_ps: duration,
+                    stats: Vec::new(),
+                })
+                .collect(),
+            ..XLine::default()
+        }
+    }
+
+    /// `insert_sorted` gives what appending and `sort_events` give: sorted lines with and
+    /// without shared ranks, unsorted lines, added events before, among and after the others.
+    #[test]
+    fn insert_sorted_is_append_then_sort() {
+        let mut seed = 7u64;
+        let mut next = |n: u64| {
+            seed = seed
+                .wrapping_mul(6364136223846793005)
+                .wrapping_add(1442695040888963407);
+            ((seed >> 33) % n) as i64
+        };
+        for case in 0..400 {
+            let old_len = next(40) as usize;
+            let spread = if case % 3 == 0 { 10 } else { 1000 };
+            let mut old: Vec<(i64, i64)> = (0..old_len).map(|_| (next(spread), next(5))).collect();
+            if case % 4 != 0 {
+                old.sort_by_key(|&(o, d)| (o, std::cmp::Reverse(d)));
+            }
+            let added: Vec<(i64, i64)> = (0..next(12)).map(|_| (next(spread), next(50))).collect();
+            let mut expected = line(&old);
+            let mut got = line(&old);
+            let added_line = line(&added);
+            let mut added_events = added_line.events.clone();
+            for (i, e) in added_events.iter_mut().enumerate() {
+                e.metadata_id = 1000 + i as i64;
+            }
+            expected.events.extend(added_events.iter().cloned());
+            super::sort_events(&mut expected);
+            super::insert_sorted(&mut got, added_events);
+            assert_eq!(got.events, expected.events, "case {case}");
+        }
+    }
+
     #[test]
     fn permute_follows_cycles() {
         let mut items = vec!['a', 'b', 'c', 'd', 'e'];

@@ -1,7 +1,7 @@
 //! Editing a plane as TSL's `XPlaneBuilder` does (metadata found or created by name, lines by id),
 //! and xprof's `DerivedXLineBuilder`: derived events that grow while the next one continues them.
 
-use std::collections::HashMap;
+use rustc_hash::FxHashMap as HashMap;
 
 use profkit_xplane::{
     XEvent, XEventMetadata, XLine, XPlane, XStat, XStatMetadata, x_event, x_stat,
@@ -75,7 +75,7 @@ pub(super) struct Editor {
 
 impl Editor {
     pub fn new(plane: &XPlane) -> Editor {
-        let mut events_by_name = HashMap::new();
+        let mut events_by_name = HashMap::default();
         let mut last_event_id = 0i64;
         for (id, m) in &plane.event_metadata {
             last_event_id = last_event_id.max(*id);
@@ -83,7 +83,7 @@ impl Editor {
                 events_by_name.entry(m.name.clone()).or_insert(*id);
             }
         }
-        let mut stats_by_name = HashMap::new();
+        let mut stats_by_name = HashMap::default();
         let mut last_stat_id = 0i64;
         for (id, m) in &plane.stat_metadata {
             last_stat_id = last_stat_id.max(*id);
@@ -91,7 +91,7 @@ impl Editor {
                 stats_by_name.entry(m.name.clone()).or_insert(*id);
             }
         }
-        let mut lines_by_id = HashMap::new();
+        let mut lines_by_id = HashMap::default();
         for (index, line) in plane.lines.iter().enumerate() {
             lines_by_id.entry(line.id).or_insert(index);
         }

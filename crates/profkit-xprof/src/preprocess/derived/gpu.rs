@@ -2,7 +2,9 @@
 //! Ops`, `Framework Name Scope`, `Framework Ops` (and `Source code`) lines of its kernels, and the
 //! display order of every line.
 
-use std::collections::{BTreeMap, HashMap};
+use std::collections::BTreeMap;
+
+use rustc_hash::FxHashMap as HashMap;
 
 use profkit_events::report::std_sort;
 use profkit_xplane::{XEvent, XLine, XPlane, XStat, x_stat};
@@ -321,7 +323,7 @@ pub(super) fn number_lines(
         ordered.push(next + COMMAND_BUFFERS_OFFSET);
         next += LINES_PER_STREAM;
     }
-    let mut position: HashMap<i64, i64> = HashMap::new();
+    let mut position: HashMap<i64, i64> = HashMap::default();
     for (index, id) in ordered.iter().enumerate() {
         position.insert(*id, index as i64 + 1);
     }

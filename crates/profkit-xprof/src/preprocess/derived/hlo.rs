@@ -5,7 +5,7 @@
 //! id is the metadata id, or its `program_id` stat); of every instruction only its name and the
 //! `op_type`, `op_name`, `source_file` and `source_line` of its metadata are kept.
 
-use std::collections::HashMap;
+use rustc_hash::FxHashMap as HashMap;
 
 use profkit_xplane::{XPlane, x_stat};
 use prost::Message;
@@ -94,7 +94,7 @@ impl Symbols {
     /// The scope range ids from `id` out to the root, stopping where the tree loops.
     pub fn scope_chain(&self, id: i64) -> Vec<i64> {
         let mut chain = vec![id];
-        let mut seen = std::collections::HashSet::new();
+        let mut seen = rustc_hash::FxHashSet::default();
         let mut current = id;
         while let Some(&parent) = self.scope_parents.get(&current) {
             if !seen.insert(parent) {
@@ -137,7 +137,7 @@ impl Symbols {
             if self.modules.contains_key(&program_id) {
                 continue;
             }
-            let mut instructions = HashMap::new();
+            let mut instructions = HashMap::default();
             for computation in proto.hlo_module.iter().flat_map(|m| &m.computations) {
                 for instruction in &computation.instructions {
                     let metadata = instruction.metadata.clone().unwrap_or_default();

@@ -2,7 +2,9 @@
 //! and `Source code` from the `tf_op` and `source` stats of its events, and `Host Offload Ops row
 //! N` from host-offload copies (`HostOffloadEventProcessor`).
 
-use std::collections::{HashMap, VecDeque};
+use std::collections::VecDeque;
+
+use rustc_hash::FxHashMap as HashMap;
 
 use profkit_xplane::{XPlane, XStat, x_stat};
 
@@ -168,7 +170,7 @@ impl HostOffload {
     fn new(start_ns: i64) -> HostOffload {
         HostOffload {
             start_ns,
-            seen: HashMap::new(),
+            seen: HashMap::default(),
             rows: Vec::new(),
         }
     }

@@ -26,9 +26,12 @@
 //! execution and TensorFlow op: whether the nearest `EagerExecute` among the event and its
 //! ancestors (breadth first) has an `is_func` of 0.
 //!
-//! Memory: one node per event of the planes that take part (see [`Forest::takes_part`]), 20 bytes
-//! each, and 8 bytes per link while linking, 8 per link and 4 per node while grouping; from the
-//! first pass to the second only the nodes, their groups (8 bytes each) and the marks stay.
+//! Memory: one node per event of the planes that take part (see [`Forest::takes_part`]), 8 bytes
+//! each, and its parent on its line (4 bytes: the nesting links, most of them); 24 bytes per
+//! producer or consumer of a context and 8 per other link while linking; while grouping, each
+//! node's children (4 bytes per node and per link), its other parents (8 bytes per link), its
+//! group and the searches' marks (4 bytes each); from the first pass to the second only the
+//! groups and the marks (a byte per node, and the step names) stay.
 
 use std::collections::BTreeMap;
 
@@ -104,15 +107,15 @@ const STAT_KINDS: [StatKind; 13] = [
     StatKind::DeviceId,
 ];
 
-/// One event of the graph (20 bytes: its start, end and group are kept beside it, the times only
-/// for the nodes that need them).
+/// One event of the graph (8 bytes: its parent on its line, start, end and group are kept
+/// beside it, the times only for the nodes that need them). Where its event is follows from its
+/// place: a plane's nodes are its events in line and event order (the grouping line's only, on
+/// TPU planes).
 #[derive(Clone, Debug)]
 struct Node {
-    line: u32,
-    event: u32,
-    ty: EventType,
     /// TSL's root level ([`NO_ROOT`]: not a root).
     root_level: i32,
+    ty: EventType,
     /// On a line named `Steps`, `Sparse Core Steps`, `XLA Modules` or `Sparse Core Modules`
     /// (TSL's `IsTPUParentLineEvent`: an implicit root).
     tpu_step: bool,
@@ -123,7 +126,7 @@ const NO_ROOT: i32 = i32::MIN;
 const UNKNOWN: u32 = u32::MAX - 1;
 const IN_CHAIN: u32 = u32::MAX - 2;
 const NOT_FOUND: u32 = u32::MAX;
-const NO_GROUP: i64 = i64::MIN;
+const NO_GROUP: u32 = u32::MAX;
 
 /// The stats of nodes that naming, eager marking and loops read, each kept only where it can be
 /// read: `is_func` of `EagerExecute` events, `id` of executor events, tf.data functions and roots.
@@ -139,6 +142,23 @@ struct NodeStats {
 /// A producer or consumer context key: its type and id.
 type ContextKey = (i64, u64);
 
+/// An event taking part in a producer/consumer context.
+#[derive(Clone, Debug)]
+struct ContextUse {
+    key: ContextKey,
+    node: u32,
+    consumer: bool,
+}
+
+/// The nodes of a plane taken in: first and end, and on a TPU plane the grouping line (whose
+/// events alone are nodes).
+#[derive(Clone, Copy, Debug)]
+struct PlaneNodes {
+    first: u32,
+    end: u32,
+    grouping_line: Option<usize>,
+}
+
 /// What grouping gives each node, once done.
 #[derive(Clone, Debug, Default)]
 struct NodeMarks {
@@ -151,17 +171,21 @@ struct NodeMarks {
 #[derive(Clone, Debug, Default)]
 pub(crate) struct Forest {
     nodes: Vec<Node>,
+    /// Each node's parent on its line (`ConnectIntraThread`), [`NONE`] for none: the first links
+    /// TSL makes, by child.
+    nest: Vec<u32>,
     /// Start (`TimestampPs`) and end (as TSL's unsigned `Timespan` holds it) in picoseconds, of
     /// the roots, executor events and TPU steps.
     spans: HashMap<u32, (i64, u64)>,
     /// Each node's group ([`NO_GROUP`]: none), once grouped.
-    groups: Vec<i64>,
+    groups: Vec<u32>,
     stats: NodeStats,
     /// The event names of the roots (by node).
     root_names: HashMap<u32, String>,
-    /// Links in the order TSL adds them: (parent, child).
+    /// The links after those of [`Forest::nest`], in the order TSL adds them: (parent, child).
     links: Vec<(u32, u32)>,
-    contexts: BTreeMap<ContextKey, (Vec<u32>, Vec<u32>)>,
+    /// The producers and consumers of contexts, in the order they were taken in.
+    contexts: Vec<ContextUse>,
     /// The events xprof counts as launches on a device (see [`Forest::launches_grouped`]).
     launches: Vec<Launch>,
     /// The index of the first plane named `/host:CPU`, and its earliest line timestamp.
@@ -171,8 +195,8 @@ pub(crate) struct Forest {
     launch_keys: Vec<(u32, u64, bool)>,
     iterator_keys: Vec<(u32, (u64, u64), bool)>,
     tensor_core_roots: Vec<Vec<u32>>,
-    /// The nodes of each plane taken in (by plane index): first and end.
-    planes: HashMap<usize, (u32, u32)>,
+    /// The nodes of each plane taken in (by plane index).
+    planes: HashMap<usize, PlaneNodes>,
     /// Group names by group id (TSL's group metadata).
     pub names: BTreeMap<i64, String>,
     marks: NodeMarks,
@@ -214,14 +238,50 @@ impl PlaneStats {
         }
     }
 
-    /// TSL's `GetStat(type)`: the first stat of the type's metadata.
-    fn get<'a>(&self, stats: &'a [XStat], kind: StatKind) -> Option<&'a XStat> {
-        let id = self.by_kind.get(kind as usize).copied().flatten()?;
-        stats.iter().find(|s| s.metadata_id == id)
-    }
-
     fn str_or_ref(&self, stat: &XStat) -> String {
         crate::preprocess::stats::str_or_ref(stat, &self.names).to_owned()
+    }
+}
+
+/// The stats of one event that the forest reads, found in one pass over them: of each kind, the
+/// first stat of the kind's metadata (TSL's `GetStat(type)`) and the last stat of any metadata
+/// of the kind's name (as the stats are read in order, the last of a kind winning).
+struct EventStats<'a> {
+    first: [Option<&'a XStat>; 13],
+    last: [Option<&'a XStat>; 13],
+}
+
+impl<'a> EventStats<'a> {
+    fn of(plane: &PlaneStats, stats: &'a [XStat]) -> EventStats<'a> {
+        let mut out = EventStats {
+            first: [None; 13],
+            last: [None; 13],
+        };
+        for stat in stats {
+            let Some(&kind) = plane.kinds.get(&stat.metadata_id) else {
+                continue;
+            };
+            let k = kind as usize;
+            if let Some(slot) = out.last.get_mut(k) {
+                *slot = Some(stat);
+            }
+            if plane.by_kind.get(k).copied().flatten() == Some(stat.metadata_id) {
+                if let Some(slot @ None) = out.first.get_mut(k) {
+                    *slot = Some(stat);
+                }
+            }
+        }
+        out
+    }
+
+    /// TSL's `GetStat(type)`.
+    fn get(&self, kind: StatKind) -> Option<&'a XStat> {
+        self.first.get(kind as usize).copied().flatten()
+    }
+
+    /// The last stat of the kind's name.
+    fn last(&self, kind: StatKind) -> Option<&'a XStat> {
+        self.last.get(kind as usize).copied().flatten()
     }
 }
 
@@ -240,22 +300,17 @@ struct Grouping {
 }
 
 impl Grouping {
-    fn of(stats: &PlaneStats, event_stats: &[XStat], ty: EventType, runtime: Runtime) -> Grouping {
-        let mut g = Grouping::default();
-        for stat in event_stats {
-            let Some(kind) = stats.kinds.get(&stat.metadata_id) else {
-                continue;
-            };
-            match kind {
-                StatKind::ProducerType => g.producer_type = Some(int_value(stat)),
-                StatKind::ProducerId => g.producer_id = Some(int_or_uint(stat)),
-                StatKind::ConsumerType => g.consumer_type = Some(int_value(stat)),
-                StatKind::ConsumerId => g.consumer_id = Some(int_or_uint(stat)),
-                StatKind::IsRoot => g.root_level = Some(int_value(stat) as i32),
-                StatKind::IsAsync => g.is_async = int_value(stat) != 0,
-                _ => {}
-            }
-        }
+    fn of(stats: &EventStats<'_>, ty: EventType, runtime: Runtime) -> Grouping {
+        let mut g = Grouping {
+            producer_type: stats.last(StatKind::ProducerType).map(int_value),
+            producer_id: stats.last(StatKind::ProducerId).map(int_or_uint),
+            consumer_type: stats.last(StatKind::ConsumerType).map(int_value),
+            consumer_id: stats.last(StatKind::ConsumerId).map(int_or_uint),
+            root_level: stats.last(StatKind::IsRoot).map(|s| int_value(s) as i32),
+            is_async: stats
+                .last(StatKind::IsAsync)
+                .is_some_and(|s| int_value(s) != 0),
+        };
         // `PreprocessXPlane` sets these contexts (see `runtime`).
         let (producer, consumer) = runtime;
         if let Some((t, id)) = producer {
@@ -301,10 +356,10 @@ impl Forest {
             .iter()
             .map(|(id, m)| (*id, EventType::of_name(&m.name)))
             .collect();
-        let event_type = |metadata_id: i64, event_stats: &[XStat]| -> EventType {
+        let event_type = |metadata_id: i64, event_stats: &EventStats<'_>| -> EventType {
             match types.get(&metadata_id).copied().flatten() {
                 Some(t) => t,
-                None if stats.get(event_stats, StatKind::CorrelationId).is_some() => {
+                None if event_stats.get(StatKind::CorrelationId).is_some() => {
                     if is_host {
                         EventType::KernelLaunch
                     } else {
@@ -332,7 +387,7 @@ impl Forest {
             runtime_stats.contexts(name, &line.name, &event.stats)
         };
         if plane.name.starts_with(TPU_PLANE_PREFIX) {
-            self.planes.insert(index, (first, first));
+            self.close_plane(index, first, None);
             if !tpu_plane_has_core_id(&plane.name) {
                 return;
             }
@@ -343,10 +398,11 @@ impl Forest {
                 return;
             };
             let mut parents = Vec::with_capacity(line.events.len());
-            for (e, event) in line.events.iter().enumerate() {
-                let ty = event_type(event.metadata_id, &event.stats);
-                let node = self.push((grouping, e), line, event, ty, &stats);
-                let g = Grouping::of(&stats, &event.stats, ty, runtime(line, event));
+            for event in &line.events {
+                let event_stats = EventStats::of(&stats, &event.stats);
+                let ty = event_type(event.metadata_id, &event_stats);
+                let node = self.push(line, event, ty, &stats, &event_stats, NONE);
+                let g = Grouping::of(&event_stats, ty, runtime(line, event));
                 self.set_context(&g, node);
                 parents.push(node);
             }
@@ -365,8 +421,9 @@ impl Forest {
                     };
                     let ps = self.span(parent);
                     if ps.0 <= span.0 && span.1 <= ps.1 {
-                        let ty = event_type(event.metadata_id, &event.stats);
-                        let g = Grouping::of(&stats, &event.stats, ty, runtime(other, event));
+                        let event_stats = EventStats::of(&stats, &event.stats);
+                        let ty = event_type(event.metadata_id, &event_stats);
+                        let g = Grouping::of(&event_stats, ty, runtime(other, event));
                         self.set_context(&g, parent);
                     }
                 }
@@ -374,22 +431,41 @@ impl Forest {
             if tensor_core_id(&plane.name).is_some() {
                 self.tensor_core_roots.push(parents);
             }
-            self.close_plane(index, first);
+            self.close_plane(index, first, Some(grouping));
             return;
         }
         let events: usize = plane.lines.iter().map(|l| l.events.len()).sum();
         self.nodes.reserve_exact(events);
-        self.links.reserve_exact(events);
-        for (l, line) in plane.lines.iter().enumerate() {
+        self.nest.reserve_exact(events);
+        let launches_here = self.first_host == Some(index);
+        for line in &plane.lines {
+            let launch_line = launches_here && !is_derived_line_id(line.id);
             let mut open: Vec<(u32, (u64, u64))> = Vec::new();
-            for (e, event) in line.events.iter().enumerate() {
-                let ty = event_type(event.metadata_id, &event.stats);
-                let node = self.push((l, e), line, event, ty, &stats);
-                let g = Grouping::of(&stats, &event.stats, ty, runtime(line, event));
+            for event in &line.events {
+                let event_stats = EventStats::of(&stats, &event.stats);
+                let ty = event_type(event.metadata_id, &event_stats);
+                let g = Grouping::of(&event_stats, ty, runtime(line, event));
+                // The innermost open event that includes this one is its parent (none for an
+                // async event, which also opens nothing).
+                let span = timespan(line, event);
+                let mut parent = NONE;
+                if !g.is_async {
+                    while let Some(&(top, top_span)) = open.last() {
+                        if top_span.0 <= span.0 && span.1 <= top_span.1 {
+                            parent = top;
+                            break;
+                        }
+                        open.pop();
+                    }
+                }
+                let node = self.push(line, event, ty, &stats, &event_stats, parent);
+                if !g.is_async {
+                    open.push((node, span));
+                }
                 if let (Some(n), Some(level)) = (self.nodes.get_mut(node as usize), g.root_level) {
                     n.root_level = level;
                     self.keep_span(node, line, event);
-                    self.keep_step_id(node, event, &stats);
+                    self.keep_step_id(node, &event_stats);
                 }
                 if g.root_level.is_some() {
                     let name = plane.event_metadata.get(&event.metadata_id);
@@ -398,24 +474,17 @@ impl Forest {
                 }
                 self.set_context(&g, node);
                 // `LaunchEventStats`: its stats read in order, the last of a kind winning.
-                let last = |kind: StatKind| {
-                    event
-                        .stats
-                        .iter()
-                        .rev()
-                        .find(|s| stats.kinds.get(&s.metadata_id) == Some(&kind))
-                };
                 if let (true, Some(device), Some(_)) = (
-                    self.first_host == Some(index) && !is_derived_line_id(line.id),
-                    last(StatKind::DeviceId),
-                    last(StatKind::CorrelationId),
+                    launch_line,
+                    event_stats.last(StatKind::DeviceId),
+                    event_stats.last(StatKind::CorrelationId),
                 ) {
                     let named_cu = plane
                         .event_metadata
                         .get(&event.metadata_id)
                         .is_some_and(|m| m.name.starts_with("cu"));
                     if !named_cu {
-                        let (begin, end) = timespan(line, event);
+                        let (begin, end) = span;
                         self.launches.push(Launch {
                             node,
                             device: int_or_uint(device),
@@ -427,7 +496,7 @@ impl Forest {
                 }
                 match ty {
                     EventType::KernelLaunch | EventType::KernelExecute => {
-                        if let Some(s) = stats.get(&event.stats, StatKind::CorrelationId) {
+                        if let Some(s) = event_stats.get(StatKind::CorrelationId) {
                             let parent = ty == EventType::KernelLaunch;
                             self.launch_keys.push((node, int_or_uint(s), parent));
                         }
@@ -435,8 +504,8 @@ impl Forest {
                     EventType::ExecutorStateProcess
                     | EventType::IteratorGetNext
                     | EventType::IteratorGetNextAsOptional => {
-                        let id = stats.get(&event.stats, StatKind::StepId);
-                        let iter = stats.get(&event.stats, StatKind::IterNum);
+                        let id = event_stats.get(StatKind::StepId);
+                        let iter = event_stats.get(StatKind::IterNum);
                         if let (Some(id), Some(iter)) = (id, iter) {
                             let key = (int_or_uint(id), int_or_uint(iter));
                             let parent = ty == EventType::ExecutorStateProcess;
@@ -445,36 +514,32 @@ impl Forest {
                     }
                     _ => {}
                 }
-                if g.is_async {
-                    continue;
-                }
-                let span = timespan(line, event);
-                while let Some(&(top, top_span)) = open.last() {
-                    if top_span.0 <= span.0 && span.1 <= top_span.1 {
-                        self.links.push((top, node));
-                        break;
-                    }
-                    open.pop();
-                }
-                open.push((node, span));
             }
         }
-        self.close_plane(index, first);
+        self.close_plane(index, first, None);
     }
 
-    fn close_plane(&mut self, index: usize, first: u32) {
+    fn close_plane(&mut self, index: usize, first: u32, grouping_line: Option<usize>) {
         let end = u32::try_from(self.nodes.len()).unwrap_or(NONE);
-        self.planes.insert(index, (first, end));
+        self.planes.insert(
+            index,
+            PlaneNodes {
+                first,
+                end,
+                grouping_line,
+            },
+        );
     }
 
-    /// Adds the node of the event at (line, event) of the plane being taken in.
+    /// Adds the node of an event of the plane being taken in, with its parent on its line.
     fn push(
         &mut self,
-        (line, event_index): (usize, usize),
         xline: &XLine,
         event: &profkit_xplane::XEvent,
         ty: EventType,
         stats: &PlaneStats,
+        event_stats: &EventStats<'_>,
+        parent: u32,
     ) -> u32 {
         let tpu_step = matches!(
             xline.name.as_str(),
@@ -482,26 +547,25 @@ impl Forest {
         );
         let node = u32::try_from(self.nodes.len()).unwrap_or(NONE);
         self.nodes.push(Node {
-            line: u32::try_from(line).unwrap_or(NONE),
-            event: u32::try_from(event_index).unwrap_or(NONE),
             ty,
             root_level: NO_ROOT,
             tpu_step,
         });
+        self.nest.push(parent);
         if tpu_step || ty == EventType::ExecutorStateProcess {
             self.keep_span(node, xline, event);
         }
-        if let Some(v) = stats.get(&event.stats, StatKind::GraphType) {
+        if let Some(v) = event_stats.get(StatKind::GraphType) {
             self.stats.graph_type.insert(node, stats.str_or_ref(v));
         }
-        if let Some(v) = stats.get(&event.stats, StatKind::IterNum) {
+        if let Some(v) = event_stats.get(StatKind::IterNum) {
             self.stats.iter_num.insert(node, int_value(v));
         }
-        if let Some(v) = stats.get(&event.stats, StatKind::StepNum) {
+        if let Some(v) = event_stats.get(StatKind::StepNum) {
             self.stats.step_num.insert(node, int_value(v));
         }
         if ty == EventType::EagerExecute {
-            if let Some(v) = stats.get(&event.stats, StatKind::IsFunc) {
+            if let Some(v) = event_stats.get(StatKind::IsFunc) {
                 self.stats.is_func.insert(node, int_value(v));
             }
         }
@@ -509,13 +573,13 @@ impl Forest {
             ty,
             EventType::ExecutorStateProcess | EventType::CapturedFunctionRun
         ) {
-            self.keep_step_id(node, event, stats);
+            self.keep_step_id(node, event_stats);
         }
         node
     }
 
-    fn keep_step_id(&mut self, node: u32, event: &profkit_xplane::XEvent, stats: &PlaneStats) {
-        if let Some(v) = stats.get(&event.stats, StatKind::StepId) {
+    fn keep_step_id(&mut self, node: u32, event_stats: &EventStats<'_>) {
+        if let Some(v) = event_stats.get(StatKind::StepId) {
             self.stats.step_id.insert(node, int_value(v));
         }
     }
@@ -540,27 +604,49 @@ impl Forest {
 
     fn set_context(&mut self, g: &Grouping, node: u32) {
         if let (Some(t), Some(id)) = (g.producer_type, g.producer_id) {
-            self.contexts.entry((t, id)).or_default().0.push(node);
+            self.contexts.push(ContextUse {
+                key: (t, id),
+                node,
+                consumer: false,
+            });
         }
         if let (Some(t), Some(id)) = (g.consumer_type, g.consumer_id) {
-            self.contexts.entry((t, id)).or_default().1.push(node);
+            self.contexts.push(ContextUse {
+                key: (t, id),
+                node,
+                consumer: true,
+            });
         }
     }
 }
 
-/// Links by node, in the order they were made.
+/// Links by node, in the order they were made: first the nesting links (by child), then the
+/// others.
 struct Adjacency {
     offsets: Vec<u32>,
     targets: Vec<u32>,
 }
 
 impl Adjacency {
-    fn build(nodes: usize, links: &[(u32, u32)], forward: bool) -> Adjacency {
+    /// The links from each node to its children, of the nesting links `nest` (each node's
+    /// parent on its line, [`NONE`] for none) followed by `links` (parent, child).
+    fn children(nodes: usize, nest: &[u32], links: &[(u32, u32)]) -> Adjacency {
+        let nested = nest.iter().enumerate().filter(|&(_, &p)| p != NONE);
+        let all = || {
+            nested
+                .clone()
+                .map(|(c, &p)| (p, c as u32))
+                .chain(links.iter().copied())
+        };
+        // Counts at `from + 1`, summed into starts; filled with each start as the cursor (which
+        // leaves each entry at the next one's start), then moved back one place.
         let mut offsets = vec![0u32; nodes + 1];
-        for &(p, c) in links {
-            let from = if forward { p } else { c } as usize;
+        let mut count = 0usize;
+        for (p, _) in all() {
+            let from = p as usize;
             if let Some(o) = offsets.get_mut(from + 1) {
                 *o += 1;
+                count += 1;
             }
         }
         for i in 1..offsets.len() {
@@ -569,16 +655,22 @@ impl Adjacency {
                 *o += before;
             }
         }
-        let mut fill = offsets.clone();
-        let mut targets = vec![0u32; links.len()];
-        for &(p, c) in links {
-            let (from, to) = if forward { (p, c) } else { (c, p) };
-            if let Some(slot) = fill.get_mut(from as usize) {
+        let mut targets = vec![0u32; count];
+        for (p, c) in all() {
+            let (from, to) = (p, c);
+            if from as usize >= nodes {
+                continue;
+            }
+            if let Some(slot) = offsets.get_mut(from as usize) {
                 if let Some(t) = targets.get_mut(*slot as usize) {
                     *t = to;
                 }
                 *slot += 1;
             }
+        }
+        offsets.copy_within(0..nodes, 1);
+        if let Some(o) = offsets.first_mut() {
+            *o = 0;
         }
         Adjacency { offsets, targets }
     }

@@ -14,6 +14,105 @@ use crate::preprocess::stats::{intern_stat, set_or_add};
 
 use super::*;
 
+/// An executor event of a TF1 loop: step id, iteration, start, node.
+type LoopEvent = (i64, i64, i64, u32);
+
+/// Each node's parents, in the order TSL links them: its parent on its line, then the others
+/// (few: kept by child, with a bit per node saying whether it has any).
+struct Parents {
+    nest: Vec<u32>,
+    /// The links other than nesting as (child, parent), by child, each child's in link order.
+    others: Vec<(u32, u32)>,
+    has_others: Vec<u64>,
+}
+
+impl Parents {
+    fn new(nest: Vec<u32>, links: &[(u32, u32)]) -> Parents {
+        let mut others: Vec<(u32, u32)> = links.iter().map(|&(p, c)| (c, p)).collect();
+        // Stable: each child's parents keep the order of their links.
+        others.sort_by_key(|&(c, _)| c);
+        let mut has_others = vec![0u64; nest.len().div_ceil(64)];
+        for &(c, _) in &others {
+            if let Some(word) = has_others.get_mut(c as usize / 64) {
+                *word |= 1 << (c % 64);
+            }
+        }
+        Parents {
+            nest,
+            others,
+            has_others,
+        }
+    }
+
+    fn of(&self, node: u32) -> impl Iterator<Item = u32> + '_ {
+        let nested = self.nest.get(node as usize).copied().filter(|&p| p != NONE);
+        let has_others = self
+            .has_others
+            .get(node as usize / 64)
+            .is_some_and(|word| word & (1 << (node % 64)) != 0);
+        let others = if has_others {
+            let from = self.others.partition_point(|&(c, _)| c < node);
+            let rest = self.others.get(from..).unwrap_or(&[]);
+            rest.get(..rest.partition_point(|&(c, _)| c == node))
+                .unwrap_or(&[])
+        } else {
+            &[]
+        };
+        nested.into_iter().chain(others.iter().map(|&(_, p)| p))
+    }
+
+    /// The node's parent when it has exactly one; `Err(true)` when it has none, `Err(false)`
+    /// when several.
+    fn only(&self, node: u32) -> Result<u32, bool> {
+        let mut parents = self.of(node);
+        match (parents.next(), parents.next()) {
+            (Some(p), None) => Ok(p),
+            (None, _) => Err(true),
+            _ => Err(false),
+        }
+    }
+}
+
+/// What a breadth-first search over ancestors reuses from one search to the next: the nodes seen
+/// (those marked with the current stamp) and the queue.
+struct Search {
+    seen: Vec<u32>,
+    stamp: u32,
+    queue: VecDeque<u32>,
+}
+
+impl Search {
+    fn new(nodes: usize) -> Search {
+        Search {
+            seen: vec![0; nodes],
+            stamp: 0,
+            queue: VecDeque::new(),
+        }
+    }
+
+    /// Starts a search: nothing seen, nothing queued.
+    fn start(&mut self) {
+        self.queue.clear();
+        self.stamp = self.stamp.wrapping_add(1);
+        if self.stamp == 0 {
+            self.seen.fill(0);
+            self.stamp = 1;
+        }
+    }
+
+    /// Marks the node seen; whether it was not yet.
+    fn insert(&mut self, node: u32) -> bool {
+        match self.seen.get_mut(node as usize) {
+            Some(s) if *s == self.stamp => false,
+            Some(s) => {
+                *s = self.stamp;
+                true
+            }
+            None => false,
+        }
+    }
+}
+
 impl Forest {
     /// Links the planes taken in and groups their events (`ConnectInterThread`,
     /// `ConnectContextGroups`, then `GroupEvents`). Call once, after the last plane.
@@ -23,17 +122,7 @@ impl Forest {
         }
         self.done = true;
         self.connect_inter_thread();
-        let contexts = std::mem::take(&mut self.contexts);
-        for (producers, consumers) in contexts.values() {
-            if producers.len() >= MAX_CONTEXT_FANOUT && consumers.len() >= MAX_CONTEXT_FANOUT {
-                continue;
-            }
-            for &p in producers {
-                for &c in consumers {
-                    self.links.push((p, c));
-                }
-            }
-        }
+        self.connect_contexts();
         let tf_data: HashSet<i64> = self
             .nodes
             .iter()
@@ -43,17 +132,22 @@ impl Forest {
             .collect();
         let loop_roots = self.tensorflow_loops(&tf_data);
         let links = std::mem::take(&mut self.links);
-        self.groups = vec![NO_GROUP; self.nodes.len()];
-        let children = Adjacency::build(self.nodes.len(), &links, true);
-        let parents = Adjacency::build(self.nodes.len(), &links, false);
+        let nest = std::mem::take(&mut self.nest);
+        let nodes = self.nodes.len();
+        self.groups = vec![NO_GROUP; nodes];
+        let children = Adjacency::children(nodes, &nest, &links);
+        let parents = Parents::new(nest, &links);
         drop(links);
-        self.create_groups(&loop_roots, &tf_data, &children, &parents);
-        let mut eager = vec![-1i8; self.nodes.len()];
-        let mut memo = vec![UNKNOWN; self.nodes.len()];
+        let mut search = Search::new(nodes);
+        self.create_groups(&loop_roots, &tf_data, &children, &parents, &mut search);
+        drop(children);
+        let mut eager = vec![-1i8; nodes];
+        let mut memo = vec![UNKNOWN; nodes];
         for ty in [EventType::KernelExecute, EventType::TfOpRun] {
-            for i in 0..self.nodes.len() {
+            for i in 0..nodes {
                 if self.nodes.get(i).is_some_and(|n| n.ty == ty) {
-                    let found = self.nearest_eager_execute(i as u32, &parents, &mut memo);
+                    let found =
+                        self.nearest_eager_execute(i as u32, &parents, &mut memo, &mut search);
                     let is_eager = found != NOT_FOUND && self.stats.is_func.get(&found) == Some(&0);
                     if let Some(e) = eager.get_mut(i) {
                         *e = i8::from(is_eager);
@@ -62,12 +156,35 @@ impl Forest {
             }
         }
         self.marks.eager = eager;
-        // Only what `apply` needs stays for the second pass.
+        // Only what `apply` and the marks need stays for the second pass.
+        self.nodes = Vec::new();
         self.launch_keys = Vec::new();
         self.iterator_keys = Vec::new();
         self.spans = HashMap::default();
         self.stats = NodeStats::default();
         self.root_names = HashMap::default();
+    }
+
+    /// TSL's `ConnectContextGroups`: every producer of a context to each of its consumers,
+    /// contexts by key, unless both sides have [`MAX_CONTEXT_FANOUT`] or more.
+    fn connect_contexts(&mut self) {
+        let mut contexts = std::mem::take(&mut self.contexts);
+        // Stable: each context's producers and consumers keep the order they were taken in.
+        contexts.sort_by_key(|c| c.key);
+        for context in contexts.chunk_by(|a, b| a.key == b.key) {
+            let producers = || context.iter().filter(|c| !c.consumer).map(|c| c.node);
+            let consumers = || context.iter().filter(|c| c.consumer).map(|c| c.node);
+            if producers().count() >= MAX_CONTEXT_FANOUT
+                && consumers().count() >= MAX_CONTEXT_FANOUT
+            {
+                continue;
+            }
+            for p in producers() {
+                for c in consumers() {
+                    self.links.push((p, c));
+                }
+            }
+        }
     }
 
     fn connect_inter_thread(&mut self) {
@@ -108,8 +225,9 @@ impl Forest {
     /// TSL's `ProcessTensorFlowLoop`: the first executor event of each iteration of a TF1 loop,
     /// the iteration's other executor events linked under it.
     fn tensorflow_loops(&mut self, tf_data: &HashSet<i64>) -> Vec<u32> {
-        // step id -> iteration -> (first event, events)
-        let mut loops: BTreeMap<i64, BTreeMap<i64, (u32, Vec<u32>)>> = BTreeMap::new();
+        // Each executor event of a loop, by step id, then iteration, then node (the sort is
+        // stable).
+        let mut events: Vec<LoopEvent> = Vec::new();
         for (i, n) in self.nodes.iter().enumerate() {
             if n.ty != EventType::ExecutorStateProcess {
                 continue;
@@ -124,28 +242,35 @@ impl Forest {
             if tf_data.contains(&step) {
                 continue;
             }
-            let entry = loops
-                .entry(step)
-                .or_default()
-                .entry(iter)
-                .or_insert((i as u32, Vec::new()));
-            if self.start(i as u32) < self.start(entry.0) {
-                entry.0 = i as u32;
-            }
-            entry.1.push(i as u32);
+            events.push((step, iter, self.start(node), node));
         }
-        let mut iterations: Vec<(u32, Vec<u32>)> = Vec::new();
-        for tf_loop in loops.into_values() {
-            if tf_loop.len() == 1 && tf_loop.contains_key(&0) {
+        events.sort_by_key(|&(step, iter, _, _)| (step, iter));
+        // Each iteration: the start of its first event (the earliest, the first taken in of
+        // those that start together), that event, and its events.
+        let mut iterations: Vec<(i64, u32, &[LoopEvent])> = Vec::new();
+        for tf_loop in events.chunk_by(|a, b| a.0 == b.0) {
+            let only_zero = tf_loop.iter().all(|e| e.1 == 0);
+            if only_zero {
                 continue;
             }
-            iterations.extend(tf_loop.into_values());
+            for iteration in tf_loop.chunk_by(|a, b| a.1 == b.1) {
+                let Some(&(_, _, mut start, mut first)) = iteration.first() else {
+                    continue;
+                };
+                for &(_, _, s, node) in iteration {
+                    if s < start {
+                        start = s;
+                        first = node;
+                    }
+                }
+                iterations.push((start, first, iteration));
+            }
         }
-        iterations.sort_by_key(|(first, _)| self.start(*first));
-        let mut roots = Vec::new();
-        for (first, events) in iterations {
+        iterations.sort_by_key(|&(start, _, _)| start);
+        let mut roots = Vec::with_capacity(iterations.len());
+        for (_, first, events) in iterations {
             roots.push(first);
-            for e in events {
+            for &(_, _, _, e) in events {
                 if e != first {
                     self.links.push((first, e));
                 }
@@ -172,38 +297,38 @@ impl Forest {
             .get(node as usize)
             .copied()
             .filter(|&g| g != NO_GROUP)
+            .map(i64::from)
     }
 
     /// Breadth first over `node`'s ancestors (itself first when `include_self`), the first
     /// that `found` accepts.
     fn find_up(
-        &self,
         node: u32,
         include_self: bool,
-        parents: &Adjacency,
+        parents: &Parents,
+        search: &mut Search,
         mut found: impl FnMut(u32) -> bool,
     ) -> Option<u32> {
-        let mut queue = VecDeque::new();
-        let mut seen = HashSet::default();
-        seen.insert(node);
+        search.start();
+        search.insert(node);
         if include_self {
-            queue.push_back(node);
+            search.queue.push_back(node);
         } else {
-            for &p in parents.of(node) {
-                if seen.insert(p) {
-                    queue.push_back(p);
+            for p in parents.of(node) {
+                if search.insert(p) {
+                    search.queue.push_back(p);
                 } else {
                     // TSL queues a repeated parent twice here; it changes no answer.
                 }
             }
         }
-        while let Some(n) = queue.pop_front() {
+        while let Some(n) = search.queue.pop_front() {
             if found(n) {
                 return Some(n);
             }
-            for &p in parents.of(n) {
-                if seen.insert(p) {
-                    queue.push_back(p);
+            for p in parents.of(n) {
+                if search.insert(p) {
+                    search.queue.push_back(p);
                 }
             }
         }
@@ -211,12 +336,12 @@ impl Forest {
     }
 
     /// TSL's `RootNeedsGrouping`.
-    fn needs_grouping(&self, root: u32, parents: &Adjacency) -> bool {
+    fn needs_grouping(&self, root: u32, parents: &Parents, search: &mut Search) -> bool {
         if self.group_of(root).is_some() {
             return false;
         }
         let level = self.root_level(root);
-        self.find_up(root, false, parents, |p| {
+        Self::find_up(root, false, parents, search, |p| {
             self.is_root(p) && self.root_level(p) == level
         })
         .is_none()
@@ -227,78 +352,89 @@ impl Forest {
         loop_roots: &[u32],
         tf_data: &HashSet<i64>,
         children: &Adjacency,
-        parents: &Adjacency,
+        parents: &Parents,
+        search: &mut Search,
     ) {
-        let mut group_id: i64 = 0;
+        let mut group_id: u32 = 0;
         if !loop_roots.is_empty() {
             for &root in loop_roots {
-                self.process_root(group_id, root, children, parents);
-                group_id += 1;
+                self.process_root(group_id, root, children, parents, search);
+                group_id = group_id.saturating_add(1);
             }
         } else {
-            let mut roots: Vec<u32> = Vec::new();
+            // TSL lists the roots type by type (in hash-map order), each type's in the order
+            // they were taken in, then sorts them with `std::sort`. With one type, that input
+            // order is known and libstdc++'s sort gives TSL's order exactly; with several, ties
+            // between types are the hash map's to break. Each root goes with its key (level,
+            // higher first, then start), which is all the sort compares.
+            let mut roots: Vec<((std::cmp::Reverse<i32>, i64), u32)> = Vec::new();
             for (i, n) in self.nodes.iter().enumerate() {
                 if n.root_level == NO_ROOT {
                     continue;
                 }
-                let step = self.stats.step_id.get(&(i as u32)).copied();
+                let node = i as u32;
+                let step = self.stats.step_id.get(&node).copied();
                 if step.is_some_and(|s| tf_data.contains(&s)) {
                     continue;
                 }
-                roots.push(i as u32);
+                let key = (std::cmp::Reverse(self.root_level(node)), self.start(node));
+                roots.push((key, node));
             }
-            // TSL lists the roots type by type (in hash-map order), each type's in the order
-            // they were taken in, then sorts them with `std::sort`. With one type, that input
-            // order is known and libstdc++'s sort gives TSL's order exactly; with several, ties
-            // between types are the hash map's to break.
-            let key = |n: u32| (std::cmp::Reverse(self.root_level(n)), self.start(n));
             let ty = |n: u32| self.nodes.get(n as usize).map(|n| n.ty);
             let one_type = roots.windows(2).all(|w| match w {
-                [a, b] => ty(*a) == ty(*b),
+                [a, b] => ty(a.1) == ty(b.1),
                 _ => true,
             });
-            std_sort(&mut roots, &|a: &u32, b: &u32| key(*a) < key(*b));
+            std_sort(
+                &mut roots,
+                &|a: &((std::cmp::Reverse<i32>, i64), u32),
+                  b: &((std::cmp::Reverse<i32>, i64), u32)| { a.0 < b.0 },
+            );
             self.tied_roots = !one_type
                 && roots.windows(2).any(|w| match w {
-                    [a, b] => key(*a) == key(*b) && ty(*a) != ty(*b),
+                    [a, b] => a.0 == b.0 && ty(a.1) != ty(b.1),
                     _ => false,
                 });
-            for root in roots {
-                if self.needs_grouping(root, parents) {
-                    self.process_root(group_id, root, children, parents);
-                    group_id += 1;
+            for (_, root) in roots {
+                if self.needs_grouping(root, parents, search) {
+                    self.process_root(group_id, root, children, parents, search);
+                    group_id = group_id.saturating_add(1);
                 }
             }
         }
         let cores = std::mem::take(&mut self.tensor_core_roots);
-        let tpu_needs_grouping = cores
-            .iter()
-            .all(|core| core.iter().all(|&e| self.needs_grouping(e, parents)));
+        let tpu_needs_grouping = cores.iter().all(|core| {
+            core.iter()
+                .all(|&e| self.needs_grouping(e, parents, search))
+        });
         if tpu_needs_grouping {
             for core in &cores {
                 let mut id = group_id;
                 for &event in core {
-                    if self.needs_grouping(event, parents) {
-                        self.process_root(id, event, children, parents);
-                        id += 1;
+                    if self.needs_grouping(event, parents, search) {
+                        self.process_root(id, event, children, parents, search);
+                        id = id.saturating_add(1);
                     }
                 }
             }
         }
     }
 
-    /// TSL's `ProcessRootEvent`.
+    /// TSL's `ProcessRootEvent`: the group to every node reachable from the root through nodes
+    /// without one (whatever the order of the walk, the same nodes).
     fn process_root(
         &mut self,
-        group_id: i64,
+        group_id: u32,
         root: u32,
         children: &Adjacency,
-        parents: &Adjacency,
+        parents: &Parents,
+        search: &mut Search,
     ) {
-        let mut queue = VecDeque::new();
-        let mut seen = HashSet::default();
-        seen.insert(root);
-        queue.push_back(root);
+        let queue = &mut search.queue;
+        queue.clear();
+        if self.groups.get(root as usize) == Some(&NO_GROUP) {
+            queue.push_back(root);
+        }
         while let Some(n) = queue.pop_front() {
             let Some(group) = self.groups.get_mut(n as usize) else {
                 continue;
@@ -308,12 +444,12 @@ impl Forest {
             }
             *group = group_id;
             for &c in children.of(n) {
-                if seen.insert(c) {
+                if self.groups.get(c as usize) == Some(&NO_GROUP) {
                     queue.push_back(c);
                 }
             }
         }
-        let name = self.group_name(root, parents);
+        let name = self.group_name(root, parents, search);
         let implicit = self
             .nodes
             .get(root as usize)
@@ -321,14 +457,16 @@ impl Forest {
         if !implicit {
             self.marks.step_names.insert(root, name.clone());
         }
-        self.names.insert(group_id, name);
+        self.names.insert(i64::from(group_id), name);
     }
 
     /// TSL's `EventNode::GetGroupName`.
-    fn group_name(&self, root: u32, parents: &Adjacency) -> String {
+    fn group_name(&self, root: u32, parents: &Parents, search: &mut Search) -> String {
         let mut name = String::new();
         let stats = &self.stats;
-        if let Some(n) = self.find_up(root, true, parents, |n| stats.graph_type.contains_key(&n)) {
+        if let Some(n) = Self::find_up(root, true, parents, search, |n| {
+            stats.graph_type.contains_key(&n)
+        }) {
             name.push_str(stats.graph_type.get(&n).map_or("", String::as_str));
             name.push(' ');
         } else if !self
@@ -340,11 +478,13 @@ impl Forest {
             name.push(' ');
         }
         let mut step = self.group_of(root).unwrap_or(0);
-        if let Some(n) = self.find_up(root, true, parents, |n| stats.iter_num.contains_key(&n)) {
+        if let Some(n) = Self::find_up(root, true, parents, search, |n| {
+            stats.iter_num.contains_key(&n)
+        }) {
             step = stats.iter_num.get(&n).copied().unwrap_or(0);
-        } else if let Some(n) =
-            self.find_up(root, true, parents, |n| stats.step_num.contains_key(&n))
-        {
+        } else if let Some(n) = Self::find_up(root, true, parents, search, |n| {
+            stats.step_num.contains_key(&n)
+        }) {
             step = stats.step_num.get(&n).copied().unwrap_or(0);
         }
         name.push_str(&step.to_string());
@@ -354,7 +494,13 @@ impl Forest {
     /// The `EagerExecute` TSL's `EventNode::IsEager` finds for `node` (breadth first over it and
     /// its ancestors), or [`NOT_FOUND`]. Runs of single parents are remembered in `memo`, so that
     /// deep nesting costs each event one step rather than a walk to the top.
-    fn nearest_eager_execute(&self, node: u32, parents: &Adjacency, memo: &mut [u32]) -> u32 {
+    fn nearest_eager_execute(
+        &self,
+        node: u32,
+        parents: &Parents,
+        memo: &mut [u32],
+        search: &mut Search,
+    ) -> u32 {
         let is_eager_execute = |n: u32| {
             self.nodes
                 .get(n as usize)
@@ -374,19 +520,18 @@ impl Forest {
             if is_eager_execute(at) {
                 break at;
             }
-            match parents.of(at) {
-                [] => break NOT_FOUND,
-                [only] => {
+            match parents.only(at) {
+                Err(true) => break NOT_FOUND,
+                Ok(only) => {
                     chain.push(at);
                     if let Some(m) = memo.get_mut(at as usize) {
                         *m = IN_CHAIN;
                     }
-                    at = *only;
+                    at = only;
                 }
                 // A node of several parents: TSL's search from there.
-                _ => {
-                    break self
-                        .find_up(at, true, parents, is_eager_execute)
+                Err(false) => {
+                    break Self::find_up(at, true, parents, search, is_eager_execute)
                         .unwrap_or(NOT_FOUND);
                 }
             }
@@ -404,11 +549,11 @@ impl Forest {
 
     /// Whether any event of the plane numbered `index` is grouped.
     pub(crate) fn plane_grouped(&self, index: usize) -> bool {
-        let Some(&(first, end)) = self.planes.get(&index) else {
+        let Some(p) = self.planes.get(&index) else {
             return false;
         };
         self.groups
-            .get(first as usize..end as usize)
+            .get(p.first as usize..p.end as usize)
             .is_some_and(|groups| groups.iter().any(|&g| g != NO_GROUP))
     }
 
@@ -444,66 +589,92 @@ impl Forest {
     /// What grouping gave each event of plane number `index`, in the plane's line and event
     /// order (for a plane other than a TPU plane, whose events are all nodes).
     pub(crate) fn marks(&self, index: usize) -> Option<Marks<'_>> {
-        let &(first, end) = self.planes.get(&index)?;
+        let p = self.planes.get(&index)?;
         Some(Marks {
             forest: self,
-            next: first,
-            end,
+            next: p.first,
+            end: p.end,
         })
+    }
+
+    /// What grouping gave node `n`.
+    fn mark(&self, n: u32) -> Mark<'_> {
+        Mark {
+            group_id: self.group_of(n),
+            step_name: self.marks.step_names.get(&n).map(String::as_str),
+            is_eager: self
+                .marks
+                .eager
+                .get(n as usize)
+                .filter(|&&e| e >= 0)
+                .map(|&e| e == 1),
+        }
     }
 
     /// Writes what grouping gave the events of plane number `index` into it (the plane as it
     /// was taken in): `group_id`, `step_name` and `is_eager` stats.
     pub(crate) fn apply(&self, index: usize, plane: &mut XPlane) {
-        let Some(&(first, end)) = self.planes.get(&index) else {
+        let Some(&p) = self.planes.get(&index) else {
             return;
         };
         // TSL's `CreateStatMetadata`, on every plane it takes in.
-        let group_stat = intern_stat(plane, "group_id");
-        let name_stat = intern_stat(plane, "step_name");
-        let eager_stat = intern_stat(plane, "is_eager");
-        for n in first..end {
-            let Some(node) = self.nodes.get(n as usize) else {
-                continue;
-            };
-            let step_name = self.marks.step_names.get(&n);
-            let eager = self.marks.eager.get(n as usize).filter(|&&e| e >= 0);
-            let group = self.group_of(n);
-            if group.is_none() && step_name.is_none() && eager.is_none() {
-                continue;
+        let ids = StatIds {
+            group: intern_stat(plane, "group_id"),
+            name: intern_stat(plane, "step_name"),
+            eager: intern_stat(plane, "is_eager"),
+        };
+        let mut nodes = p.first..p.end;
+        match p.grouping_line {
+            // On a TPU plane the grouping line's events alone are nodes.
+            Some(line) => {
+                let events = plane.lines.get_mut(line).map(|l| l.events.as_mut_slice());
+                for (event, n) in events.unwrap_or_default().iter_mut().zip(nodes) {
+                    mark_event(event, self.mark(n), ids);
+                }
             }
-            let Some(event) = plane
-                .lines
-                .get_mut(node.line as usize)
-                .and_then(|l| l.events.get_mut(node.event as usize))
-            else {
-                continue;
-            };
-            // At most this many stats more: room for them at once, not the doubling of a push
-            // (a decoded event's stats fill their vector exactly; this is most of the memory
-            // grouping adds to a big plane).
-            let more = usize::from(group.is_some())
-                + usize::from(step_name.is_some())
-                + usize::from(eager.is_some());
-            event.stats.reserve_exact(more);
-            if let Some(g) = group {
-                set_or_add(&mut event.stats, group_stat, x_stat::Value::Int64Value(g));
-            }
-            if let Some(name) = step_name {
-                set_or_add(
-                    &mut event.stats,
-                    name_stat,
-                    x_stat::Value::StrValue(name.clone()),
-                );
-            }
-            if let Some(&e) = eager {
-                set_or_add(
-                    &mut event.stats,
-                    eager_stat,
-                    x_stat::Value::Int64Value(i64::from(e)),
-                );
+            None => {
+                for event in plane.lines.iter_mut().flat_map(|l| l.events.iter_mut()) {
+                    let Some(n) = nodes.next() else {
+                        break;
+                    };
+                    mark_event(event, self.mark(n), ids);
+                }
             }
         }
+    }
+}
+
+/// The stat metadata ids of the stats grouping writes into a plane.
+#[derive(Clone, Copy)]
+struct StatIds {
+    group: i64,
+    name: i64,
+    eager: i64,
+}
+
+/// Writes a mark into its event as stats (each set where the event has it, else added).
+fn mark_event(event: &mut profkit_xplane::XEvent, mark: Mark<'_>, ids: StatIds) {
+    let values = [
+        mark.group_id
+            .map(|g| (ids.group, x_stat::Value::Int64Value(g))),
+        mark.step_name
+            .map(|name| (ids.name, x_stat::Value::StrValue(name.to_owned()))),
+        mark.is_eager
+            .map(|e| (ids.eager, x_stat::Value::Int64Value(i64::from(e)))),
+    ];
+    // Room for the stats added at once, not the doubling of a push (a decoded event's stats
+    // fill their vector exactly; this is most of the memory grouping adds to a big plane).
+    let more = values
+        .iter()
+        .flatten()
+        .filter(|(id, _)| !event.stats.iter().any(|s| s.metadata_id == *id))
+        .count();
+    if values.iter().all(Option::is_none) {
+        return;
+    }
+    event.stats.reserve_exact(more);
+    for (id, value) in values.into_iter().flatten() {
+        set_or_add(&mut event.stats, id, value);
     }
 }
 
@@ -554,16 +725,6 @@ impl<'a> Iterator for Marks<'a> {
         }
         let n = self.next;
         self.next += 1;
-        Some(Mark {
-            group_id: self.forest.group_of(n),
-            step_name: self.forest.marks.step_names.get(&n).map(String::as_str),
-            is_eager: self
-                .forest
-                .marks
-                .eager
-                .get(n as usize)
-                .filter(|&&e| e >= 0)
-                .map(|&e| e == 1),
-        })
+        Some(self.forest.mark(n))
     }
 }
