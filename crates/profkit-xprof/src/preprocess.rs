@@ -74,7 +74,7 @@ mod sort;
 pub(crate) mod stats;
 pub(crate) mod tpu;
 
-use profkit_xplane::constants::GPU_PLANE_PREFIX;
+use profkit_xplane::constants::{GPU_PLANE_PREFIX, HOST_PLANE_NAME};
 use profkit_xplane::{XPlane, XSpace};
 
 pub(crate) use derived::lines_only;
@@ -114,6 +114,17 @@ pub fn preprocess(space: &mut XSpace) -> Vec<&'static str> {
 /// [`preprocess`], with or without xprof's derived timelines (the `Steps`, `XLA Modules`, `XLA
 /// Ops`, name scope and launch stats lines): OpStats reads no derived line, so it skips them.
 pub(crate) fn preprocess_with(space: &mut XSpace, derived_timelines: bool) -> Vec<&'static str> {
+    preprocess_space(space, derived_timelines, false).unreproduced()
+}
+
+/// [`preprocess_with`], leaving what grouping gives the events of the host threads' plane
+/// (`/host:CPU`) out of it when `host_marks_aside`: the returned facts' [`host_marks`] give them
+/// event by event (OpStats reads them so, without a stat more per event of the largest plane).
+pub(crate) fn preprocess_space(
+    space: &mut XSpace,
+    derived_timelines: bool,
+    host_marks_aside: bool,
+) -> SpaceFacts {
     // Whether the space is preprocessed at all, from the planes' names alone.
     let mut probe = SpaceFacts::default();
     for plane in &space.planes {
@@ -141,13 +152,24 @@ pub(crate) fn preprocess_with(space: &mut XSpace, derived_timelines: bool) -> Ve
     };
     facts.finish();
     for ((index, plane), regions_in) in space.planes.iter_mut().enumerate().zip(regions_in) {
+        let materialise = !(host_marks_aside && plane.name == HOST_PLANE_NAME);
         if derived_timelines {
-            preprocess_plane_with(plane, index, &facts, true, !regions_in);
+            preprocess_plane_with(plane, index, &facts, materialise, !regions_in);
         } else {
-            group_plane(plane, index, &facts, !regions_in);
+            group_plane(plane, index, &facts, !regions_in, materialise);
         }
     }
-    facts.unreproduced()
+    facts
+}
+
+/// What grouping gave the events of plane number `index` (in line and event order), when
+/// [`preprocess_space`] left it out of the plane: the host threads' plane with
+/// `host_marks_aside`. `None` when the space is not grouped.
+pub(crate) fn host_marks(facts: &SpaceFacts, index: usize) -> Option<Marks<'_>> {
+    if !facts.groups() {
+        return None;
+    }
+    facts.forest.marks(index)
 }
 
 /// Changes a plane as xprof's preprocessing would before its trace viewer reads it (see the
@@ -205,7 +227,13 @@ fn preprocess_plane_with(
 
 /// What [`preprocess_plane`] does before it derives timelines: regions, the TPU runtime's run
 /// ids, the grouping's stats written into the plane.
-fn group_plane(plane: &mut XPlane, index: usize, facts: &SpaceFacts, add_regions: bool) {
+fn group_plane(
+    plane: &mut XPlane,
+    index: usize,
+    facts: &SpaceFacts,
+    add_regions: bool,
+    materialise: bool,
+) {
     if !facts.preprocesses() {
         return;
     }
@@ -213,7 +241,7 @@ fn group_plane(plane: &mut XPlane, index: usize, facts: &SpaceFacts, add_regions
         regions::add_regions(plane);
     }
     runtime::fix_run_ids(plane);
-    if facts.groups() {
+    if facts.groups() && (materialise || marks_in_place(plane, index, facts)) {
         facts.forest.apply(index, plane);
     }
     if facts.groups() && facts.tpu && plane.name.starts_with("/device:") {

@@ -16,7 +16,9 @@ use profkit_xplane::XPlane;
 use profkit_xplane::visitor::{EventVisitor, LineVisitor, PlaneVisitor};
 use rustc_hash::{FxHashMap, FxHashSet};
 
+use super::HostMarks;
 use super::metrics_db::{DbBuilder, add_idle_op, set_total_time_ps};
+use crate::preprocess::Marks;
 use crate::preprocess::derived::is_derived_line_id;
 use crate::preprocess::derived::tf_op::{self, Category};
 use crate::proto::OpMetricsDb;
@@ -126,12 +128,17 @@ struct Activity {
 }
 
 /// One thread's database (`ConvertHostThreadsXLineToTfMetricsDbData`).
-fn line_db(line: &LineVisitor<'_>, ops: &FxHashMap<i64, Rc<HostOp>>, ids: &StatIds) -> OpMetricsDb {
+fn line_db(
+    line: &LineVisitor<'_>,
+    ops: &FxHashMap<i64, Rc<HostOp>>,
+    ids: &StatIds,
+    marks: Option<Marks<'_>>,
+) -> OpMetricsDb {
     let mut activities = Vec::new();
     let mut next_id = 0u32;
     // The ops of `tf_op` stats, by their value (the same value makes the same op).
     let mut tf_ops: FxHashMap<&str, Rc<HostOp>> = FxHashMap::default();
-    for event in line.events() {
+    for (index, event) in line.events().enumerate() {
         // As xprof's `Timespan`: 64-bit picoseconds, wrapping (a line starting in 2023 in
         // nanoseconds since 1970 is past 2^64 picoseconds).
         let begin = (line.timestamp_ns() as u64)
@@ -142,7 +149,11 @@ fn line_db(line: &LineVisitor<'_>, ops: &FxHashMap<i64, Rc<HostOp>>, ids: &StatI
         if let Some(op) = ops.get(&key) {
             next_id = next_id.wrapping_add(1);
             let op = op.clone();
-            let is_eager = stat_i64(&event, ids.is_eager).is_some_and(|v| v != 0);
+            // Grouping's `is_eager`, where it is kept beside the plane, is the event's.
+            let is_eager = match marks.as_ref().and_then(|m| m.at(index).is_eager) {
+                Some(eager) => eager,
+                None => stat_i64(&event, ids.is_eager).is_some_and(|v| v != 0),
+            };
             activities.push(Activity {
                 ts: begin,
                 id: next_id,
@@ -253,16 +264,24 @@ fn enter_op(builder: &mut DbBuilder, op: &HostOp, is_eager: bool, time: u64, chi
 /// The host plane's op metrics database: each thread's (derived lines aside), with its idle op,
 /// summed in line order.
 pub fn host_op_metrics_db(plane: &XPlane) -> OpMetricsDb {
+    host_op_metrics_db_marked(plane, None)
+}
+
+/// [`host_op_metrics_db`] of a plane whose grouping marks are kept beside it.
+pub(crate) fn host_op_metrics_db_marked(
+    plane: &XPlane,
+    marks: Option<&HostMarks<'_>>,
+) -> OpMetricsDb {
     let visitor = PlaneVisitor::new(plane);
     let ids = StatIds::new(&visitor);
     let ops = collect_ops(&visitor, &ids);
     let mut combined = DbBuilder::default();
-    for line in visitor.lines() {
+    for (index, line) in visitor.lines().enumerate() {
         // A derived line has no ops, but still its (empty) idle op, as in xprof.
         let mut db = if is_derived_line_id(line.id()) {
             OpMetricsDb::default()
         } else {
-            line_db(&line, &ops, &ids)
+            line_db(&line, &ops, &ids, marks.map(|m| m.line(index)))
         };
         add_idle_op(&mut db);
         combined.combine(&db, false);

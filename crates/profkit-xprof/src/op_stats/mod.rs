@@ -267,23 +267,44 @@ pub fn host_op_stats(space: XSpace, host: &str) -> (OpStats, Vec<String>) {
 
 /// [`host_op_stats`] of the given [`Parts`] only (the others left empty). The device planes'
 /// passes and the host plane's run on two threads of the current rayon pool where there are two.
-pub fn host_op_stats_for(mut space: XSpace, host: &str, parts: Parts) -> (OpStats, Vec<String>) {
+pub fn host_op_stats_for(space: XSpace, host: &str, parts: Parts) -> (OpStats, Vec<String>) {
+    host_op_stats_inner(space, host, parts, true)
+}
+
+/// [`host_op_stats_for`], with the host threads' grouping marks kept beside their plane when
+/// `marks_aside` (else written into it as stats, as the trace viewer's preprocessing does; the
+/// tests compare both).
+fn host_op_stats_inner(
+    mut space: XSpace,
+    host: &str,
+    parts: Parts,
+    marks_aside: bool,
+) -> (OpStats, Vec<String>) {
     // Grouping (for `is_eager` and the steps); the derived lines only where the step events read
     // them: the `Steps` line of GPU planes, and the groups their ungrouped events take.
-    if parts.groups() {
+    // The host threads' marks are kept beside their plane, not written into it.
+    let facts = parts.groups().then(|| {
         let has_gpu = space
             .planes
             .iter()
             .any(|p| p.name.starts_with(GPU_PLANE_PREFIX));
-        crate::preprocess::preprocess_with(&mut space, has_gpu);
-    }
+        crate::preprocess::preprocess_space(&mut space, has_gpu, marks_aside)
+    });
     let mut stats = OpStats {
         diagnostics: diagnostics(&space),
         run_environment: Some(run_environment(&space, host)),
         program_id_to_name_map: programs::program_names(&space),
         ..OpStats::default()
     };
-    let host_plane = space.planes.iter().find(|p| p.name == HOST_PLANE_NAME);
+    let host_index = space.planes.iter().position(|p| p.name == HOST_PLANE_NAME);
+    let host_plane = host_index.and_then(|i| space.planes.get(i));
+    let host_marks = match (&facts, host_index, host_plane) {
+        (Some(facts), Some(index), Some(plane)) if marks_aside => {
+            crate::preprocess::host_marks(facts, index).map(|m| HostMarks::new(m, plane))
+        }
+        _ => None,
+    };
+    let host_marks = host_marks.as_ref();
     let space = &space;
     let ((device, missing), (host_db, tf_function_db)) = rayon::join(
         || {
@@ -296,14 +317,14 @@ pub fn host_op_stats_for(mut space: XSpace, host: &str, parts: Parts) -> (OpStat
                 ..OpStats::default()
             };
             if parts.steps {
-                steps::fill(space, host_plane, &mut part, &mut missing);
+                steps::fill(space, host_plane, host_marks, &mut part, &mut missing);
             }
             ((part, device.is_training), missing)
         },
         || {
             let host_db = host_plane
                 .filter(|_| parts.op_metrics)
-                .map(host_op_metrics_db);
+                .map(|p| host::host_op_metrics_db_marked(p, host_marks));
             let tf = host_plane
                 .filter(|_| parts.tf_functions)
                 .map(tf_functions::tf_function_db);
@@ -325,6 +346,34 @@ pub fn host_op_stats_for(mut space: XSpace, host: &str, parts: Parts) -> (OpStat
     stats.host_op_metrics_db = host_db;
     stats.tf_function_db = tf_function_db;
     (stats, missing)
+}
+
+/// What grouping gave the events of the host threads' plane, kept beside it rather than written
+/// into it as stats (see `preprocess::preprocess_space`): a mark per event, in line and event
+/// order. A mark's value is the event's `group_id`, `step_name` or `is_eager`, in place of any the
+/// event carries, as if written into the event.
+pub(crate) struct HostMarks<'a> {
+    marks: crate::preprocess::Marks<'a>,
+    /// Where each line's events start among the plane's.
+    line_starts: Vec<u32>,
+}
+
+impl<'a> HostMarks<'a> {
+    fn new(marks: crate::preprocess::Marks<'a>, plane: &profkit_xplane::XPlane) -> Self {
+        let mut line_starts = Vec::with_capacity(plane.lines.len());
+        let mut at = 0u32;
+        for line in &plane.lines {
+            line_starts.push(at);
+            at = at.saturating_add(u32::try_from(line.events.len()).unwrap_or(u32::MAX));
+        }
+        HostMarks { marks, line_starts }
+    }
+
+    /// The marks of line number `index`'s events.
+    pub(crate) fn line(&self, index: usize) -> crate::preprocess::Marks<'a> {
+        let start = self.line_starts.get(index).copied().unwrap_or(u32::MAX);
+        self.marks.starting_at(start)
+    }
 }
 
 /// What the device planes give OpStats: the device op metrics, the device's peaks, the kernel
@@ -730,5 +779,54 @@ pub fn build_for(spaces: Vec<XSpace>, hosts: &[&str], parts: Parts) -> OpStatsBu
     OpStatsBuild {
         op_stats: combined,
         missing,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The host threads' grouping read beside their plane gives the OpStats that the plane with
+    /// the grouping written into it gives, on every XSpace case of `conformance/` (partly grouped
+    /// spaces, events with their own `group_id`, `step_name` and `is_eager` stats among them).
+    #[test]
+    fn marks_beside_the_host_plane_give_the_same_op_stats() {
+        let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../conformance");
+        let mut dirs: Vec<_> = std::fs::read_dir(root.join("xplane"))
+            .unwrap()
+            .map(|e| e.unwrap().path().join("input.xplane.pb"))
+            .filter(|p| p.exists())
+            .collect();
+        dirs.sort();
+        for device in ["gpu", "rocm1", "tpu"] {
+            dirs.push(root.join(format!("xplane-device/{device}/input.xplane.pb.gz")));
+        }
+        let mut checked = 0;
+        for path in dirs {
+            let mut bytes = std::fs::read(&path).unwrap();
+            if path.extension().is_some_and(|e| e == "gz") {
+                let mut out = Vec::new();
+                std::io::Read::read_to_end(
+                    &mut profkit_gzip::GzipReader::new(bytes.as_slice(), Default::default()),
+                    &mut out,
+                )
+                .unwrap();
+                bytes = out;
+            }
+            let Ok(space) = profkit_xplane::decode(bytes) else {
+                continue;
+            };
+            let aside = host_op_stats_inner(space.clone(), "host", Parts::ALL, true);
+            let written = host_op_stats_inner(space, "host", Parts::ALL, false);
+            assert_eq!(aside.1, written.1, "{}", path.display());
+            assert!(
+                prost::Message::encode_to_vec(&aside.0)
+                    == prost::Message::encode_to_vec(&written.0),
+                "{}",
+                path.display()
+            );
+            checked += 1;
+        }
+        assert!(checked > 40, "{checked}");
     }
 }

@@ -30,10 +30,12 @@ mod read;
 pub(super) use read::DevicePlane;
 use read::{HostName, StatIds, StatKind, event_name, int_value, timespan};
 
+use super::HostMarks;
 use super::event_span::{
     MarkerKind, Span, StepDetails, StepEvents, StepMarker, TypedSpan, event_type::*,
     intersect_combine_from, non_overlapped_into, precision_stats, union_combine_from,
 };
+use crate::preprocess::Marks;
 use crate::preprocess::derived::is_derived_line_id;
 use crate::proto::{
     AllReduceInfo, CoreDetails, GenericStepBreakdown, OpStats, PerCoreStepInfo, PrecisionStats,
@@ -102,13 +104,17 @@ fn host_line_step_events<'a>(
     line: &'a XLine,
     device_steps: Option<&StepEvents>,
     async_parents: &FxHashSet<(i64, i64)>,
+    marks: Option<Marks<'a>>,
     stack: &mut Vec<StageRef>,
     steps: &mut Groups,
 ) {
     stack.clear();
     let ts = line.timestamp_ns;
-    for event in &line.events {
-        let stats = ids.event_stats(event);
+    for (index, event) in line.events.iter().enumerate() {
+        let stats = match &marks {
+            Some(marks) => ids.event_stats_marked(event, marks.at(index)),
+            None => ids.event_stats(event),
+        };
         let span = timespan(ts, event);
         let async_parent = match (stats.consumer_type, stats.consumer_id) {
             (Some(t), Some(id)) => async_parents.contains(&(t, id)),
@@ -170,6 +176,15 @@ fn host_line_step_events<'a>(
 
 /// `ConvertHostThreadsXPlaneToStepEvents`: every line's step events, united.
 pub fn host_step_events(plane: &XPlane, device_steps: Option<&StepEvents>) -> StepEvents {
+    host_step_events_marked(plane, device_steps, None)
+}
+
+/// [`host_step_events`] of a plane whose grouping marks are kept beside it.
+fn host_step_events_marked<'a>(
+    plane: &'a XPlane,
+    device_steps: Option<&StepEvents>,
+    marks: Option<&HostMarks<'a>>,
+) -> StepEvents {
     let ids = StatIds::new(plane);
     let mut parents = FxHashSet::default();
     if ids.has(StatKind::ProducerType) && ids.has(StatKind::ProducerId) {
@@ -196,6 +211,7 @@ pub fn host_step_events(plane: &XPlane, device_steps: Option<&StepEvents>) -> St
             line,
             device_steps,
             &parents,
+            marks.map(|m| m.line(i)),
             &mut stack,
             &mut steps,
         );
@@ -455,9 +471,10 @@ pub fn hostname(space: &XSpace) -> &str {
 /// one preprocessed space: `step_db`, the device op metrics' `precision_stats`, the
 /// `core_id_to_details` (on GPU and CPU-only hosts core 1 with the host name; on TPU hosts each
 /// device plane's `core_details` stat), and on TPU hosts `hlo_metrics_db_complete_steps_only`.
-pub(crate) fn fill(
-    space: &XSpace,
-    host_plane: Option<&XPlane>,
+pub(crate) fn fill<'a>(
+    space: &'a XSpace,
+    host_plane: Option<&'a XPlane>,
+    host_marks: Option<&HostMarks<'a>>,
     stats: &mut OpStats,
     missing: &mut Vec<String>,
 ) {
@@ -506,7 +523,7 @@ pub(crate) fn fill(
     let has_device = !device_planes.is_empty();
     // A GPU host's steps are its devices': its host steps would go unread.
     let mut host_steps = match host_plane {
-        Some(p) if is_tpu || !has_device => Some(host_step_events(p, None)),
+        Some(p) if is_tpu || !has_device => Some(host_step_events_marked(p, None, host_marks)),
         _ => None,
     };
     if !has_device {

@@ -7,6 +7,7 @@ use profkit_xplane::{XEvent, XPlane, XStat, x_stat};
 use rustc_hash::FxHashMap;
 
 use super::super::event_span::{Span, event_type::*};
+use crate::preprocess::Mark;
 use crate::preprocess::derived::tf_op::{self, Category};
 
 /// The stats step events read.
@@ -144,6 +145,48 @@ impl<'a> StatIds<'a> {
         }
     }
 
+    /// The smallest id of the stats of `kind` (the one grouping writes its stat with).
+    fn first_id(&self, kind: StatKind) -> Option<i64> {
+        self.ids.iter().find(|(_, k)| *k == kind).map(|(id, _)| *id)
+    }
+
+    /// [`Self::event_stats`] of the event with grouping's `group_id` and `step_name` as
+    /// `preprocess` would have written them into it: each set on the event's first stat of the
+    /// id grouping writes (the smallest of the name), else added after its stats.
+    pub(super) fn event_stats_marked(&self, event: &'a XEvent, mark: Mark<'a>) -> EventStats<'a> {
+        if mark.group_id.is_none() && mark.step_name.is_none() {
+            return self.event_stats(event);
+        }
+        let group_at = mark.group_id.and(self.first_id(StatKind::GroupId));
+        let name_at = mark.step_name.and(self.first_id(StatKind::StepName));
+        let (mut group_set, mut name_set) = (false, false);
+        let mut out = EventStats::default();
+        for stat in &event.stats {
+            let Some(kind) = self.kind(stat.metadata_id) else {
+                continue;
+            };
+            let value = self.value(stat);
+            match kind {
+                StatKind::GroupId if !group_set && Some(stat.metadata_id) == group_at => {
+                    out.group_id = mark.group_id;
+                    group_set = true;
+                }
+                StatKind::StepName if !name_set && Some(stat.metadata_id) == name_at => {
+                    out.step_name = mark.step_name.unwrap_or("");
+                    name_set = true;
+                }
+                _ => out.read(kind, value),
+            }
+        }
+        if !group_set && mark.group_id.is_some() {
+            out.group_id = mark.group_id;
+        }
+        if let Some(name) = mark.step_name.filter(|_| !name_set) {
+            out.step_name = name;
+        }
+        out
+    }
+
     /// The stats of an event that step events read (TSL's `ForEachStat` over the event's own
     /// stats, the last of a name winning).
     pub(super) fn event_stats(&self, event: &'a XEvent) -> EventStats<'a> {
@@ -152,18 +195,7 @@ impl<'a> StatIds<'a> {
             let Some(kind) = self.kind(stat.metadata_id) else {
                 continue;
             };
-            let value = self.value(stat);
-            match kind {
-                StatKind::CorrelationId => out.correlation_id = Some(int_value(value)),
-                StatKind::GroupId => out.group_id = Some(int_value(value)),
-                StatKind::StepName => out.step_name = str_or_ref(value),
-                StatKind::StageName => out.stage_name = str_or_ref(value),
-                StatKind::ConsumerType => out.consumer_type = Some(int_or_uint(value)),
-                StatKind::ConsumerId => out.consumer_id = Some(int_or_uint(value)),
-                StatKind::Shape => out.tensor_shapes = str_or_ref(value),
-                StatKind::MemcpyDetails => out.memcpy_details = str_or_ref(value),
-                _ => {}
-            }
+            out.read(kind, self.value(stat));
         }
         out
     }
@@ -191,6 +223,23 @@ pub(super) struct EventStats<'v> {
     pub(super) consumer_id: Option<i64>,
     pub(super) tensor_shapes: &'v str,
     pub(super) memcpy_details: &'v str,
+}
+
+impl<'v> EventStats<'v> {
+    /// Takes in one stat of `kind` (a later one of a kind replacing an earlier one).
+    fn read(&mut self, kind: StatKind, value: Option<StatValueRef<'v>>) {
+        match kind {
+            StatKind::CorrelationId => self.correlation_id = Some(int_value(value)),
+            StatKind::GroupId => self.group_id = Some(int_value(value)),
+            StatKind::StepName => self.step_name = str_or_ref(value),
+            StatKind::StageName => self.stage_name = str_or_ref(value),
+            StatKind::ConsumerType => self.consumer_type = Some(int_or_uint(value)),
+            StatKind::ConsumerId => self.consumer_id = Some(int_or_uint(value)),
+            StatKind::Shape => self.tensor_shapes = str_or_ref(value),
+            StatKind::MemcpyDetails => self.memcpy_details = str_or_ref(value),
+            _ => {}
+        }
+    }
 }
 
 /// `XStatVisitor::IntValue`: the `int64_value`, 0 for another kind.

@@ -714,6 +714,14 @@ impl<'a> Marks<'a> {
             end: self.end,
         }
     }
+
+    /// The mark of the `k`th of these events (none past the last).
+    pub(crate) fn at(&self, k: usize) -> Mark<'a> {
+        match u32::try_from(k).ok().and_then(|k| self.next.checked_add(k)) {
+            Some(n) if n < self.end => self.forest.mark(n),
+            _ => Mark::default(),
+        }
+    }
 }
 
 impl<'a> Iterator for Marks<'a> {
