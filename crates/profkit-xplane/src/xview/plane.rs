@@ -165,6 +165,13 @@ impl<'a> XPlaneView<'a> {
 
     /// The owned XPlane, its byte fields sharing `owner` (the buffer this view is of).
     pub(crate) fn owned_with(&self, owner: Option<&bytes::Bytes>) -> Result<XPlane> {
+        self.owned_on(owner, false)
+    }
+
+    /// [`Self::owned_with`], a big plane's lines decoded on the threads of the current rayon
+    /// pool when `parallel` (the same plane; the threads' allocations may raise the peak a
+    /// little, so callers that count memory more than time leave it off).
+    pub(crate) fn owned_on(&self, owner: Option<&bytes::Bytes>, parallel: bool) -> Result<XPlane> {
         let metadata = self.metadata()?;
         let mut plane = XPlane {
             id: self.id,
@@ -185,12 +192,32 @@ impl<'a> XPlaneView<'a> {
         for stat in self.stats() {
             plane.stats.push(stat?.owned_with(owner));
         }
-        for line in self.lines() {
-            plane.lines.push(line?.owned_with(owner)?);
+        let lines = self.lines().collect::<Result<Vec<_>>>()?;
+        let events: usize = lines.iter().map(XLineView::event_count).sum();
+        if !parallel
+            || events < PARALLEL_EVENTS
+            || lines.len() < 2
+            || rayon::current_num_threads() < 2
+        {
+            for line in &lines {
+                plane.lines.push(line.owned_with(owner)?);
+            }
+        } else {
+            // The lines on the pool's threads, taken in order: the same plane, and the same
+            // (first) error, as one after the other.
+            use rayon::prelude::*;
+            let owned: Vec<Result<_>> = lines.par_iter().map(|l| l.owned_with(owner)).collect();
+            for line in owned {
+                plane.lines.push(line?);
+            }
         }
         Ok(plane)
     }
 }
+
+/// The events from which a plane's lines are decoded in parallel (below it, the threads cost more
+/// than they save).
+const PARALLEL_EVENTS: usize = 50_000;
 
 /// A scan of one message body for the elements of a repeated message field.
 #[derive(Clone)]

@@ -10,10 +10,11 @@
 //! thread's database is closed with its span (first begin to last end) and an `IDLE` op for the
 //! time outside ops, then summed into the plane's.
 
-use std::rc::Rc;
+use std::sync::Arc;
 
 use profkit_xplane::XPlane;
 use profkit_xplane::visitor::{EventVisitor, LineVisitor, PlaneVisitor};
+use rayon::prelude::*;
 use rustc_hash::{FxHashMap, FxHashSet};
 
 use super::HostMarks;
@@ -82,7 +83,7 @@ fn stat_str<'a>(event: &EventVisitor<'a>, id: Option<i64>) -> Option<&'a str> {
 
 /// `CollectTfOpsFromHostThreadsXPlane`: the ops of the plane by event metadata id (or input
 /// pipeline stage id), the first event to name an id deciding.
-fn collect_ops(plane: &PlaneVisitor<'_>, ids: &StatIds) -> FxHashMap<i64, Rc<HostOp>> {
+fn collect_ops(plane: &PlaneVisitor<'_>, ids: &StatIds) -> FxHashMap<i64, Arc<HostOp>> {
     let mut ops = FxHashMap::default();
     // The metadata ids whose name has been parsed: an event's name is its metadata's, so the
     // first parse of an id decides for every later event of it.
@@ -96,7 +97,7 @@ fn collect_ops(plane: &PlaneVisitor<'_>, ids: &StatIds) -> FxHashMap<i64, Rc<Hos
             if let Some(stage) = stat_i64(&event, ids.stage_id) {
                 if let Some(category) = stat_str(&event, ids.stage_category) {
                     ops.entry(stage).or_insert_with(|| {
-                        Rc::new(HostOp {
+                        Arc::new(HostOp {
                             name: name.to_owned(),
                             op_type: category.to_owned(),
                             id: stage,
@@ -112,7 +113,7 @@ fn collect_ops(plane: &PlaneVisitor<'_>, ids: &StatIds) -> FxHashMap<i64, Rc<Hos
             let op = from_full_name(name);
             if op.is_op {
                 ops.entry(event.metadata_id())
-                    .or_insert_with(|| Rc::new(op));
+                    .or_insert_with(|| Arc::new(op));
             }
         }
     }
@@ -123,21 +124,21 @@ struct Activity {
     ts: u64,
     id: u32,
     begin: bool,
-    op: Rc<HostOp>,
+    op: Arc<HostOp>,
     is_eager: bool,
 }
 
 /// One thread's database (`ConvertHostThreadsXLineToTfMetricsDbData`).
 fn line_db(
     line: &LineVisitor<'_>,
-    ops: &FxHashMap<i64, Rc<HostOp>>,
+    ops: &FxHashMap<i64, Arc<HostOp>>,
     ids: &StatIds,
     marks: Option<Marks<'_>>,
 ) -> OpMetricsDb {
     let mut activities = Vec::new();
     let mut next_id = 0u32;
     // The ops of `tf_op` stats, by their value (the same value makes the same op).
-    let mut tf_ops: FxHashMap<&str, Rc<HostOp>> = FxHashMap::default();
+    let mut tf_ops: FxHashMap<&str, Arc<HostOp>> = FxHashMap::default();
     for (index, event) in line.events().enumerate() {
         // As xprof's `Timespan`: 64-bit picoseconds, wrapping (a line starting in 2023 in
         // nanoseconds since 1970 is past 2^64 picoseconds).
@@ -173,7 +174,7 @@ fn line_db(
             next_id = next_id.wrapping_add(1);
             let op = tf_ops
                 .entry(full)
-                .or_insert_with(|| Rc::new(from_full_name(full)))
+                .or_insert_with(|| Arc::new(from_full_name(full)))
                 .clone();
             activities.push(Activity {
                 ts: begin,
@@ -275,19 +276,34 @@ pub(crate) fn host_op_metrics_db_marked(
     let visitor = PlaneVisitor::new(plane);
     let ids = StatIds::new(&visitor);
     let ops = collect_ops(&visitor, &ids);
-    let mut combined = DbBuilder::default();
-    for (index, line) in visitor.lines().enumerate() {
-        // A derived line has no ops, but still its (empty) idle op, as in xprof.
+    let lines: Vec<LineVisitor<'_>> = visitor.lines().collect();
+    // A derived line has no ops, but still its (empty) idle op, as in xprof.
+    let db_of = |(index, line): (usize, &LineVisitor<'_>)| {
         let mut db = if is_derived_line_id(line.id()) {
             OpMetricsDb::default()
         } else {
-            line_db(&line, &ops, &ids, marks.map(|m| m.line(index)))
+            line_db(line, &ops, &ids, marks.map(|m| m.line(index)))
         };
         add_idle_op(&mut db);
-        combined.combine(&db, false);
+        db
+    };
+    // The threads' databases on the pool's threads when the plane is big, combined in line order
+    // either way.
+    let events: usize = plane.lines.iter().map(|l| l.events.len()).sum();
+    let dbs: Vec<OpMetricsDb> = if events >= PARALLEL_EVENTS && lines.len() > 1 {
+        lines.par_iter().enumerate().map(db_of).collect()
+    } else {
+        lines.iter().enumerate().map(db_of).collect()
+    };
+    let mut combined = DbBuilder::default();
+    for db in &dbs {
+        combined.combine(db, false);
     }
     combined.db
 }
+
+/// The events from which the threads' databases are built in parallel.
+const PARALLEL_EVENTS: usize = 50_000;
 
 #[cfg(test)]
 mod tests {

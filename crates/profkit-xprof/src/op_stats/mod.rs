@@ -248,7 +248,7 @@ pub fn read_space_for<R: std::io::Read>(
         match item? {
             RawSpaceItem::Plane(bytes) => {
                 if parts.reads_plane(bytes.view()?.name()) {
-                    space.planes.push(bytes.decode()?);
+                    space.planes.push(bytes.decode_parallel()?);
                 }
             }
             RawSpaceItem::Error(e) => space.errors.push(e),
