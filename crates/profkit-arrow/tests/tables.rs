@@ -796,3 +796,53 @@ fn line_roles_and_self_times_of_the_real_device_profiles() {
         assert!(roles.iter().all(|r| r.is_some_and(|r| !r.is_empty())));
     }
 }
+
+/// Each OpStats table built from the parts of OpStats it reads (`Parts::for_table`, as `--to
+/// parquet` and Python build them) holds the rows of the whole OpStats, on every XSpace case of
+/// `conformance/xplane` and the real GPU, ROCm and TPU profiles.
+#[test]
+fn op_stats_tables_of_their_parts_are_the_tables_of_the_whole() {
+    use profkit_xprof::op_stats::{self, Parts};
+    type Batch = fn(&str, &profkit_xprof::proto::OpStats) -> profkit_arrow::Result<RecordBatch>;
+    let tables: [(&str, Batch); 4] = [
+        ("op_metrics", profkit_arrow::op_metrics::batch),
+        ("steps", profkit_arrow::steps::batch),
+        ("kernels", profkit_arrow::kernels::batch),
+        ("hlo_ops", profkit_arrow::hlo_ops::batch),
+    ];
+    let mut inputs: Vec<PathBuf> = std::fs::read_dir(repo().join("conformance/xplane"))
+        .unwrap()
+        .map(|e| e.unwrap().path().join("input.xplane.pb"))
+        .filter(|p| p.exists())
+        .collect();
+    inputs.sort();
+    for device in ["gpu", "rocm1", "tpu"] {
+        inputs.push(repo().join(format!(
+            "conformance/xplane-device/{device}/input.xplane.pb.gz"
+        )));
+    }
+    let mut checked = 0;
+    for input in inputs {
+        let read = |parts| {
+            let file = File::open(&input).unwrap();
+            op_stats::read_space_for(file, ReadOptions::default(), parts)
+        };
+        let Ok(whole) = read(Parts::ALL) else {
+            continue;
+        };
+        let all = op_stats::build(vec![whole], &["h"]);
+        for (table, batch) in tables {
+            let parts = Parts::for_table(table);
+            let built = op_stats::build_for(vec![read(parts).unwrap()], &["h"], parts);
+            let (ours, whole) = (batch("h", &built.op_stats), batch("h", &all.op_stats));
+            assert_eq!(
+                ours.map_err(|e| e.to_string()),
+                whole.map_err(|e| e.to_string()),
+                "{}: {table}",
+                input.display()
+            );
+            checked += 1;
+        }
+    }
+    assert!(checked > 150, "{checked}");
+}

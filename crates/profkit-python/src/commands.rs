@@ -370,11 +370,7 @@ fn op_metrics(
         }
     };
     // The parts of OpStats the table reads.
-    let parts = match table.as_str() {
-        "op_metrics" | "hlo_ops" => profkit_xprof::op_stats::Parts::for_tool("hlo_stats"),
-        "kernels" => profkit_xprof::op_stats::Parts::for_tool("kernel_stats"),
-        _ => profkit_xprof::op_stats::Parts::for_tool("overview_page"),
-    };
+    let parts = profkit_xprof::op_stats::Parts::for_table(&table);
     let files = paths.clone();
     let batches = call(py, &files, move |control| {
         let mut batches = Vec::with_capacity(paths.len());

@@ -123,6 +123,10 @@ fn measure(input: &Path, tool: &str, output: &str) {
             tools::op_profile::op_profile_json(stats, tools::op_profile::Grouping::Program)
                 .expect("op_profile")
         }
+        "overview_page" => tools::overview_page::to_json(stats).expect("overview_page"),
+        "input_pipeline_analyzer" => {
+            tools::input_pipeline::to_json(stats).expect("input_pipeline_analyzer")
+        }
         other => panic!("no tool {other}"),
     };
     std::fs::write(output, json).expect("write");

@@ -148,9 +148,11 @@ pub fn reads_plane(name: &str) -> bool {
 /// exactly what [`build`] builds of them.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Parts {
-    /// The host and device op metrics databases (with the device's busy time and, for TPUs, the
+    /// The host threads' op metrics database.
+    pub host_op_metrics: bool,
+    /// The device op metrics database (with the device's busy time and, for TPUs, the
     /// instructions fused into each op).
-    pub op_metrics: bool,
+    pub device_op_metrics: bool,
     /// The steps database, the cores' details and the complete steps' HLO op metrics (with the
     /// device op metrics' precision stats).
     pub steps: bool,
@@ -163,7 +165,8 @@ pub struct Parts {
 impl Parts {
     /// Every part (what xprof caches as `ALL_HOSTS.op_stats_v2.pb`).
     pub const ALL: Parts = Parts {
-        op_metrics: true,
+        host_op_metrics: true,
+        device_op_metrics: true,
         steps: true,
         kernel_stats: true,
         tf_functions: true,
@@ -173,14 +176,16 @@ impl Parts {
     /// tool shows the tf-function stats; only the cached OpStats holds them.
     pub fn for_tool(tool: &str) -> Parts {
         let none = Parts {
-            op_metrics: false,
+            host_op_metrics: false,
+            device_op_metrics: false,
             steps: false,
             kernel_stats: false,
             tf_functions: false,
         };
         match tool {
             "framework_op_stats" | "tensorflow_stats" => Parts {
-                op_metrics: true,
+                host_op_metrics: true,
+                device_op_metrics: true,
                 kernel_stats: true,
                 ..none
             },
@@ -189,11 +194,11 @@ impl Parts {
                 ..none
             },
             "hlo_stats" | "op_profile" => Parts {
-                op_metrics: true,
+                device_op_metrics: true,
                 ..none
             },
             "roofline_model" => Parts {
-                op_metrics: true,
+                device_op_metrics: true,
                 steps: true,
                 ..none
             },
@@ -205,11 +210,27 @@ impl Parts {
         }
     }
 
+    /// The parts the OpStats tables of the Arrow and Parquet outputs read, by table name:
+    /// `op_metrics` (host and device op metrics), `hlo_ops` (device), `kernels`, `steps` (the
+    /// steps and what the pages show beside them); every part for another name.
+    pub fn for_table(table: &str) -> Parts {
+        match table {
+            "op_metrics" => Parts {
+                kernel_stats: false,
+                ..Parts::for_tool("framework_op_stats")
+            },
+            "hlo_ops" => Parts::for_tool("hlo_stats"),
+            "kernels" => Parts::for_tool("kernel_stats"),
+            "steps" => Parts::for_tool("overview_page"),
+            _ => Parts::ALL,
+        }
+    }
+
     /// Whether building these parts groups events into steps first (xprof's preprocessing): the
     /// op metrics read each event's `is_eager` and group, the steps their groups; the kernel stats
     /// and the tf-function stats read neither.
     fn groups(self) -> bool {
-        self.op_metrics || self.steps
+        self.host_op_metrics || self.device_op_metrics || self.steps
     }
 
     /// Whether building these parts reads a plane of this name ([`reads_plane`], less the host
@@ -323,7 +344,7 @@ fn host_op_stats_inner(
         },
         || {
             let host_db = host_plane
-                .filter(|_| parts.op_metrics)
+                .filter(|_| parts.host_op_metrics)
                 .map(|p| host::host_op_metrics_db_marked(p, host_marks));
             let tf = host_plane
                 .filter(|_| parts.tf_functions)
@@ -408,7 +429,7 @@ fn device_op_stats(space: &XSpace, parts: Parts) -> (DeviceStats, Vec<String>) {
     let perf_env;
     if let Some(first) = tpu_planes.first() {
         perf_env = Some(perf_env::tpu_perf_env(first));
-        if parts.op_metrics {
+        if parts.device_op_metrics {
             tpu_op_metrics(&tpu_planes, &hlo, &mut device, &mut missing);
             // The device's busy and idle time (only TPU hosts have them).
             let mut duty = duty_cycle::Combiner::default();
@@ -455,7 +476,9 @@ fn device_op_stats(space: &XSpace, parts: Parts) -> (DeviceStats, Vec<String>) {
         let per_gpu: Vec<_> = gpus
             .par_iter()
             .map(|plane| {
-                let db = parts.op_metrics.then(|| gpu_op_metrics_db(plane, &hlo));
+                let db = parts
+                    .device_op_metrics
+                    .then(|| gpu_op_metrics_db(plane, &hlo));
                 let reports = parts
                     .kernel_stats
                     .then(|| kernel_stats::kernel_reports(plane, &hlo));
