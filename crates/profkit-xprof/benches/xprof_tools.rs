@@ -10,7 +10,9 @@
 //! every line repeated, each copy shifted by the profile's span, metadata and HLO protos as they
 //! are, so the device tools have a million events of a real shape to read
 //! (`target/bench-data/CASE_tiled_1m.xplane.pb`). `PROFKIT_BENCH_TOOLS=a,b` picks the tools
-//! (by default framework_op_stats, and on a tiled device profile the device tools too). Each measurement runs in a fresh child process (this binary re-run with
+//! (framework_op_stats, kernel_stats, hlo_stats, roofline_model, op_profile, overview_page,
+//! input_pipeline_analyzer; by default framework_op_stats, and on a tiled device profile the
+//! device tools too). Each measurement runs in a fresh child process (this binary re-run with
 //! `--measure`), which reports its wall time and peak resident set (`VmHWM`); xprof runs in a
 //! child Python (`benches/xprof_trace_viewer.py` with the tool's name) from `.oracle/xprof`
 //! (`XPROF_VENV` elsewhere), skipped with a note when missing. Three runs each, in turn, the
