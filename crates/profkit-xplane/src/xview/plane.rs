@@ -163,6 +163,27 @@ impl<'a> XPlaneView<'a> {
         self.owned_with(None)
     }
 
+    /// Whether decoding the lines on several threads pays: a pool of two threads or more, two
+    /// lines or more but not many (each is a task), and enough events. `false` when a line's
+    /// view does not read (the decode one line after the other then reports the first error).
+    fn worth_parallel(&self) -> bool {
+        if rayon::current_num_threads() < 2 {
+            return false;
+        }
+        let (mut lines, mut events) = (0usize, 0usize);
+        for line in self.lines() {
+            let Ok(line) = line else {
+                return false;
+            };
+            lines += 1;
+            if lines > PARALLEL_MAX_LINES {
+                return false;
+            }
+            events = events.saturating_add(line.event_count());
+        }
+        lines >= 2 && events >= PARALLEL_EVENTS
+    }
+
     /// The owned XPlane, its byte fields sharing `owner` (the buffer this view is of).
     pub(crate) fn owned_with(&self, owner: Option<&bytes::Bytes>) -> Result<XPlane> {
         self.owned_on(owner, false)
@@ -192,24 +213,21 @@ impl<'a> XPlaneView<'a> {
         for stat in self.stats() {
             plane.stats.push(stat?.owned_with(owner));
         }
+        if !(parallel && self.worth_parallel()) {
+            // One line after the other, as they come: no list of the lines' views (a plane of
+            // millions of empty lines would hold it beside the decoded lines).
+            for line in self.lines() {
+                plane.lines.push(line?.owned_with(owner)?);
+            }
+            return Ok(plane);
+        }
+        // The lines on the pool's threads, taken in order: the same plane, and the same (first)
+        // error, as one after the other (every line's view was read by `worth_parallel`).
+        use rayon::prelude::*;
         let lines = self.lines().collect::<Result<Vec<_>>>()?;
-        let events: usize = lines.iter().map(XLineView::event_count).sum();
-        if !parallel
-            || events < PARALLEL_EVENTS
-            || lines.len() < 2
-            || rayon::current_num_threads() < 2
-        {
-            for line in &lines {
-                plane.lines.push(line.owned_with(owner)?);
-            }
-        } else {
-            // The lines on the pool's threads, taken in order: the same plane, and the same
-            // (first) error, as one after the other.
-            use rayon::prelude::*;
-            let owned: Vec<Result<_>> = lines.par_iter().map(|l| l.owned_with(owner)).collect();
-            for line in owned {
-                plane.lines.push(line?);
-            }
+        let owned: Vec<Result<_>> = lines.par_iter().map(|l| l.owned_with(owner)).collect();
+        for line in owned {
+            plane.lines.push(line?);
         }
         Ok(plane)
     }
@@ -218,6 +236,9 @@ impl<'a> XPlaneView<'a> {
 /// The events from which a plane's lines are decoded in parallel (below it, the threads cost more
 /// than they save).
 const PARALLEL_EVENTS: usize = 50_000;
+
+/// The most lines a plane's lines are decoded in parallel for (their views are listed first).
+const PARALLEL_MAX_LINES: usize = 4096;
 
 /// A scan of one message body for the elements of a repeated message field.
 #[derive(Clone)]
