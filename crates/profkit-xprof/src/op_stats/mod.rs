@@ -24,10 +24,10 @@
 //! Not built: XLA's cost model beyond the opcodes module `cost` names; the GPU `PerfEnv` of
 //! architectures whose peak tables [`perf_env`] does not know; the expressions of GPU HLO ops and
 //! the HLO text of fused instructions whose opcodes or attributes module `hlo_text` does not
-//! print (named in [`OpStatsBuild::missing`]); the SparseCore cores' step info. Where a profile has what xprof builds a missing part from and a tool would
-//! show it (an HLO op of an opcode not covered, GPU peaks when HLO ops have FLOPs or bytes),
-//! [`OpStatsBuild::missing`] names it, so that
-//! the tool can say what it could not reproduce.
+//! print (named in [`OpStatsBuild::missing`]); the SparseCore cores' step info. Where a profile
+//! has what xprof builds a missing part from and a tool would show it (an HLO op of an opcode not
+//! covered, GPU peaks when HLO ops have FLOPs or bytes), [`OpStatsBuild::missing`] names it, so
+//! that the tool can say what it could not reproduce.
 //!
 //! ```
 //! use profkit_xplane::{PlaneBuilder, XPlane, XSpace};
