@@ -72,6 +72,11 @@ impl PlaneBytes {
         self.index
     }
 
+    /// The encoded plane, taken out.
+    pub fn into_bytes(self) -> Vec<u8> {
+        self.bytes
+    }
+
     /// Decodes the plane into the owned type.
     pub fn decode(self) -> Result<XPlane> {
         let bytes = bytes::Bytes::from(self.bytes);

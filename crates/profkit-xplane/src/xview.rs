@@ -101,6 +101,7 @@ impl Root<'_> {
         let path = match (self.msg, self.plane) {
             (Msg::Space, _) => "XSpace".to_owned(),
             (_, Some(index)) => format!("XSpace.planes[{index}]"),
+            (Msg::Event, None) => "XEvent".to_owned(),
             _ => "XPlane".to_owned(),
         };
         match locate(self.msg, self.body, self.base, self.open, &path) {

@@ -55,6 +55,7 @@
 
 pub mod datatable;
 mod error;
+mod indexed;
 mod lite;
 mod number;
 pub mod op_stats;

@@ -65,6 +65,19 @@ impl<'a> XEventView<'a> {
         Ok(event)
     }
 
+    /// The view of one event from its encoded body (as [`Events::next_with_body`] gives it), on a
+    /// line starting at `line_timestamp_ns`; errors are located in `XEvent`.
+    pub fn from_body(body: &'a [u8], line_timestamp_ns: i64) -> Result<Self> {
+        let root = Root {
+            msg: Msg::Event,
+            body,
+            base: 0,
+            open: true,
+            plane: None,
+        };
+        Self::parse(root, body, line_timestamp_ns).map_err(|Bad| root.error())
+    }
+
     /// `metadata_id`.
     pub fn metadata_id(&self) -> i64 {
         self.metadata_id

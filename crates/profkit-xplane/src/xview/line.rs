@@ -205,4 +205,16 @@ impl<'a> Iterator for Events<'a> {
     }
 }
 
+impl<'a> Events<'a> {
+    /// The next event with its encoded body (the bytes [`XEventView::from_body`] takes): for a
+    /// reader that keeps where each event lies and views it again later.
+    #[inline]
+    pub fn next_with_body(&mut self) -> Option<Result<(&'a [u8], XEventView<'a>)>> {
+        let timestamp_ns = self.timestamp_ns;
+        self.scan.next_with(Msg::Line, T4_LEN, |root, body| {
+            XEventView::parse(root, body, timestamp_ns).map(|e| (body, e))
+        })
+    }
+}
+
 impl std::iter::FusedIterator for Events<'_> {}

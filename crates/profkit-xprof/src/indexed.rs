@@ -1,0 +1,498 @@
+//! A plane kept as its encoded bytes, with where each event of each line lies: what OpStats and
+//! the preprocessing's first pass read of the host threads' plane, in place of the decoded plane.
+//!
+//! A decoded event costs 56 bytes and its stats 40 bytes each, in as many allocations as events
+//! with stats; a TensorFlow host plane decoded is about five times its file. Indexed, the plane
+//! costs its bytes and 8 bytes an event, and each pass views the events it walks (their stats
+//! parsed as they are read, which the walk checked once when it made the index). Events that
+//! preprocessing adds to the plane (the threadpool regions) are kept decoded beside it, in their
+//! place in their line's order.
+
+use profkit_xplane::xview::{StatValueView, XEventView, XPlaneView};
+use profkit_xplane::{
+    PlaneBytes, XEvent, XEventMetadata, XLine, XPlane, XStat, XStatMetadata, x_event, x_stat,
+};
+
+/// Where one event of a line is: its body in the plane's bytes, or an added event.
+#[derive(Clone, Copy, Debug)]
+struct Slot {
+    start: u32,
+    /// The body's length, or [`ADDED`] when `start` is an index into the added events.
+    len: u32,
+}
+
+const ADDED: u32 = u32::MAX;
+
+/// A plane as its bytes and an index of its events (see the module documentation).
+#[derive(Clone, Debug, Default)]
+pub(crate) struct IndexedPlane {
+    bytes: Vec<u8>,
+    /// The plane without its lines' events: its name, id, metadata and stats, and each line's
+    /// own fields.
+    shadow: XPlane,
+    /// Each line's events, in order.
+    lines: Vec<Vec<Slot>>,
+    /// Events added to the plane (see [`IndexedPlane::insert_sorted`]).
+    added: Vec<XEvent>,
+}
+
+/// The fields of an `XPlane` but its lines, decoded as prost skips the lines.
+#[derive(Clone, PartialEq, prost::Message)]
+struct PlaneHead {
+    #[prost(int64, tag = "1")]
+    id: i64,
+    #[prost(string, tag = "2")]
+    name: String,
+    #[prost(map = "int64, message", tag = "4")]
+    event_metadata: std::collections::HashMap<i64, XEventMetadata>,
+    #[prost(map = "int64, message", tag = "5")]
+    stat_metadata: std::collections::HashMap<i64, XStatMetadata>,
+    #[prost(message, repeated, tag = "6")]
+    stats: Vec<XStat>,
+}
+
+/// One event of an [`IndexedPlane`]: viewed in the plane's bytes, or added.
+#[derive(Clone, Copy)]
+pub(crate) enum Event<'a> {
+    View(XEventView<'a>),
+    Owned(&'a XEvent),
+}
+
+/// One stat of an [`Event`]: its metadata id and value as stored (a `ref_value` is a stat
+/// metadata id).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub(crate) struct Stat<'a> {
+    pub metadata_id: i64,
+    pub value: Option<StatValueView<'a>>,
+}
+
+impl<'a> Stat<'a> {
+    /// The stat of an owned `XStat`.
+    pub(crate) fn of(stat: &'a XStat) -> Self {
+        Stat {
+            metadata_id: stat.metadata_id,
+            value: stat.value.as_ref().map(|v| match v {
+                x_stat::Value::DoubleValue(v) => StatValueView::Double(*v),
+                x_stat::Value::Uint64Value(v) => StatValueView::Uint64(*v),
+                x_stat::Value::Int64Value(v) => StatValueView::Int64(*v),
+                x_stat::Value::StrValue(v) => StatValueView::Str(v),
+                x_stat::Value::BytesValue(v) => StatValueView::Bytes(v),
+                x_stat::Value::RefValue(v) => StatValueView::Ref(*v),
+            }),
+        }
+    }
+
+    /// TSL's `IntValue`: the `int64_value`, 0 for any other kind.
+    pub(crate) fn int_value(&self) -> i64 {
+        match self.value {
+            Some(StatValueView::Int64(v)) => v,
+            _ => 0,
+        }
+    }
+
+    /// The `uint64_value`, or the `int64_value` as unsigned; 0 for any other kind.
+    pub(crate) fn int_or_uint(&self) -> u64 {
+        match self.value {
+            Some(StatValueView::Uint64(v)) => v,
+            Some(StatValueView::Int64(v)) => v as u64,
+            _ => 0,
+        }
+    }
+
+    /// TSL's `StrOrRefValue`, `names` the plane's stat metadata names by id: the text, the
+    /// referenced stat metadata's name, or empty.
+    pub(crate) fn str_or_ref<S: std::hash::BuildHasher>(
+        &self,
+        names: &'a std::collections::HashMap<i64, String, S>,
+    ) -> &'a str {
+        match self.value {
+            Some(StatValueView::Str(s)) => s,
+            Some(StatValueView::Ref(r)) => i64::try_from(r)
+                .ok()
+                .and_then(|r| names.get(&r))
+                .map_or("", String::as_str),
+            _ => "",
+        }
+    }
+}
+
+/// The stats of an [`Event`], in order.
+pub(crate) enum Stats<'a> {
+    View(profkit_xplane::xview::Stats<'a>),
+    Owned(std::slice::Iter<'a, XStat>),
+}
+
+impl<'a> Iterator for Stats<'a> {
+    type Item = Stat<'a>;
+
+    #[inline]
+    fn next(&mut self) -> Option<Stat<'a>> {
+        match self {
+            // The index's walk parsed every stat once: a fault cannot show up here (and would end
+            // the stats, not panic).
+            Stats::View(stats) => stats.next()?.ok().map(|s| Stat {
+                metadata_id: s.metadata_id(),
+                value: s.value(),
+            }),
+            Stats::Owned(stats) => stats.next().map(Stat::of),
+        }
+    }
+}
+
+impl<'a> Event<'a> {
+    /// `metadata_id`.
+    #[inline]
+    pub(crate) fn metadata_id(&self) -> i64 {
+        match self {
+            Event::View(e) => e.metadata_id(),
+            Event::Owned(e) => e.metadata_id,
+        }
+    }
+
+    /// `offset_ps`, 0 for an aggregated event (as `XEvent::offset_ps().unwrap_or(0)`).
+    #[inline]
+    pub(crate) fn offset_ps(&self) -> i64 {
+        match self {
+            Event::View(e) => e.offset_ps(),
+            Event::Owned(e) => e.offset_ps().unwrap_or(0),
+        }
+    }
+
+    /// `duration_ps`.
+    #[inline]
+    pub(crate) fn duration_ps(&self) -> i64 {
+        match self {
+            Event::View(e) => e.duration_ps(),
+            Event::Owned(e) => e.duration_ps,
+        }
+    }
+
+    /// The event's stats, in order.
+    #[inline]
+    pub(crate) fn stats(&self) -> Stats<'a> {
+        match self {
+            Event::View(e) => Stats::View(e.stats()),
+            Event::Owned(e) => Stats::Owned(e.stats.iter()),
+        }
+    }
+
+    /// Whether the event has any stat.
+    #[inline]
+    pub(crate) fn has_stats(&self) -> bool {
+        match self {
+            Event::View(e) => e.has_stats(),
+            Event::Owned(e) => !e.stats.is_empty(),
+        }
+    }
+
+    /// The owned event.
+    pub(crate) fn to_owned_event(&self) -> XEvent {
+        match self {
+            // Checked when the index was made.
+            Event::View(e) => e.to_owned_event().unwrap_or_default(),
+            Event::Owned(e) => (*e).clone(),
+        }
+    }
+
+    /// Start and end in picoseconds on a line starting at `line_timestamp_ns`, as TSL's
+    /// unsigned `Timespan` holds them (see `preprocess::stats::timespan`).
+    #[inline]
+    pub(crate) fn timespan(&self, line_timestamp_ns: i64) -> (u64, u64) {
+        let begin = line_timestamp_ns
+            .wrapping_mul(1000)
+            .wrapping_add(self.offset_ps()) as u64;
+        (begin, begin.wrapping_add(self.duration_ps() as u64))
+    }
+}
+
+impl IndexedPlane {
+    /// The index of a plane read from a stream; its faults are located in that input. `None`
+    /// for a plane of 4 GiB or more (which the caller decodes instead).
+    pub(crate) fn from_plane_bytes(
+        plane: PlaneBytes,
+    ) -> Result<Option<IndexedPlane>, profkit_xplane::Error> {
+        let lines = match index_lines(&plane.view()?)? {
+            Some(lines) => lines,
+            None => return Ok(None),
+        };
+        Ok(Some(Self::with_lines(plane.into_bytes(), lines)?))
+    }
+
+    /// The index of an encoded plane on its own (faults located in `XPlane`).
+    pub(crate) fn from_bytes(bytes: Vec<u8>) -> Result<Option<IndexedPlane>, profkit_xplane::Error> {
+        let lines = match index_lines(&XPlaneView::new(&bytes)?)? {
+            Some(lines) => lines,
+            None => return Ok(None),
+        };
+        Ok(Some(Self::with_lines(bytes, lines)?))
+    }
+
+    /// The index of a plane in memory (encoded first). A plane too big to index (4 GiB encoded)
+    /// is kept with its events added, the same to every pass, only bigger.
+    pub(crate) fn of_owned(plane: &XPlane) -> IndexedPlane {
+        let bytes = profkit_xplane::encode_plane(plane);
+        if let Ok(Some(index)) = Self::from_bytes(bytes) {
+            return index;
+        }
+        let mut index = IndexedPlane {
+            shadow: shadow_of(plane),
+            ..IndexedPlane::default()
+        };
+        for line in &plane.lines {
+            let slots = line
+                .events
+                .iter()
+                .map(|e| index.add(e.clone()))
+                .collect::<Vec<_>>();
+            index.lines.push(slots);
+        }
+        index
+    }
+
+    fn with_lines(
+        bytes: Vec<u8>,
+        lines: Vec<(XLine, Vec<Slot>)>,
+    ) -> Result<IndexedPlane, profkit_xplane::Error> {
+        let head = <PlaneHead as prost::Message>::decode(bytes.as_slice()).map_err(|e| {
+            profkit_xplane::Error::Malformed {
+                offset: 0,
+                path: "XPlane".to_owned(),
+                reason: e.to_string(),
+            }
+        })?;
+        let (shadow_lines, slots): (Vec<XLine>, Vec<Vec<Slot>>) = lines.into_iter().unzip();
+        Ok(IndexedPlane {
+            bytes,
+            shadow: XPlane {
+                id: head.id,
+                name: head.name,
+                lines: shadow_lines,
+                event_metadata: head.event_metadata.into_iter().collect(),
+                stat_metadata: head.stat_metadata.into_iter().collect(),
+                stats: head.stats,
+            },
+            lines: slots,
+            added: Vec::new(),
+        })
+    }
+
+    /// The plane without its lines' events (its lines' own fields, metadata and stats).
+    pub(crate) fn shadow(&self) -> &XPlane {
+        &self.shadow
+    }
+
+    /// The shadow, to intern metadata into (see `preprocess::stats::intern_event`).
+    pub(crate) fn shadow_mut(&mut self) -> &mut XPlane {
+        &mut self.shadow
+    }
+
+    /// The plane's name.
+    pub(crate) fn name(&self) -> &str {
+        &self.shadow.name
+    }
+
+    /// How many lines the plane has.
+    pub(crate) fn line_count(&self) -> usize {
+        self.lines.len()
+    }
+
+    /// How many events its lines hold.
+    pub(crate) fn event_count(&self) -> usize {
+        self.lines.iter().map(Vec::len).sum()
+    }
+
+    /// Line number `line`'s own fields (no events) and its events, in order.
+    pub(crate) fn line(&self, line: usize) -> Option<(&XLine, LineEvents<'_>)> {
+        let fields = self.shadow.lines.get(line)?;
+        let slots = self.lines.get(line)?;
+        Some((
+            fields,
+            LineEvents {
+                plane: self,
+                slots: slots.iter(),
+                timestamp_ns: fields.timestamp_ns,
+            },
+        ))
+    }
+
+    /// Every line with its events, in order.
+    pub(crate) fn lines(&self) -> impl ExactSizeIterator<Item = (&XLine, LineEvents<'_>)> + '_ {
+        self.shadow
+            .lines
+            .iter()
+            .zip(&self.lines)
+            .map(|(fields, slots)| {
+                (
+                    fields,
+                    LineEvents {
+                        plane: self,
+                        slots: slots.iter(),
+                        timestamp_ns: fields.timestamp_ns,
+                    },
+                )
+            })
+    }
+
+    fn event(&self, slot: Slot, timestamp_ns: i64) -> Option<Event<'_>> {
+        if slot.len == ADDED {
+            return self.added.get(slot.start as usize).map(Event::Owned);
+        }
+        let start = slot.start as usize;
+        let body = self.bytes.get(start..start + slot.len as usize)?;
+        XEventView::from_body(body, timestamp_ns)
+            .ok()
+            .map(Event::View)
+    }
+
+    fn add(&mut self, event: XEvent) -> Slot {
+        let start = u32::try_from(self.added.len()).unwrap_or(u32::MAX);
+        self.added.push(event);
+        Slot { start, len: ADDED }
+    }
+
+    /// Adds `events` to line number `line` in the order `preprocess::sort::insert_sorted` gives
+    /// an owned line's events (the same order, ties included).
+    pub(crate) fn insert_sorted(&mut self, line: usize, events: Vec<XEvent>) {
+        let Some(timestamp_ns) = self.shadow.lines.get(line).map(|l| l.timestamp_ns) else {
+            return;
+        };
+        let Some(slots) = self.lines.get(line) else {
+            return;
+        };
+        // A line of stand-ins: each event's offset and duration, its slot in `metadata_id`.
+        let stand_in = |slot: Slot, e: Event<'_>| XEvent {
+            metadata_id: (i64::from(slot.start) << 32) | i64::from(slot.len),
+            data: Some(x_event::Data::OffsetPs(e.offset_ps())),
+            duration_ps: e.duration_ps(),
+            stats: Vec::new(),
+        };
+        let mut stand_ins = XLine {
+            events: slots
+                .iter()
+                .filter_map(|&s| Some(stand_in(s, self.event(s, timestamp_ns)?)))
+                .collect(),
+            ..XLine::default()
+        };
+        let mut added = Vec::with_capacity(events.len());
+        for event in events {
+            let slot = self.add(event);
+            if let Some(e) = self.added.last() {
+                added.push(stand_in(slot, Event::Owned(e)));
+            }
+        }
+        crate::preprocess::insert_sorted(&mut stand_ins, added);
+        let order = stand_ins
+            .events
+            .iter()
+            .map(|e| Slot {
+                start: (e.metadata_id >> 32) as u32,
+                len: e.metadata_id as u32,
+            })
+            .collect();
+        if let Some(slots) = self.lines.get_mut(line) {
+            *slots = order;
+        }
+    }
+
+    /// The owned plane: the shadow with every line's events decoded, in order.
+    pub(crate) fn to_owned_plane(&self) -> XPlane {
+        let mut plane = self.shadow.clone();
+        for (line, fields) in plane.lines.iter_mut().enumerate() {
+            if let Some((_, events)) = self.line(line) {
+                fields.events = events.map(|e| e.to_owned_event()).collect();
+            }
+        }
+        plane
+    }
+}
+
+/// The events of one line of an [`IndexedPlane`], in order.
+#[derive(Clone)]
+pub(crate) struct LineEvents<'a> {
+    plane: &'a IndexedPlane,
+    slots: std::slice::Iter<'a, Slot>,
+    timestamp_ns: i64,
+}
+
+impl<'a> Iterator for LineEvents<'a> {
+    type Item = Event<'a>;
+
+    #[inline]
+    fn next(&mut self) -> Option<Event<'a>> {
+        let slot = *self.slots.next()?;
+        self.plane.event(slot, self.timestamp_ns)
+    }
+
+    fn size_hint(&self) -> (usize, Option<usize>) {
+        self.slots.size_hint()
+    }
+}
+
+impl ExactSizeIterator for LineEvents<'_> {}
+
+/// The plane's lines without their events, each with where its events lie (every event and stat
+/// parsed once, so that later views find no fault); `None` when the plane is 4 GiB or more.
+fn index_lines(view: &XPlaneView<'_>) -> Result<Option<Vec<(XLine, Vec<Slot>)>>, profkit_xplane::Error> {
+    let base = view.bytes().as_ptr() as usize;
+    let Ok(size) = u32::try_from(view.bytes().len()) else {
+        return Ok(None);
+    };
+    if size == u32::MAX {
+        return Ok(None);
+    }
+    let mut lines = Vec::with_capacity(view.line_count());
+    for line in view.lines() {
+        let line = line?;
+        let mut slots = Vec::with_capacity(line.event_count());
+        let mut events = line.events();
+        while let Some(item) = events.next_with_body() {
+            let (body, event) = item?;
+            for stat in event.stats() {
+                stat?;
+            }
+            // Both fit in 32 bits: the body lies within the plane's bytes.
+            let start = (body.as_ptr() as usize).wrapping_sub(base) as u32;
+            slots.push(Slot {
+                start,
+                len: body.len() as u32,
+            });
+        }
+        lines.push((
+            XLine {
+                id: line.id(),
+                display_id: line.raw_display_id(),
+                name: line.name().to_owned(),
+                display_name: line.raw_display_name().to_owned(),
+                timestamp_ns: line.timestamp_ns(),
+                duration_ps: line.duration_ps(),
+                events: Vec::new(),
+            },
+            slots,
+        ));
+    }
+    Ok(Some(lines))
+}
+
+/// A plane's shadow: all but its lines' events.
+fn shadow_of(plane: &XPlane) -> XPlane {
+    XPlane {
+        id: plane.id,
+        name: plane.name.clone(),
+        lines: plane
+            .lines
+            .iter()
+            .map(|l| XLine {
+                id: l.id,
+                display_id: l.display_id,
+                name: l.name.clone(),
+                display_name: l.display_name.clone(),
+                timestamp_ns: l.timestamp_ns,
+                duration_ps: l.duration_ps,
+                events: Vec::new(),
+            })
+            .collect(),
+        event_metadata: plane.event_metadata.clone(),
+        stat_metadata: plane.stat_metadata.clone(),
+        stats: plane.stats.clone(),
+    }
+}
