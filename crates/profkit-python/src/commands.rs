@@ -397,7 +397,7 @@ fn op_metrics(
                     .unwrap_or_else(|| name.split('.').next().unwrap_or_default().to_owned())
             });
             let file = std::fs::File::open(path).map_err(|e| input(&e))?;
-            let space = profkit_xprof::op_stats::read_space_for(
+            let space = profkit_xprof::op_stats::read_for(
                 file,
                 profkit_xplane::ReadOptions::default(),
                 parts,

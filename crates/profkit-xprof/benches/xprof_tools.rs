@@ -112,8 +112,8 @@ fn measure(input: &Path, tool: &str, output: &str) {
     let file = std::fs::File::open(input).expect("open the input");
     // The parts of OpStats the tool shows, as `profkit xprof TOOL` builds them.
     let parts = op_stats::Parts::for_tool(tool);
-    let space = op_stats::read_space_for(file, profkit_xplane::ReadOptions::default(), parts)
-        .expect("read");
+    let space =
+        op_stats::read_for(file, profkit_xplane::ReadOptions::default(), parts).expect("read");
     let built = op_stats::build_for(vec![space], &["bench"], parts);
     let stats = &built.op_stats;
     let json = match tool {

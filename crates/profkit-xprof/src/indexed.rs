@@ -26,7 +26,7 @@ const ADDED: u32 = u32::MAX;
 /// A plane as its bytes and an index of its events (see the module documentation).
 #[derive(Clone, Debug, Default)]
 pub(crate) struct IndexedPlane {
-    bytes: Vec<u8>,
+    bytes: bytes::Bytes,
     /// The plane without its lines' events: its name, id, metadata and stats, and each line's
     /// own fields.
     shadow: XPlane,
@@ -117,6 +117,7 @@ impl<'a> Stat<'a> {
 }
 
 /// The stats of an [`Event`], in order.
+#[derive(Clone)]
 pub(crate) enum Stats<'a> {
     View(profkit_xplane::xview::Stats<'a>),
     Owned(std::slice::Iter<'a, XStat>),
@@ -206,20 +207,22 @@ impl<'a> Event<'a> {
 }
 
 impl IndexedPlane {
-    /// The index of a plane read from a stream; its faults are located in that input. `None`
-    /// for a plane of 4 GiB or more (which the caller decodes instead).
+    /// The index of a plane read from a stream; its faults are located in that input. The
+    /// bytes back for a plane of 4 GiB or more (which the caller decodes instead).
     pub(crate) fn from_plane_bytes(
         plane: PlaneBytes,
-    ) -> Result<Option<IndexedPlane>, profkit_xplane::Error> {
+    ) -> Result<Result<IndexedPlane, PlaneBytes>, profkit_xplane::Error> {
         let lines = match index_lines(&plane.view()?)? {
             Some(lines) => lines,
-            None => return Ok(None),
+            None => return Ok(Err(plane)),
         };
-        Ok(Some(Self::with_lines(plane.into_bytes(), lines)?))
+        Ok(Ok(Self::with_lines(plane.into_bytes().into(), lines)?))
     }
 
     /// The index of an encoded plane on its own (faults located in `XPlane`).
-    pub(crate) fn from_bytes(bytes: Vec<u8>) -> Result<Option<IndexedPlane>, profkit_xplane::Error> {
+    pub(crate) fn from_bytes(
+        bytes: bytes::Bytes,
+    ) -> Result<Option<IndexedPlane>, profkit_xplane::Error> {
         let lines = match index_lines(&XPlaneView::new(&bytes)?)? {
             Some(lines) => lines,
             None => return Ok(None),
@@ -231,7 +234,7 @@ impl IndexedPlane {
     /// is kept with its events added, the same to every pass, only bigger.
     pub(crate) fn of_owned(plane: &XPlane) -> IndexedPlane {
         let bytes = profkit_xplane::encode_plane(plane);
-        if let Ok(Some(index)) = Self::from_bytes(bytes) {
+        if let Ok(Some(index)) = Self::from_bytes(bytes.into()) {
             return index;
         }
         let mut index = IndexedPlane {
@@ -250,10 +253,10 @@ impl IndexedPlane {
     }
 
     fn with_lines(
-        bytes: Vec<u8>,
+        bytes: bytes::Bytes,
         lines: Vec<(XLine, Vec<Slot>)>,
     ) -> Result<IndexedPlane, profkit_xplane::Error> {
-        let head = <PlaneHead as prost::Message>::decode(bytes.as_slice()).map_err(|e| {
+        let head = <PlaneHead as prost::Message>::decode(bytes.clone()).map_err(|e| {
             profkit_xplane::Error::Malformed {
                 offset: 0,
                 path: "XPlane".to_owned(),
@@ -432,7 +435,9 @@ impl ExactSizeIterator for LineEvents<'_> {}
 
 /// The plane's lines without their events, each with where its events lie (every event and stat
 /// parsed once, so that later views find no fault); `None` when the plane is 4 GiB or more.
-fn index_lines(view: &XPlaneView<'_>) -> Result<Option<Vec<(XLine, Vec<Slot>)>>, profkit_xplane::Error> {
+fn index_lines(
+    view: &XPlaneView<'_>,
+) -> Result<Option<Vec<(XLine, Vec<Slot>)>>, profkit_xplane::Error> {
     let base = view.bytes().as_ptr() as usize;
     let Ok(size) = u32::try_from(view.bytes().len()) else {
         return Ok(None);

@@ -81,6 +81,7 @@ pub(crate) use derived::lines_only;
 pub(crate) use event_types::INTERNAL_EVENTS;
 pub(crate) use facts::SpaceFacts;
 pub(crate) use grouping::forest::{Mark, Marks};
+pub(crate) use runtime::has_runtime_events;
 pub(crate) use sort::insert_sorted;
 pub(crate) use stats::timespan;
 
@@ -126,6 +127,17 @@ pub(crate) fn preprocess_space(
     derived_timelines: bool,
     host_marks_aside: bool,
 ) -> SpaceFacts {
+    preprocess_space_indexed(space, derived_timelines, host_marks_aside, None)
+}
+
+/// [`preprocess_space`] of a space whose plane number `host.0` (the host threads', its marks
+/// kept aside) is indexed (`host.1`), its place among the planes taken by its shadow.
+pub(crate) fn preprocess_space_indexed(
+    space: &mut XSpace,
+    derived_timelines: bool,
+    host_marks_aside: bool,
+    mut host: Option<(usize, &mut crate::indexed::IndexedPlane)>,
+) -> SpaceFacts {
     // Whether the space is preprocessed at all, from the planes' names alone.
     let mut probe = SpaceFacts::default();
     for plane in &space.planes {
@@ -139,15 +151,22 @@ pub(crate) fn preprocess_space(
     let regions_in: Vec<bool> = if probe.preprocesses() {
         // The regions go in as the facts take each plane in (no copy of the plane), and are
         // not added again below.
-        space
-            .planes
-            .iter_mut()
-            .map(|plane| facts.observe_mut(plane))
-            .collect()
+        let mut regions_in = Vec::with_capacity(space.planes.len());
+        for (index, plane) in space.planes.iter_mut().enumerate() {
+            regions_in.push(match host.as_mut() {
+                Some((at, indexed)) if *at == index => facts.observe_indexed(indexed),
+                _ => facts.observe_mut(plane),
+            });
+        }
+        regions_in
     } else {
         // Nothing will be preprocessed: the planes stay as they are.
-        for plane in &space.planes {
-            facts.observe(plane);
+        for (index, plane) in space.planes.iter().enumerate() {
+            match host.as_mut() {
+                // Its events would go into the forest only to be dropped: not grouped.
+                Some((at, indexed)) if *at == index => facts.observe_shadow(indexed.shadow()),
+                _ => facts.observe(plane),
+            }
         }
         vec![false; space.planes.len()]
     };

@@ -207,7 +207,7 @@ fn op_stats(
         tf_functions: false,
         ..profkit_xprof::op_stats::Parts::ALL
     };
-    let space = profkit_xprof::op_stats::read_space_for(file, ReadOptions::default(), parts)?;
+    let space = profkit_xprof::op_stats::read_for(file, ReadOptions::default(), parts)?;
     Ok(profkit_xprof::op_stats::build_for(
         vec![space],
         &[host],

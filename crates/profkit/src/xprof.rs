@@ -5,7 +5,7 @@ use std::io::Write;
 use std::path::PathBuf;
 
 use profkit_xplane::XSpace;
-use profkit_xprof::op_stats::{self, OpStatsBuild, Parts};
+use profkit_xprof::op_stats::{self, OpStatsBuild, OpStatsSpace, Parts};
 use profkit_xprof::tools::framework_op_stats::{self, TfStatsRecord};
 use profkit_xprof::tools::op_profile;
 
@@ -48,13 +48,6 @@ pub(crate) struct XprofArgs {
     pub depth: Option<usize>,
 }
 
-/// The planes of an input that these parts of OpStats read (see
-/// `profkit_xprof::op_stats::read_space_for`).
-fn read_space_for(input: Input, parts: Parts) -> Result<XSpace, Failure> {
-    op_stats::read_space_for(input.reader, profkit_xplane::ReadOptions::default(), parts)
-        .map_err(|e| Failure::BadInput(format!("{}: {e}", input.name)))
-}
-
 /// The inputs' spaces (every plane when `whole`, else the planes these parts of OpStats read)
 /// and hosts.
 fn read_spaces(
@@ -62,16 +55,41 @@ fn read_spaces(
     whole: bool,
     parts: Parts,
 ) -> Result<(Vec<XSpace>, Vec<String>), Failure> {
+    read_each(paths, |input| {
+        if whole {
+            Ok(crate::convert::xspace_whole(input)?.1)
+        } else {
+            op_stats::read_space_for(input.reader, profkit_xplane::ReadOptions::default(), parts)
+                .map_err(|e| Failure::BadInput(format!("{}: {e}", input.name)))
+        }
+    })
+}
+
+/// The inputs as OpStats reads them (see `profkit_xprof::op_stats::read_for`), and hosts.
+fn read_op_stats_spaces(
+    paths: &[PathBuf],
+    parts: Parts,
+) -> Result<(Vec<OpStatsSpace>, Vec<String>), Failure> {
+    read_each(paths, |input| read_for(input, parts))
+}
+
+/// The planes of an input that these parts of OpStats read, its host threads' plane indexed.
+fn read_for(input: Input, parts: Parts) -> Result<OpStatsSpace, Failure> {
+    op_stats::read_for(input.reader, profkit_xplane::ReadOptions::default(), parts)
+        .map_err(|e| Failure::BadInput(format!("{}: {e}", input.name)))
+}
+
+/// Each input read by `read`, with its host's name.
+fn read_each<T>(
+    paths: &[PathBuf],
+    mut read: impl FnMut(Input) -> Result<T, Failure>,
+) -> Result<(Vec<T>, Vec<String>), Failure> {
     let mut spaces = Vec::with_capacity(paths.len());
     let mut hosts = Vec::with_capacity(paths.len());
     for path in paths {
         let input = Input::open(path, Some(Format::Xspace))?;
         hosts.push(crate::hosts::host_of(&input));
-        spaces.push(if whole {
-            crate::convert::xspace_whole(input)?.1
-        } else {
-            read_space_for(input, parts)?
-        });
+        spaces.push(read(input)?);
     }
     Ok((spaces, hosts))
 }
@@ -129,7 +147,17 @@ pub(crate) fn run(args: XprofArgs) -> Result<(), Failure> {
     }
     // The parts of OpStats the tool shows (all of them for the tools not computed from it).
     let parts = tool.as_deref().map_or(Parts::ALL, Parts::for_tool);
-    let (mut spaces, hosts) = read_spaces(inputs, tool.as_deref() == Some("trace_viewer"), parts)?;
+    // The tools built from OpStats read the host threads' plane indexed, the others decoded.
+    let from_op_stats = tool
+        .as_deref()
+        .is_some_and(|t| !matches!(t, "trace_viewer" | "memory_profile" | "memory_viewer"));
+    let (spaces, mut op_spaces, hosts) = if from_op_stats {
+        let (op_spaces, hosts) = read_op_stats_spaces(inputs, parts)?;
+        (Vec::new(), op_spaces, hosts)
+    } else {
+        let (spaces, hosts) = read_spaces(inputs, tool.as_deref() == Some("trace_viewer"), parts)?;
+        (spaces, Vec::new(), hosts)
+    };
     // Standard output is the session's (the terminal, or the library API's capture).
     let out = args.out.filter(|o| o.as_os_str() != "-");
     let (output, mut writer): (Option<Output>, Box<dyn Write>) = match &out {
@@ -192,7 +220,7 @@ pub(crate) fn run(args: XprofArgs) -> Result<(), Failure> {
             Some(t) if crate::xprof_pages::TOOLS.contains(&t) => {
                 notes.extend(crate::xprof_pages::run(
                     t,
-                    std::mem::take(&mut spaces),
+                    std::mem::take(&mut op_spaces),
                     &hosts,
                     parts,
                     &mut writer,
@@ -202,7 +230,8 @@ pub(crate) fn run(args: XprofArgs) -> Result<(), Failure> {
             }
             Some(tool @ ("kernel_stats" | "hlo_stats" | "roofline_model")) => {
                 let host_refs: Vec<&str> = hosts.iter().map(String::as_str).collect();
-                let built: OpStatsBuild = op_stats::build_for(spaces, &host_refs, parts);
+                let built: OpStatsBuild =
+                    op_stats::build_for(std::mem::take(&mut op_spaces), &host_refs, parts);
                 notes.extend(crate::xprof_ops::notes(tool, &built));
                 if args.text {
                     crate::xprof_ops::write_text(tool, &mut writer, &built, args.rows)?;
@@ -213,7 +242,8 @@ pub(crate) fn run(args: XprofArgs) -> Result<(), Failure> {
             }
             Some("op_profile") => {
                 let host_refs: Vec<&str> = hosts.iter().map(String::as_str).collect();
-                let built: OpStatsBuild = op_stats::build_for(spaces, &host_refs, parts);
+                let built: OpStatsBuild =
+                    op_stats::build_for(std::mem::take(&mut op_spaces), &host_refs, parts);
                 let group_by = op_profile::Grouping::from_option(
                     args.group_by.as_deref().unwrap_or("program"),
                 );
@@ -238,7 +268,8 @@ pub(crate) fn run(args: XprofArgs) -> Result<(), Failure> {
             }
             Some(_) => {
                 let host_refs: Vec<&str> = hosts.iter().map(String::as_str).collect();
-                let built: OpStatsBuild = op_stats::build_for(spaces, &host_refs, parts);
+                let built: OpStatsBuild =
+                    op_stats::build_for(std::mem::take(&mut op_spaces), &host_refs, parts);
                 notes.extend(
                     built
                         .missing_op_metrics()
@@ -270,7 +301,7 @@ pub(crate) fn run(args: XprofArgs) -> Result<(), Failure> {
 pub(crate) fn report(input: Input, json: bool) -> Result<(), Failure> {
     let host = crate::hosts::host_of(&input);
     let parts = Parts::for_tool("framework_op_stats");
-    let space = read_space_for(input, parts)?;
+    let space = read_for(input, parts)?;
     let built = op_stats::build_for(vec![space], &[host.as_str()], parts);
     let mut out = crate::session::stdout();
     if json {
@@ -310,7 +341,7 @@ pub(crate) fn op_stats_file(
         ));
     }
     crate::output::refuse_inputs(paths, out)?;
-    let (spaces, mut names) = read_spaces(paths, false, Parts::ALL)?;
+    let (spaces, mut names) = read_op_stats_spaces(paths, Parts::ALL)?;
     for (name, given) in names.iter_mut().zip(hosts) {
         if let Some(given) = given {
             name.clone_from(given);

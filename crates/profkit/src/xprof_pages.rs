@@ -4,7 +4,6 @@
 
 use std::io::Write;
 
-use profkit_xplane::XSpace;
 use profkit_xprof::datatable::{Cell, DataTable};
 use profkit_xprof::op_stats;
 use profkit_xprof::tools::{input_pipeline, overview_page, pod_viewer};
@@ -17,7 +16,7 @@ pub(crate) const TOOLS: [&str; 3] = ["overview_page", "input_pipeline_analyzer",
 /// Writes the tool's JSON (or `--text` tables) for these hosts' spaces; returns the notes.
 pub(crate) fn run(
     tool: &str,
-    spaces: Vec<XSpace>,
+    spaces: Vec<op_stats::OpStatsSpace>,
     hosts: &[String],
     parts: op_stats::Parts,
     out: &mut dyn Write,

@@ -263,44 +263,148 @@ pub fn read_space_for<R: std::io::Read>(
     options: profkit_xplane::ReadOptions,
     parts: Parts,
 ) -> Result<XSpace, profkit_xplane::Error> {
+    read_with(reader, options, parts, false).map(OpStatsSpace::into_space)
+}
+
+/// What [`build_for`] reads of one host's space, read by [`read_for`]: the planes OpStats reads,
+/// the host threads' plane kept as its bytes with an index of its events rather than decoded
+/// (about a fifth of the memory). Any `XSpace` converts into one.
+#[derive(Clone, Debug, Default)]
+pub struct OpStatsSpace {
+    /// The planes, the host threads' plane among them as its shadow (no events) when indexed.
+    space: XSpace,
+    /// The host threads' plane, indexed, and its place among the planes.
+    host: Option<(usize, crate::indexed::IndexedPlane)>,
+}
+
+impl OpStatsSpace {
+    /// The space with every plane decoded (the host threads' plane decoded from its bytes).
+    pub fn into_space(self) -> XSpace {
+        let OpStatsSpace { mut space, host } = self;
+        if let Some((index, host)) = host {
+            if let Some(slot) = space.planes.get_mut(index) {
+                *slot = host.to_owned_plane();
+            }
+        }
+        space
+    }
+
+    /// The planes read (the host threads' plane without its events when indexed).
+    pub fn planes(&self) -> &[profkit_xplane::XPlane] {
+        &self.space.planes
+    }
+}
+
+impl From<XSpace> for OpStatsSpace {
+    /// The space, its host threads' plane indexed (encoded first) unless preprocessing rewrites
+    /// its events in place.
+    fn from(mut space: XSpace) -> Self {
+        let host = space
+            .planes
+            .iter_mut()
+            .enumerate()
+            .find(|(_, p)| p.name == HOST_PLANE_NAME && !runtime_events(p))
+            .map(|(index, plane)| {
+                let indexed = crate::indexed::IndexedPlane::of_owned(plane);
+                *plane = indexed.shadow().clone();
+                (index, indexed)
+            });
+        OpStatsSpace { space, host }
+    }
+}
+
+/// [`read_space_for`] keeping the host threads' plane as its bytes and an index of its events
+/// (see [`OpStatsSpace`]); what the commands read for OpStats.
+pub fn read_for<R: std::io::Read>(
+    reader: R,
+    options: profkit_xplane::ReadOptions,
+    parts: Parts,
+) -> Result<OpStatsSpace, profkit_xplane::Error> {
+    read_with(reader, options, parts, true)
+}
+
+fn read_with<R: std::io::Read>(
+    reader: R,
+    options: profkit_xplane::ReadOptions,
+    parts: Parts,
+    index_host: bool,
+) -> Result<OpStatsSpace, profkit_xplane::Error> {
     use profkit_xplane::RawSpaceItem;
     let mut space = XSpace::default();
+    let mut host = None;
     for item in profkit_xplane::XSpaceReader::new(reader, options).raw() {
         match item? {
             RawSpaceItem::Plane(bytes) => {
-                if parts.reads_plane(bytes.view()?.name()) {
-                    space.planes.push(bytes.decode_parallel()?);
+                let view = bytes.view()?;
+                if !parts.reads_plane(view.name()) {
+                    continue;
                 }
+                let indexable = index_host && host.is_none() && view.name() == HOST_PLANE_NAME;
+                drop(view);
+                let bytes = if indexable {
+                    match crate::indexed::IndexedPlane::from_plane_bytes(bytes)? {
+                        Ok(indexed) if !runtime_events(indexed.shadow()) => {
+                            space.planes.push(indexed.shadow().clone());
+                            host = Some((space.planes.len() - 1, indexed));
+                            continue;
+                        }
+                        // The TPU runtime's run ids are rewritten in the plane: decoded.
+                        Ok(indexed) => {
+                            space.planes.push(indexed.to_owned_plane());
+                            continue;
+                        }
+                        Err(bytes) => bytes,
+                    }
+                } else {
+                    bytes
+                };
+                space.planes.push(bytes.decode_parallel()?);
             }
             RawSpaceItem::Error(e) => space.errors.push(e),
             RawSpaceItem::Warning(w) => space.warnings.push(w),
             RawSpaceItem::Hostname(h) => space.hostnames.push(h),
         }
     }
-    Ok(space)
+    Ok(OpStatsSpace { space, host })
+}
+
+/// Whether preprocessing rewrites events of this plane in place (the TPU runtime's run ids), so
+/// that it is kept decoded.
+fn runtime_events(plane: &profkit_xplane::XPlane) -> bool {
+    crate::preprocess::has_runtime_events(plane.event_metadata.values().map(|m| m.name.as_str()))
 }
 
 /// OpStats of one host's space, preprocessed as xprof preprocesses it first. `host` is the name
 /// xprof gives the host (its file's name without `.xplane.pb`).
-pub fn host_op_stats(space: XSpace, host: &str) -> (OpStats, Vec<String>) {
+pub fn host_op_stats(space: impl Into<OpStatsSpace>, host: &str) -> (OpStats, Vec<String>) {
     host_op_stats_for(space, host, Parts::ALL)
 }
 
 /// [`host_op_stats`] of the given [`Parts`] only (the others left empty). The device planes'
 /// passes and the host plane's run on two threads of the current rayon pool where there are two.
-pub fn host_op_stats_for(space: XSpace, host: &str, parts: Parts) -> (OpStats, Vec<String>) {
-    host_op_stats_inner(space, host, parts, true)
+pub fn host_op_stats_for(
+    space: impl Into<OpStatsSpace>,
+    host: &str,
+    parts: Parts,
+) -> (OpStats, Vec<String>) {
+    host_op_stats_inner(space.into(), host, parts, true)
 }
 
 /// [`host_op_stats_for`], with the host threads' grouping marks kept beside their plane when
 /// `marks_aside` (else written into it as stats, as the trace viewer's preprocessing does; the
 /// tests compare both).
 fn host_op_stats_inner(
-    mut space: XSpace,
+    input: OpStatsSpace,
     host: &str,
     parts: Parts,
     marks_aside: bool,
 ) -> (OpStats, Vec<String>) {
+    // Marks written into the host threads' plane need it decoded.
+    let (mut space, mut indexed) = if marks_aside {
+        (input.space, input.host)
+    } else {
+        (input.into_space(), None)
+    };
     // Grouping (for `is_eager` and the steps); the derived lines only where the step events read
     // them: the `Steps` line of GPU planes, and the groups their ungrouped events take.
     // The host threads' marks are kept beside their plane, not written into it.
@@ -309,7 +413,12 @@ fn host_op_stats_inner(
             .planes
             .iter()
             .any(|p| p.name.starts_with(GPU_PLANE_PREFIX));
-        crate::preprocess::preprocess_space(&mut space, has_gpu, marks_aside)
+        crate::preprocess::preprocess_space_indexed(
+            &mut space,
+            has_gpu,
+            marks_aside,
+            indexed.as_mut().map(|(i, p)| (*i, p)),
+        )
     });
     let mut stats = OpStats {
         diagnostics: diagnostics(&space),
@@ -317,8 +426,19 @@ fn host_op_stats_inner(
         program_id_to_name_map: programs::program_names(&space),
         ..OpStats::default()
     };
-    let host_index = space.planes.iter().position(|p| p.name == HOST_PLANE_NAME);
-    let host_plane = host_index.and_then(|i| space.planes.get(i));
+    // The host threads' plane, indexed (a decoded one indexed now, after preprocessing).
+    let (host_index, host_plane) = match indexed {
+        Some((index, plane)) => (Some(index), Some(plane)),
+        None => {
+            let index = space.planes.iter().position(|p| p.name == HOST_PLANE_NAME);
+            let plane = index
+                .and_then(|i| space.planes.get(i))
+                .filter(|_| parts.host_op_metrics || parts.steps || parts.tf_functions)
+                .map(crate::indexed::IndexedPlane::of_owned);
+            (index, plane)
+        }
+    };
+    let host_plane = host_plane.as_ref();
     let host_marks = match (&facts, host_index, host_plane) {
         (Some(facts), Some(index), Some(plane)) if marks_aside => {
             crate::preprocess::host_marks(facts, index).map(|m| HostMarks::new(m, plane))
@@ -327,6 +447,9 @@ fn host_op_stats_inner(
     };
     let host_marks = host_marks.as_ref();
     let space = &space;
+    // TEMPORARY until the host passes read the index.
+    let host_owned = host_plane.map(crate::indexed::IndexedPlane::to_owned_plane);
+    let host_plane = host_owned.as_ref();
     let ((device, missing), (host_db, tf_function_db)) = rayon::join(
         || {
             let (device, mut missing) = device_op_stats(space, parts);
@@ -380,12 +503,12 @@ pub(crate) struct HostMarks<'a> {
 }
 
 impl<'a> HostMarks<'a> {
-    fn new(marks: crate::preprocess::Marks<'a>, plane: &profkit_xplane::XPlane) -> Self {
-        let mut line_starts = Vec::with_capacity(plane.lines.len());
+    fn new(marks: crate::preprocess::Marks<'a>, plane: &crate::indexed::IndexedPlane) -> Self {
+        let mut line_starts = Vec::with_capacity(plane.line_count());
         let mut at = 0u32;
-        for line in &plane.lines {
+        for (_, events) in plane.lines() {
             line_starts.push(at);
-            at = at.saturating_add(u32::try_from(line.events.len()).unwrap_or(u32::MAX));
+            at = at.saturating_add(u32::try_from(events.len()).unwrap_or(u32::MAX));
         }
         HostMarks { marks, line_starts }
     }
@@ -701,13 +824,17 @@ fn combine_run_environment(src: &RunEnvironment, dst: &mut RunEnvironment) {
 
 /// OpStats of several hosts' spaces, each built by [`host_op_stats`] and combined in order as
 /// xprof combines them. `hosts[i]` names space `i` (a missing name is `host<i>`).
-pub fn build(spaces: Vec<XSpace>, hosts: &[&str]) -> OpStatsBuild {
+pub fn build<S: Into<OpStatsSpace>>(spaces: Vec<S>, hosts: &[&str]) -> OpStatsBuild {
     build_for(spaces, hosts, Parts::ALL)
 }
 
 /// [`build`] of the given [`Parts`] only: what a tool reads ([`Parts::for_tool`]), the other
 /// parts left empty.
-pub fn build_for(spaces: Vec<XSpace>, hosts: &[&str], parts: Parts) -> OpStatsBuild {
+pub fn build_for<S: Into<OpStatsSpace>>(
+    spaces: Vec<S>,
+    hosts: &[&str],
+    parts: Parts,
+) -> OpStatsBuild {
     let mut combined = OpStats::default();
     let mut host_db = DbBuilder::default();
     let mut device_db = DbBuilder::default();
@@ -839,8 +966,8 @@ mod tests {
             let Ok(space) = profkit_xplane::decode(bytes) else {
                 continue;
             };
-            let aside = host_op_stats_inner(space.clone(), "host", Parts::ALL, true);
-            let written = host_op_stats_inner(space, "host", Parts::ALL, false);
+            let aside = host_op_stats_inner(space.clone().into(), "host", Parts::ALL, true);
+            let written = host_op_stats_inner(space.into(), "host", Parts::ALL, false);
             assert_eq!(aside.1, written.1, "{}", path.display());
             assert!(
                 prost::Message::encode_to_vec(&aside.0)

@@ -9,8 +9,9 @@ use profkit_xplane::constants::{
 use super::derived;
 use super::event_types::LOOP_OPS;
 use super::grouping::forest::Forest;
-use super::regions::{add_regions, has_regions};
+use super::regions::{add_regions, add_regions_indexed, has_regions};
 use super::tpu::tensor_core_id;
+use crate::indexed::IndexedPlane;
 
 /// TSL's `IsHostPlane`.
 fn is_host_plane(name: &str) -> bool {
@@ -139,16 +140,15 @@ impl SpaceFacts {
         self.planes += 1;
     }
 
-    /// Takes in one plane whole, in file order.
+    /// Takes in one plane whole, in file order (its regions added to the copy the forest takes
+    /// in, not to the plane).
     pub fn observe(&mut self, plane: &XPlane) {
-        if self.takes_in(plane)
-            && has_regions(plane.event_metadata.values().map(|m| m.name.as_str()))
-        {
-            let mut plane = plane.clone();
-            add_regions(&mut plane);
-            self.observe_taken(&plane);
+        if self.takes_in(plane) {
+            let mut indexed = IndexedPlane::of_owned(plane);
+            add_regions_indexed(&mut indexed);
+            self.observe_taken(plane, Some(&indexed));
         } else {
-            self.observe_taken(plane);
+            self.observe_taken(plane, None);
         }
     }
 
@@ -159,9 +159,29 @@ impl SpaceFacts {
         let taken = self.takes_in(plane);
         if taken {
             add_regions(plane);
+            let indexed = IndexedPlane::of_owned(plane);
+            self.observe_taken(plane, Some(&indexed));
+        } else {
+            self.observe_taken(plane, None);
         }
-        self.observe_taken(plane);
         taken
+    }
+
+    /// Takes in one indexed plane, in file order, adding its regions to it when the forest takes
+    /// it in (returns whether it did, as [`SpaceFacts::observe_mut`]).
+    pub(crate) fn observe_indexed(&mut self, plane: &mut IndexedPlane) -> bool {
+        let taken = self.takes_in(plane.shadow());
+        if taken {
+            add_regions_indexed(plane);
+        }
+        self.observe_taken(plane.shadow(), taken.then_some(&*plane));
+        taken
+    }
+
+    /// Takes in what a plane's names, metadata and plane stats say, not its events: for a space
+    /// that is not grouped (whose forest [`SpaceFacts::finish`] drops).
+    pub(crate) fn observe_shadow(&mut self, plane: &XPlane) {
+        self.observe_taken(plane, None);
     }
 
     /// Whether the forest will take in this plane's events (regions added first).
@@ -174,8 +194,9 @@ impl SpaceFacts {
             )
     }
 
-    /// [`SpaceFacts::observe`] once the plane's regions are in.
-    fn observe_taken(&mut self, plane: &XPlane) {
+    /// What the plane's names, metadata and plane stats say (`plane` may be its shadow), and the
+    /// forest's intake of `indexed`, the plane with its regions, when it takes part.
+    fn observe_taken(&mut self, plane: &XPlane, indexed: Option<&IndexedPlane>) {
         let index = self.planes;
         if plane.name == TASK_ENV_PLANE_NAME {
             self.from_chrome |= says_from_chrome(plane);
@@ -191,16 +212,9 @@ impl SpaceFacts {
             plane.event_metadata.values().map(|m| m.name.as_str()),
             plane.stat_metadata.values().map(|m| m.name.as_str()),
         );
-        if self.grouped
-            || !Forest::takes_part(
-                &plane.name,
-                plane.event_metadata.values().map(|m| m.name.as_str()),
-                plane.stat_metadata.values().map(|m| m.name.as_str()),
-            )
-        {
-            return;
+        if let Some(indexed) = indexed.filter(|_| self.takes_in(plane)) {
+            self.forest.add_plane(index, indexed);
         }
-        self.forest.add_plane(index, plane);
     }
 
     /// Groups the events taken in; call after the last plane.

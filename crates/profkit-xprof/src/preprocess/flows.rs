@@ -105,7 +105,11 @@ impl PlaneFlows {
         let mut producer = pt.zip(p).map(|(t, id)| (safe_context_type(t), id));
         let mut consumer = ct.zip(c).map(|(t, id)| (safe_context_type(t), id));
         if let Some(runtime) = &self.runtime {
-            let (made_producer, made_consumer) = runtime.contexts(name, &line.name, &event.stats);
+            let (made_producer, made_consumer) = runtime.contexts(
+                name,
+                &line.name,
+                event.stats.iter().map(crate::indexed::Stat::of),
+            );
             if let Some(context) = made_producer {
                 producer = Some(tsl_context(context));
             }

@@ -13,6 +13,7 @@ use profkit_xplane::{XEvent, XPlane, x_event};
 
 use super::sort::insert_sorted;
 use super::stats::{event_metadata_id, intern_event, stat_id};
+use crate::indexed::IndexedPlane;
 
 /// The instant starting a region.
 pub(crate) const START_REGION: &str = "ThreadpoolListener::StartRegion";
@@ -28,43 +29,95 @@ pub(crate) fn has_regions<'a>(mut event_names: impl Iterator<Item = &'a str> + C
 
 /// Adds the regions of every line of the plane; returns how many it added.
 pub(crate) fn add_regions(plane: &mut XPlane) -> usize {
+    let Some((start, stop, region, consumer)) = region_ids(plane) else {
+        return 0;
+    };
+    let mut added = 0;
+    for line in &mut plane.lines {
+        let events = line.events.iter().map(|e| {
+            (
+                e.metadata_id,
+                e.offset_ps().unwrap_or(0),
+                consumer.is_some_and(|c| e.stats.iter().any(|s| s.metadata_id == c)),
+            )
+        });
+        let regions = regions_of(line.timestamp_ns, events, start, stop, region);
+        added += regions.len();
+        if !regions.is_empty() {
+            insert_sorted(line, regions);
+        }
+    }
+    added
+}
+
+/// [`add_regions`] on an indexed plane: the regions are kept beside its bytes, in their place in
+/// each line's order.
+pub(crate) fn add_regions_indexed(plane: &mut IndexedPlane) -> usize {
+    let Some((start, stop, region, consumer)) = region_ids(plane.shadow_mut()) else {
+        return 0;
+    };
+    let mut added = 0;
+    for line in 0..plane.line_count() {
+        let Some((fields, events)) = plane.line(line) else {
+            continue;
+        };
+        let events = events.map(|e| {
+            (
+                e.metadata_id(),
+                e.offset_ps(),
+                consumer.is_some_and(|c| e.stats().any(|s| s.metadata_id == c)),
+            )
+        });
+        let regions = regions_of(fields.timestamp_ns, events, start, stop, region);
+        added += regions.len();
+        if !regions.is_empty() {
+            plane.insert_sorted(line, regions);
+        }
+    }
+    added
+}
+
+/// The ids of the start and stop instants, of the region event (interned) and of the `_c` stat,
+/// when the plane has both instants.
+fn region_ids(plane: &mut XPlane) -> Option<(i64, i64, i64, Option<i64>)> {
     let (Some(start), Some(stop)) = (
         event_metadata_id(plane, START_REGION),
         event_metadata_id(plane, STOP_REGION),
     ) else {
-        return 0;
+        return None;
     };
     let region = intern_event(plane, REGION);
-    let consumer = stat_id(plane, "_c");
-    let mut added = 0;
-    for line in &mut plane.lines {
-        let base_ps = line.timestamp_ns.wrapping_mul(1000);
-        let mut start_ps: i64 = 0;
-        let mut spans: Vec<(i64, i64)> = Vec::new();
-        for event in &line.events {
-            let at = base_ps.wrapping_add(event.offset_ps().unwrap_or(0));
-            if event.metadata_id == start {
-                if consumer.is_some_and(|c| event.stats.iter().any(|s| s.metadata_id == c)) {
-                    start_ps = at;
-                }
-            } else if event.metadata_id == stop && start_ps != 0 {
-                spans.push((start_ps, at));
+    Some((start, stop, region, stat_id(plane, "_c")))
+}
+
+/// The regions of one line from its events as (metadata id, offset, has a `_c` stat).
+fn regions_of(
+    timestamp_ns: i64,
+    events: impl Iterator<Item = (i64, i64, bool)>,
+    start: i64,
+    stop: i64,
+    region: i64,
+) -> Vec<XEvent> {
+    let base_ps = timestamp_ns.wrapping_mul(1000);
+    let mut start_ps: i64 = 0;
+    let mut spans: Vec<(i64, i64)> = Vec::new();
+    for (metadata_id, offset_ps, has_consumer) in events {
+        let at = base_ps.wrapping_add(offset_ps);
+        if metadata_id == start {
+            if has_consumer {
+                start_ps = at;
             }
+        } else if metadata_id == stop && start_ps != 0 {
+            spans.push((start_ps, at));
         }
-        if spans.is_empty() {
-            continue;
-        }
-        added += spans.len();
-        let regions = spans
-            .into_iter()
-            .map(|(from, to)| XEvent {
-                metadata_id: region,
-                data: Some(x_event::Data::OffsetPs(from.wrapping_sub(base_ps))),
-                duration_ps: to.wrapping_sub(from),
-                stats: Vec::new(),
-            })
-            .collect();
-        insert_sorted(line, regions);
     }
-    added
+    spans
+        .into_iter()
+        .map(|(from, to)| XEvent {
+            metadata_id: region,
+            data: Some(x_event::Data::OffsetPs(from.wrapping_sub(base_ps))),
+            duration_ps: to.wrapping_sub(from),
+            stats: Vec::new(),
+        })
+        .collect()
 }

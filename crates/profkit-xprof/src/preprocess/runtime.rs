@@ -15,7 +15,9 @@
 
 use std::hash::{Hash, Hasher};
 
-use profkit_xplane::{XPlane, XStat, x_stat};
+use profkit_xplane::{XPlane, x_stat};
+
+use crate::indexed::Stat;
 
 use super::stats::{int_or_uint, stat_id};
 use super::tpu::tensor_core_id;
@@ -131,10 +133,18 @@ impl RuntimeStats {
 
     /// The producer and consumer contexts `PreprocessXPlane` gives an event named `name` on a
     /// line named `line`, as (type, id) keys; they replace any the event carries.
-    pub(crate) fn contexts(&self, name: &str, line: &str, stats: &[XStat]) -> Contexts {
+    pub(crate) fn contexts<'a>(
+        &self,
+        name: &str,
+        line: &str,
+        stats: impl Iterator<Item = Stat<'a>> + Clone,
+    ) -> Contexts {
         let get = |id: Option<i64>| -> Option<u64> {
             let id = id?;
-            stats.iter().find(|s| s.metadata_id == id).map(int_or_uint)
+            stats
+                .clone()
+                .find(|s| s.metadata_id == id)
+                .map(|s| s.int_or_uint())
         };
         // Every accessor's stat metadata must exist on the plane, and the event hold each stat.
         let all = |ids: &[Option<i64>]| -> Option<Vec<u64>> {

@@ -1,6 +1,6 @@
 //! How xprof recognises TPU planes and the line it groups them by.
 
-use profkit_xplane::XPlane;
+use profkit_xplane::XLine;
 use profkit_xplane::constants::TPU_PLANE_PREFIX;
 
 /// Whether xprof treats `name` as a TPU TensorCore plane (`/device:TPU:` and digits).
@@ -48,18 +48,20 @@ pub(crate) fn tpu_plane_has_core_id(name: &str) -> bool {
 
 /// The index of the line xprof groups a TPU plane by: the last `Steps` line if it has events,
 /// else the last `XLA Modules` line if it has events.
-pub(crate) fn tpu_grouping_line(plane: &XPlane) -> Option<usize> {
+pub(crate) fn tpu_grouping_line<'a>(
+    lines: impl Iterator<Item = (&'a XLine, usize)>,
+) -> Option<usize> {
     let mut step = None;
     let mut module = None;
-    for (i, line) in plane.lines.iter().enumerate() {
+    for (i, (line, events)) in lines.enumerate() {
+        let non_empty = events > 0;
         match line.name.as_str() {
-            "Steps" | "Sparse Core Steps" => step = Some(i),
-            "XLA Modules" | "Sparse Core Modules" => module = Some(i),
+            "Steps" | "Sparse Core Steps" => step = Some((i, non_empty)),
+            "XLA Modules" | "Sparse Core Modules" => module = Some((i, non_empty)),
             _ => {}
         }
     }
-    let non_empty =
-        |i: Option<usize>| i.filter(|&i| plane.lines.get(i).is_some_and(|l| !l.events.is_empty()));
+    let non_empty = |i: Option<(usize, bool)>| i.filter(|&(_, n)| n).map(|(i, _)| i);
     non_empty(step).or_else(|| non_empty(module))
 }
 

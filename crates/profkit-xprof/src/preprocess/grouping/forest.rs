@@ -38,12 +38,14 @@ use std::collections::BTreeMap;
 use rustc_hash::FxHashMap as HashMap;
 
 use profkit_xplane::constants::{HOST_PLANE_NAME, TPU_PLANE_PREFIX};
-use profkit_xplane::{XLine, XPlane, XStat};
+use profkit_xplane::{XLine, XPlane};
+
+use crate::indexed::{Event, IndexedPlane, Stat};
 
 use crate::preprocess::derived::is_derived_line_id;
 use crate::preprocess::event_types::EventType;
 use crate::preprocess::runtime::{self, RuntimeStats};
-use crate::preprocess::stats::{int_or_uint, int_value, start_timestamp_ns, timespan};
+use crate::preprocess::stats::start_timestamp_ns;
 use crate::preprocess::tpu::{tensor_core_id, tpu_grouping_line, tpu_plane_has_core_id};
 
 mod groups;
@@ -238,8 +240,8 @@ impl PlaneStats {
         }
     }
 
-    fn str_or_ref(&self, stat: &XStat) -> String {
-        crate::preprocess::stats::str_or_ref(stat, &self.names).to_owned()
+    fn str_or_ref(&self, stat: &Stat<'_>) -> String {
+        stat.str_or_ref(&self.names).to_owned()
     }
 }
 
@@ -247,12 +249,12 @@ impl PlaneStats {
 /// first stat of the kind's metadata (TSL's `GetStat(type)`) and the last stat of any metadata
 /// of the kind's name (as the stats are read in order, the last of a kind winning).
 struct EventStats<'a> {
-    first: [Option<&'a XStat>; 13],
-    last: [Option<&'a XStat>; 13],
+    first: [Option<Stat<'a>>; 13],
+    last: [Option<Stat<'a>>; 13],
 }
 
 impl<'a> EventStats<'a> {
-    fn of(plane: &PlaneStats, stats: &'a [XStat]) -> EventStats<'a> {
+    fn of(plane: &PlaneStats, stats: impl Iterator<Item = Stat<'a>>) -> EventStats<'a> {
         let mut out = EventStats {
             first: [None; 13],
             last: [None; 13],
@@ -275,12 +277,12 @@ impl<'a> EventStats<'a> {
     }
 
     /// TSL's `GetStat(type)`.
-    fn get(&self, kind: StatKind) -> Option<&'a XStat> {
+    fn get(&self, kind: StatKind) -> Option<Stat<'a>> {
         self.first.get(kind as usize).copied().flatten()
     }
 
     /// The last stat of the kind's name.
-    fn last(&self, kind: StatKind) -> Option<&'a XStat> {
+    fn last(&self, kind: StatKind) -> Option<Stat<'a>> {
         self.last.get(kind as usize).copied().flatten()
     }
 }
@@ -302,14 +304,14 @@ struct Grouping {
 impl Grouping {
     fn of(stats: &EventStats<'_>, ty: EventType, runtime: Runtime) -> Grouping {
         let mut g = Grouping {
-            producer_type: stats.last(StatKind::ProducerType).map(int_value),
-            producer_id: stats.last(StatKind::ProducerId).map(int_or_uint),
-            consumer_type: stats.last(StatKind::ConsumerType).map(int_value),
-            consumer_id: stats.last(StatKind::ConsumerId).map(int_or_uint),
-            root_level: stats.last(StatKind::IsRoot).map(|s| int_value(s) as i32),
+            producer_type: stats.last(StatKind::ProducerType).map(|s| s.int_value()),
+            producer_id: stats.last(StatKind::ProducerId).map(|s| s.int_or_uint()),
+            consumer_type: stats.last(StatKind::ConsumerType).map(|s| s.int_value()),
+            consumer_id: stats.last(StatKind::ConsumerId).map(|s| s.int_or_uint()),
+            root_level: stats.last(StatKind::IsRoot).map(|s| s.int_value() as i32),
             is_async: stats
                 .last(StatKind::IsAsync)
-                .is_some_and(|s| int_value(s) != 0),
+                .is_some_and(|s| s.int_value() != 0),
         };
         // `PreprocessXPlane` sets these contexts (see `runtime`).
         let (producer, consumer) = runtime;
@@ -348,7 +350,8 @@ impl Forest {
     }
 
     /// Takes in plane number `index` (after its regions were added).
-    pub(crate) fn add_plane(&mut self, index: usize, plane: &XPlane) {
+    pub(crate) fn add_plane(&mut self, index: usize, indexed: &IndexedPlane) {
+        let plane = indexed.shadow();
         let stats = PlaneStats::of(plane);
         let is_host = plane.name == HOST_PLANE_NAME;
         let types: HashMap<i64, Option<EventType>> = plane
@@ -376,43 +379,44 @@ impl Forest {
         }
         let runtime_stats = RuntimeStats::of(plane);
         let runtime_active = runtime::active(plane);
-        let runtime = |line: &XLine, event: &profkit_xplane::XEvent| -> Runtime {
+        let runtime = |line: &XLine, event: &Event<'_>| -> Runtime {
             if !runtime_active {
                 return (None, None);
             }
             let name = plane
                 .event_metadata
-                .get(&event.metadata_id)
+                .get(&event.metadata_id())
                 .map_or("", |m| m.name.as_str());
-            runtime_stats.contexts(name, &line.name, &event.stats)
+            runtime_stats.contexts(name, &line.name, event.stats())
         };
         if plane.name.starts_with(TPU_PLANE_PREFIX) {
             self.close_plane(index, first, None);
             if !tpu_plane_has_core_id(&plane.name) {
                 return;
             }
-            let Some(grouping) = tpu_grouping_line(plane) else {
+            let Some(grouping) = tpu_grouping_line(indexed.lines().map(|(l, e)| (l, e.len())))
+            else {
                 return;
             };
-            let Some(line) = plane.lines.get(grouping) else {
+            let Some((line, events)) = indexed.line(grouping) else {
                 return;
             };
-            let mut parents = Vec::with_capacity(line.events.len());
-            for event in &line.events {
-                let event_stats = EventStats::of(&stats, &event.stats);
-                let ty = event_type(event.metadata_id, &event_stats);
-                let node = self.push(line, event, ty, &stats, &event_stats, NONE);
-                let g = Grouping::of(&event_stats, ty, runtime(line, event));
+            let mut parents = Vec::with_capacity(events.len());
+            for event in events {
+                let event_stats = EventStats::of(&stats, event.stats());
+                let ty = event_type(event.metadata_id(), &event_stats);
+                let node = self.push(line, &event, ty, &stats, &event_stats, NONE);
+                let g = Grouping::of(&event_stats, ty, runtime(line, &event));
                 self.set_context(&g, node);
                 parents.push(node);
             }
-            for (l, other) in plane.lines.iter().enumerate() {
+            for (l, (other, events)) in indexed.lines().enumerate() {
                 if l == grouping {
                     continue;
                 }
                 let mut at = 0usize;
-                for event in &other.events {
-                    let span = timespan(other, event);
+                for event in events {
+                    let span = event.timespan(other.timestamp_ns);
                     while parents.get(at).is_some_and(|&p| self.span(p).1 <= span.0) {
                         at += 1;
                     }
@@ -421,9 +425,9 @@ impl Forest {
                     };
                     let ps = self.span(parent);
                     if ps.0 <= span.0 && span.1 <= ps.1 {
-                        let event_stats = EventStats::of(&stats, &event.stats);
-                        let ty = event_type(event.metadata_id, &event_stats);
-                        let g = Grouping::of(&event_stats, ty, runtime(other, event));
+                        let event_stats = EventStats::of(&stats, event.stats());
+                        let ty = event_type(event.metadata_id(), &event_stats);
+                        let g = Grouping::of(&event_stats, ty, runtime(other, &event));
                         self.set_context(&g, parent);
                     }
                 }
@@ -434,20 +438,21 @@ impl Forest {
             self.close_plane(index, first, Some(grouping));
             return;
         }
-        let events: usize = plane.lines.iter().map(|l| l.events.len()).sum();
+        let events = indexed.event_count();
         self.nodes.reserve_exact(events);
         self.nest.reserve_exact(events);
         let launches_here = self.first_host == Some(index);
-        for line in &plane.lines {
+        let mut open: Vec<(u32, (u64, u64))> = Vec::new();
+        for (line, line_events) in indexed.lines() {
             let launch_line = launches_here && !is_derived_line_id(line.id);
-            let mut open: Vec<(u32, (u64, u64))> = Vec::new();
-            for event in &line.events {
-                let event_stats = EventStats::of(&stats, &event.stats);
-                let ty = event_type(event.metadata_id, &event_stats);
-                let g = Grouping::of(&event_stats, ty, runtime(line, event));
+            open.clear();
+            for event in line_events {
+                let event_stats = EventStats::of(&stats, event.stats());
+                let ty = event_type(event.metadata_id(), &event_stats);
+                let g = Grouping::of(&event_stats, ty, runtime(line, &event));
                 // The innermost open event that includes this one is its parent (none for an
                 // async event, which also opens nothing).
-                let span = timespan(line, event);
+                let span = event.timespan(line.timestamp_ns);
                 let mut parent = NONE;
                 if !g.is_async {
                     while let Some(&(top, top_span)) = open.last() {
@@ -458,17 +463,17 @@ impl Forest {
                         open.pop();
                     }
                 }
-                let node = self.push(line, event, ty, &stats, &event_stats, parent);
+                let node = self.push(line, &event, ty, &stats, &event_stats, parent);
                 if !g.is_async {
                     open.push((node, span));
                 }
                 if let (Some(n), Some(level)) = (self.nodes.get_mut(node as usize), g.root_level) {
                     n.root_level = level;
-                    self.keep_span(node, line, event);
+                    self.keep_span(node, line, &event);
                     self.keep_step_id(node, &event_stats);
                 }
                 if g.root_level.is_some() {
-                    let name = plane.event_metadata.get(&event.metadata_id);
+                    let name = plane.event_metadata.get(&event.metadata_id());
                     let name = name.map(|m| m.name.clone()).unwrap_or_default();
                     self.root_names.insert(node, name);
                 }
@@ -481,16 +486,16 @@ impl Forest {
                 ) {
                     let named_cu = plane
                         .event_metadata
-                        .get(&event.metadata_id)
+                        .get(&event.metadata_id())
                         .is_some_and(|m| m.name.starts_with("cu"));
                     if !named_cu {
                         let (begin, end) = span;
                         self.launches.push(Launch {
                             node,
-                            device: int_or_uint(device),
+                            device: device.int_or_uint(),
                             begin,
                             end,
-                            duration: event.duration_ps as u64,
+                            duration: event.duration_ps() as u64,
                         });
                     }
                 }
@@ -498,7 +503,7 @@ impl Forest {
                     EventType::KernelLaunch | EventType::KernelExecute => {
                         if let Some(s) = event_stats.get(StatKind::CorrelationId) {
                             let parent = ty == EventType::KernelLaunch;
-                            self.launch_keys.push((node, int_or_uint(s), parent));
+                            self.launch_keys.push((node, s.int_or_uint(), parent));
                         }
                     }
                     EventType::ExecutorStateProcess
@@ -507,7 +512,7 @@ impl Forest {
                         let id = event_stats.get(StatKind::StepId);
                         let iter = event_stats.get(StatKind::IterNum);
                         if let (Some(id), Some(iter)) = (id, iter) {
-                            let key = (int_or_uint(id), int_or_uint(iter));
+                            let key = (id.int_or_uint(), iter.int_or_uint());
                             let parent = ty == EventType::ExecutorStateProcess;
                             self.iterator_keys.push((node, key, parent));
                         }
@@ -535,7 +540,7 @@ impl Forest {
     fn push(
         &mut self,
         xline: &XLine,
-        event: &profkit_xplane::XEvent,
+        event: &Event<'_>,
         ty: EventType,
         stats: &PlaneStats,
         event_stats: &EventStats<'_>,
@@ -556,17 +561,17 @@ impl Forest {
             self.keep_span(node, xline, event);
         }
         if let Some(v) = event_stats.get(StatKind::GraphType) {
-            self.stats.graph_type.insert(node, stats.str_or_ref(v));
+            self.stats.graph_type.insert(node, stats.str_or_ref(&v));
         }
         if let Some(v) = event_stats.get(StatKind::IterNum) {
-            self.stats.iter_num.insert(node, int_value(v));
+            self.stats.iter_num.insert(node, v.int_value());
         }
         if let Some(v) = event_stats.get(StatKind::StepNum) {
-            self.stats.step_num.insert(node, int_value(v));
+            self.stats.step_num.insert(node, v.int_value());
         }
         if ty == EventType::EagerExecute {
             if let Some(v) = event_stats.get(StatKind::IsFunc) {
-                self.stats.is_func.insert(node, int_value(v));
+                self.stats.is_func.insert(node, v.int_value());
             }
         }
         if matches!(
@@ -580,16 +585,17 @@ impl Forest {
 
     fn keep_step_id(&mut self, node: u32, event_stats: &EventStats<'_>) {
         if let Some(v) = event_stats.get(StatKind::StepId) {
-            self.stats.step_id.insert(node, int_value(v));
+            self.stats.step_id.insert(node, v.int_value());
         }
     }
 
-    fn keep_span(&mut self, node: u32, line: &XLine, event: &profkit_xplane::XEvent) {
+    fn keep_span(&mut self, node: u32, line: &XLine, event: &Event<'_>) {
         let start = line
             .timestamp_ns
             .wrapping_mul(1000)
-            .wrapping_add(event.offset_ps().unwrap_or(0));
-        self.spans.insert(node, (start, timespan(line, event).1));
+            .wrapping_add(event.offset_ps());
+        self.spans
+            .insert(node, (start, event.timespan(line.timestamp_ns).1));
     }
 
     fn span(&self, node: u32) -> (u64, u64) {

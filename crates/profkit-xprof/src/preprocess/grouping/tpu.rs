@@ -14,7 +14,7 @@ use crate::preprocess::tpu::tpu_grouping_line;
 /// one group (`MergeHostSteps`), names them after their group, and gives every event of the other
 /// lines the group of the grouping-line event it overlaps.
 pub(crate) fn group_tpu_plane_events(plane: &mut XPlane, facts: &SpaceFacts) {
-    let Some(grouping) = tpu_grouping_line(plane) else {
+    let Some(grouping) = tpu_grouping_line(plane.lines.iter().map(|l| (l, l.events.len()))) else {
         return;
     };
     let step_line = plane
