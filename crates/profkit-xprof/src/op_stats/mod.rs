@@ -326,6 +326,8 @@ fn host_op_stats_inner(
         _ => None,
     };
     let host_marks = host_marks.as_ref();
+    let host_indexed = host_plane.map(crate::indexed::IndexedPlane::of_owned);
+    let host_indexed = host_indexed.as_ref();
     let space = &space;
     let ((device, missing), (host_db, tf_function_db)) = rayon::join(
         || {
@@ -338,17 +340,17 @@ fn host_op_stats_inner(
                 ..OpStats::default()
             };
             if parts.steps {
-                steps::fill(space, host_plane, host_marks, &mut part, &mut missing);
+                steps::fill(space, host_indexed, host_marks, &mut part, &mut missing);
             }
             ((part, device.is_training), missing)
         },
         || {
-            let host_db = host_plane
+            let host_db = host_indexed
                 .filter(|_| parts.host_op_metrics)
                 .map(|p| host::host_op_metrics_db_marked(p, host_marks));
-            let tf = host_plane
+            let tf = host_indexed
                 .filter(|_| parts.tf_functions)
-                .map(tf_functions::tf_function_db);
+                .map(tf_functions::tf_function_db_indexed);
             (host_db, tf)
         },
     );
