@@ -265,6 +265,13 @@ mod tests {
             .set_duration_ps(10)
             .add_stat("tf_function_call", "notTraced-xla");
         let db = tf_function_db(&plane);
+        // A line read on its own (owned) as within the plane (indexed).
+        let visitor = profkit_xplane::visitor::PlaneVisitor::new(&plane);
+        let mut by_line = TfFunctionDb::default();
+        for line in visitor.lines() {
+            combine(&line_tf_function_db(&line), &mut by_line);
+        }
+        assert_eq!(by_line, db);
         assert_eq!(db.tf_functions.len(), 2);
         let outer = &db.tf_functions["outer"];
         assert_eq!(outer.compiler, TfFunctionCompiler::MixedCompiler as i32);
