@@ -8,6 +8,9 @@
 //! preprocessing adds to the plane (the threadpool regions) are kept decoded beside it, in their
 //! place in their line's order.
 
+use std::collections::BTreeMap;
+
+use profkit_xplane::visitor::StatValueRef;
 use profkit_xplane::xview::{StatValueView, XEventView, XPlaneView};
 use profkit_xplane::{
     PlaneBytes, XEvent, XEventMetadata, XLine, XPlane, XStat, XStatMetadata, x_event, x_stat,
@@ -80,6 +83,25 @@ impl<'a> Stat<'a> {
                 x_stat::Value::RefValue(v) => StatValueView::Ref(*v),
             }),
         }
+    }
+
+    /// The value as `XStatVisitor` gives it (`StatVisitor::value`): a `ref_value` resolved to
+    /// the name of the stat metadata of `plane` it refers to (empty if none).
+    #[inline]
+    pub(crate) fn resolved(&self, plane: &'a XPlane) -> Option<StatValueRef<'a>> {
+        Some(match self.value? {
+            StatValueView::Double(v) => StatValueRef::Double(v),
+            StatValueView::Uint64(v) => StatValueRef::Uint64(v),
+            StatValueView::Int64(v) => StatValueRef::Int64(v),
+            StatValueView::Str(v) => StatValueRef::Str(v),
+            StatValueView::Bytes(v) => StatValueRef::Bytes(v),
+            StatValueView::Ref(id) => StatValueRef::Ref(
+                i64::try_from(id)
+                    .ok()
+                    .and_then(|id| plane.stat_metadata.get(&id))
+                    .map_or("", |md| md.name.as_str()),
+            ),
+        })
     }
 
     /// TSL's `IntValue`: the `int64_value`, 0 for any other kind.
@@ -187,11 +209,11 @@ impl<'a> Event<'a> {
     }
 
     /// The owned event.
-    pub(crate) fn to_owned_event(&self) -> XEvent {
+    pub(crate) fn to_owned_event(self) -> XEvent {
         match self {
             // Checked when the index was made.
             Event::View(e) => e.to_owned_event().unwrap_or_default(),
-            Event::Owned(e) => (*e).clone(),
+            Event::Owned(e) => e.clone(),
         }
     }
 
@@ -254,7 +276,7 @@ impl IndexedPlane {
 
     fn with_lines(
         bytes: bytes::Bytes,
-        lines: Vec<(XLine, Vec<Slot>)>,
+        lines: Vec<LineIndex>,
     ) -> Result<IndexedPlane, profkit_xplane::Error> {
         let head = <PlaneHead as prost::Message>::decode(bytes.clone()).map_err(|e| {
             profkit_xplane::Error::Malformed {
@@ -433,11 +455,12 @@ impl<'a> Iterator for LineEvents<'a> {
 
 impl ExactSizeIterator for LineEvents<'_> {}
 
+/// A line's own fields (no events) and where its events lie.
+type LineIndex = (XLine, Vec<Slot>);
+
 /// The plane's lines without their events, each with where its events lie (every event and stat
 /// parsed once, so that later views find no fault); `None` when the plane is 4 GiB or more.
-fn index_lines(
-    view: &XPlaneView<'_>,
-) -> Result<Option<Vec<(XLine, Vec<Slot>)>>, profkit_xplane::Error> {
+fn index_lines(view: &XPlaneView<'_>) -> Result<Option<Vec<LineIndex>>, profkit_xplane::Error> {
     let base = view.bytes().as_ptr() as usize;
     let Ok(size) = u32::try_from(view.bytes().len()) else {
         return Ok(None);
@@ -499,5 +522,47 @@ fn shadow_of(plane: &XPlane) -> XPlane {
         event_metadata: plane.event_metadata.clone(),
         stat_metadata: plane.stat_metadata.clone(),
         stats: plane.stats.clone(),
+    }
+}
+
+/// A plane's metadata map by id, for a lookup per event: a table when the ids are small and
+/// dense (writers number them from 1), else the map itself.
+pub(crate) enum ById<'a, T> {
+    Dense(Vec<Option<&'a T>>),
+    Map(&'a BTreeMap<i64, T>),
+}
+
+impl<'a, T> ById<'a, T> {
+    pub(crate) fn new(map: &'a BTreeMap<i64, T>) -> Self {
+        let last = map.last_key_value().map(|(&id, _)| id);
+        // A table at most about twice the map's size.
+        let limit = map.len().saturating_mul(2).saturating_add(1024);
+        let dense = map.first_key_value().is_none_or(|(&first, _)| first >= 0)
+            && last.is_none_or(|last| usize::try_from(last).is_ok_and(|last| last < limit));
+        if !dense {
+            return ById::Map(map);
+        }
+        let len = last
+            .and_then(|last| usize::try_from(last).ok())
+            .map_or(0, |last| last + 1);
+        let mut table = vec![None; len];
+        for (&id, value) in map {
+            if let Some(slot) = usize::try_from(id).ok().and_then(|i| table.get_mut(i)) {
+                *slot = Some(value);
+            }
+        }
+        ById::Dense(table)
+    }
+
+    #[inline]
+    pub(crate) fn get(&self, id: i64) -> Option<&'a T> {
+        match self {
+            ById::Dense(table) => usize::try_from(id)
+                .ok()
+                .and_then(|i| table.get(i))
+                .copied()
+                .flatten(),
+            ById::Map(map) => map.get(&id),
+        }
     }
 }

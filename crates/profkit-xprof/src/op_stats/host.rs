@@ -12,13 +12,13 @@
 
 use std::sync::Arc;
 
-use profkit_xplane::XPlane;
-use profkit_xplane::visitor::{EventVisitor, LineVisitor, PlaneVisitor};
+use profkit_xplane::{XEventMetadata, XPlane};
 use rayon::prelude::*;
 use rustc_hash::{FxHashMap, FxHashSet};
 
 use super::HostMarks;
 use super::metrics_db::{DbBuilder, add_idle_op, set_total_time_ps};
+use crate::indexed::{ById, Event, IndexedPlane, Stat};
 use crate::preprocess::Marks;
 use crate::preprocess::derived::is_derived_line_id;
 use crate::preprocess::derived::tf_op::{self, Category};
@@ -44,58 +44,136 @@ fn from_full_name(full: &str) -> HostOp {
     }
 }
 
-/// The metadata ids of the stats the host database reads, looked up once per plane (`None`
-/// when the plane has no stat of that name: then no event has it).
-struct StatIds {
+/// What the host database reads of a plane, resolved once: the metadata ids of the stats it
+/// reads (`None` when the plane has no stat of that name: then no event has it; the smallest id
+/// of a name, as `XPlaneVisitor` finds a stat by name), and the event metadata by id.
+struct HostPlane<'a> {
+    shadow: &'a XPlane,
+    metadata: ById<'a, XEventMetadata>,
     stage_id: Option<i64>,
     stage_category: Option<i64>,
     is_eager: Option<i64>,
     tf_op: Option<i64>,
+    /// Whether the plane has any of these stats.
+    any: bool,
 }
 
-impl StatIds {
-    fn new(plane: &PlaneVisitor<'_>) -> Self {
-        StatIds {
-            stage_id: plane.stat_metadata_id("input_pipeline_stage_id"),
-            stage_category: plane.stat_metadata_id("input_pipeline_stage_category"),
-            is_eager: plane.stat_metadata_id("is_eager"),
-            tf_op: plane.stat_metadata_id("tf_op"),
+impl<'a> HostPlane<'a> {
+    fn new(plane: &'a IndexedPlane) -> Self {
+        let shadow = plane.shadow();
+        let id = |name: &str| {
+            shadow
+                .stat_metadata
+                .iter()
+                .find(|(_, md)| md.name == name)
+                .map(|(&id, _)| id)
+        };
+        let (stage_id, stage_category) = (
+            id("input_pipeline_stage_id"),
+            id("input_pipeline_stage_category"),
+        );
+        let (is_eager, tf_op) = (id("is_eager"), id("tf_op"));
+        HostPlane {
+            shadow,
+            metadata: ById::new(&shadow.event_metadata),
+            stage_id,
+            stage_category,
+            is_eager,
+            tf_op,
+            any: [stage_id, stage_category, is_eager, tf_op]
+                .iter()
+                .any(Option::is_some),
+        }
+    }
+
+    /// The event's name (its metadata's; empty when the id resolves to nothing, as in TSL) and
+    /// the stats the database reads of it.
+    #[inline]
+    fn read(&self, event: Event<'a>) -> (&'a str, EventStats<'a>) {
+        let metadata = self.metadata.get(event.metadata_id());
+        let mut found = Found::default();
+        if !self.any {
+            return (metadata.map_or("", |md| md.name.as_str()), found.read(self));
+        }
+        // `XEventVisitor::GetStat`: the event's own first stat of the id, else its metadata's.
+        if event.has_stats() {
+            for stat in event.stats() {
+                found.take(self, stat);
+            }
+        }
+        if let Some(md) = metadata.filter(|md| !md.stats.is_empty()) {
+            for stat in md.stats.iter().map(Stat::of) {
+                found.take(self, stat);
+            }
+        }
+        (metadata.map_or("", |md| md.name.as_str()), found.read(self))
+    }
+}
+
+/// The first stat of each id the host database reads.
+#[derive(Default)]
+struct Found<'a> {
+    stage_id: Option<Stat<'a>>,
+    stage_category: Option<Stat<'a>>,
+    is_eager: Option<Stat<'a>>,
+    tf_op: Option<Stat<'a>>,
+}
+
+impl<'a> Found<'a> {
+    #[inline]
+    fn take(&mut self, plane: &HostPlane<'_>, stat: Stat<'a>) {
+        let id = Some(stat.metadata_id);
+        let slot = if id == plane.stage_id {
+            &mut self.stage_id
+        } else if id == plane.stage_category {
+            &mut self.stage_category
+        } else if id == plane.is_eager {
+            &mut self.is_eager
+        } else if id == plane.tf_op {
+            &mut self.tf_op
+        } else {
+            return;
+        };
+        slot.get_or_insert(stat);
+    }
+
+    /// The values found, as `XStatVisitor` gives them.
+    fn read(&self, plane: &HostPlane<'a>) -> EventStats<'a> {
+        let int = |s: Option<Stat<'a>>| s?.resolved(plane.shadow)?.as_i64();
+        let text = |s: Option<Stat<'a>>| s?.resolved(plane.shadow)?.as_str();
+        EventStats {
+            stage_id: int(self.stage_id),
+            stage_category: text(self.stage_category),
+            is_eager: int(self.is_eager),
+            tf_op: text(self.tf_op),
         }
     }
 }
 
-/// The value of the event's stat with metadata id `id` (as [`EventVisitor::stat`] finds it by
-/// name), as an integer.
-fn stat_i64(event: &EventVisitor<'_>, id: Option<i64>) -> Option<i64> {
-    event
-        .stat_with_id(id?)
-        .and_then(|s| s.value())
-        .and_then(|v| v.as_i64())
-}
-
-/// The same as a string.
-fn stat_str<'a>(event: &EventVisitor<'a>, id: Option<i64>) -> Option<&'a str> {
-    event
-        .stat_with_id(id?)
-        .and_then(|s| s.value())
-        .and_then(|v| v.as_str())
+/// The stats of an event the host database reads: integers and text as `XStatVisitor` gives
+/// them (`None` for a stat of another kind).
+struct EventStats<'a> {
+    stage_id: Option<i64>,
+    stage_category: Option<&'a str>,
+    is_eager: Option<i64>,
+    tf_op: Option<&'a str>,
 }
 
 /// `CollectTfOpsFromHostThreadsXPlane`: the ops of the plane by event metadata id (or input
 /// pipeline stage id), the first event to name an id deciding.
-fn collect_ops(plane: &PlaneVisitor<'_>, ids: &StatIds) -> FxHashMap<i64, Arc<HostOp>> {
+fn collect_ops(plane: &IndexedPlane, host: &HostPlane<'_>) -> FxHashMap<i64, Arc<HostOp>> {
     let mut ops = FxHashMap::default();
     // The metadata ids whose name has been parsed: an event's name is its metadata's, so the
     // first parse of an id decides for every later event of it.
     let mut parsed = FxHashSet::default();
-    for line in plane.lines() {
-        for event in line.events() {
-            let name = event.name();
+    for (_, events) in plane.lines() {
+        for event in events {
+            let (name, stats) = host.read(event);
             if name.is_empty() {
                 continue;
             }
-            if let Some(stage) = stat_i64(&event, ids.stage_id) {
-                if let Some(category) = stat_str(&event, ids.stage_category) {
+            if let Some(stage) = stats.stage_id {
+                if let Some(category) = stats.stage_category {
                     ops.entry(stage).or_insert_with(|| {
                         Arc::new(HostOp {
                             name: name.to_owned(),
@@ -129,31 +207,30 @@ struct Activity {
 }
 
 /// One thread's database (`ConvertHostThreadsXLineToTfMetricsDbData`).
-fn line_db(
-    line: &LineVisitor<'_>,
+fn line_db<'a>(
+    timestamp_ns: i64,
+    events: impl Iterator<Item = Event<'a>>,
     ops: &FxHashMap<i64, Arc<HostOp>>,
-    ids: &StatIds,
+    host: &HostPlane<'a>,
     marks: Option<Marks<'_>>,
 ) -> OpMetricsDb {
     let mut activities = Vec::new();
     let mut next_id = 0u32;
     // The ops of `tf_op` stats, by their value (the same value makes the same op).
     let mut tf_ops: FxHashMap<&str, Arc<HostOp>> = FxHashMap::default();
-    for (index, event) in line.events().enumerate() {
+    for (index, event) in events.enumerate() {
         // As xprof's `Timespan`: 64-bit picoseconds, wrapping (a line starting in 2023 in
         // nanoseconds since 1970 is past 2^64 picoseconds).
-        let begin = (line.timestamp_ns() as u64)
-            .wrapping_mul(1000)
-            .wrapping_add(event.offset_ps() as u64);
-        let end = begin.wrapping_add(event.duration_ps() as u64);
-        let key = stat_i64(&event, ids.stage_id).unwrap_or(event.metadata_id());
+        let (begin, end) = event.timespan(timestamp_ns);
+        let (_, stats) = host.read(event);
+        let key = stats.stage_id.unwrap_or(event.metadata_id());
         if let Some(op) = ops.get(&key) {
             next_id = next_id.wrapping_add(1);
             let op = op.clone();
             // Grouping's `is_eager`, where it is kept beside the plane, is the event's.
             let is_eager = match marks.as_ref().and_then(|m| m.at(index).is_eager) {
                 Some(eager) => eager,
-                None => stat_i64(&event, ids.is_eager).is_some_and(|v| v != 0),
+                None => stats.is_eager.is_some_and(|v| v != 0),
             };
             activities.push(Activity {
                 ts: begin,
@@ -170,7 +247,7 @@ fn line_db(
                 is_eager,
             });
         }
-        if let Some(full) = stat_str(&event, ids.tf_op).filter(|s| !s.is_empty()) {
+        if let Some(full) = stats.tf_op.filter(|s| !s.is_empty()) {
             next_id = next_id.wrapping_add(1);
             let op = tf_ops
                 .entry(full)
@@ -265,35 +342,39 @@ fn enter_op(builder: &mut DbBuilder, op: &HostOp, is_eager: bool, time: u64, chi
 /// The host plane's op metrics database: each thread's (derived lines aside), with its idle op,
 /// summed in line order.
 pub fn host_op_metrics_db(plane: &XPlane) -> OpMetricsDb {
-    host_op_metrics_db_marked(plane, None)
+    host_op_metrics_db_marked(&IndexedPlane::of_owned(plane), None)
 }
 
-/// [`host_op_metrics_db`] of a plane whose grouping marks are kept beside it.
+/// [`host_op_metrics_db`] of an indexed plane, with its grouping marks when they are kept beside
+/// it.
 pub(crate) fn host_op_metrics_db_marked(
-    plane: &XPlane,
+    plane: &IndexedPlane,
     marks: Option<&HostMarks<'_>>,
 ) -> OpMetricsDb {
-    let visitor = PlaneVisitor::new(plane);
-    let ids = StatIds::new(&visitor);
-    let ops = collect_ops(&visitor, &ids);
-    let lines: Vec<LineVisitor<'_>> = visitor.lines().collect();
+    let host = HostPlane::new(plane);
+    let ops = collect_ops(plane, &host);
     // A derived line has no ops, but still its (empty) idle op, as in xprof.
-    let db_of = |(index, line): (usize, &LineVisitor<'_>)| {
-        let mut db = if is_derived_line_id(line.id()) {
-            OpMetricsDb::default()
-        } else {
-            line_db(line, &ops, &ids, marks.map(|m| m.line(index)))
+    let db_of = |index: usize| {
+        let mut db = match plane.line(index) {
+            Some((line, events)) if !is_derived_line_id(line.id) => line_db(
+                line.timestamp_ns,
+                events,
+                &ops,
+                &host,
+                marks.map(|m| m.line(index)),
+            ),
+            _ => OpMetricsDb::default(),
         };
         add_idle_op(&mut db);
         db
     };
     // The threads' databases on the pool's threads when the plane is big, combined in line order
     // either way.
-    let events: usize = plane.lines.iter().map(|l| l.events.len()).sum();
-    let dbs: Vec<OpMetricsDb> = if events >= PARALLEL_EVENTS && lines.len() > 1 {
-        lines.par_iter().enumerate().map(db_of).collect()
+    let lines = plane.line_count();
+    let dbs: Vec<OpMetricsDb> = if plane.event_count() >= PARALLEL_EVENTS && lines > 1 {
+        (0..lines).into_par_iter().map(db_of).collect()
     } else {
-        lines.iter().enumerate().map(db_of).collect()
+        (0..lines).map(db_of).collect()
     };
     let mut combined = DbBuilder::default();
     for db in &dbs {
@@ -369,6 +450,60 @@ mod tests {
                 ("a/MatMul", "MatMul", 4, 8_000),
                 ("b/Relu", "Relu", 4, 4_000),
                 ("IDLE", "IDLE", 0, 2 * (14_000 - 6_000)),
+            ]
+        );
+    }
+
+    #[test]
+    fn stats_of_the_event_metadata_count_after_the_events_own() {
+        let mut plane = XPlane::default();
+        let mut b = PlaneBuilder::new(&mut plane);
+        b.set_name("/host:CPU");
+        let mut line = b.line(1);
+        line.add_event("launch")
+            .set_offset_ps(0)
+            .set_duration_ps(2_000);
+        line.add_event("launch")
+            .set_offset_ps(5_000)
+            .set_duration_ps(1_000)
+            .add_stat("tf_op", "c/Add:AddV2");
+        // The metadata of `launch` carries a `tf_op`: the first event's, not the second's.
+        let tf_op = plane
+            .stat_metadata
+            .values()
+            .find(|m| m.name == "tf_op")
+            .map(|m| m.id)
+            .unwrap();
+        let launch = plane
+            .event_metadata
+            .values_mut()
+            .find(|m| m.name == "launch")
+            .unwrap();
+        launch.stats.push(profkit_xplane::XStat {
+            metadata_id: tf_op,
+            value: Some(profkit_xplane::x_stat::Value::StrValue(
+                "b/Relu:Relu".into(),
+            )),
+        });
+        let db = host_op_metrics_db(&plane);
+        let ops: Vec<(&str, &str, u32, u64)> = db
+            .metrics_db
+            .iter()
+            .map(|m| {
+                (
+                    m.name.as_str(),
+                    m.category.as_str(),
+                    m.occurrences,
+                    m.time_ps,
+                )
+            })
+            .collect();
+        assert_eq!(
+            ops,
+            [
+                ("b/Relu", "Relu", 1, 2_000),
+                ("c/Add", "AddV2", 1, 1_000),
+                ("IDLE", "IDLE", 0, 3_000),
             ]
         );
     }

@@ -446,10 +446,8 @@ fn host_op_stats_inner(
         _ => None,
     };
     let host_marks = host_marks.as_ref();
+    let host_indexed = host_plane;
     let space = &space;
-    // TEMPORARY until the host passes read the index.
-    let host_owned = host_plane.map(crate::indexed::IndexedPlane::to_owned_plane);
-    let host_plane = host_owned.as_ref();
     let ((device, missing), (host_db, tf_function_db)) = rayon::join(
         || {
             let (device, mut missing) = device_op_stats(space, parts);
@@ -461,17 +459,17 @@ fn host_op_stats_inner(
                 ..OpStats::default()
             };
             if parts.steps {
-                steps::fill(space, host_plane, host_marks, &mut part, &mut missing);
+                steps::fill(space, host_indexed, host_marks, &mut part, &mut missing);
             }
             ((part, device.is_training), missing)
         },
         || {
-            let host_db = host_plane
+            let host_db = host_indexed
                 .filter(|_| parts.host_op_metrics)
                 .map(|p| host::host_op_metrics_db_marked(p, host_marks));
-            let tf = host_plane
+            let tf = host_indexed
                 .filter(|_| parts.tf_functions)
-                .map(tf_functions::tf_function_db);
+                .map(tf_functions::tf_function_db_indexed);
             (host_db, tf)
         },
     );

@@ -35,6 +35,7 @@ use super::event_span::{
     MarkerKind, Span, StepDetails, StepEvents, StepMarker, TypedSpan, event_type::*,
     intersect_combine_from, non_overlapped_into, precision_stats, union_combine_from,
 };
+use crate::indexed::{Event, IndexedPlane, LineEvents};
 use crate::preprocess::Marks;
 use crate::preprocess::derived::is_derived_line_id;
 use crate::proto::{
@@ -101,7 +102,7 @@ fn host_line_step_events<'a>(
     names: &FxHashMap<i64, HostName<'a>>,
     unnamed: &HostName<'a>,
     line_index: usize,
-    line: &'a XLine,
+    (line, events): (&'a XLine, LineEvents<'a>),
     device_steps: Option<&StepEvents>,
     async_parents: &FxHashSet<(i64, i64)>,
     marks: Option<Marks<'a>>,
@@ -110,7 +111,7 @@ fn host_line_step_events<'a>(
 ) {
     stack.clear();
     let ts = line.timestamp_ns;
-    for (index, event) in line.events.iter().enumerate() {
+    for (index, event) in events.enumerate() {
         let stats = match &marks {
             Some(marks) => ids.event_stats_marked(event, marks.at(index)),
             None => ids.event_stats(event),
@@ -142,7 +143,7 @@ fn host_line_step_events<'a>(
         if device_steps.is_some_and(|d| !d.contains_key(&group)) {
             continue;
         }
-        let name = names.get(&event.metadata_id).unwrap_or(unnamed);
+        let name = names.get(&event.metadata_id()).unwrap_or(unnamed);
         let Some((_, step, name_line)) = steps.get(group) else {
             continue;
         };
@@ -176,25 +177,29 @@ fn host_line_step_events<'a>(
 
 /// `ConvertHostThreadsXPlaneToStepEvents`: every line's step events, united.
 pub fn host_step_events(plane: &XPlane, device_steps: Option<&StepEvents>) -> StepEvents {
-    host_step_events_marked(plane, device_steps, None)
+    host_step_events_marked(&IndexedPlane::of_owned(plane), device_steps, None)
 }
 
-/// [`host_step_events`] of a plane whose grouping marks are kept beside it.
+/// [`host_step_events`] of an indexed plane, with its grouping marks when they are kept beside
+/// it.
 fn host_step_events_marked<'a>(
-    plane: &'a XPlane,
+    plane: &'a IndexedPlane,
     device_steps: Option<&StepEvents>,
     marks: Option<&HostMarks<'a>>,
 ) -> StepEvents {
-    let ids = StatIds::new(plane);
+    let shadow = plane.shadow();
+    let ids = StatIds::new(shadow);
     let mut parents = FxHashSet::default();
     if ids.has(StatKind::ProducerType) && ids.has(StatKind::ProducerId) {
-        for event in plane.lines.iter().flat_map(|l| &l.events) {
-            if let Some(parent) = ids.producer(event) {
-                parents.insert(parent);
+        for (_, events) in plane.lines() {
+            for event in events {
+                if let Some(parent) = ids.producer(event) {
+                    parents.insert(parent);
+                }
             }
         }
     }
-    let names: FxHashMap<i64, HostName<'_>> = plane
+    let names: FxHashMap<i64, HostName<'_>> = shadow
         .event_metadata
         .iter()
         .map(|(id, md)| (*id, HostName::new(&md.name)))
@@ -202,7 +207,7 @@ fn host_step_events_marked<'a>(
     let unnamed = HostName::new("");
     let mut steps = Groups::default();
     let mut stack = Vec::new();
-    for (i, line) in plane.lines.iter().enumerate() {
+    for (i, line) in plane.lines().enumerate() {
         host_line_step_events(
             &ids,
             &names,
@@ -244,14 +249,14 @@ pub(super) fn gpu_line_step_events(
     let mut result = StepEvents::new();
     let ts = line.timestamp_ns;
     for event in &line.events {
-        let stats = device.ids.event_stats(event);
+        let stats = device.ids.event_stats(Event::Owned(event));
         let (Some(correlation), Some(group)) = (stats.correlation_id, stats.group_id) else {
             continue;
         };
         if correlation < 0 || group < 0 {
             continue;
         }
-        let span = timespan(ts, event);
+        let span = timespan(ts, Event::Owned(event));
         let name = device.names.get(&event.metadata_id);
         let kind = name
             .unwrap_or(&device.unnamed)
@@ -283,6 +288,7 @@ fn step_markers(plane: &XPlane, ids: &StatIds<'_>, line: &XLine, core_id: u32) -
     let mut result = StepEvents::new();
     let ts = line.timestamp_ns;
     for event in &line.events {
+        let event = Event::Owned(event);
         if let Some(group) = ids.own(event, StatKind::GroupId) {
             result
                 .entry(int_value(Some(group)))
@@ -473,7 +479,7 @@ pub fn hostname(space: &XSpace) -> &str {
 /// device plane's `core_details` stat), and on TPU hosts `hlo_metrics_db_complete_steps_only`.
 pub(crate) fn fill<'a>(
     space: &'a XSpace,
-    host_plane: Option<&'a XPlane>,
+    host_plane: Option<&'a IndexedPlane>,
     host_marks: Option<&HostMarks<'a>>,
     stats: &mut OpStats,
     missing: &mut Vec<String>,

@@ -8,8 +8,10 @@
 //! hosts, are combined by function name.
 
 use profkit_xplane::XPlane;
-use profkit_xplane::visitor::{LineVisitor, PlaneVisitor, StatValueRef};
+use profkit_xplane::visitor::LineVisitor;
+use profkit_xplane::xview::StatValueView;
 
+use crate::indexed::{Event, IndexedPlane};
 use crate::proto::{TfFunction, TfFunctionCompiler, TfFunctionDb, TfFunctionExecutionMode};
 
 /// The mode and compiler a `tf_function_call` value names (`INVALID` for another value).
@@ -71,9 +73,8 @@ struct Activation<'a> {
 
 /// The metadata ids of the plane's stats named `name` (a stat is matched by its name, and
 /// several ids may share one).
-fn ids_named(plane: &PlaneVisitor<'_>, name: &str) -> Vec<i64> {
+fn ids_named(plane: &XPlane, name: &str) -> Vec<i64> {
     plane
-        .raw()
         .stat_metadata
         .iter()
         .filter(|(_, md)| md.name == name)
@@ -88,7 +89,7 @@ struct StatIds {
 }
 
 impl StatIds {
-    fn new(plane: &PlaneVisitor<'_>) -> Self {
+    fn new(plane: &XPlane) -> Self {
         StatIds {
             tf_function_call: ids_named(plane, "tf_function_call"),
             tracing_count: ids_named(plane, "tracing_count"),
@@ -98,10 +99,23 @@ impl StatIds {
 
 /// `ConvertHostThreadsXLineToTfFunctionDb`: one thread's calls.
 pub fn line_tf_function_db(line: &LineVisitor<'_>) -> TfFunctionDb {
-    line_db(line, &StatIds::new(line.plane()))
+    let plane = line.plane().raw();
+    line_db(
+        plane,
+        line.timestamp_ns(),
+        line.raw().events.iter().map(Event::Owned),
+        &StatIds::new(plane),
+    )
 }
 
-fn line_db(line: &LineVisitor<'_>, ids: &StatIds) -> TfFunctionDb {
+/// One thread's calls: `events` those of a line of `plane` (whose metadata names them and
+/// their stats) starting at `timestamp_ns`.
+fn line_db<'a>(
+    plane: &'a XPlane,
+    timestamp_ns: i64,
+    events: impl Iterator<Item = Event<'a>>,
+    ids: &StatIds,
+) -> TfFunctionDb {
     if ids.tf_function_call.is_empty() {
         // No stat of the plane names a call: no event of the line is one.
         return TfFunctionDb::default();
@@ -109,16 +123,19 @@ fn line_db(line: &LineVisitor<'_>, ids: &StatIds) -> TfFunctionDb {
     let mut activations = Vec::new();
     // (time, is entry, activation index)
     let mut points: Vec<(u64, bool, usize)> = Vec::new();
-    for event in line.events() {
+    for event in events {
+        if !event.has_stats() {
+            continue;
+        }
         let mut mode = "";
         let mut tracing_count = 0i64;
         for stat in event.stats() {
-            let id = stat.metadata_id();
+            let id = stat.metadata_id;
             if ids.tf_function_call.contains(&id) {
-                mode = stat.value().and_then(|v| v.as_str()).unwrap_or("");
+                mode = stat.resolved(plane).and_then(|v| v.as_str()).unwrap_or("");
             } else if ids.tracing_count.contains(&id) {
-                tracing_count = match stat.value() {
-                    Some(StatValueRef::Int64(v)) => v,
+                tracing_count = match stat.value {
+                    Some(StatValueView::Int64(v)) => v,
                     _ => 0,
                 }
             }
@@ -126,14 +143,17 @@ fn line_db(line: &LineVisitor<'_>, ids: &StatIds) -> TfFunctionDb {
         if mode.is_empty() {
             continue;
         }
-        let begin = (line.timestamp_ns() as u64)
-            .wrapping_mul(1000)
-            .wrapping_add(event.offset_ps() as u64);
+        let (begin, _) = event.timespan(timestamp_ns);
         let duration = event.duration_ps() as u64;
         let (mode, compiler) = decode(mode);
         let index = activations.len();
+        // Its metadata's name; empty when the id resolves to nothing (as in TSL).
+        let name = plane
+            .event_metadata
+            .get(&event.metadata_id())
+            .map_or("", |md| md.name.as_str());
         activations.push(Activation {
-            name: event.name(),
+            name,
             duration,
             mode,
             compiler,
@@ -195,11 +215,16 @@ pub fn combine(src: &TfFunctionDb, dst: &mut TfFunctionDb) {
 
 /// The host plane's tf-function stats: every thread's, combined.
 pub fn tf_function_db(host_plane: &XPlane) -> TfFunctionDb {
+    tf_function_db_indexed(&IndexedPlane::of_owned(host_plane))
+}
+
+/// [`tf_function_db`] of an indexed plane.
+pub(crate) fn tf_function_db_indexed(host_plane: &IndexedPlane) -> TfFunctionDb {
     let mut db = TfFunctionDb::default();
-    let plane = PlaneVisitor::new(host_plane);
-    let ids = StatIds::new(&plane);
-    for line in plane.lines() {
-        combine(&line_db(&line, &ids), &mut db);
+    let shadow = host_plane.shadow();
+    let ids = StatIds::new(shadow);
+    for (line, events) in host_plane.lines() {
+        combine(&line_db(shadow, line.timestamp_ns, events, &ids), &mut db);
     }
     db
 }
@@ -240,6 +265,13 @@ mod tests {
             .set_duration_ps(10)
             .add_stat("tf_function_call", "notTraced-xla");
         let db = tf_function_db(&plane);
+        // A line read on its own (owned) as within the plane (indexed).
+        let visitor = profkit_xplane::visitor::PlaneVisitor::new(&plane);
+        let mut by_line = TfFunctionDb::default();
+        for line in visitor.lines() {
+            combine(&line_tf_function_db(&line), &mut by_line);
+        }
+        assert_eq!(by_line, db);
         assert_eq!(db.tf_functions.len(), 2);
         let outer = &db.tf_functions["outer"];
         assert_eq!(outer.compiler, TfFunctionCompiler::MixedCompiler as i32);

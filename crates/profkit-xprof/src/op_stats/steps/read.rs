@@ -1,12 +1,14 @@
 //! What step events read of a plane, resolved once per plane rather than per event: the stat
 //! metadata ids of the stats they read (compared as ids, not names) and what each event
-//! metadata's name says of the event's type.
+//! metadata's name says of the event's type. Events are read as [`Event`]s: the host threads'
+//! in their indexed plane, the devices' owned (`Event::Owned`), by the same rules.
 
+use profkit_xplane::XPlane;
 use profkit_xplane::visitor::StatValueRef;
-use profkit_xplane::{XEvent, XPlane, XStat, x_stat};
 use rustc_hash::FxHashMap;
 
 use super::super::event_span::{Span, event_type::*};
+use crate::indexed::{Event, Stat};
 use crate::preprocess::Mark;
 use crate::preprocess::derived::tf_op::{self, Category};
 
@@ -101,35 +103,23 @@ impl<'a> StatIds<'a> {
     }
 
     /// `XStatVisitor`'s value: a `ref_value` is the name of the stat metadata it refers to.
-    pub(super) fn value(&self, stat: &'a XStat) -> Option<StatValueRef<'a>> {
-        Some(match stat.value.as_ref()? {
-            x_stat::Value::DoubleValue(v) => StatValueRef::Double(*v),
-            x_stat::Value::Uint64Value(v) => StatValueRef::Uint64(*v),
-            x_stat::Value::Int64Value(v) => StatValueRef::Int64(*v),
-            x_stat::Value::StrValue(v) => StatValueRef::Str(v),
-            x_stat::Value::BytesValue(v) => StatValueRef::Bytes(v),
-            x_stat::Value::RefValue(id) => StatValueRef::Ref(
-                i64::try_from(*id)
-                    .ok()
-                    .and_then(|id| self.plane.stat_metadata.get(&id))
-                    .map_or("", |md| md.name.as_str()),
-            ),
-        })
+    #[inline]
+    pub(super) fn value(&self, stat: Stat<'a>) -> Option<StatValueRef<'a>> {
+        stat.resolved(self.plane)
     }
 
     /// An event's own stat of `kind` (TSL's `XEventVisitor::GetStat`): the first's value.
-    pub(super) fn own(&self, event: &'a XEvent, kind: StatKind) -> Option<StatValueRef<'a>> {
+    pub(super) fn own(&self, event: Event<'a>, kind: StatKind) -> Option<StatValueRef<'a>> {
         event
-            .stats
-            .iter()
+            .stats()
             .find(|s| self.kind(s.metadata_id) == Some(kind))
             .and_then(|s| self.value(s))
     }
 
     /// The event's producer (`_pt` and `_p`, the first of each) when it has both.
-    pub(super) fn producer(&self, event: &'a XEvent) -> Option<(i64, i64)> {
+    pub(super) fn producer(&self, event: Event<'a>) -> Option<(i64, i64)> {
         let (mut kind, mut id) = (None, None);
-        for stat in &event.stats {
+        for stat in event.stats() {
             match self.kind(stat.metadata_id) {
                 Some(StatKind::ProducerType) if kind.is_none() => kind = Some(self.value(stat)),
                 Some(StatKind::ProducerId) if id.is_none() => id = Some(self.value(stat)),
@@ -153,7 +143,7 @@ impl<'a> StatIds<'a> {
     /// [`Self::event_stats`] of the event with grouping's `group_id` and `step_name` as
     /// `preprocess` would have written them into it: each set on the event's first stat of the
     /// id grouping writes (the smallest of the name), else added after its stats.
-    pub(super) fn event_stats_marked(&self, event: &'a XEvent, mark: Mark<'a>) -> EventStats<'a> {
+    pub(super) fn event_stats_marked(&self, event: Event<'a>, mark: Mark<'a>) -> EventStats<'a> {
         if mark.group_id.is_none() && mark.step_name.is_none() {
             return self.event_stats(event);
         }
@@ -161,7 +151,7 @@ impl<'a> StatIds<'a> {
         let name_at = mark.step_name.and(self.first_id(StatKind::StepName));
         let (mut group_set, mut name_set) = (false, false);
         let mut out = EventStats::default();
-        for stat in &event.stats {
+        for stat in event.stats() {
             let Some(kind) = self.kind(stat.metadata_id) else {
                 continue;
             };
@@ -189,9 +179,9 @@ impl<'a> StatIds<'a> {
 
     /// The stats of an event that step events read (TSL's `ForEachStat` over the event's own
     /// stats, the last of a name winning).
-    pub(super) fn event_stats(&self, event: &'a XEvent) -> EventStats<'a> {
+    pub(super) fn event_stats(&self, event: Event<'a>) -> EventStats<'a> {
         let mut out = EventStats::default();
-        for stat in &event.stats {
+        for stat in event.stats() {
             let Some(kind) = self.kind(stat.metadata_id) else {
                 continue;
             };
@@ -202,7 +192,7 @@ impl<'a> StatIds<'a> {
 
     /// `GetDeviceEventTimespan`: the `device_offset_ps` and `device_duration_ps` stats when
     /// the event has both, else its timespan.
-    pub(super) fn device_timespan(&self, line_timestamp_ns: i64, event: &'a XEvent) -> Span {
+    pub(super) fn device_timespan(&self, line_timestamp_ns: i64, event: Event<'a>) -> Span {
         let offset = self.own(event, StatKind::DeviceOffsetPs);
         let duration = self.own(event, StatKind::DeviceDurationPs);
         if offset.is_some() && duration.is_some() {
@@ -265,21 +255,18 @@ pub(super) fn str_or_ref(v: Option<StatValueRef<'_>>) -> &str {
 }
 
 /// The name of an event (its metadata's; empty when the id resolves to nothing, as in TSL).
-pub(super) fn event_name<'a>(plane: &'a XPlane, event: &XEvent) -> &'a str {
+pub(super) fn event_name<'a>(plane: &'a XPlane, event: Event<'_>) -> &'a str {
     plane
         .event_metadata
-        .get(&event.metadata_id)
+        .get(&event.metadata_id())
         .map_or("", |m| m.name.as_str())
 }
 
 /// `XEventVisitor::GetTimespan`: 64-bit picoseconds, wrapping.
-pub(super) fn timespan(line_timestamp_ns: i64, event: &XEvent) -> Span {
-    Span::new(
-        (line_timestamp_ns as u64)
-            .wrapping_mul(1000)
-            .wrapping_add(event.offset_ps().unwrap_or(0) as u64),
-        event.duration_ps as u64,
-    )
+#[inline]
+pub(super) fn timespan(line_timestamp_ns: i64, event: Event<'_>) -> Span {
+    let (begin, _) = event.timespan(line_timestamp_ns);
+    Span::new(begin, event.duration_ps() as u64)
 }
 
 pub(super) fn starts_with_ignore_case(s: &str, prefix: &str) -> bool {
