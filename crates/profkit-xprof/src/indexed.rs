@@ -13,7 +13,7 @@ use std::collections::BTreeMap;
 use profkit_xplane::visitor::StatValueRef;
 use profkit_xplane::xview::{StatValueView, XEventView, XPlaneView};
 use profkit_xplane::{
-    PlaneBytes, XEvent, XEventMetadata, XLine, XPlane, XStat, XStatMetadata, x_event, x_stat,
+    PlaneBytes, XEvent, XEventMetadata, XLine, XPlane, XStat, XStatMetadata, x_stat,
 };
 
 /// Where one event of a line is: its body in the plane's bytes, or an added event.
@@ -375,48 +375,40 @@ impl IndexedPlane {
         Slot { start, len: ADDED }
     }
 
-    /// Adds `events` to line number `line` in the order `preprocess::sort::insert_sorted` gives
-    /// an owned line's events (the same order, ties included).
-    pub(crate) fn insert_sorted(&mut self, line: usize, events: Vec<XEvent>) {
-        let Some(timestamp_ns) = self.shadow.lines.get(line).map(|l| l.timestamp_ns) else {
-            return;
-        };
-        let Some(slots) = self.lines.get(line) else {
-            return;
-        };
-        // A line of stand-ins: each event's offset and duration, its slot in `metadata_id`.
-        let stand_in = |slot: Slot, e: Event<'_>| XEvent {
-            metadata_id: (i64::from(slot.start) << 32) | i64::from(slot.len),
-            data: Some(x_event::Data::OffsetPs(e.offset_ps())),
-            duration_ps: e.duration_ps(),
-            stats: Vec::new(),
-        };
-        let mut stand_ins = XLine {
-            events: slots
-                .iter()
-                .filter_map(|&s| Some(stand_in(s, self.event(s, timestamp_ns)?)))
-                .collect(),
-            ..XLine::default()
-        };
-        let mut added = Vec::with_capacity(events.len());
-        for event in events {
-            let slot = self.add(event);
-            if let Some(e) = self.added.last() {
-                added.push(stand_in(slot, Event::Owned(e)));
-            }
-        }
-        crate::preprocess::insert_sorted(&mut stand_ins, added);
-        let order = stand_ins
-            .events
+    /// Where `preprocess::sort::insert_sorted` would put the line's events and `events` (the
+    /// same order, ties included): indices into the line's events followed by `events`.
+    pub(crate) fn insert_order(&self, line: usize, events: &[XEvent]) -> Vec<usize> {
+        let keys: Vec<(i64, i64)> = self
+            .line(line)
+            .map(|(_, e)| e.map(|e| (e.offset_ps(), e.duration_ps())).collect())
+            .unwrap_or_default();
+        let added: Vec<(i64, i64)> = events
             .iter()
-            .map(|e| Slot {
-                start: (e.metadata_id >> 32) as u32,
-                len: e.metadata_id as u32,
+            .map(|e| (e.offset_ps().unwrap_or(0), e.duration_ps))
+            .collect();
+        crate::preprocess::insert_order(&keys, &added)
+    }
+
+    /// Adds `events` to line number `line` in `order` (see [`IndexedPlane::insert_order`]).
+    pub(crate) fn insert(&mut self, line: usize, events: Vec<XEvent>, order: Vec<usize>) {
+        let first_added = self.added.len();
+        self.added.extend(events);
+        let Some(slots) = self.lines.get_mut(line) else {
+            return;
+        };
+        let old = std::mem::take(slots);
+        *slots = order
+            .into_iter()
+            .filter_map(|i| match old.get(i) {
+                Some(&slot) => Some(slot),
+                None => {
+                    let start = first_added + (i - old.len());
+                    u32::try_from(start)
+                        .ok()
+                        .map(|start| Slot { start, len: ADDED })
+                }
             })
             .collect();
-        if let Some(slots) = self.lines.get_mut(line) {
-            *slots = order;
-        }
     }
 
     /// The owned plane: the shadow with every line's events decoded, in order.
@@ -461,23 +453,22 @@ type LineIndex = (XLine, Vec<Slot>);
 /// The plane's lines without their events, each with where its events lie (every event and stat
 /// parsed once, so that later views find no fault); `None` when the plane is 4 GiB or more.
 fn index_lines(view: &XPlaneView<'_>) -> Result<Option<Vec<LineIndex>>, profkit_xplane::Error> {
-    let base = view.bytes().as_ptr() as usize;
-    let Ok(size) = u32::try_from(view.bytes().len()) else {
+    let bytes = view.bytes();
+    let base = bytes.as_ptr() as usize;
+    let Ok(size) = u32::try_from(bytes.len()) else {
         return Ok(None);
     };
     if size == u32::MAX {
         return Ok(None);
     }
+    // Where each event lies, its body's bounds only.
     let mut lines = Vec::with_capacity(view.line_count());
     for line in view.lines() {
         let line = line?;
         let mut slots = Vec::with_capacity(line.event_count());
         let mut events = line.events();
-        while let Some(item) = events.next_with_body() {
-            let (body, event) = item?;
-            for stat in event.stats() {
-                stat?;
-            }
+        while let Some(body) = events.next_body() {
+            let body = body?;
             // Both fit in 32 bits: the body lies within the plane's bytes.
             let start = (body.as_ptr() as usize).wrapping_sub(base) as u32;
             slots.push(Slot {
@@ -498,8 +489,46 @@ fn index_lines(view: &XPlaneView<'_>) -> Result<Option<Vec<LineIndex>>, profkit_
             slots,
         ));
     }
+    // Every event and stat parsed once, so that later views find no fault: on the pool's threads
+    // for a big plane. A fault is then found again by a walk in order, which locates it.
+    let parses = |slot: &Slot| {
+        let start = slot.start as usize;
+        bytes
+            .get(start..start + slot.len as usize)
+            .and_then(|body| XEventView::from_body(body, 0).ok())
+            .is_some_and(|event| event.stats().all(|s| s.is_ok()))
+    };
+    let events: usize = lines.iter().map(|(_, slots)| slots.len()).sum();
+    let sound = if events >= PARALLEL_EVENTS && rayon::current_num_threads() > 1 {
+        use rayon::prelude::*;
+        lines
+            .par_iter()
+            .flat_map(|(_, slots)| slots.par_chunks(CHUNK))
+            .all(|chunk| chunk.iter().all(parses))
+    } else {
+        lines.iter().all(|(_, slots)| slots.iter().all(parses))
+    };
+    if !sound {
+        for line in view.lines() {
+            for event in line?.events() {
+                for stat in event?.stats() {
+                    stat?;
+                }
+            }
+        }
+        return Err(profkit_xplane::Error::Malformed {
+            offset: 0,
+            path: "XPlane".to_owned(),
+            reason: "an event that does not parse on its own".to_owned(),
+        });
+    }
     Ok(Some(lines))
 }
+
+/// The events from which a plane's events are parsed on the pool's threads, and how many each
+/// task parses.
+const PARALLEL_EVENTS: usize = 50_000;
+const CHUNK: usize = 8192;
 
 /// A plane's shadow: all but its lines' events.
 fn shadow_of(plane: &XPlane) -> XPlane {
@@ -563,6 +592,51 @@ impl<'a, T> ById<'a, T> {
                 .copied()
                 .flatten(),
             ById::Map(map) => map.get(&id),
+        }
+    }
+}
+
+/// Values by metadata id: a table indexed by id when the ids are small (as every writer numbers
+/// them), else a hash map.
+#[derive(Clone, Debug)]
+pub(crate) enum IdTable<T> {
+    Dense(Vec<Option<T>>),
+    Map(rustc_hash::FxHashMap<i64, T>),
+}
+
+impl<T: Copy> IdTable<T> {
+    /// The table of these (id, value) pairs, the last value of an id winning.
+    pub(crate) fn new(entries: impl Iterator<Item = (i64, T)> + Clone) -> Self {
+        let (count, max, negative) = entries
+            .clone()
+            .fold((0usize, 0i64, false), |(n, max, neg), (id, _)| {
+                (n + 1, max.max(id), neg || id < 0)
+            });
+        let limit = count.saturating_mul(2).saturating_add(1024);
+        match usize::try_from(max) {
+            Ok(max) if !negative && max < limit => {
+                let mut table = vec![None; max + 1];
+                for (id, value) in entries {
+                    if let Some(slot) = usize::try_from(id).ok().and_then(|i| table.get_mut(i)) {
+                        *slot = Some(value);
+                    }
+                }
+                IdTable::Dense(table)
+            }
+            _ => IdTable::Map(entries.collect()),
+        }
+    }
+
+    /// The value of `id`.
+    #[inline]
+    pub(crate) fn get(&self, id: i64) -> Option<T> {
+        match self {
+            IdTable::Dense(table) => usize::try_from(id)
+                .ok()
+                .and_then(|i| table.get(i))
+                .copied()
+                .flatten(),
+            IdTable::Map(map) => map.get(&id).copied(),
         }
     }
 }

@@ -82,7 +82,7 @@ pub(crate) use event_types::INTERNAL_EVENTS;
 pub(crate) use facts::SpaceFacts;
 pub(crate) use grouping::forest::{Mark, Marks};
 pub(crate) use runtime::has_runtime_events;
-pub(crate) use sort::insert_sorted;
+pub(crate) use sort::insert_order;
 pub(crate) use stats::timespan;
 
 use grouping::tpu::group_tpu_plane_events;

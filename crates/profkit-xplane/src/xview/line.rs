@@ -206,6 +206,13 @@ impl<'a> Iterator for Events<'a> {
 }
 
 impl<'a> Events<'a> {
+    /// The next event's encoded body (the bytes [`XEventView::from_body`] takes), not parsed: for
+    /// a reader that finds where the events lie first and parses them later.
+    #[inline]
+    pub fn next_body(&mut self) -> Option<Result<&'a [u8]>> {
+        self.scan.next_with(Msg::Line, T4_LEN, |_, body| Ok(body))
+    }
+
     /// The next event with its encoded body (the bytes [`XEventView::from_body`] takes): for a
     /// reader that keeps where each event lies and views it again later.
     #[inline]

@@ -163,6 +163,17 @@ struct EventStats<'a> {
 /// pipeline stage id), the first event to name an id deciding.
 fn collect_ops(plane: &IndexedPlane, host: &HostPlane<'_>) -> FxHashMap<i64, Arc<HostOp>> {
     let mut ops = FxHashMap::default();
+    if host.stage_id.is_none() {
+        // No event is a stage: an op is its metadata's name, whichever event names it first,
+        // so the metadata say it without a walk (ops of metadata no event uses are never read).
+        for (&id, md) in &host.shadow.event_metadata {
+            let op = from_full_name(&md.name);
+            if !md.name.is_empty() && op.is_op {
+                ops.insert(id, Arc::new(op));
+            }
+        }
+        return ops;
+    }
     // The metadata ids whose name has been parsed: an event's name is its metadata's, so the
     // first parse of an id decides for every later event of it.
     let mut parsed = FxHashSet::default();

@@ -34,14 +34,13 @@ pub(crate) fn add_regions(plane: &mut XPlane) -> usize {
     };
     let mut added = 0;
     for line in &mut plane.lines {
-        let events = line.events.iter().map(|e| {
-            (
-                e.metadata_id,
-                e.offset_ps().unwrap_or(0),
-                consumer.is_some_and(|c| e.stats.iter().any(|s| s.metadata_id == c)),
-            )
-        });
-        let regions = regions_of(line.timestamp_ns, events, start, stop, region);
+        let events = line
+            .events
+            .iter()
+            .map(|e| (e.metadata_id, e.offset_ps().unwrap_or(0), e));
+        let has_consumer =
+            |e: &&XEvent| consumer.is_some_and(|c| e.stats.iter().any(|s| s.metadata_id == c));
+        let regions = regions_of(line.timestamp_ns, events, has_consumer, start, stop, region);
         added += regions.len();
         if !regions.is_empty() {
             insert_sorted(line, regions);
@@ -56,26 +55,47 @@ pub(crate) fn add_regions_indexed(plane: &mut IndexedPlane) -> usize {
     let Some((start, stop, region, consumer)) = region_ids(plane.shadow_mut()) else {
         return 0;
     };
-    let mut added = 0;
-    for line in 0..plane.line_count() {
-        let Some((fields, events)) = plane.line(line) else {
-            continue;
+    // Each line's regions and their places, on the pool's threads for a big plane.
+    let plane_ref = &*plane;
+    let plan = |line: usize| -> Option<(Vec<XEvent>, Vec<usize>)> {
+        let (fields, events) = plane_ref.line(line)?;
+        let events = events.map(|e| (e.metadata_id(), e.offset_ps(), e));
+        let has_consumer = |e: &crate::indexed::Event<'_>| {
+            consumer.is_some_and(|c| e.stats().any(|s| s.metadata_id == c))
         };
-        let events = events.map(|e| {
-            (
-                e.metadata_id(),
-                e.offset_ps(),
-                consumer.is_some_and(|c| e.stats().any(|s| s.metadata_id == c)),
-            )
-        });
-        let regions = regions_of(fields.timestamp_ns, events, start, stop, region);
-        added += regions.len();
-        if !regions.is_empty() {
-            plane.insert_sorted(line, regions);
+        let regions = regions_of(
+            fields.timestamp_ns,
+            events,
+            has_consumer,
+            start,
+            stop,
+            region,
+        );
+        if regions.is_empty() {
+            return None;
+        }
+        let order = plane_ref.insert_order(line, &regions);
+        Some((regions, order))
+    };
+    let plans: Vec<Option<(Vec<XEvent>, Vec<usize>)>> =
+        if plane.event_count() >= PARALLEL_EVENTS && rayon::current_num_threads() > 1 {
+            use rayon::prelude::*;
+            (0..plane.line_count()).into_par_iter().map(plan).collect()
+        } else {
+            (0..plane.line_count()).map(plan).collect()
+        };
+    let mut added = 0;
+    for (line, plan) in plans.into_iter().enumerate() {
+        if let Some((regions, order)) = plan {
+            added += regions.len();
+            plane.insert(line, regions, order);
         }
     }
     added
 }
+
+/// The events from which the lines' regions are found on the pool's threads.
+const PARALLEL_EVENTS: usize = 50_000;
 
 /// The ids of the start and stop instants, of the region event (interned) and of the `_c` stat,
 /// when the plane has both instants.
@@ -90,10 +110,12 @@ fn region_ids(plane: &mut XPlane) -> Option<(i64, i64, i64, Option<i64>)> {
     Some((start, stop, region, stat_id(plane, "_c")))
 }
 
-/// The regions of one line from its events as (metadata id, offset, has a `_c` stat).
-fn regions_of(
+/// The regions of one line from its events as (metadata id, offset, event), `has_consumer`
+/// saying whether a start has a `_c` stat (asked of starts only).
+fn regions_of<E>(
     timestamp_ns: i64,
-    events: impl Iterator<Item = (i64, i64, bool)>,
+    events: impl Iterator<Item = (i64, i64, E)>,
+    has_consumer: impl Fn(&E) -> bool,
     start: i64,
     stop: i64,
     region: i64,
@@ -101,10 +123,10 @@ fn regions_of(
     let base_ps = timestamp_ns.wrapping_mul(1000);
     let mut start_ps: i64 = 0;
     let mut spans: Vec<(i64, i64)> = Vec::new();
-    for (metadata_id, offset_ps, has_consumer) in events {
+    for (metadata_id, offset_ps, event) in events {
         let at = base_ps.wrapping_add(offset_ps);
         if metadata_id == start {
-            if has_consumer {
+            if has_consumer(&event) {
                 start_ps = at;
             }
         } else if metadata_id == stop && start_ps != 0 {

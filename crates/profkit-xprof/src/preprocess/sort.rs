@@ -10,11 +10,9 @@ fn rank(event: &XEvent) -> (i64, Reverse<i64>) {
     (event.offset_ps().unwrap_or(0), Reverse(event.duration_ps))
 }
 
-/// Whether the events are in [`rank`] order with no two ranked alike.
-fn strictly_sorted(events: &[XEvent]) -> bool {
-    events
-        .windows(2)
-        .all(|w| matches!(w, [a, b] if rank(a) < rank(b)))
+/// The rank of an event with this key (offset, duration).
+fn key_rank(&(offset, duration): &(i64, i64)) -> (i64, Reverse<i64>) {
+    (offset, Reverse(duration))
 }
 
 /// Appends `added` to the line's events and sorts them as [`sort_events`] does. Where the line's
@@ -24,7 +22,8 @@ fn strictly_sorted(events: &[XEvent]) -> bool {
 /// events across the line).
 pub(crate) fn insert_sorted(line: &mut XLine, mut added: Vec<XEvent>) {
     let old = line.events.len();
-    if let Some(places) = places(&line.events, &added) {
+    let ranks = added.iter().map(rank).collect();
+    if let Some(places) = places(line.events.iter().map(rank), ranks) {
         // `places[j]`: the index among all events of the `j`th added event in rank order.
         let mut order: Vec<usize> = (0..added.len()).collect();
         order.sort_by_key(|&j| added.get(j).map(rank));
@@ -54,8 +53,11 @@ pub(crate) fn insert_sorted(line: &mut XLine, mut added: Vec<XEvent>) {
 /// For [`insert_sorted`]: where each of `added`, taken in rank order, goes among all events, when
 /// `events` are strictly sorted and no rank is shared; `None` otherwise. One walk over the
 /// events, merging the added ones in.
-fn places(events: &[XEvent], added: &[XEvent]) -> Option<Vec<usize>> {
-    let mut ranks: Vec<(i64, Reverse<i64>)> = added.iter().map(rank).collect();
+fn places(
+    events: impl Iterator<Item = (i64, Reverse<i64>)>,
+    mut ranks: Vec<(i64, Reverse<i64>)>,
+) -> Option<Vec<usize>> {
+    let mut len = 0;
     ranks.sort_unstable();
     if ranks.windows(2).any(|w| matches!(w, [a, b] if a == b)) {
         return None;
@@ -63,8 +65,8 @@ fn places(events: &[XEvent], added: &[XEvent]) -> Option<Vec<usize>> {
     let mut places = Vec::with_capacity(ranks.len());
     let mut pending = ranks.iter().peekable();
     let mut previous: Option<(i64, Reverse<i64>)> = None;
-    for (i, event) in events.iter().enumerate() {
-        let r = rank(event);
+    for (i, r) in events.enumerate() {
+        len = i + 1;
         if previous.is_some_and(|p| p >= r) {
             return None;
         }
@@ -81,7 +83,7 @@ fn places(events: &[XEvent], added: &[XEvent]) -> Option<Vec<usize>> {
         }
     }
     for _ in pending {
-        places.push(events.len() + places.len());
+        places.push(len + places.len());
     }
     Some(places)
 }
@@ -103,35 +105,70 @@ pub(crate) fn sort_events_stable(line: &mut XLine) {
 
 /// TSL's `SortXLine`: events by offset, then longer first, with `std::sort`.
 pub(crate) fn sort_events(line: &mut XLine) {
-    if strictly_sorted(&line.events) {
-        // The one order any sort gives.
-        return;
-    }
     let keys: Vec<(i64, i64)> = line
         .events
         .iter()
         .map(|e| (e.offset_ps().unwrap_or(0), e.duration_ps))
         .collect();
-    let mut order: Vec<usize> = (0..line.events.len()).collect();
+    if let Some(order) = sort_order(&keys) {
+        permute(&mut line.events, &order);
+    }
+}
+
+/// The order `SortXLine` gives events of these keys (offset, duration), as indices; `None` when
+/// they are in it already.
+fn sort_order(keys: &[(i64, i64)]) -> Option<Vec<usize>> {
+    if keys
+        .windows(2)
+        .all(|w| matches!(w, [a, b] if key_rank(a) < key_rank(b)))
+    {
+        // The one order any sort gives.
+        return None;
+    }
+    let mut order: Vec<usize> = (0..keys.len()).collect();
     let key = |i: usize| keys.get(i).copied().unwrap_or((0, 0));
     // Where no two events share a key, every sort gives the one order: Rust's (fast on the
     // nearly sorted lines xprof sorts) will do. Otherwise libstdc++'s order of equal keys counts.
-    let rank = |i: usize| {
-        let (offset, duration) = key(i);
-        (offset, std::cmp::Reverse(duration))
-    };
+    let rank = |i: usize| key_rank(&key(i));
     order.sort_by_key(|&i| rank(i));
     let tied = order
         .windows(2)
         .any(|w| matches!(w, [a, b] if rank(*a) == rank(*b)));
     if tied {
-        order = (0..line.events.len()).collect();
+        order = (0..keys.len()).collect();
         std_sort(&mut order, &|&a: &usize, &b: &usize| {
             let (ka, kb) = (key(a), key(b));
             ka.0 < kb.0 || (ka.0 == kb.0 && ka.1 > kb.1)
         });
     }
-    permute(&mut line.events, &order);
+    Some(order)
+}
+
+/// The order [`insert_sorted`] gives a line's events of keys `keys` (offset, duration) once events
+/// of keys `added` are added: indices into `keys` followed by `added`.
+pub(crate) fn insert_order(keys: &[(i64, i64)], added: &[(i64, i64)]) -> Vec<usize> {
+    let old = keys.len();
+    let ranks = added.iter().map(key_rank).collect();
+    if let Some(places) = places(keys.iter().map(key_rank), ranks) {
+        let mut by_rank: Vec<usize> = (0..added.len()).collect();
+        by_rank.sort_by_key(|&j| added.get(j).map(key_rank));
+        let mut order = vec![usize::MAX; old + added.len()];
+        for (&place, &j) in places.iter().zip(&by_rank) {
+            if let Some(slot) = order.get_mut(place) {
+                *slot = old + j;
+            }
+        }
+        let mut next = 0;
+        for slot in &mut order {
+            if *slot == usize::MAX {
+                *slot = next;
+                next += 1;
+            }
+        }
+        return order;
+    }
+    let all: Vec<(i64, i64)> = keys.iter().chain(added).copied().collect();
+    sort_order(&all).unwrap_or_else(|| (0..all.len()).collect())
 }
 
 /// Reorders `items` in place so that position `i` holds what was at `order[i]` (`order` a
@@ -204,6 +241,11 @@ mod tests {
             }
             expected.events.extend(added_events.iter().cloned());
             super::sort_events(&mut expected);
+            // The order alone, as an indexed plane takes it.
+            let order = super::insert_order(&old, &added);
+            let all: Vec<XEvent> = got.events.iter().chain(&added_events).cloned().collect();
+            let ordered: Vec<XEvent> = order.iter().map(|&i| all[i].clone()).collect();
+            assert_eq!(ordered, expected.events, "case {case}, the order alone");
             super::insert_sorted(&mut got, added_events);
             assert_eq!(got.events, expected.events, "case {case}");
         }

@@ -40,7 +40,7 @@ use rustc_hash::FxHashMap as HashMap;
 use profkit_xplane::constants::{HOST_PLANE_NAME, TPU_PLANE_PREFIX};
 use profkit_xplane::{XLine, XPlane};
 
-use crate::indexed::{Event, IndexedPlane, Stat};
+use crate::indexed::{Event, IdTable, IndexedPlane, Stat};
 
 use crate::preprocess::derived::is_derived_line_id;
 use crate::preprocess::event_types::EventType;
@@ -210,19 +210,19 @@ pub(crate) struct Forest {
 
 /// The stat metadata ids of one plane, by kind.
 struct PlaneStats {
-    kinds: HashMap<i64, StatKind>,
+    kinds: IdTable<StatKind>,
     by_kind: [Option<i64>; 13],
     names: HashMap<i64, String>,
 }
 
 impl PlaneStats {
     fn of(plane: &XPlane) -> PlaneStats {
-        let mut kinds = HashMap::default();
+        let mut kinds = Vec::new();
         let mut by_kind = [None; 13];
         for (id, m) in &plane.stat_metadata {
             if let Some(k) = STAT_NAMES.iter().position(|n| *n == m.name) {
                 if let Some(kind) = STAT_KINDS.get(k) {
-                    kinds.insert(*id, *kind);
+                    kinds.push((*id, *kind));
                 }
                 if let Some(slot) = by_kind.get_mut(k) {
                     *slot = Some(slot.map_or(*id, |s: i64| s.min(*id)));
@@ -230,7 +230,7 @@ impl PlaneStats {
             }
         }
         PlaneStats {
-            kinds,
+            kinds: IdTable::new(kinds.into_iter()),
             by_kind,
             names: plane
                 .stat_metadata
@@ -260,7 +260,7 @@ impl<'a> EventStats<'a> {
             last: [None; 13],
         };
         for stat in stats {
-            let Some(&kind) = plane.kinds.get(&stat.metadata_id) else {
+            let Some(kind) = plane.kinds.get(stat.metadata_id) else {
                 continue;
             };
             let k = kind as usize;
@@ -354,13 +354,14 @@ impl Forest {
         let plane = indexed.shadow();
         let stats = PlaneStats::of(plane);
         let is_host = plane.name == HOST_PLANE_NAME;
-        let types: HashMap<i64, Option<EventType>> = plane
+        let types: Vec<(i64, EventType)> = plane
             .event_metadata
             .iter()
-            .map(|(id, m)| (*id, EventType::of_name(&m.name)))
+            .filter_map(|(id, m)| Some((*id, EventType::of_name(&m.name)?)))
             .collect();
+        let types = IdTable::new(types.into_iter());
         let event_type = |metadata_id: i64, event_stats: &EventStats<'_>| -> EventType {
-            match types.get(&metadata_id).copied().flatten() {
+            match types.get(metadata_id) {
                 Some(t) => t,
                 None if event_stats.get(StatKind::CorrelationId).is_some() => {
                     if is_host {
