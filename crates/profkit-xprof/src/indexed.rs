@@ -25,6 +25,9 @@ struct Slot {
 }
 
 const ADDED: u32 = u32::MAX;
+/// In [`Slot::len`]: the event reads the same from its fields up to its first stat (see
+/// `XEventView::from_body_prefix`), checked when the index was made.
+const PREFIX: u32 = 1 << 31;
 
 /// A plane as its bytes and an index of its events (see the module documentation).
 #[derive(Clone, Debug, Default)]
@@ -37,6 +40,11 @@ pub(crate) struct IndexedPlane {
     lines: Vec<Vec<Slot>>,
     /// Events added to the plane (see [`IndexedPlane::insert_sorted`]).
     added: Vec<XEvent>,
+}
+
+/// The fields of a plane but its lines; `None` when they do not decode.
+fn plane_head(bytes: &[u8]) -> Option<PlaneHead> {
+    <PlaneHead as prost::Message>::decode(bytes).ok()
 }
 
 /// The fields of an `XPlane` but its lines, decoded as prost skips the lines.
@@ -102,14 +110,6 @@ impl<'a> Stat<'a> {
                     .map_or("", |md| md.name.as_str()),
             ),
         })
-    }
-
-    /// TSL's `IntValue`: the `int64_value`, 0 for any other kind.
-    pub(crate) fn int_value(&self) -> i64 {
-        match self.value {
-            Some(StatValueView::Int64(v)) => v,
-            _ => 0,
-        }
     }
 
     /// The `uint64_value`, or the `int64_value` as unsigned; 0 for any other kind.
@@ -229,34 +229,53 @@ impl<'a> Event<'a> {
 }
 
 impl IndexedPlane {
-    /// The index of a plane read from a stream; its faults are located in that input. The
-    /// bytes back for a plane of 4 GiB or more (which the caller decodes instead).
+    /// The index of a plane read from a stream; its faults are located in that input (and are
+    /// the errors decoding it gives). The bytes back for a plane of 4 GiB or more (which the
+    /// caller decodes instead).
     pub(crate) fn from_plane_bytes(
         plane: PlaneBytes,
     ) -> Result<Result<IndexedPlane, PlaneBytes>, profkit_xplane::Error> {
-        let lines = match index_lines(&plane.view()?)? {
-            Some(lines) => lines,
-            None => return Ok(Err(plane)),
+        let lines = match plane.view().and_then(|view| index_lines(&view)) {
+            Ok(Some(lines)) => lines,
+            Ok(None) => return Ok(Err(plane)),
+            Err(_) => return plane.decode().map(|p| Ok(IndexedPlane::of_owned(&p))),
         };
-        Ok(Ok(Self::with_lines(plane.into_bytes().into(), lines)?))
+        match plane_head(plane.bytes()) {
+            Some(head) => Ok(Ok(Self::assemble(plane.into_bytes().into(), head, lines))),
+            None => plane.decode().map(|p| Ok(IndexedPlane::of_owned(&p))),
+        }
     }
 
-    /// The index of an encoded plane on its own (faults located in `XPlane`).
+    /// The index of an encoded plane on its own (faults as decoding it reports them); `None` for
+    /// a plane of 4 GiB or more.
+    #[cfg(test)]
     pub(crate) fn from_bytes(
         bytes: bytes::Bytes,
     ) -> Result<Option<IndexedPlane>, profkit_xplane::Error> {
-        let lines = match index_lines(&XPlaneView::new(&bytes)?)? {
-            Some(lines) => lines,
-            None => return Ok(None),
+        match Self::try_index(bytes.clone()) {
+            Ok(index) => Ok(index),
+            Err(()) => {
+                profkit_xplane::decode_plane(bytes).map(|p| Some(IndexedPlane::of_owned(&p)))
+            }
+        }
+    }
+
+    /// The index of an encoded plane; `Err` on any fault.
+    fn try_index(bytes: bytes::Bytes) -> Result<Option<IndexedPlane>, ()> {
+        let lines = match XPlaneView::new(&bytes).and_then(|view| index_lines(&view)) {
+            Ok(Some(lines)) => lines,
+            Ok(None) => return Ok(None),
+            Err(_) => return Err(()),
         };
-        Ok(Some(Self::with_lines(bytes, lines)?))
+        let head = plane_head(&bytes).ok_or(())?;
+        Ok(Some(Self::assemble(bytes, head, lines)))
     }
 
     /// The index of a plane in memory (encoded first). A plane too big to index (4 GiB encoded)
     /// is kept with its events added, the same to every pass, only bigger.
     pub(crate) fn of_owned(plane: &XPlane) -> IndexedPlane {
         let bytes = profkit_xplane::encode_plane(plane);
-        if let Ok(Some(index)) = Self::from_bytes(bytes.into()) {
+        if let Ok(Some(index)) = Self::try_index(bytes.into()) {
             return index;
         }
         let mut index = IndexedPlane {
@@ -274,19 +293,9 @@ impl IndexedPlane {
         index
     }
 
-    fn with_lines(
-        bytes: bytes::Bytes,
-        lines: Vec<LineIndex>,
-    ) -> Result<IndexedPlane, profkit_xplane::Error> {
-        let head = <PlaneHead as prost::Message>::decode(bytes.clone()).map_err(|e| {
-            profkit_xplane::Error::Malformed {
-                offset: 0,
-                path: "XPlane".to_owned(),
-                reason: e.to_string(),
-            }
-        })?;
+    fn assemble(bytes: bytes::Bytes, head: PlaneHead, lines: Vec<LineIndex>) -> IndexedPlane {
         let (shadow_lines, slots): (Vec<XLine>, Vec<Vec<Slot>>) = lines.into_iter().unzip();
-        Ok(IndexedPlane {
+        IndexedPlane {
             bytes,
             shadow: XPlane {
                 id: head.id,
@@ -298,7 +307,7 @@ impl IndexedPlane {
             },
             lines: slots,
             added: Vec::new(),
-        })
+        }
     }
 
     /// The plane without its lines' events (its lines' own fields, metadata and stats).
@@ -309,11 +318,6 @@ impl IndexedPlane {
     /// The shadow, to intern metadata into (see `preprocess::stats::intern_event`).
     pub(crate) fn shadow_mut(&mut self) -> &mut XPlane {
         &mut self.shadow
-    }
-
-    /// The plane's name.
-    pub(crate) fn name(&self) -> &str {
-        &self.shadow.name
     }
 
     /// How many lines the plane has.
@@ -363,10 +367,15 @@ impl IndexedPlane {
             return self.added.get(slot.start as usize).map(Event::Owned);
         }
         let start = slot.start as usize;
-        let body = self.bytes.get(start..start + slot.len as usize)?;
-        XEventView::from_body(body, timestamp_ns)
-            .ok()
-            .map(Event::View)
+        let body = self
+            .bytes
+            .get(start..start + (slot.len & !PREFIX) as usize)?;
+        if slot.len & PREFIX != 0 {
+            XEventView::from_body_prefix(body, timestamp_ns).ok()
+        } else {
+            XEventView::from_body(body, timestamp_ns).ok()
+        }
+        .map(Event::View)
     }
 
     fn add(&mut self, event: XEvent) -> Slot {
@@ -423,6 +432,78 @@ impl IndexedPlane {
     }
 }
 
+/// A plane the forest reads: indexed, or decoded (read through the same [`Event`]s, without an
+/// encoding of it).
+#[derive(Clone, Copy)]
+pub(crate) enum PlaneRef<'a> {
+    Indexed(&'a IndexedPlane),
+    Owned(&'a XPlane),
+}
+
+impl<'a> PlaneRef<'a> {
+    /// The plane's own fields, metadata and lines' fields (a decoded plane's lines also hold
+    /// their events, which readers of this take from [`PlaneRef::lines`]).
+    pub(crate) fn shadow(&self) -> &'a XPlane {
+        match self {
+            PlaneRef::Indexed(p) => p.shadow(),
+            PlaneRef::Owned(p) => p,
+        }
+    }
+
+    /// How many events its lines hold.
+    pub(crate) fn event_count(&self) -> usize {
+        match self {
+            PlaneRef::Indexed(p) => p.event_count(),
+            PlaneRef::Owned(p) => p.lines.iter().map(|l| l.events.len()).sum(),
+        }
+    }
+
+    /// Line number `line`'s own fields and its events.
+    pub(crate) fn line(&self, line: usize) -> Option<(&'a XLine, PlaneEvents<'a>)> {
+        match self {
+            PlaneRef::Indexed(p) => p.line(line).map(|(l, e)| (l, PlaneEvents::Indexed(e))),
+            PlaneRef::Owned(p) => p
+                .lines
+                .get(line)
+                .map(|l| (l, PlaneEvents::Owned(l.events.iter()))),
+        }
+    }
+
+    /// Every line with its events, in order.
+    pub(crate) fn lines(&self) -> impl Iterator<Item = (&'a XLine, PlaneEvents<'a>)> + 'a {
+        let plane = *self;
+        (0..self.shadow().lines.len()).filter_map(move |i| plane.line(i))
+    }
+}
+
+/// The events of one line of a [`PlaneRef`], in order.
+#[derive(Clone)]
+pub(crate) enum PlaneEvents<'a> {
+    Indexed(LineEvents<'a>),
+    Owned(std::slice::Iter<'a, XEvent>),
+}
+
+impl<'a> Iterator for PlaneEvents<'a> {
+    type Item = Event<'a>;
+
+    #[inline]
+    fn next(&mut self) -> Option<Event<'a>> {
+        match self {
+            PlaneEvents::Indexed(e) => e.next(),
+            PlaneEvents::Owned(e) => e.next().map(Event::Owned),
+        }
+    }
+
+    fn size_hint(&self) -> (usize, Option<usize>) {
+        match self {
+            PlaneEvents::Indexed(e) => e.size_hint(),
+            PlaneEvents::Owned(e) => e.size_hint(),
+        }
+    }
+}
+
+impl ExactSizeIterator for PlaneEvents<'_> {}
+
 /// The events of one line of an [`IndexedPlane`], in order.
 #[derive(Clone)]
 pub(crate) struct LineEvents<'a> {
@@ -469,6 +550,9 @@ fn index_lines(view: &XPlaneView<'_>) -> Result<Option<Vec<LineIndex>>, profkit_
         let mut events = line.events();
         while let Some(body) = events.next_body() {
             let body = body?;
+            if body.len() >= (PREFIX - 1) as usize {
+                return Ok(None);
+            }
             // Both fit in 32 bits: the body lies within the plane's bytes.
             let start = (body.as_ptr() as usize).wrapping_sub(base) as u32;
             slots.push(Slot {
@@ -489,24 +573,40 @@ fn index_lines(view: &XPlaneView<'_>) -> Result<Option<Vec<LineIndex>>, profkit_
             slots,
         ));
     }
-    // Every event and stat parsed once, so that later views find no fault: on the pool's threads
-    // for a big plane. A fault is then found again by a walk in order, which locates it.
-    let parses = |slot: &Slot| {
+    // Every event and stat parsed once, so that later views find no fault, and whether the
+    // event reads the same from its fields up to its first stat: on the pool's threads for a big
+    // plane. A fault is then found again by a walk in order, which locates it.
+    let parses = |slot: &mut Slot| {
         let start = slot.start as usize;
-        bytes
-            .get(start..start + slot.len as usize)
-            .and_then(|body| XEventView::from_body(body, 0).ok())
-            .is_some_and(|event| event.stats().all(|s| s.is_ok()))
+        let Some(body) = bytes.get(start..start + slot.len as usize) else {
+            return false;
+        };
+        let Ok(event) = XEventView::from_body(body, 0) else {
+            return false;
+        };
+        if !event.stats().all(|s| s.is_ok()) {
+            return false;
+        }
+        if XEventView::from_body_prefix(body, 0).is_ok_and(|prefix| {
+            prefix.metadata_id() == event.metadata_id()
+                && prefix.data() == event.data()
+                && prefix.duration_ps() == event.duration_ps()
+        }) {
+            slot.len |= PREFIX;
+        }
+        true
     };
     let events: usize = lines.iter().map(|(_, slots)| slots.len()).sum();
     let sound = if events >= PARALLEL_EVENTS && rayon::current_num_threads() > 1 {
         use rayon::prelude::*;
         lines
-            .par_iter()
-            .flat_map(|(_, slots)| slots.par_chunks(CHUNK))
-            .all(|chunk| chunk.iter().all(parses))
+            .par_iter_mut()
+            .flat_map(|(_, slots)| slots.par_chunks_mut(CHUNK))
+            .all(|chunk| chunk.iter_mut().all(parses))
     } else {
-        lines.iter().all(|(_, slots)| slots.iter().all(parses))
+        lines
+            .iter_mut()
+            .all(|(_, slots)| slots.iter_mut().all(parses))
     };
     if !sound {
         for line in view.lines() {
@@ -637,6 +737,129 @@ impl<T: Copy> IdTable<T> {
                 .copied()
                 .flatten(),
             IdTable::Map(map) => map.get(&id).copied(),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Every plane of every XSpace case in `conformance/`.
+    fn case_planes() -> Vec<(String, XPlane)> {
+        let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../conformance");
+        let mut out = Vec::new();
+        for dir in ["xplane", "xplane-device"] {
+            let Ok(cases) = std::fs::read_dir(root.join(dir)) else {
+                continue;
+            };
+            for case in cases.flatten() {
+                let Ok(bytes) = std::fs::read(case.path().join("input.xplane.pb")) else {
+                    continue;
+                };
+                let Ok(space) = profkit_xplane::decode(bytes) else {
+                    continue;
+                };
+                let name = case.file_name().to_string_lossy().into_owned();
+                out.extend(space.planes.into_iter().map(|p| (name.clone(), p)));
+            }
+        }
+        out
+    }
+
+    /// A plane indexed from its bytes is the plane: decoded back, and event by event.
+    #[test]
+    fn an_indexed_plane_is_the_decoded_plane() {
+        let planes = case_planes();
+        assert!(planes.len() > 100, "the cases' planes were not found");
+        for (case, plane) in planes {
+            let bytes = profkit_xplane::encode_plane(&plane);
+            let indexed = IndexedPlane::from_bytes(bytes.into()).unwrap().unwrap();
+            // Compared encoded: NaN stats are not equal to themselves.
+            let encode = profkit_xplane::encode_plane;
+            assert!(
+                encode(&indexed.to_owned_plane()) == encode(&plane),
+                "{case}: {}",
+                plane.name
+            );
+            assert_eq!(
+                indexed.event_count(),
+                plane.lines.iter().map(|l| l.events.len()).sum::<usize>()
+            );
+            for ((fields, events), line) in indexed.lines().zip(&plane.lines) {
+                assert_eq!(fields.id, line.id);
+                for (event, owned) in events.zip(&line.events) {
+                    assert_eq!(event.metadata_id(), owned.metadata_id);
+                    assert_eq!(event.offset_ps(), owned.offset_ps().unwrap_or(0));
+                    assert_eq!(event.duration_ps(), owned.duration_ps);
+                    let stats: Vec<Stat<'_>> = event.stats().collect();
+                    let expected: Vec<Stat<'_>> = owned.stats.iter().map(Stat::of).collect();
+                    assert_eq!(format!("{stats:?}"), format!("{expected:?}"));
+                }
+            }
+        }
+    }
+
+    /// Added events take their place in their line's order as an owned line's would.
+    #[test]
+    fn added_events_take_the_owned_lines_places() {
+        for (case, plane) in case_planes() {
+            let Some(line) = plane.lines.iter().position(|l| l.events.len() > 2) else {
+                continue;
+            };
+            let mut added = plane.lines[line].events.clone();
+            added.truncate(3);
+            for (i, e) in added.iter_mut().enumerate() {
+                e.metadata_id = -1 - i as i64;
+                e.duration_ps = e.duration_ps.wrapping_add(i as i64);
+            }
+            let mut indexed = IndexedPlane::of_owned(&plane);
+            let order = indexed.insert_order(line, &added);
+            indexed.insert(line, added.clone(), order);
+            let mut owned = plane.clone();
+            crate::preprocess::insert_sorted_for_tests(&mut owned.lines[line], added);
+            let encode = profkit_xplane::encode_plane;
+            assert!(
+                encode(&indexed.to_owned_plane()) == encode(&owned),
+                "{case}"
+            );
+        }
+    }
+
+    /// Hostile bytes (every cut of a real plane, and bytes changed across it): the index is an
+    /// error exactly where decoding is, and otherwise the decoded plane; never a panic.
+    #[test]
+    fn hostile_bytes_are_errors_where_decoding_fails() {
+        let planes = case_planes();
+        let (_, plane) = planes
+            .iter()
+            .filter(|(case, p)| case.starts_with("real-tf") && p.name == "/host:CPU")
+            .min_by_key(|(_, p)| profkit_xplane::encode_plane(p).len())
+            .expect("a real TensorFlow host plane");
+        let bytes = profkit_xplane::encode_plane(plane);
+        let step = (bytes.len() / 400).max(1);
+        let mut cases: Vec<Vec<u8>> = (0..bytes.len())
+            .step_by(step)
+            .map(|cut| bytes[..cut].to_vec())
+            .collect();
+        for at in (0..bytes.len()).step_by(step) {
+            for value in [0x00, 0x7f, 0x80, 0xff] {
+                let mut changed = bytes.clone();
+                changed[at] = value;
+                cases.push(changed);
+            }
+        }
+        for case in cases {
+            let decoded = profkit_xplane::decode_plane(case.clone());
+            let indexed = IndexedPlane::from_bytes(case.into());
+            match (decoded, indexed) {
+                (Ok(plane), Ok(Some(indexed))) => assert!(
+                    profkit_xplane::encode_plane(&indexed.to_owned_plane())
+                        == profkit_xplane::encode_plane(&plane)
+                ),
+                (Err(_), Err(_)) => {}
+                (d, i) => panic!("decoded {:?}, indexed {:?}", d.is_ok(), i.is_ok()),
+            }
         }
     }
 }

@@ -438,9 +438,30 @@ fn fused_hlo_proto(data: &[u8]) -> Vec<u8> {
     proto
 }
 
+/// The bytes read for OpStats with the host threads' plane indexed (`op_stats::read_for`) are
+/// what decoding reads: the same error, or the same planes; for the raw input and for the drawn
+/// space encoded.
+fn indexed_reads(data: &[u8], space: &XSpace) {
+    use profkit_xprof::op_stats::{Parts, read_for, read_space_for};
+    let encoded = profkit_xplane::encode(space);
+    for bytes in [data, encoded.as_slice()] {
+        let indexed = read_for(bytes, Default::default(), Parts::ALL);
+        let decoded = read_space_for(bytes, Default::default(), Parts::ALL);
+        match (indexed, decoded) {
+            (Ok(indexed), Ok(decoded)) => assert!(
+                profkit_xplane::encode(&indexed.into_space()) == profkit_xplane::encode(&decoded),
+                "the indexed read differs from the decoded one"
+            ),
+            (Err(a), Err(b)) => assert_eq!(a.to_string(), b.to_string()),
+            (a, b) => panic!("indexed read {:?}, decoded {:?}", a.is_ok(), b.is_ok()),
+        }
+    }
+}
+
 /// Runs the target on one input. Panics when a property does not hold.
 pub fn run(data: &[u8]) {
     let space = space(data);
+    indexed_reads(data, &space);
     memory_viewer(data, &space);
     let tools = profkit_xprof::tools::tool_names(std::slice::from_ref(&space));
     assert!(tools.contains(&"framework_op_stats"));

@@ -78,6 +78,60 @@ impl<'a> XEventView<'a> {
         Self::parse(root, body, line_timestamp_ns).map_err(|Bad| root.error())
     }
 
+    /// [`XEventView::from_body`], reading no further than the event's first stat: what follows
+    /// it is taken as the stats (walked when asked for). The event's fields are as
+    /// [`XEventView::from_body`] finds them when no field but stats follows its first stat (as
+    /// every writer that writes fields in order encodes events), which the caller checks once
+    /// (the two views agree); [`XEventView::stat_count`] is 0 on such a view.
+    #[inline]
+    pub fn from_body_prefix(body: &'a [u8], line_timestamp_ns: i64) -> Result<Self> {
+        let root = Root {
+            msg: Msg::Event,
+            body,
+            base: 0,
+            open: true,
+            plane: None,
+        };
+        Self::parse_prefix(root, body, line_timestamp_ns).map_err(|Bad| root.error())
+    }
+
+    #[inline(always)]
+    fn parse_prefix(root: Root<'a>, body: &'a [u8], line_timestamp_ns: i64) -> Walk<Self> {
+        let mut event = XEventView {
+            root,
+            stats: &[],
+            metadata_id: 0,
+            data: None,
+            duration_ps: 0,
+            line_timestamp_ns,
+            stat_count: 0,
+        };
+        let mut f = Fields::new(body);
+        while !f.at_end() {
+            let at = f.pos;
+            let key = f.varint()?;
+            match key_byte(key) {
+                T1_VARINT => event.metadata_id = f.varint()? as i64,
+                T2_VARINT => {
+                    event.data = Some(x_event::Data::OffsetPs(f.varint()? as i64));
+                }
+                T3_VARINT => event.duration_ps = f.varint()? as i64,
+                T5_VARINT => {
+                    event.data = Some(x_event::Data::NumOccurrences(f.varint()? as i64));
+                }
+                T4_LEN => {
+                    event.stats = body.get(at..).unwrap_or_default();
+                    break;
+                }
+                _ => {
+                    let (number, wire_type) = checked_tag(key)?;
+                    f.other(Msg::Event, number, wire_type)?;
+                }
+            }
+        }
+        Ok(event)
+    }
+
     /// `metadata_id`.
     pub fn metadata_id(&self) -> i64 {
         self.metadata_id

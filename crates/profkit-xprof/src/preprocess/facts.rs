@@ -11,7 +11,7 @@ use super::event_types::LOOP_OPS;
 use super::grouping::forest::Forest;
 use super::regions::{add_regions, add_regions_indexed, has_regions};
 use super::tpu::tensor_core_id;
-use crate::indexed::IndexedPlane;
+use crate::indexed::{IndexedPlane, PlaneRef};
 
 /// TSL's `IsHostPlane`.
 fn is_host_plane(name: &str) -> bool {
@@ -143,12 +143,14 @@ impl SpaceFacts {
     /// Takes in one plane whole, in file order (its regions added to the copy the forest takes
     /// in, not to the plane).
     pub fn observe(&mut self, plane: &XPlane) {
-        if self.takes_in(plane) {
+        if !self.takes_in(plane) {
+            self.observe_taken(plane, None);
+        } else if has_regions(plane.event_metadata.values().map(|m| m.name.as_str())) {
             let mut indexed = IndexedPlane::of_owned(plane);
             add_regions_indexed(&mut indexed);
-            self.observe_taken(plane, Some(&indexed));
+            self.observe_taken(plane, Some(PlaneRef::Indexed(&indexed)));
         } else {
-            self.observe_taken(plane, None);
+            self.observe_taken(plane, Some(PlaneRef::Owned(plane)));
         }
     }
 
@@ -159,8 +161,7 @@ impl SpaceFacts {
         let taken = self.takes_in(plane);
         if taken {
             add_regions(plane);
-            let indexed = IndexedPlane::of_owned(plane);
-            self.observe_taken(plane, Some(&indexed));
+            self.observe_taken(plane, Some(PlaneRef::Owned(plane)));
         } else {
             self.observe_taken(plane, None);
         }
@@ -174,7 +175,7 @@ impl SpaceFacts {
         if taken {
             add_regions_indexed(plane);
         }
-        self.observe_taken(plane.shadow(), taken.then_some(&*plane));
+        self.observe_taken(plane.shadow(), taken.then_some(PlaneRef::Indexed(plane)));
         taken
     }
 
@@ -196,7 +197,7 @@ impl SpaceFacts {
 
     /// What the plane's names, metadata and plane stats say (`plane` may be its shadow), and the
     /// forest's intake of `indexed`, the plane with its regions, when it takes part.
-    fn observe_taken(&mut self, plane: &XPlane, indexed: Option<&IndexedPlane>) {
+    fn observe_taken(&mut self, plane: &XPlane, indexed: Option<PlaneRef<'_>>) {
         let index = self.planes;
         if plane.name == TASK_ENV_PLANE_NAME {
             self.from_chrome |= says_from_chrome(plane);

@@ -40,7 +40,7 @@ use rustc_hash::FxHashMap as HashMap;
 use profkit_xplane::constants::{HOST_PLANE_NAME, TPU_PLANE_PREFIX};
 use profkit_xplane::{XLine, XPlane};
 
-use crate::indexed::{Event, IdTable, IndexedPlane, Stat};
+use crate::indexed::{Event, IdTable, PlaneRef, Stat};
 
 use crate::preprocess::derived::is_derived_line_id;
 use crate::preprocess::event_types::EventType;
@@ -247,43 +247,100 @@ impl PlaneStats {
 
 /// The stats of one event that the forest reads, found in one pass over them: of each kind, the
 /// first stat of the kind's metadata (TSL's `GetStat(type)`) and the last stat of any metadata
-/// of the kind's name (as the stats are read in order, the last of a kind winning).
+/// of the kind's name (as the stats are read in order, the last of a kind winning). Numbers only
+/// (the graph type aside); one is filled again for each event, only the kinds found marked.
+#[derive(Default)]
 struct EventStats<'a> {
-    first: [Option<Stat<'a>>; 13],
-    last: [Option<Stat<'a>>; 13],
+    first_found: u16,
+    last_found: u16,
+    first: [Num; 13],
+    last: [Num; 13],
+    graph_type: Option<Stat<'a>>,
+}
+
+/// A stat's value as the forest reads it: an integer of either kind, or another kind.
+#[derive(Clone, Copy, Default)]
+enum Num {
+    #[default]
+    Other,
+    Int(i64),
+    Uint(u64),
+}
+
+impl Num {
+    fn of(stat: &Stat<'_>) -> Num {
+        match stat.value {
+            Some(profkit_xplane::xview::StatValueView::Int64(v)) => Num::Int(v),
+            Some(profkit_xplane::xview::StatValueView::Uint64(v)) => Num::Uint(v),
+            _ => Num::Other,
+        }
+    }
+
+    /// TSL's `IntValue`: the `int64_value`, 0 for any other kind.
+    fn int_value(self) -> i64 {
+        match self {
+            Num::Int(v) => v,
+            _ => 0,
+        }
+    }
+
+    /// The `uint64_value`, or the `int64_value` as unsigned; 0 for any other kind.
+    fn int_or_uint(self) -> u64 {
+        match self {
+            Num::Uint(v) => v,
+            Num::Int(v) => v as u64,
+            Num::Other => 0,
+        }
+    }
 }
 
 impl<'a> EventStats<'a> {
-    fn of(plane: &PlaneStats, stats: impl Iterator<Item = Stat<'a>>) -> EventStats<'a> {
-        let mut out = EventStats {
-            first: [None; 13],
-            last: [None; 13],
-        };
+    /// Reads one event's stats in.
+    #[inline]
+    fn fill(&mut self, plane: &PlaneStats, stats: impl Iterator<Item = Stat<'a>>) {
+        self.first_found = 0;
+        self.last_found = 0;
+        self.graph_type = None;
         for stat in stats {
             let Some(kind) = plane.kinds.get(stat.metadata_id) else {
                 continue;
             };
             let k = kind as usize;
-            if let Some(slot) = out.last.get_mut(k) {
-                *slot = Some(stat);
+            let bit = 1u16 << k;
+            if let Some(slot) = self.last.get_mut(k) {
+                *slot = Num::of(&stat);
+                self.last_found |= bit;
             }
-            if plane.by_kind.get(k).copied().flatten() == Some(stat.metadata_id) {
-                if let Some(slot @ None) = out.first.get_mut(k) {
-                    *slot = Some(stat);
+            if self.first_found & bit == 0
+                && plane.by_kind.get(k).copied().flatten() == Some(stat.metadata_id)
+            {
+                if let Some(slot) = self.first.get_mut(k) {
+                    *slot = Num::of(&stat);
+                    self.first_found |= bit;
+                }
+                if kind == StatKind::GraphType {
+                    self.graph_type = Some(stat);
                 }
             }
         }
-        out
     }
 
     /// TSL's `GetStat(type)`.
-    fn get(&self, kind: StatKind) -> Option<Stat<'a>> {
-        self.first.get(kind as usize).copied().flatten()
+    fn get(&self, kind: StatKind) -> Option<Num> {
+        let k = kind as usize;
+        if self.first_found & (1 << k) == 0 {
+            return None;
+        }
+        self.first.get(k).copied()
     }
 
     /// The last stat of the kind's name.
-    fn last(&self, kind: StatKind) -> Option<Stat<'a>> {
-        self.last.get(kind as usize).copied().flatten()
+    fn last(&self, kind: StatKind) -> Option<Num> {
+        let k = kind as usize;
+        if self.last_found & (1 << k) == 0 {
+            return None;
+        }
+        self.last.get(k).copied()
     }
 }
 
@@ -350,7 +407,7 @@ impl Forest {
     }
 
     /// Takes in plane number `index` (after its regions were added).
-    pub(crate) fn add_plane(&mut self, index: usize, indexed: &IndexedPlane) {
+    pub(crate) fn add_plane(&mut self, index: usize, indexed: PlaneRef<'_>) {
         let plane = indexed.shadow();
         let stats = PlaneStats::of(plane);
         let is_host = plane.name == HOST_PLANE_NAME;
@@ -373,6 +430,7 @@ impl Forest {
                 None => EventType::Unknown,
             }
         };
+        let mut event_stats = EventStats::default();
         let first = u32::try_from(self.nodes.len()).unwrap_or(NONE);
         if is_host && self.first_host.is_none() {
             self.first_host = Some(index);
@@ -404,7 +462,7 @@ impl Forest {
             };
             let mut parents = Vec::with_capacity(events.len());
             for event in events {
-                let event_stats = EventStats::of(&stats, event.stats());
+                event_stats.fill(&stats, event.stats());
                 let ty = event_type(event.metadata_id(), &event_stats);
                 let node = self.push(line, &event, ty, &stats, &event_stats, NONE);
                 let g = Grouping::of(&event_stats, ty, runtime(line, &event));
@@ -426,7 +484,7 @@ impl Forest {
                     };
                     let ps = self.span(parent);
                     if ps.0 <= span.0 && span.1 <= ps.1 {
-                        let event_stats = EventStats::of(&stats, event.stats());
+                        event_stats.fill(&stats, event.stats());
                         let ty = event_type(event.metadata_id(), &event_stats);
                         let g = Grouping::of(&event_stats, ty, runtime(other, &event));
                         self.set_context(&g, parent);
@@ -448,7 +506,7 @@ impl Forest {
             let launch_line = launches_here && !is_derived_line_id(line.id);
             open.clear();
             for event in line_events {
-                let event_stats = EventStats::of(&stats, event.stats());
+                event_stats.fill(&stats, event.stats());
                 let ty = event_type(event.metadata_id(), &event_stats);
                 let g = Grouping::of(&event_stats, ty, runtime(line, &event));
                 // The innermost open event that includes this one is its parent (none for an
@@ -561,8 +619,8 @@ impl Forest {
         if tpu_step || ty == EventType::ExecutorStateProcess {
             self.keep_span(node, xline, event);
         }
-        if let Some(v) = event_stats.get(StatKind::GraphType) {
-            self.stats.graph_type.insert(node, stats.str_or_ref(&v));
+        if let Some(v) = &event_stats.graph_type {
+            self.stats.graph_type.insert(node, stats.str_or_ref(v));
         }
         if let Some(v) = event_stats.get(StatKind::IterNum) {
             self.stats.iter_num.insert(node, v.int_value());
