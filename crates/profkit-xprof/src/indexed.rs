@@ -248,7 +248,6 @@ impl IndexedPlane {
 
     /// The index of an encoded plane on its own (faults as decoding it reports them); `None` for
     /// a plane of 4 GiB or more.
-    #[cfg(test)]
     pub(crate) fn from_bytes(
         bytes: bytes::Bytes,
     ) -> Result<Option<IndexedPlane>, profkit_xplane::Error> {
@@ -466,6 +465,40 @@ impl<'a> PlaneRef<'a> {
                 .lines
                 .get(line)
                 .map(|l| (l, PlaneEvents::Owned(l.events.iter()))),
+        }
+    }
+
+    /// How many events line number `line` holds.
+    pub(crate) fn line_len(&self, line: usize) -> usize {
+        match self {
+            PlaneRef::Indexed(p) => p.lines.get(line).map_or(0, Vec::len),
+            PlaneRef::Owned(p) => p.lines.get(line).map_or(0, |l| l.events.len()),
+        }
+    }
+
+    /// Events `from..to` of line number `line` (none past its end).
+    pub(crate) fn line_range(&self, line: usize, from: usize, to: usize) -> PlaneEvents<'a> {
+        match self {
+            PlaneRef::Indexed(p) => {
+                let slots = p
+                    .lines
+                    .get(line)
+                    .and_then(|s| s.get(from..to))
+                    .unwrap_or_default();
+                let timestamp_ns = p.shadow.lines.get(line).map_or(0, |l| l.timestamp_ns);
+                PlaneEvents::Indexed(LineEvents {
+                    plane: p,
+                    slots: slots.iter(),
+                    timestamp_ns,
+                })
+            }
+            PlaneRef::Owned(p) => PlaneEvents::Owned(
+                p.lines
+                    .get(line)
+                    .and_then(|l| l.events.get(from..to))
+                    .unwrap_or_default()
+                    .iter(),
+            ),
         }
     }
 

@@ -4,8 +4,9 @@
 //! The trace viewer conversion reads a space twice. Its first pass needs of most planes only the
 //! line layout (ids, names, event counts) and the metadata names, so it decodes them with these
 //! message types, which keep each event as its bytes (prost slices them out of the plane's
-//! buffer without looking inside) and skip stats. Planes whose events the first pass needs (the
-//! host plane, TPU TensorCore planes) are decoded whole. Anything this pass finds malformed is
+//! buffer without looking inside) and skip stats. Planes whose events the first pass needs are
+//! read whole: the host plane through an index of its bytes (`crate::indexed`), device planes
+//! (TPU TensorCore planes, GPU planes that take part in grouping) decoded. Anything this pass finds malformed is
 //! reported by a full decode of the space instead, so errors read as the streaming reader's.
 
 use std::io::Read;

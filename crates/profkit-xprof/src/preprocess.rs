@@ -81,11 +81,11 @@ pub(crate) use derived::lines_only;
 pub(crate) use event_types::INTERNAL_EVENTS;
 pub(crate) use facts::SpaceFacts;
 pub(crate) use grouping::forest::{Mark, Marks};
+pub(crate) use regions::add_regions_indexed;
 pub(crate) use runtime::has_runtime_events;
 pub(crate) use sort::insert_order;
 #[cfg(test)]
 pub(crate) use sort::insert_sorted as insert_sorted_for_tests;
-pub(crate) use stats::timespan;
 
 use grouping::tpu::group_tpu_plane_events;
 use sort::sort_events_stable;

@@ -22,12 +22,15 @@
 //! the same events are linked as by xprof.
 
 use profkit_xplane::flow::{Flow, IN as FLOW_IN, OUT as FLOW_OUT};
-use profkit_xplane::{XEvent, XLine, XPlane, XStat, x_stat};
+use profkit_xplane::xview::StatValueView;
+use profkit_xplane::{XLine, XPlane};
+
+use crate::indexed::Event;
 
 use super::derived::is_derived_line_id;
 use super::launch_stats::LAUNCH_LINE_ID;
 use super::runtime::{self, RuntimeStats};
-use super::stats::{int_or_uint, stat_id};
+use super::stats::stat_id;
 
 /// TSL's `ContextType::kGpuLaunch`.
 const GPU_LAUNCH: u64 = 9;
@@ -77,39 +80,37 @@ impl PlaneFlows {
 
     /// The value of the `flow` stat the trace viewer shows for an event named `name` on `line`,
     /// if xprof gives it one.
-    pub(crate) fn flow(&self, line: &XLine, event: &XEvent, name: &str) -> Option<u64> {
+    pub(crate) fn flow(&self, line: &XLine, event: &Event<'_>, name: &str) -> Option<u64> {
         // Lines preprocessing derives come after the flows: their events (which may copy a
         // `correlation_id`) get none.
         if is_derived_line_id(line.id) || line.id == LAUNCH_LINE_ID {
             return None;
         }
-        let is = |id: Option<i64>, stat: &XStat| id == Some(stat.metadata_id);
         let mut correlation = None;
         let (mut pt, mut p, mut ct, mut c) = (None, None, None, None);
-        for stat in &event.stats {
-            if is(self.correlation_id, stat) {
-                correlation = Some(match stat.value {
-                    Some(x_stat::Value::Uint64Value(v)) => v,
-                    _ => 0,
-                });
-            } else if is(self.producer_type, stat) {
-                pt = Some(int_or_uint(stat));
-            } else if is(self.consumer_type, stat) {
-                ct = Some(int_or_uint(stat));
-            } else if is(self.producer_id, stat) {
-                p = Some(int_or_uint(stat));
-            } else if is(self.consumer_id, stat) {
-                c = Some(int_or_uint(stat));
+        if event.has_stats() {
+            for stat in event.stats() {
+                let is = |id: Option<i64>| id == Some(stat.metadata_id);
+                if is(self.correlation_id) {
+                    correlation = Some(match stat.value {
+                        Some(StatValueView::Uint64(v)) => v,
+                        _ => 0,
+                    });
+                } else if is(self.producer_type) {
+                    pt = Some(stat.int_or_uint());
+                } else if is(self.consumer_type) {
+                    ct = Some(stat.int_or_uint());
+                } else if is(self.producer_id) {
+                    p = Some(stat.int_or_uint());
+                } else if is(self.consumer_id) {
+                    c = Some(stat.int_or_uint());
+                }
             }
         }
         let mut producer = pt.zip(p).map(|(t, id)| (safe_context_type(t), id));
         let mut consumer = ct.zip(c).map(|(t, id)| (safe_context_type(t), id));
         if let Some(runtime) = &self.runtime {
-            let (made_producer, made_consumer) = runtime.contexts(
-                name,
-                &line.name,
-                event.stats.iter().map(crate::indexed::Stat::of),
-            );
+            let (made_producer, made_consumer) = runtime.contexts(name, &line.name, event.stats());
             if let Some(context) = made_producer {
                 producer = Some(tsl_context(context));
             }

@@ -3,7 +3,7 @@
 
 use std::collections::HashMap;
 
-use profkit_xplane::x_stat;
+use profkit_xplane::xview::StatValueView;
 
 use profkit_json::write::{push_json_str, push_py_float, push_six_digits};
 
@@ -18,15 +18,15 @@ pub(super) enum Arg<'a> {
 }
 
 impl<'a> Arg<'a> {
-    pub(super) fn of(value: &'a x_stat::Value, stats: &HashMap<i64, &'a str>) -> Arg<'a> {
+    pub(super) fn of(value: StatValueView<'a>, stats: &HashMap<i64, &'a str>) -> Arg<'a> {
         match value {
-            x_stat::Value::DoubleValue(v) => Arg::Double(*v),
-            x_stat::Value::Uint64Value(v) => Arg::Uint(*v),
-            x_stat::Value::Int64Value(v) => Arg::Int(*v),
-            x_stat::Value::StrValue(v) => Arg::Str(v),
-            x_stat::Value::BytesValue(_) => Arg::Bytes,
-            x_stat::Value::RefValue(id) => Arg::Str(
-                i64::try_from(*id)
+            StatValueView::Double(v) => Arg::Double(v),
+            StatValueView::Uint64(v) => Arg::Uint(v),
+            StatValueView::Int64(v) => Arg::Int(v),
+            StatValueView::Str(v) => Arg::Str(v),
+            StatValueView::Bytes(_) => Arg::Bytes,
+            StatValueView::Ref(id) => Arg::Str(
+                i64::try_from(id)
                     .ok()
                     .and_then(|id| stats.get(&id))
                     .copied()
@@ -77,11 +77,11 @@ pub(super) enum Number {
 }
 
 impl Number {
-    pub(super) fn of(value: &x_stat::Value) -> Option<Number> {
+    pub(super) fn of(value: StatValueView<'_>) -> Option<Number> {
         match value {
-            x_stat::Value::DoubleValue(v) if v.is_finite() => Some(Number::Float(*v)),
-            x_stat::Value::Uint64Value(v) => Some(Number::Int(i128::from(*v))),
-            x_stat::Value::Int64Value(v) => Some(Number::Int(i128::from(*v))),
+            StatValueView::Double(v) if v.is_finite() => Some(Number::Float(v)),
+            StatValueView::Uint64(v) => Some(Number::Int(i128::from(v))),
+            StatValueView::Int64(v) => Some(Number::Int(i128::from(v))),
             _ => None,
         }
     }

@@ -16,8 +16,12 @@
 //! xprof's preprocessing need (see [`crate::preprocess`]), decoding the events only of the planes whose
 //! events it needs and keeping the others' as bytes; a second writes each shown plane's events as
 //! it reads the plane again, host plane first, then walks the planes not shown through views so
-//! that a malformed file fails as with the streaming reader. Memory is bounded by the largest plane
-//! plus what xprof's grouping needs (its event forest, see [`crate::preprocess`]).
+//! that a malformed file fails as with the streaming reader. The host threads' plane (the largest
+//! of most real profiles) is never decoded: both passes read its events through an index of its
+//! bytes (8 bytes an event, its threadpool regions kept beside it), where a decoded event takes 56
+//! bytes and each stat 40. Memory is bounded by the largest device plane decoded, or the host
+//! plane's bytes and index, plus what xprof's grouping needs (its event forest, see
+//! [`crate::preprocess`]).
 //!
 //! Flows: xprof links events by the `flow` stats its preprocessing adds (see
 //! [`crate::preprocess::flows`]); each linked event gets a `flow` arg. xprof's ids are salted per
@@ -34,9 +38,10 @@ use std::io::{Read, Seek, SeekFrom, Write};
 use profkit_xplane::constants::{
     CUSTOM_PLANE_PREFIX, GPU_PLANE_PREFIX, HOST_PLANE_NAME, TPU_PLANE_PREFIX,
 };
-use profkit_xplane::{RawSpaceItem, ReadOptions, SpaceItem, XSpace, XSpaceReader};
+use profkit_xplane::{RawSpaceItem, ReadOptions, XSpace, XSpaceReader};
 
 use crate::error::Result;
+use crate::indexed::{IndexedPlane, PlaneRef};
 use crate::preprocess::{self, SpaceFacts};
 use profkit_json::write::push_json_str;
 
@@ -247,9 +252,19 @@ pub fn write_space<W: Write>(
             if writer.options.preprocess && writer.facts.preprocesses() {
                 let mut plane = plane.clone();
                 preprocess::preprocess_plane(&mut plane, index, &writer.facts, false);
-                writer.plane(&plane, index, pid, &mut |_| {})?;
+                writer.plane(
+                    crate::indexed::PlaneRef::Owned(&plane),
+                    index,
+                    pid,
+                    &mut |_| {},
+                )?;
             } else {
-                writer.plane(plane, index, pid, &mut |_| {})?;
+                writer.plane(
+                    crate::indexed::PlaneRef::Owned(plane),
+                    index,
+                    pid,
+                    &mut |_| {},
+                )?;
             }
         }
     }
@@ -296,27 +311,61 @@ pub fn convert<R: Read + Seek, W: Write>(
             continue;
         };
         input.seek(SeekFrom::Start(start + from))?;
-        let mut plane = None;
-        for item in XSpaceReader::new((&mut input).take(to - from), options.read) {
+        let mut bytes = None;
+        let mut reader = XSpaceReader::new((&mut input).take(to - from), options.read);
+        while let Some(item) = reader.next_raw() {
             match item {
-                Ok(SpaceItem::Plane(p)) => plane = Some(p),
+                Ok(RawSpaceItem::Plane(p)) => bytes = Some(p),
                 Ok(_) => {}
                 Err(e) => return Err(located(&mut input, start, options, e)),
             }
         }
-        let Some(mut plane) = plane else { continue };
+        let Some(bytes) = bytes else { continue };
         let pid = if Some(index) == host {
             HOST_PID
         } else {
             device_pid(shadow.plane.id)
         };
-        if options.preprocess {
-            preprocess::preprocess_plane(&mut plane, index, &writer.facts, false);
-        }
+        // The host threads' plane, the largest of most profiles, is written from its bytes and an
+        // index of its events (its regions beside them), not decoded; so is any plane preprocessing
+        // leaves but for regions.
+        let plane = if Some(index) == host {
+            match IndexedPlane::from_plane_bytes(bytes) {
+                Ok(Ok(mut indexed)) if !rewritten(indexed.shadow()) => {
+                    if writer.facts.preprocesses() {
+                        preprocess::add_regions_indexed(&mut indexed);
+                    }
+                    Shown::Indexed(indexed)
+                }
+                Ok(Ok(indexed)) => Shown::Owned(indexed.to_owned_plane()),
+                Ok(Err(bytes)) => Shown::Owned(
+                    bytes
+                        .decode()
+                        .map_err(|e| located(&mut input, start, options, e))?,
+                ),
+                Err(e) => return Err(located(&mut input, start, options, e)),
+            }
+        } else {
+            Shown::Owned(
+                bytes
+                    .decode()
+                    .map_err(|e| located(&mut input, start, options, e))?,
+            )
+        };
+        let plane = match plane {
+            Shown::Owned(mut plane) => {
+                if options.preprocess {
+                    preprocess::preprocess_plane(&mut plane, index, &writer.facts, false);
+                }
+                Shown::Owned(plane)
+            }
+            indexed => indexed,
+        };
+        let plane = plane.as_ref();
         // The plane's bytes are reported as its events are written, so that a bar moves within
         // a plane (most files have a few planes of millions of events each).
-        let mut share = EventShare::new(&plane, to - from);
-        writer.plane(&plane, index, pid, &mut |events| {
+        let mut share = EventShare::new(plane.event_count() as u64, to - from);
+        writer.plane(plane, index, pid, &mut |events| {
             if let Some(report) = progress.as_mut() {
                 report(share.bytes_for(events));
             }
@@ -359,4 +408,25 @@ fn shown_names(shadows: &[Kept]) -> Vec<(usize, &str)> {
         .enumerate()
         .filter_map(|(i, s)| s.as_deref().map(|s| (i, s.plane.name.as_str())))
         .collect()
+}
+
+/// A plane of the second pass: indexed or decoded.
+enum Shown {
+    Indexed(IndexedPlane),
+    Owned(profkit_xplane::XPlane),
+}
+
+impl Shown {
+    fn as_ref(&self) -> PlaneRef<'_> {
+        match self {
+            Shown::Indexed(p) => PlaneRef::Indexed(p),
+            Shown::Owned(p) => PlaneRef::Owned(p),
+        }
+    }
+}
+
+/// Whether preprocessing rewrites events of this plane in place beyond adding its regions (the
+/// TPU runtime's run ids; the other rewrites are of device planes), so that it is decoded.
+fn rewritten(plane: &profkit_xplane::XPlane) -> bool {
+    preprocess::has_runtime_events(plane.event_metadata.values().map(|m| m.name.as_str()))
 }

@@ -117,10 +117,10 @@ pub(super) struct EventShare {
 }
 
 impl EventShare {
-    pub(super) fn new(plane: &XPlane, bytes: u64) -> Self {
+    pub(super) fn new(events: u64, bytes: u64) -> Self {
         EventShare {
             bytes,
-            events: plane.lines.iter().map(|l| l.events.len() as u64).sum(),
+            events,
             written: 0,
             reported: 0,
         }
@@ -258,6 +258,26 @@ pub(super) fn light_pass<R: Read>(
                 lite.event_metadata.values().map(|m| m.name.as_str()),
                 lite.stat_metadata.values().map(|m| m.name.as_str()),
             ) {
+                if !crate::preprocess::derived::applies(&lite.name)
+                    && !crate::preprocess::has_runtime_events(
+                        lite.event_metadata.values().map(|m| m.name.as_str()),
+                    )
+                {
+                    // A plane without derived lines (the host threads'): its events read through
+                    // an index of its bytes, not decoded.
+                    drop(lite);
+                    let mut indexed = crate::indexed::IndexedPlane::from_bytes(bytes).ok()??;
+                    facts.observe_indexed(&mut indexed);
+                    let name = indexed.shadow().name.clone();
+                    shadows.push(kept(&name, || Some(Shadow::of(indexed.shadow(), &facts)))?);
+                    decoded.push(true);
+                    ranges.push((from, to));
+                    if let Some(report) = progress.as_mut() {
+                        report(to - done);
+                    }
+                    done = to;
+                    continue;
+                }
                 // The light view goes before the plane is decoded whole: one copy at a time.
                 drop(lite);
                 let mut plane = profkit_xplane::decode_plane(bytes).ok()?;

@@ -6,7 +6,7 @@ use std::io::Write;
 
 use rayon::prelude::*;
 
-use profkit_xplane::XPlane;
+use crate::indexed::{PlaneRef, Stat};
 use profkit_xplane::constants::{
     COUNTERS_LINE_ID, XLA_ASYNC_OP_LINE_NAME, stats::FLOW, stats::is_hidden_in_trace_viewer,
 };
@@ -98,15 +98,15 @@ impl<W: Write> Writer<W> {
     /// it was last told, every [`PROGRESS_EVENTS`] events.
     pub(super) fn plane(
         &mut self,
-        plane: &XPlane,
+        plane: PlaneRef<'_>,
         index: usize,
         pid: u32,
         written: &mut dyn FnMut(u64),
     ) -> Result<()> {
-        let marks = preprocess::event_marks(plane, index, &self.facts);
+        let marks = preprocess::event_marks(plane.shadow(), index, &self.facts);
         // xprof's flows, unless the space's own flows are written as flow events.
         let flows = if self.facts.preprocesses() && !self.options.flow_events {
-            PlaneFlows::of(plane)
+            PlaneFlows::of(plane.shadow())
         } else {
             None
         };
@@ -147,7 +147,7 @@ impl<W: Write> PlaneWriter<'_, W> {
 
     pub(super) fn plane(
         &mut self,
-        plane: &XPlane,
+        plane: PlaneRef<'_>,
         pid: u32,
         marks: Option<preprocess::Marks<'_>>,
         xprof_flows: Option<&PlaneFlows>,
@@ -155,6 +155,7 @@ impl<W: Write> PlaneWriter<'_, W> {
     ) -> Result<()> {
         let context = PlaneContext {
             stats: plane
+                .shadow()
                 .stat_metadata
                 .iter()
                 .map(|(id, m)| (*id, m.name.as_str()))
@@ -225,16 +226,16 @@ struct Piece {
 
 /// The pieces of a plane's lines, in the output's order (lines xprof leaves out make none, but
 /// count in the marks' order).
-fn pieces(plane: &XPlane) -> Vec<Piece> {
+fn pieces(plane: PlaneRef<'_>) -> Vec<Piece> {
     let mut out = Vec::new();
     let mut mark = 0u32;
-    for (k, line) in plane.lines.iter().enumerate() {
+    for (k, line) in plane.shadow().lines.iter().enumerate() {
         let display_name = if line.display_name.is_empty() {
             &line.name
         } else {
             &line.display_name
         };
-        let count = line.events.len();
+        let count = plane.line_len(k);
         if display_name != XLA_ASYNC_OP_LINE_NAME {
             let mut from = 0;
             while from < count {
@@ -255,7 +256,7 @@ fn pieces(plane: &XPlane) -> Vec<Piece> {
 
 /// What every event of a plane is written with.
 struct PlaneContext<'p> {
-    plane: &'p XPlane,
+    plane: PlaneRef<'p>,
     stats: HashMap<i64, &'p str>,
     options: TraceViewerOptions,
     pid: u32,
@@ -269,10 +270,10 @@ impl PlaneContext<'_> {
         let stats = &self.stats;
         let xprof_flows = self.xprof_flows;
         let pid = self.pid;
-        let Some(line) = plane.lines.get(piece.line) else {
+        let Some(line) = plane.shadow().lines.get(piece.line) else {
             return 0;
         };
-        let events = line.events.get(piece.from..piece.to).unwrap_or_default();
+        let events = plane.line_range(piece.line, piece.from, piece.to);
         let mut marks = marks.map(|m| m.starting_at(piece.mark));
         let mut count = 0u64;
         let mut args: Vec<(&str, Arg<'_>)> = Vec::new();
@@ -290,7 +291,7 @@ impl PlaneContext<'_> {
             let counters = self.options.counter_events && line.id == COUNTERS_LINE_ID;
             for event in events {
                 let mark = marks.as_mut().and_then(Iterator::next).unwrap_or_default();
-                let metadata = plane.event_metadata.get(&event.metadata_id);
+                let metadata = plane.shadow().event_metadata.get(&event.metadata_id());
                 let name = metadata.map_or("", |m| m.name.as_str());
                 if INTERNAL_EVENTS.contains(&name) {
                     continue;
@@ -311,8 +312,13 @@ impl PlaneContext<'_> {
                 flows.clear();
                 flow_cats.clear();
                 xflows.clear();
-                for stat in metadata_stats.iter().chain(&event.stats) {
-                    let Some(value) = &stat.value else { continue };
+                let event_stats = event.has_stats().then(|| event.stats());
+                for stat in metadata_stats
+                    .iter()
+                    .map(Stat::of)
+                    .chain(event_stats.into_iter().flatten())
+                {
+                    let Some(value) = stat.value else { continue };
                     let stat_name = stats.get(&stat.metadata_id).copied().unwrap_or("");
                     if is_hidden_in_trace_viewer(stat_name) {
                         continue;
@@ -413,14 +419,14 @@ impl PlaneContext<'_> {
                     }
                 }
                 // The flow xprof adds (after the event's own stats: it wins).
-                if let Some(flow) = xprof_flows.and_then(|f| f.flow(line, event, name)) {
+                if let Some(flow) = xprof_flows.and_then(|f| f.flow(line, &event, name)) {
                     args.push((FLOW, Arg::Uint(flow)));
                     if counters {
                         numbers.push((FLOW, Number::Int(i128::from(flow))));
                     }
                 }
-                let (begin, _) = preprocess::timespan(line, event);
-                let duration = event.duration_ps as u64;
+                let (begin, _) = event.timespan(line.timestamp_ns);
+                let duration = event.duration_ps() as u64;
                 if counters && !numbers.is_empty() {
                     write_counter(buf, pid, shown, begin, &mut numbers);
                 } else {
