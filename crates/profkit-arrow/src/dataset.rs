@@ -34,6 +34,9 @@ pub const DEFAULT_ROW_GROUP_ROWS: usize = 1 << 20;
 /// A row group is closed early once the writer buffers this many encoded bytes.
 pub const MAX_BUFFERED_BYTES: usize = 16 << 20;
 
+/// The buffer between a Parquet writer and its file.
+const WRITE_BUFFER_BYTES: usize = 64 << 10;
+
 /// Rows of the planes and lines tables [`HostWriter::write_host_tables`] holds before writing
 /// them: an XSpace of millions of empty planes costs a bounded batch, not a row per plane.
 pub const SIDE_BATCH_ROWS: usize = 1 << 16;
@@ -421,7 +424,10 @@ impl HostWriter {
         let props = props.build();
         let file = File::create(&path).map_err(io(&path))?;
         let writer = ArrowWriter::try_new(
-            BufWriter::with_capacity(1 << 20, file),
+            // Small: the writer hands over whole pages, which bypass the buffer, and a megabyte
+            // per open table (events, planes and lines are open at once) is memory held for
+            // nothing.
+            BufWriter::with_capacity(WRITE_BUFFER_BYTES, file),
             file_schema,
             Some(props),
         )

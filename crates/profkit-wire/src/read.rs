@@ -85,6 +85,11 @@ impl<R: Read, E: From<std::io::Error>> WireReader<R, E> {
         let got = (&mut self.reader).take(len).read_to_end(&mut body)? as u64;
         self.offset += got;
         self.check_got(got, len, path)?;
+        // A body longer than the reservation grew by doubling, up to twice its length: the tail
+        // is given back, since a body (a whole plane) may be held while it is read.
+        if body.capacity() - body.len() > 1 << 16 {
+            body.shrink_to_fit();
+        }
         Ok(body)
     }
 

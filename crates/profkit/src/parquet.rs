@@ -255,14 +255,21 @@ fn write_host(mut host: Host, out: &Path, overwrite: bool) -> Result<(), Failure
             };
             let path = input.path.clone().filter(|p| p.as_os_str() != "-");
             let mut batches = sources::xspace(input.reader, info, options, ReadOptions::default());
+            // OpStats is built before the events are written, not after: built after, it met
+            // the heap the events tables had left behind (the allocator keeps what a plane's
+            // buffer gave back), and the conversion of a 14.3 MB profile peaked at 94 MB
+            // resident instead of 65 MB. What it keeps meanwhile is small.
+            let stats = path
+                .as_deref()
+                .map(|path| op_stats(path, &host.name))
+                .transpose()
+                .map_err(|e| bad(&name, profkit_arrow::Error::from(e)))?;
             let (mut writer, _watched) = create().map_err(|e| bad(&name, e))?;
             let written = writer
                 .write_host_tables(&mut batches)
                 .map_err(|e| bad(&name, e))?;
-            let extra = match path {
-                Some(path) => {
-                    let stats = op_stats(&path, &host.name)
-                        .map_err(|e| bad(&name, profkit_arrow::Error::from(e)))?;
+            let extra = match stats {
+                Some(stats) => {
                     let rows = writer
                         .write_op_metrics(&stats.op_stats)
                         .map_err(|e| bad(&name, e))?;
