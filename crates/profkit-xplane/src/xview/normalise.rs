@@ -24,11 +24,16 @@
 //! decoded and encoded when not. Lines hold almost all of a plane's bytes, and a writer's map
 //! order (TensorFlow's C++ writes its hash maps' order) does not reach them.
 
+use super::line::owned_event;
+use super::{Bad, XLineView};
 use super::{T1_VARINT, T2_FIXED64, T2_VARINT, T3_LEN, T3_VARINT, T4_LEN, T4_VARINT};
 use super::{T5_LEN, T5_VARINT, T6_LEN, T7_VARINT, XPlaneView, tag};
-use crate::encoder::{encode_line_entry, encode_plane_head, encode_plane_tail};
+use crate::encoder::{
+    encode_event_entry, encode_line_head, encode_line_tail, encode_plane_head, encode_plane_tail,
+    event_entry_len, line_shell_len,
+};
 use crate::error::Result;
-use crate::proto::XPlane;
+use crate::proto::{XLine, XPlane};
 use profkit_wire::{LEN, VARINT};
 
 // Tag bytes only the canonical check needs (`T<number>_<wire type>`).
@@ -132,7 +137,6 @@ impl<'a> XPlaneView<'a> {
             stats,
         };
         encode_plane_head(&shell, out);
-        let mut sizes = Vec::new();
         let (mut lines_copied, mut lines_encoded) = (0, 0);
         for (index, line) in self.lines().enumerate() {
             let line = line?;
@@ -142,7 +146,7 @@ impl<'a> XPlaneView<'a> {
                 out.extend_from_slice(line.body);
                 lines_copied += 1;
             } else {
-                encode_line_entry(&line.owned_with(None)?, out, &mut sizes);
+                rewrite_line(&line, out)?;
                 lines_encoded += 1;
             }
         }
@@ -152,6 +156,54 @@ impl<'a> XPlaneView<'a> {
             lines_encoded,
         })
     }
+}
+
+/// Appends a line that is not canonical as one element of `XPlane.lines`, as encoding its
+/// decoding writes it, without decoding it whole (a line can hold most of a plane's events): its
+/// own fields encoded, each canonical event copied, each other event decoded and encoded on its
+/// own (twice: once to measure the line, once to write it). It fails exactly where decoding the
+/// line fails, with the same error (a view's errors are the plane's first fault).
+fn rewrite_line(line: &XLineView<'_>, out: &mut Vec<u8>) -> Result<()> {
+    let shell = XLine {
+        id: line.id,
+        display_id: line.display_id,
+        name: line.name.to_owned(),
+        display_name: line.display_name.to_owned(),
+        timestamp_ns: line.timestamp_ns,
+        duration_ps: line.duration_ps,
+        events: Vec::new(),
+    };
+    let decoded = |body: &[u8]| owned_event(body, None).map_err(|Bad| line.root.error());
+    let mut len = line_shell_len(&shell);
+    let mut events = line.events();
+    while let Some(body) = events.next_body() {
+        let body = body?;
+        len += match event(body) {
+            Some(()) => 1 + varint_len(body.len() as u64) + body.len(),
+            None => event_entry_len(&decoded(body)?),
+        };
+    }
+    out.push(T3_LEN);
+    push_varint(out, len as u64);
+    encode_line_head(&shell, out);
+    let mut events = line.events();
+    while let Some(body) = events.next_body() {
+        let body = body?;
+        match event(body) {
+            Some(()) => {
+                out.push(T4_LEN);
+                push_varint(out, body.len() as u64);
+                out.extend_from_slice(body);
+            }
+            None => encode_event_entry(&decoded(body)?, out),
+        }
+    }
+    encode_line_tail(&shell, out);
+    Ok(())
+}
+
+fn varint_len(v: u64) -> usize {
+    (64 - (v | 1).leading_zeros() as usize).div_ceil(7)
 }
 
 /// Whether `plane` (an XPlane's bytes) is canonical but for the contents of its lines, which are
