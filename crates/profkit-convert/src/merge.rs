@@ -52,8 +52,6 @@ use host::{HostEdit, HostPlane};
 pub struct SpaceWriter<W: Write> {
     out: W,
     buf: Vec<u8>,
-    /// A normalised plane, reused from plane to plane.
-    scratch: Vec<u8>,
 }
 
 impl<W: Write> SpaceWriter<W> {
@@ -62,7 +60,6 @@ impl<W: Write> SpaceWriter<W> {
         SpaceWriter {
             out,
             buf: Vec::new(),
-            scratch: Vec::new(),
         }
     }
 
@@ -103,19 +100,11 @@ impl<W: Write> SpaceWriter<W> {
     }
 
     /// Writes a viewed plane normalised, as [`plane`](Self::plane) writes what it decodes to: its
-    /// bytes copied when they are already that ([`XPlaneView::normalise`]).
+    /// bytes copied where they are already that, straight to the output, never gathered in a
+    /// buffer ([`XPlaneView::write_normalised`]); nothing is written for a plane that does not
+    /// decode.
     pub fn plane_view(&mut self, plane: &XPlaneView<'_>) -> Result<Normalised> {
-        let mut body = std::mem::take(&mut self.scratch);
-        let result = plane.normalise(&mut body).map_err(Into::into);
-        let written = result.and_then(|how| {
-            let bytes = match how {
-                Normalised::Canonical => plane.bytes(),
-                Normalised::Rewritten { .. } => &body,
-            };
-            self.field(1, bytes).map(|()| how)
-        });
-        self.scratch = body;
-        written
+        Ok(plane.write_normalised(&mut self.out)?)
     }
 
     /// Writes a space item.

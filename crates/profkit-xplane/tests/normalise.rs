@@ -27,9 +27,27 @@ fn check(bytes: &[u8]) -> Option<Normalised> {
             },
         ))
     });
+    // Written as an element of `XSpace.planes` without a buffer for the plane: the same bytes
+    // under their key and length, or the same error with nothing written.
+    let mut written = Vec::new();
+    let streamed = XPlaneView::new(bytes).and_then(|view| view.write_normalised(&mut written));
+    match (&expected, &streamed) {
+        (Ok(expected), Ok(_)) => {
+            let mut element = vec![0x0a];
+            element.extend(varint(expected.len() as u64));
+            element.extend_from_slice(expected);
+            assert_eq!(written, element, "written normalised bytes differ");
+        }
+        (Err(expected), Err(got)) => {
+            assert_eq!(format!("{got:?}"), format!("{expected:?}"));
+            assert!(written.is_empty(), "a plane that does not decode was written");
+        }
+        (expected, got) => panic!("decode gives {expected:?}, write_normalised {got:?}"),
+    }
     match (expected, got) {
         (Ok(expected), Ok((how, got))) => {
             assert_eq!(got, expected, "normalised bytes differ ({how:?})");
+            assert_eq!(streamed.ok(), Some(how));
             Some(how)
         }
         (Err(expected), Err(got)) => {
