@@ -46,7 +46,7 @@ use crate::error::Result;
 
 mod host;
 
-use host::{HostEdit, HostPlane};
+use host::{HostEdit, HostPlane, Store};
 
 /// Writes an XSpace one top-level item at a time.
 pub struct SpaceWriter<W: Write> {
@@ -84,19 +84,6 @@ impl<W: Write> SpaceWriter<W> {
     /// Writes an encoded plane as it is.
     pub fn plane_bytes(&mut self, body: &[u8]) -> Result<()> {
         self.field(1, body)
-    }
-
-    /// Writes an encoded plane given in parts, one after the other, without joining them.
-    fn plane_parts(&mut self, parts: &[&[u8]]) -> Result<()> {
-        self.buf.clear();
-        prost::encoding::encode_key(1, prost::encoding::WireType::LengthDelimited, &mut self.buf);
-        let len: usize = parts.iter().map(|p| p.len()).sum();
-        prost::encoding::encode_varint(len as u64, &mut self.buf);
-        self.out.write_all(&self.buf)?;
-        for part in parts {
-            self.out.write_all(part)?;
-        }
-        Ok(())
     }
 
     /// Writes a viewed plane normalised, as [`plane`](Self::plane) writes what it decodes to: its
@@ -446,12 +433,29 @@ fn session<R: Read + Seek>(
 /// Merges the spaces of several hosts into one (see the module documentation). Memory is about
 /// the encoded size of the merged host planes plus one input plane: device planes are written
 /// as they are read, and the planes merged by name are kept encoded as they are merged (see
-/// `host.rs`), not decoded. The output is that of [`merge_decoded`].
+/// `host.rs`), not decoded. The output is that of [`merge_decoded`]. [`merge_spilled`] keeps
+/// the merged planes in a file instead.
 pub fn merge<R: Read + Seek, W: Write>(
     inputs: &mut [HostInput<R>],
     output: W,
     options: ReadOptions,
 ) -> Result<MergeSummary> {
+    merge_spilled(inputs, output, options, None)
+}
+
+/// [`merge`] with the lines of the planes merged by name kept in `spill` (an empty file opened
+/// for reading and writing, such as an unnamed temporary file) until those planes are written,
+/// after every host is read: memory is then about one input plane and the merged planes'
+/// metadata, whatever the number of hosts, and the file grows to the merged planes' size. A
+/// line the file does not take (a write fails) is kept in memory, as without `spill`. The
+/// output is the same.
+pub fn merge_spilled<R: Read + Seek, W: Write>(
+    inputs: &mut [HostInput<R>],
+    output: W,
+    options: ReadOptions,
+    spill: Option<std::fs::File>,
+) -> Result<MergeSummary> {
+    let mut store = Store::new(spill);
     // First pass: each host's name and session times.
     let mut hosts = Vec::with_capacity(inputs.len());
     let mut starts = Vec::with_capacity(inputs.len());
@@ -534,7 +538,7 @@ pub fn merge<R: Read + Seek, W: Write>(
                 shift_ns,
                 shift_fits,
             };
-            clamped_lines += dst.merge(&view, &edit)?;
+            clamped_lines += dst.merge(&view, &edit, &mut store)?;
         }
         if clamped_lines > 0 {
             summary.warnings.push(format!(
@@ -548,8 +552,8 @@ pub fn merge<R: Read + Seek, W: Write>(
     }
     let latest = stops.iter().copied().max();
     for (id, plane) in (next_device_id..).zip(merged) {
-        let (head, lines, tail) = plane.finish(id, earliest, latest);
-        writer.plane_parts(&host::parts(&head, &lines, &tail))?;
+        let parts = plane.finish(id, earliest, latest);
+        host::write_plane(&mut writer.out, &parts, &mut store)?;
         summary.planes += 1;
     }
     for item in &strings {

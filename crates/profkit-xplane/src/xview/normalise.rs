@@ -227,11 +227,7 @@ impl Write for Count {
 /// own fields encoded, each canonical event copied, each other event decoded and encoded on its
 /// own (twice: once to measure the line, once to write it). It fails exactly where decoding the
 /// line fails, with the same error (a view's errors are the plane's first fault).
-fn rewrite_line<W: Write>(
-    line: &XLineView<'_>,
-    scratch: &mut Vec<u8>,
-    out: &mut W,
-) -> Result<()> {
+fn rewrite_line<W: Write>(line: &XLineView<'_>, scratch: &mut Vec<u8>, out: &mut W) -> Result<()> {
     let shell = XLine {
         id: line.id,
         display_id: line.display_id,
@@ -269,8 +265,7 @@ fn rewrite_line<W: Write>(
             scratch.push(T4_LEN);
             push_varint(scratch, body.len() as u64);
             let entry = start.wrapping_sub(scratch.len());
-            let framed = entry <= start
-                && line.body.get(entry..start) == Some(&scratch[..]);
+            let framed = entry <= start && line.body.get(entry..start) == Some(&scratch[..]);
             match run {
                 Some((from, to)) if framed && to == entry => run = Some((from, start + body.len())),
                 _ => {
