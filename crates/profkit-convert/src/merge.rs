@@ -19,8 +19,10 @@
 //! Nothing is decoded whole. The first pass reads each host's name and session times through
 //! views. The planes merged by name are kept encoded as they are merged (see `host.rs`): their
 //! metadata and plane stats owned, each merged line encoded as soon as it is made from views of
-//! the source plane, so memory is about the merged planes' encoded size plus one input plane.
-//! [`merge_decoded`] is the same merge over decoded planes, kept as the reference.
+//! the source plane, so memory is about the merged planes' encoded size plus one input plane;
+//! [`merge_spilled`] keeps the merged lines in a file instead, so that memory is about one input
+//! plane whatever the number of hosts. [`merge_decoded`] is the same merge over decoded planes,
+//! kept as the reference.
 //!
 //! A device plane is checked through a view and written with what merging leaves as it was copied
 //! as encoded: its lines when the host's times do not move, else each line's events. Only the rest

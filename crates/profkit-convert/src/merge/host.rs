@@ -5,8 +5,9 @@
 //! planes in pieces instead: the merged plane's metadata and plane stats (owned, and extended
 //! with [`PlaneBuilder`] as `merge_planes` extends them, so that every id comes out the same), and
 //! each merged line encoded as soon as it is made, its events read through views of the source
-//! plane and written with their metadata ids, stat ids and `ref_value`s remapped. At the end the
-//! plane is written around its lines under one length. The bytes are those of
+//! plane and written with their metadata ids, stat ids and `ref_value`s remapped, then kept in a
+//! [`Store`] (a file the caller gave, else memory) until every host is read. At the end the plane
+//! is written around its lines under one length. The bytes are those of
 //! [`encode_plane`](profkit_xplane::encode_plane) of the plane `merge_planes` builds.
 //!
 //! What `merge_planes` does that bears on this, and how each is kept:
