@@ -21,8 +21,12 @@
 //! A plane whose own fields (id, name, metadata maps, stats, the framing of its lines) are
 //! canonical and whose lines all are is copied whole. Otherwise the plane is rewritten: its id,
 //! name, metadata and stats are decoded and encoded, and each line is copied when it is canonical,
-//! decoded and encoded when not. Lines hold almost all of a plane's bytes, and a writer's map
-//! order (TensorFlow's C++ writes its hash maps' order) does not reach them.
+//! rewritten when not: its own fields encoded, each canonical event copied (a run of them at
+//! once), each other event decoded and encoded on its own, so that no line is decoded whole (one
+//! line can hold most of a profile's events). Lines hold almost all of a plane's bytes, and a
+//! writer's map order (TensorFlow's C++ writes its hash maps' order) does not reach them.
+//! [`XPlaneView::write_normalised`] measures a rewritten plane first and then writes it piece by
+//! piece to its output, so that memory holds the input plane and never a second copy of it.
 
 use super::line::owned_event;
 use super::{Bad, XLineView};
@@ -54,7 +58,8 @@ pub enum Normalised {
     Rewritten {
         /// Lines copied as they were encoded (canonical).
         lines_copied: usize,
-        /// Lines decoded and encoded again.
+        /// Lines not canonical, written again (their own fields encoded, their canonical events
+        /// copied, the others decoded and encoded).
         lines_encoded: usize,
     },
 }
@@ -95,7 +100,8 @@ impl<'a> XPlaneView<'a> {
     /// [`normalise`](Self::normalise) written to `out` as one element of `XSpace.planes` (its
     /// key, its length, the normalised plane), without gathering a rewritten plane in memory:
     /// it is walked twice, once to measure it (which finds any fault, so that nothing is written
-    /// for a plane that does not decode) and once to write it piece by piece.
+    /// for a plane that does not decode, and the error is the one decoding it gives) and once to
+    /// write it piece by piece. A canonical plane is written as it is.
     ///
     /// ```
     /// use profkit_xplane::xview::{Normalised, XPlaneView};
