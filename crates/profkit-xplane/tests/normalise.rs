@@ -665,7 +665,10 @@ fn lines_rewritten_event_by_event() {
     ];
     for events in &cases {
         let line = framed(events);
-        assert_eq!(check(&plane_of_lines(&[line.clone()])), rewritten(0, 1));
+        assert_eq!(
+            check(&plane_of_lines(std::slice::from_ref(&line))),
+            rewritten(0, 1)
+        );
         assert_eq!(
             check(&plane_of_lines(&[line_with(&[event()]), line])),
             rewritten(1, 1)
