@@ -19,8 +19,10 @@
 //! Nothing is decoded whole. The first pass reads each host's name and session times through
 //! views. The planes merged by name are kept encoded as they are merged (see `host.rs`): their
 //! metadata and plane stats owned, each merged line encoded as soon as it is made from views of
-//! the source plane, so memory is about the merged planes' encoded size plus one input plane.
-//! [`merge_decoded`] is the same merge over decoded planes, kept as the reference.
+//! the source plane, so memory is about the merged planes' encoded size plus one input plane;
+//! [`merge_spilled`] keeps the merged lines in a file instead, so that memory is about one input
+//! plane whatever the number of hosts. [`merge_decoded`] is the same merge over decoded planes,
+//! kept as the reference.
 //!
 //! A device plane is checked through a view and written with what merging leaves as it was copied
 //! as encoded: its lines when the host's times do not move, else each line's events. Only the rest
@@ -46,14 +48,12 @@ use crate::error::Result;
 
 mod host;
 
-use host::{HostEdit, HostPlane};
+use host::{HostEdit, HostPlane, Store};
 
 /// Writes an XSpace one top-level item at a time.
 pub struct SpaceWriter<W: Write> {
     out: W,
     buf: Vec<u8>,
-    /// A normalised plane, reused from plane to plane.
-    scratch: Vec<u8>,
 }
 
 impl<W: Write> SpaceWriter<W> {
@@ -62,7 +62,6 @@ impl<W: Write> SpaceWriter<W> {
         SpaceWriter {
             out,
             buf: Vec::new(),
-            scratch: Vec::new(),
         }
     }
 
@@ -89,33 +88,12 @@ impl<W: Write> SpaceWriter<W> {
         self.field(1, body)
     }
 
-    /// Writes an encoded plane given in parts, one after the other, without joining them.
-    fn plane_parts(&mut self, parts: &[&[u8]]) -> Result<()> {
-        self.buf.clear();
-        prost::encoding::encode_key(1, prost::encoding::WireType::LengthDelimited, &mut self.buf);
-        let len: usize = parts.iter().map(|p| p.len()).sum();
-        prost::encoding::encode_varint(len as u64, &mut self.buf);
-        self.out.write_all(&self.buf)?;
-        for part in parts {
-            self.out.write_all(part)?;
-        }
-        Ok(())
-    }
-
     /// Writes a viewed plane normalised, as [`plane`](Self::plane) writes what it decodes to: its
-    /// bytes copied when they are already that ([`XPlaneView::normalise`]).
+    /// bytes copied where they are already that, straight to the output, never gathered in a
+    /// buffer ([`XPlaneView::write_normalised`]); nothing is written for a plane that does not
+    /// decode.
     pub fn plane_view(&mut self, plane: &XPlaneView<'_>) -> Result<Normalised> {
-        let mut body = std::mem::take(&mut self.scratch);
-        let result = plane.normalise(&mut body).map_err(Into::into);
-        let written = result.and_then(|how| {
-            let bytes = match how {
-                Normalised::Canonical => plane.bytes(),
-                Normalised::Rewritten { .. } => &body,
-            };
-            self.field(1, bytes).map(|()| how)
-        });
-        self.scratch = body;
-        written
+        Ok(plane.write_normalised(&mut self.out)?)
     }
 
     /// Writes a space item.
@@ -457,12 +435,29 @@ fn session<R: Read + Seek>(
 /// Merges the spaces of several hosts into one (see the module documentation). Memory is about
 /// the encoded size of the merged host planes plus one input plane: device planes are written
 /// as they are read, and the planes merged by name are kept encoded as they are merged (see
-/// `host.rs`), not decoded. The output is that of [`merge_decoded`].
+/// `host.rs`), not decoded. The output is that of [`merge_decoded`]. [`merge_spilled`] keeps
+/// the merged planes in a file instead.
 pub fn merge<R: Read + Seek, W: Write>(
     inputs: &mut [HostInput<R>],
     output: W,
     options: ReadOptions,
 ) -> Result<MergeSummary> {
+    merge_spilled(inputs, output, options, None)
+}
+
+/// [`merge`] with the lines of the planes merged by name kept in `spill` (an empty file opened
+/// for reading and writing, such as an unnamed temporary file) until those planes are written,
+/// after every host is read: memory is then about one input plane and the merged planes'
+/// metadata, whatever the number of hosts, and the file grows to the merged planes' size. A
+/// line the file does not take (a write fails) is kept in memory, as without `spill`. The
+/// output is the same.
+pub fn merge_spilled<R: Read + Seek, W: Write>(
+    inputs: &mut [HostInput<R>],
+    output: W,
+    options: ReadOptions,
+    spill: Option<std::fs::File>,
+) -> Result<MergeSummary> {
+    let mut store = Store::new(spill);
     // First pass: each host's name and session times.
     let mut hosts = Vec::with_capacity(inputs.len());
     let mut starts = Vec::with_capacity(inputs.len());
@@ -545,7 +540,7 @@ pub fn merge<R: Read + Seek, W: Write>(
                 shift_ns,
                 shift_fits,
             };
-            clamped_lines += dst.merge(&view, &edit)?;
+            clamped_lines += dst.merge(&view, &edit, &mut store)?;
         }
         if clamped_lines > 0 {
             summary.warnings.push(format!(
@@ -559,8 +554,8 @@ pub fn merge<R: Read + Seek, W: Write>(
     }
     let latest = stops.iter().copied().max();
     for (id, plane) in (next_device_id..).zip(merged) {
-        let (head, lines, tail) = plane.finish(id, earliest, latest);
-        writer.plane_parts(&host::parts(&head, &lines, &tail))?;
+        let parts = plane.finish(id, earliest, latest);
+        host::write_plane(&mut writer.out, &parts, &mut store)?;
         summary.planes += 1;
     }
     for item in &strings {

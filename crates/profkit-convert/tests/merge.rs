@@ -1,4 +1,5 @@
-//! `merge`, which keeps the merged host planes encoded, writes the bytes of `merge_decoded`,
+//! `merge`, which keeps the merged host planes encoded (in memory, or in a file with
+//! `merge_spilled`), writes the bytes of `merge_decoded`,
 //! which merges decoded planes with `merge_planes` (the reference), or fails with the same error:
 //! on every XSpace of `conformance/` merged with itself and with the others, on spaces made to
 //! reach each rule of the merge (lines sharing an id, rebased starts, occurrence counts, ref
@@ -8,7 +9,7 @@
 use std::io::Cursor;
 use std::path::{Path, PathBuf};
 
-use profkit_convert::merge::{HostInput, merge, merge_decoded};
+use profkit_convert::merge::{HostInput, merge, merge_decoded, merge_spilled};
 use profkit_xplane::{
     ReadOptions, XEvent, XEventMetadata, XLine, XPlane, XSpace, XStat, XStatMetadata, encode,
     x_event, x_stat,
@@ -42,7 +43,34 @@ fn cases() -> Vec<(String, Vec<u8>)> {
 
 type Outcome = (Result<(Vec<String>, usize, Vec<String>), String>, Vec<u8>);
 
-fn run(inputs: &[&[u8]], encoded: bool) -> Outcome {
+/// How a merge is made: `merge`, `merge_spilled` (its lines kept in a file) or `merge_decoded`.
+#[derive(Clone, Copy, PartialEq)]
+enum Way {
+    Encoded,
+    Spilled,
+    Decoded,
+}
+
+/// An empty file to spill a merge's lines into (removed once opened).
+fn spill_file() -> std::fs::File {
+    static NEXT: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+    let n = NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    let path = std::env::temp_dir().join(format!(
+        "profkit-merge-test-{}-{n}.spill",
+        std::process::id()
+    ));
+    let file = std::fs::OpenOptions::new()
+        .read(true)
+        .write(true)
+        .create(true)
+        .truncate(true)
+        .open(&path)
+        .unwrap();
+    std::fs::remove_file(&path).unwrap();
+    file
+}
+
+fn run(inputs: &[&[u8]], way: Way) -> Outcome {
     let mut hosts: Vec<HostInput<Cursor<&[u8]>>> = inputs
         .iter()
         .enumerate()
@@ -54,10 +82,10 @@ fn run(inputs: &[&[u8]], encoded: bool) -> Outcome {
         .collect();
     let mut out = Vec::new();
     let options = ReadOptions::default();
-    let result = if encoded {
-        merge(&mut hosts, &mut out, options)
-    } else {
-        merge_decoded(&mut hosts, &mut out, options)
+    let result = match way {
+        Way::Encoded => merge(&mut hosts, &mut out, options),
+        Way::Spilled => merge_spilled(&mut hosts, &mut out, options, Some(spill_file())),
+        Way::Decoded => merge_decoded(&mut hosts, &mut out, options),
     };
     (
         result
@@ -69,9 +97,12 @@ fn run(inputs: &[&[u8]], encoded: bool) -> Outcome {
 
 /// Merges `inputs` both ways and asserts the same outcome; returns whether the merge succeeded.
 fn same(what: &str, inputs: &[&[u8]]) -> bool {
-    let (encoded, encoded_out) = run(inputs, true);
-    let (decoded, decoded_out) = run(inputs, false);
+    let (encoded, encoded_out) = run(inputs, Way::Encoded);
+    let (decoded, decoded_out) = run(inputs, Way::Decoded);
+    let (spilled, spilled_out) = run(inputs, Way::Spilled);
     assert_eq!(encoded, decoded, "{what}");
+    assert_eq!(spilled, encoded, "{what}: spilled");
+    assert!(spilled_out == encoded_out, "{what}: spilled output differs");
     assert!(
         encoded_out == decoded_out,
         "{what}: outputs differ ({} and {} bytes, first difference at {:?})",

@@ -280,33 +280,48 @@ impl Writer<'_> {
     fn line(&mut self, line: &XLine) {
         let len = self.next_size();
         self.header(3, len);
+        self.line_head(line);
+        for event in &line.events {
+            let len = self.next_size();
+            self.event(event, len);
+        }
+        self.line_tail(line);
+    }
+
+    /// The fields of a line before its events: id, name, timestamp.
+    fn line_head(&mut self, line: &XLine) {
         self.int(1, line.id as u64);
         self.bytes(2, line.name.as_bytes());
         self.int(3, line.timestamp_ns as u64);
-        for event in &line.events {
-            let len = self.next_size();
-            self.header(4, len);
-            self.int(1, event.metadata_id as u64);
-            // prost writes a oneof where its lowest tag would go, whichever member is set.
-            match event.data {
-                None => {}
-                Some(x_event::Data::OffsetPs(v)) => {
-                    self.out.push(key(2, VARINT));
-                    self.varint(v as u64);
-                }
-                Some(x_event::Data::NumOccurrences(v)) => {
-                    self.out.push(key(5, VARINT));
-                    self.varint(v as u64);
-                }
-            }
-            self.int(3, event.duration_ps as u64);
-            for stat in &event.stats {
-                self.stat(4, stat);
-            }
-        }
+    }
+
+    /// The fields of a line after its events: duration, display id and name.
+    fn line_tail(&mut self, line: &XLine) {
         self.int(9, line.duration_ps as u64);
         self.int(10, line.display_id as u64);
         self.bytes(11, line.display_name.as_bytes());
+    }
+
+    /// One element of `XLine.events` whose body is `len` bytes.
+    fn event(&mut self, event: &XEvent, len: usize) {
+        self.header(4, len);
+        self.int(1, event.metadata_id as u64);
+        // prost writes a oneof where its lowest tag would go, whichever member is set.
+        match event.data {
+            None => {}
+            Some(x_event::Data::OffsetPs(v)) => {
+                self.out.push(key(2, VARINT));
+                self.varint(v as u64);
+            }
+            Some(x_event::Data::NumOccurrences(v)) => {
+                self.out.push(key(5, VARINT));
+                self.varint(v as u64);
+            }
+        }
+        self.int(3, event.duration_ps as u64);
+        for stat in &event.stats {
+            self.stat(4, stat);
+        }
     }
 }
 
@@ -383,8 +398,8 @@ pub(crate) fn encode_string_entry(number: u8, s: &str, out: &mut Vec<u8>) {
 }
 
 /// Appends the part of `plane`'s body that precedes its lines (id, name), as [`encode_plane`]
-/// writes it; with [`encode_line_entry`] and [`encode_plane_tail`] a plane is written around
-/// lines that are copied rather than encoded. `plane.lines` is not read.
+/// writes it; with [`encode_plane_tail`] a plane is written around lines that are copied (or
+/// written piece by piece) rather than encoded. `plane.lines` is not read.
 pub(crate) fn encode_plane_head(plane: &XPlane, out: &mut Vec<u8>) {
     let mut w = Writer {
         out: std::mem::take(out),
@@ -405,16 +420,51 @@ pub(crate) fn encode_plane_tail(plane: &XPlane, out: &mut Vec<u8>) {
     *out = w.out;
 }
 
-/// Appends `line` as one element of `XPlane.lines` (key, length, body), as [`encode_plane`]
-/// writes it. `sizes` is scratch space, kept by the caller to be reused.
-pub(crate) fn encode_line_entry(line: &XLine, out: &mut Vec<u8>, sizes: &mut Vec<usize>) {
-    sizes.clear();
-    let len = measure_line(line, sizes);
-    out.reserve(field_len(len));
+/// The length of `line`'s own fields (all but its events), as [`encode_plane`] writes them.
+pub(crate) fn line_shell_len(line: &XLine) -> usize {
+    int_len(line.id as u64)
+        + bytes_len(line.name.len())
+        + int_len(line.timestamp_ns as u64)
+        + int_len(line.duration_ps as u64)
+        + int_len(line.display_id as u64)
+        + bytes_len(line.display_name.len())
+}
+
+/// The length of one element of `XLine.events` (key and length included) for `event`.
+pub(crate) fn event_entry_len(event: &XEvent) -> usize {
+    field_len(event_len(event))
+}
+
+/// Appends the fields of `line` that precede its events (id, name, timestamp), as
+/// [`encode_plane`] writes them; with [`encode_event_entry`] and [`encode_line_tail`] a line is
+/// written around events that are copied rather than encoded. `line.events` is not read.
+pub(crate) fn encode_line_head(line: &XLine, out: &mut Vec<u8>) {
     let mut w = Writer {
         out: std::mem::take(out),
-        sizes: sizes.iter(),
+        sizes: [].iter(),
     };
-    w.line(line);
+    w.line_head(line);
+    *out = w.out;
+}
+
+/// Appends the fields of `line` that follow its events (duration, display id and name), as
+/// [`encode_plane`] writes them. `line.events` is not read.
+pub(crate) fn encode_line_tail(line: &XLine, out: &mut Vec<u8>) {
+    let mut w = Writer {
+        out: std::mem::take(out),
+        sizes: [].iter(),
+    };
+    w.line_tail(line);
+    *out = w.out;
+}
+
+/// Appends `event` as one element of `XLine.events` (key, length, body), as [`encode_plane`]
+/// writes it.
+pub(crate) fn encode_event_entry(event: &XEvent, out: &mut Vec<u8>) {
+    let mut w = Writer {
+        out: std::mem::take(out),
+        sizes: [].iter(),
+    };
+    w.event(event, event_len(event));
     *out = w.out;
 }

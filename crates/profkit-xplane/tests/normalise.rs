@@ -27,9 +27,30 @@ fn check(bytes: &[u8]) -> Option<Normalised> {
             },
         ))
     });
+    // Written as an element of `XSpace.planes` without a buffer for the plane: the same bytes
+    // under their key and length, or the same error with nothing written.
+    let mut written = Vec::new();
+    let streamed = XPlaneView::new(bytes).and_then(|view| view.write_normalised(&mut written));
+    match (&expected, &streamed) {
+        (Ok(expected), Ok(_)) => {
+            let mut element = vec![0x0a];
+            element.extend(varint(expected.len() as u64));
+            element.extend_from_slice(expected);
+            assert_eq!(written, element, "written normalised bytes differ");
+        }
+        (Err(expected), Err(got)) => {
+            assert_eq!(format!("{got:?}"), format!("{expected:?}"));
+            assert!(
+                written.is_empty(),
+                "a plane that does not decode was written"
+            );
+        }
+        (expected, got) => panic!("decode gives {expected:?}, write_normalised {got:?}"),
+    }
     match (expected, got) {
         (Ok(expected), Ok((how, got))) => {
             assert_eq!(got, expected, "normalised bytes differ ({how:?})");
+            assert_eq!(streamed.ok(), Some(how));
             Some(how)
         }
         (Err(expected), Err(got)) => {
@@ -534,14 +555,30 @@ fn damaged_planes_give_decodes_error() {
 /// normalised to the bytes of decoding and encoding it, or fails with decoding's error.
 #[test]
 fn every_conformance_plane() {
-    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../conformance/xplane");
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../conformance");
     let (mut planes, mut canonical, mut copied, mut encoded) = (0, 0, 0, 0);
-    for entry in std::fs::read_dir(&root).unwrap() {
-        let input = entry.unwrap().path().join("input.xplane.pb");
+    // The real profiles (TensorFlow and JAX on CPU, GPU, ROCm, TPU): the rewritten planes of
+    // these go through `write_normalised`'s piecewise writing as `convert --to xspace` writes them.
+    let mut real = 0;
+    let inputs = [
+        ("xplane", "input.xplane.pb"),
+        ("xplane-device", "input.xplane.pb.gz"),
+    ]
+    .into_iter()
+    .flat_map(|(folder, file)| {
+        std::fs::read_dir(root.join(folder))
+            .unwrap()
+            .map(move |entry| entry.unwrap().path().join(file))
+    });
+    for input in inputs {
         if !input.is_file() {
             continue;
         }
-        let bytes = std::fs::read(&input).unwrap();
+        let bytes = profkit_xplane::xview::read_file_bytes(&input, Default::default()).unwrap();
+        let path = input.to_string_lossy();
+        if path.contains("/real-") || path.contains("xplane-device") {
+            real += 1;
+        }
         let Ok(view) = XSpaceView::new(&bytes) else {
             continue;
         };
@@ -569,5 +606,76 @@ fn every_conformance_plane() {
         "{planes} planes: {canonical} canonical; in the others {copied} lines copied, {encoded} encoded"
     );
     assert!(planes >= 80, "only {planes} planes");
+    assert!(real >= 12, "only {real} real profiles");
     assert!(canonical > 0 && copied > 0);
+}
+
+/// A line rewritten because of its own fields (the display name before the events, as the
+/// real-shaped profile writes it) keeps its canonical events as they were and encodes the others
+/// one at a time: runs of canonical events, events framed with a long key or length, events with
+/// an unknown field or out-of-order fields, a damaged event among canonical ones.
+#[test]
+fn lines_rewritten_event_by_event() {
+    let canonical = event();
+    let unknown = [event(), int(15, 1)].concat();
+    let reordered = [int(3, 500), int(1, 1), int(2, 1_000)].concat();
+    let head = [
+        int(1, 5),
+        len(2, b"thread"),
+        int(3, 1_000_000),
+        len(11, b"T"),
+    ]
+    .concat();
+    let framed = |events: &[Vec<u8>]| -> Vec<u8> {
+        let mut l = head.clone();
+        for e in events {
+            l.extend(e);
+        }
+        l
+    };
+    // The event as a line's field: its key and length, canonical or not.
+    let field = |e: &Vec<u8>| len(4, e);
+    let long_length = |e: &Vec<u8>| {
+        let mut f = vec![0x22, (e.len() as u8) | 0x80, 0x00];
+        f.extend(e);
+        f
+    };
+    let long_key = |e: &Vec<u8>| [vec![0xa2, 0x00], varint(e.len() as u64), e.clone()].concat();
+    let cases: Vec<Vec<Vec<u8>>> = vec![
+        vec![field(&canonical)],
+        vec![field(&canonical), field(&canonical), field(&canonical)],
+        vec![field(&canonical), field(&unknown), field(&canonical)],
+        vec![field(&reordered), field(&canonical), field(&canonical)],
+        vec![
+            field(&canonical),
+            long_length(&canonical),
+            field(&canonical),
+        ],
+        vec![
+            long_key(&canonical),
+            field(&canonical),
+            long_key(&canonical),
+        ],
+        vec![
+            field(&canonical),
+            int(9, 3),
+            field(&canonical),
+            field(&canonical),
+        ],
+    ];
+    for events in &cases {
+        let line = framed(events);
+        assert_eq!(
+            check(&plane_of_lines(std::slice::from_ref(&line))),
+            rewritten(0, 1)
+        );
+        assert_eq!(
+            check(&plane_of_lines(&[line_with(&[event()]), line])),
+            rewritten(1, 1)
+        );
+    }
+    // A damaged event (a stat cut short) after canonical ones: decoding's error, nothing written.
+    let damaged = [event(), vec![0x22, 0x05, 0x08]].concat();
+    let line = framed(&[field(&canonical), field(&damaged), field(&canonical)]);
+    assert_eq!(check(&plane_of_lines(&[line])), None);
 }

@@ -13,7 +13,7 @@ use std::path::{Path, PathBuf};
 
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 use profkit_chrome as chrome;
-use profkit_convert::merge::{HostInput, merge, reencode};
+use profkit_convert::merge::{HostInput, merge, merge_spilled, reencode};
 use profkit_convert::{events, paddle as paddle_timeline, poplar, xdl};
 use profkit_events::Recording;
 use profkit_events::paddle::{legacy, nodetree};
@@ -253,6 +253,12 @@ pub(crate) fn anonymous_file() -> std::io::Result<File> {
         }
     }
     Err(last.unwrap_or_else(|| std::io::Error::other("no temporary name is free")))
+}
+
+/// Where a merge keeps the merged hosts' lines until it writes them (so that its memory does not
+/// grow with the hosts): an unnamed temporary file, or memory when none can be made.
+fn spill() -> Option<File> {
+    anonymous_file().ok()
 }
 
 /// Reads from `inner` and writes what it read to `file`. A write error stops the reading (as the
@@ -653,14 +659,14 @@ fn convert_xspaces(
         }
         if to == Format::Xspace {
             let (output, writer) = Output::create(out)?;
-            let result = merge(&mut hosts, writer, options)
+            let result = merge_spilled(&mut hosts, writer, options, spill())
                 .map(|s| print_warnings(&name, s.warnings))
                 .map_err(|e| failure(&name, e));
             return output.finish(result);
         }
         let mut merged_bytes = Vec::new();
-        let summary =
-            merge(&mut hosts, &mut merged_bytes, options).map_err(|e| failure(&name, e))?;
+        let summary = merge_spilled(&mut hosts, &mut merged_bytes, options, spill())
+            .map_err(|e| failure(&name, e))?;
         print_warnings(&name, summary.warnings);
         let (output, writer) = Output::create(out)?;
         let result = trace_viewer::convert(Cursor::new(merged_bytes), writer, &chrome, None)
@@ -723,7 +729,8 @@ pub(crate) fn merge_command(
     }
     let name = names.join(" + ");
     let (output, writer) = Output::create(&out)?;
-    let result = merge(&mut hosts, writer, ReadOptions::default()).map_err(|e| failure(&name, e));
+    let result = merge_spilled(&mut hosts, writer, ReadOptions::default(), spill())
+        .map_err(|e| failure(&name, e));
     let summary = output.finish(result)?;
     print_warnings(&name, summary.warnings.iter().cloned());
     if out.as_os_str() != "-" {

@@ -5,8 +5,9 @@
 //! planes in pieces instead: the merged plane's metadata and plane stats (owned, and extended
 //! with [`PlaneBuilder`] as `merge_planes` extends them, so that every id comes out the same), and
 //! each merged line encoded as soon as it is made, its events read through views of the source
-//! plane and written with their metadata ids, stat ids and `ref_value`s remapped. At the end the
-//! plane is written around its lines under one length. The bytes are those of
+//! plane and written with their metadata ids, stat ids and `ref_value`s remapped, then kept in a
+//! [`Store`] (a file the caller gave, else memory) until every host is read. At the end the plane
+//! is written around its lines under one length. The bytes are those of
 //! [`encode_plane`](profkit_xplane::encode_plane) of the plane `merge_planes` builds.
 //!
 //! What `merge_planes` does that bears on this, and how each is kept:
@@ -25,6 +26,8 @@
 use std::borrow::Cow;
 use std::collections::hash_map::Entry;
 use std::collections::{HashMap, HashSet};
+use std::fs::File;
+use std::io::{Read, Seek, SeekFrom, Write};
 
 use profkit_xplane::constants::{TASK_ENV_PLANE_NAME, stats};
 use profkit_xplane::utils::merge_planes;
@@ -48,9 +51,95 @@ pub(super) struct HostEdit<'h> {
 /// One merged line, encoded as an element of `XPlane.lines`: its key and length, then its body.
 pub(super) struct Piece {
     head: Vec<u8>,
-    body: Vec<u8>,
+    body: Body,
     /// Without events: removed when the next plane is merged in, as `merge_planes` removes it.
     empty: bool,
+}
+
+/// A merged line's body, where the [`Store`] keeps it.
+enum Body {
+    Memory(Vec<u8>),
+    /// `len` bytes from byte `at` of the store's file.
+    Spilled {
+        at: u64,
+        len: u64,
+    },
+}
+
+impl Body {
+    fn len(&self) -> u64 {
+        match self {
+            Body::Memory(bytes) => bytes.len() as u64,
+            Body::Spilled { len, .. } => *len,
+        }
+    }
+}
+
+/// Where the merged lines wait until their plane is written (after every host is read): in a
+/// file the caller gave, so that memory does not grow with the hosts, else in memory. A line
+/// the file does not take (a write fails: a full disk) is kept in memory, and so is every line
+/// after it.
+pub(super) struct Store {
+    file: Option<File>,
+    /// The end of what was written to the file.
+    end: u64,
+    /// A write to the file failed: lines are kept in memory from then on (what the file holds
+    /// stays readable).
+    full: bool,
+}
+
+impl Store {
+    /// A store in `file` (an empty file, read and written), or in memory.
+    pub(super) fn new(file: Option<File>) -> Self {
+        Store {
+            file,
+            end: 0,
+            full: false,
+        }
+    }
+
+    fn keep(&mut self, body: Vec<u8>) -> Body {
+        if !self.full
+            && !body.is_empty()
+            && let Some(file) = &mut self.file
+        {
+            let at = self.end;
+            match file
+                .seek(SeekFrom::Start(at))
+                .and_then(|_| file.write_all(&body))
+            {
+                Ok(()) => {
+                    let len = body.len() as u64;
+                    self.end += len;
+                    return Body::Spilled { at, len };
+                }
+                Err(_) => self.full = true,
+            }
+        }
+        Body::Memory(body)
+    }
+
+    /// Copies `body` to `out`.
+    fn copy(&mut self, body: &Body, out: &mut dyn Write) -> Result<()> {
+        match body {
+            Body::Memory(bytes) => out.write_all(bytes)?,
+            Body::Spilled { at, len } => {
+                let file = self.file.as_mut().ok_or_else(|| {
+                    std::io::Error::other("the merged lines' temporary file is gone")
+                })?;
+                file.seek(SeekFrom::Start(*at))?;
+                let copied = std::io::copy(&mut Read::take(&mut *file, *len), out)?;
+                if copied != *len {
+                    return Err(std::io::Error::new(
+                        std::io::ErrorKind::UnexpectedEof,
+                        "the merged lines' temporary file is shorter than what was written to it",
+                    )
+                    .into());
+                }
+            }
+        }
+        Ok(())
+    }
 }
 
 /// A plane merged by name, its lines encoded (see the module documentation).
@@ -81,7 +170,12 @@ impl HostPlane {
 
     /// Merges one host's plane (named as this one, and checked) into this one; returns how many
     /// of its lines were clamped to the latest start an XSpace holds.
-    pub(super) fn merge(&mut self, view: &XPlaneView<'_>, edit: &HostEdit<'_>) -> Result<u64> {
+    pub(super) fn merge(
+        &mut self,
+        view: &XPlaneView<'_>,
+        edit: &HostEdit<'_>,
+        store: &mut Store,
+    ) -> Result<u64> {
         let meta = view.metadata()?;
         let task_env = view.name() == TASK_ENV_PLANE_NAME;
         // The session times of the `Task Environment` are set once all hosts are in.
@@ -143,7 +237,7 @@ impl HostPlane {
             }
             merge_planes(&plane, &mut self.shell);
             for line in std::mem::take(&mut self.shell.lines) {
-                self.lines.push(owned_piece(line));
+                self.lines.push(owned_piece(line, store));
             }
             return Ok(clamped);
         }
@@ -183,7 +277,7 @@ impl HostPlane {
         while let Some(first) = lines.next() {
             let first = first?;
             let id = renamed.get(&first.id()).copied().unwrap_or(first.id());
-            let piece = writer.group(id, first, &mut lines, &renamed)?;
+            let piece = writer.group(id, first, &mut lines, &renamed, store)?;
             self.lines.push(piece);
         }
         Ok(clamped)
@@ -218,16 +312,28 @@ impl HostPlane {
     }
 }
 
-/// The parts of a merged plane's body, in order.
-pub(super) fn parts<'p>(head: &'p [u8], lines: &'p [Piece], tail: &'p [u8]) -> Vec<&'p [u8]> {
-    let mut parts = Vec::with_capacity(lines.len() * 2 + 2);
-    parts.push(head);
+/// Writes a merged plane (as [`HostPlane::finish`] gives it) as one element of `XSpace.planes`:
+/// its key, its length, then its parts one after the other, the lines' bodies from `store`.
+pub(super) fn write_plane(
+    out: &mut dyn Write,
+    (head, lines, tail): &(Vec<u8>, Vec<Piece>, Vec<u8>),
+    store: &mut Store,
+) -> Result<()> {
+    let len = lines
+        .iter()
+        .fold(head.len() as u64 + tail.len() as u64, |n, piece| {
+            n + piece.head.len() as u64 + piece.body.len()
+        });
+    let mut key = vec![0x0a];
+    varint(&mut key, len);
+    out.write_all(&key)?;
+    out.write_all(head)?;
     for piece in lines {
-        parts.push(&piece.head);
-        parts.push(&piece.body);
+        out.write_all(&piece.head)?;
+        store.copy(&piece.body, out)?;
     }
-    parts.push(tail);
-    parts
+    out.write_all(tail)?;
+    Ok(())
 }
 
 /// The host's move of its lines' starts.
@@ -262,7 +368,7 @@ fn prefixed(host: &str, display_name: &str, name: &str) -> String {
 }
 
 /// A merged line that `merge_planes` built, encoded as `encode_plane` writes it.
-fn owned_piece(line: XLine) -> Piece {
+fn owned_piece(line: XLine, store: &mut Store) -> Piece {
     let empty = line.events.is_empty();
     // A plane with only this line encodes as the line's element alone.
     let body = encode_plane(&XPlane {
@@ -271,7 +377,7 @@ fn owned_piece(line: XLine) -> Piece {
     });
     Piece {
         head: Vec::new(),
-        body,
+        body: store.keep(body),
         empty,
     }
 }
@@ -403,6 +509,7 @@ impl<'a> LineWriter<'_, 'a, '_, '_> {
         first: XLineView<'a>,
         lines: &mut Lines<'a>,
         renamed: &HashMap<i64, i64>,
+        store: &mut Store,
     ) -> Result<Piece> {
         let same = |line: &XLineView<'_>| renamed.get(&line.id()).copied() == Some(id);
         // First the line's start and names as the group leaves them.
@@ -454,7 +561,11 @@ impl<'a> LineWriter<'_, 'a, '_, '_> {
         let mut head = Vec::with_capacity(11);
         head.push(0x1a);
         varint(&mut head, body.len() as u64);
-        Ok(Piece { head, body, empty })
+        Ok(Piece {
+            head,
+            body: store.keep(body),
+            empty,
+        })
     }
 
     /// Writes one event as an element of `XLine.events`.

@@ -21,17 +21,28 @@
 //! A plane whose own fields (id, name, metadata maps, stats, the framing of its lines) are
 //! canonical and whose lines all are is copied whole. Otherwise the plane is rewritten: its id,
 //! name, metadata and stats are decoded and encoded, and each line is copied when it is canonical,
-//! decoded and encoded when not. Lines hold almost all of a plane's bytes, and a writer's map
-//! order (TensorFlow's C++ writes its hash maps' order) does not reach them.
+//! rewritten when not: its own fields encoded, each canonical event copied (a run of them at
+//! once), each other event decoded and encoded on its own, so that no line is decoded whole (one
+//! line can hold most of a profile's events). Lines hold almost all of a plane's bytes, and a
+//! writer's map order (TensorFlow's C++ writes its hash maps' order) does not reach them.
+//! [`XPlaneView::write_normalised`] measures a rewritten plane first and then writes it piece by
+//! piece to its output, so that memory holds the input plane and never a second copy of it.
 
+use super::line::owned_event;
+use super::{Bad, XLineView};
 use super::{T1_VARINT, T2_FIXED64, T2_VARINT, T3_LEN, T3_VARINT, T4_LEN, T4_VARINT};
 use super::{T5_LEN, T5_VARINT, T6_LEN, T7_VARINT, XPlaneView, tag};
-use crate::encoder::{encode_line_entry, encode_plane_head, encode_plane_tail};
+use crate::encoder::{
+    encode_event_entry, encode_line_head, encode_line_tail, encode_plane_head, encode_plane_tail,
+    event_entry_len, line_shell_len,
+};
 use crate::error::Result;
-use crate::proto::XPlane;
+use crate::proto::{XLine, XPlane};
 use profkit_wire::{LEN, VARINT};
+use std::io::Write;
 
 // Tag bytes only the canonical check needs (`T<number>_<wire type>`).
+const T1_LEN: u8 = tag(1, LEN);
 const T2_LEN: u8 = tag(2, LEN);
 const T9_VARINT: u8 = tag(9, VARINT);
 const T10_VARINT: u8 = tag(10, VARINT);
@@ -47,7 +58,8 @@ pub enum Normalised {
     Rewritten {
         /// Lines copied as they were encoded (canonical).
         lines_copied: usize,
-        /// Lines decoded and encoded again.
+        /// Lines not canonical, written again (their own fields encoded, their canonical events
+        /// copied, the others decoded and encoded).
         lines_encoded: usize,
     },
 }
@@ -79,7 +91,50 @@ impl<'a> XPlaneView<'a> {
     /// ```
     pub fn normalise(&self, out: &mut Vec<u8>) -> Result<Normalised> {
         out.clear();
-        // Lines known canonical, from the first on.
+        match self.canonical_lines() {
+            None => Ok(Normalised::Canonical),
+            Some(known) => self.rewrite(known, out),
+        }
+    }
+
+    /// [`normalise`](Self::normalise) written to `out` as one element of `XSpace.planes` (its
+    /// key, its length, the normalised plane), without gathering a rewritten plane in memory:
+    /// it is walked twice, once to measure it (which finds any fault, so that nothing is written
+    /// for a plane that does not decode, and the error is the one decoding it gives) and once to
+    /// write it piece by piece. A canonical plane is written as it is.
+    ///
+    /// ```
+    /// use profkit_xplane::xview::{Normalised, XPlaneView};
+    /// use profkit_xplane::{PlaneBuilder, XPlane, XSpace, encode, encode_plane};
+    /// let mut plane = XPlane::default();
+    /// PlaneBuilder::new(&mut plane).line(1).add_event("step").set_duration_ps(5);
+    /// let mut extended = encode_plane(&plane);
+    /// extended.extend_from_slice(&[0x78, 0x01]); // an unknown field
+    /// let mut out = Vec::new();
+    /// let kind = XPlaneView::new(&extended)?.write_normalised(&mut out)?;
+    /// assert_eq!(kind, Normalised::Rewritten { lines_copied: 1, lines_encoded: 0 });
+    /// assert_eq!(out, encode(&XSpace { planes: vec![plane], ..XSpace::default() }));
+    /// # Ok::<(), profkit_xplane::Error>(())
+    /// ```
+    pub fn write_normalised<W: Write>(&self, out: &mut W) -> Result<Normalised> {
+        let mut head = Vec::with_capacity(11);
+        head.push(T1_LEN);
+        let Some(known) = self.canonical_lines() else {
+            push_varint(&mut head, self.body.len() as u64);
+            out.write_all(&head)?;
+            out.write_all(self.body)?;
+            return Ok(Normalised::Canonical);
+        };
+        let mut count = Count(0);
+        self.rewrite(known, &mut count)?;
+        push_varint(&mut head, count.0);
+        out.write_all(&head)?;
+        self.rewrite(known, out)
+    }
+
+    /// `None` when the whole plane is canonical, else how many of its first lines are known to be
+    /// (0 when the plane's own fields are not).
+    fn canonical_lines(&self) -> Option<usize> {
         let mut known = 0;
         if plane_shape(self.body).is_some() {
             let mut c = Canon::new(self.body);
@@ -89,27 +144,22 @@ impl<'a> XPlaneView<'a> {
             if c.eat(T2_LEN) {
                 c.body();
             }
-            let mut all = true;
             while c.eat(T3_LEN) {
                 match c.body() {
                     Some(line) if line_canonical(line).is_some() => known += 1,
-                    _ => {
-                        all = false;
-                        break;
-                    }
+                    _ => return Some(known),
                 }
             }
-            if all {
-                return Ok(Normalised::Canonical);
-            }
+            return None;
         }
-        self.rewrite(known, out)
+        Some(known)
     }
 
     /// Writes the normalised plane to `out`: its own fields decoded and encoded, each line copied
-    /// when canonical (the first `known` are), else decoded and encoded. Decoding walks the plane
-    /// in the order [`XPlaneView::owned_with`] does, and every error is the plane's first fault.
-    fn rewrite(&self, known: usize, out: &mut Vec<u8>) -> Result<Normalised> {
+    /// when canonical (the first `known` are), else rewritten ([`rewrite_line`]). Decoding walks
+    /// the plane in the order [`XPlaneView::owned_with`] does, and every error is the plane's
+    /// first fault.
+    fn rewrite<W: Write>(&self, known: usize, out: &mut W) -> Result<Normalised> {
         let metadata = self.metadata()?;
         let mut stats = Vec::with_capacity(self.stats);
         for stat in self.stats() {
@@ -131,27 +181,131 @@ impl<'a> XPlaneView<'a> {
                 .collect(),
             stats,
         };
-        encode_plane_head(&shell, out);
-        let mut sizes = Vec::new();
+        let mut scratch = Vec::new();
+        encode_plane_head(&shell, &mut scratch);
+        out.write_all(&scratch)?;
         let (mut lines_copied, mut lines_encoded) = (0, 0);
         for (index, line) in self.lines().enumerate() {
             let line = line?;
             if index < known || line_canonical(line.body).is_some() {
-                out.push(T3_LEN);
-                push_varint(out, line.body.len() as u64);
-                out.extend_from_slice(line.body);
+                scratch.clear();
+                scratch.push(T3_LEN);
+                push_varint(&mut scratch, line.body.len() as u64);
+                out.write_all(&scratch)?;
+                out.write_all(line.body)?;
                 lines_copied += 1;
             } else {
-                encode_line_entry(&line.owned_with(None)?, out, &mut sizes);
+                rewrite_line(&line, &mut scratch, out)?;
                 lines_encoded += 1;
             }
         }
-        encode_plane_tail(&shell, out);
+        scratch.clear();
+        encode_plane_tail(&shell, &mut scratch);
+        out.write_all(&scratch)?;
         Ok(Normalised::Rewritten {
             lines_copied,
             lines_encoded,
         })
     }
+}
+
+/// A writer that counts what it is given.
+struct Count(u64);
+
+impl Write for Count {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        self.0 += buf.len() as u64;
+        Ok(buf.len())
+    }
+
+    fn write_all(&mut self, buf: &[u8]) -> std::io::Result<()> {
+        self.0 += buf.len() as u64;
+        Ok(())
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        Ok(())
+    }
+}
+
+/// Appends a line that is not canonical as one element of `XPlane.lines`, as encoding its
+/// decoding writes it, without decoding it whole (a line can hold most of a plane's events): its
+/// own fields encoded, each canonical event copied, each other event decoded and encoded on its
+/// own (twice: once to measure the line, once to write it). It fails exactly where decoding the
+/// line fails, with the same error (a view's errors are the plane's first fault).
+fn rewrite_line<W: Write>(line: &XLineView<'_>, scratch: &mut Vec<u8>, out: &mut W) -> Result<()> {
+    let shell = XLine {
+        id: line.id,
+        display_id: line.display_id,
+        name: line.name.to_owned(),
+        display_name: line.display_name.to_owned(),
+        timestamp_ns: line.timestamp_ns,
+        duration_ps: line.duration_ps,
+        events: Vec::new(),
+    };
+    let decoded = |body: &[u8]| owned_event(body, None).map_err(|Bad| line.root.error());
+    let mut len = line_shell_len(&shell);
+    let mut events = line.events();
+    while let Some(body) = events.next_body() {
+        let body = body?;
+        len += match event(body) {
+            Some(()) => 1 + varint_len(body.len() as u64) + body.len(),
+            None => event_entry_len(&decoded(body)?),
+        };
+    }
+    scratch.clear();
+    scratch.push(T3_LEN);
+    push_varint(scratch, len as u64);
+    encode_line_head(&shell, scratch);
+    out.write_all(scratch)?;
+    // Canonical events are copied with their keys and lengths, a run of those that follow one
+    // another in the line (each written as it is written again) at once.
+    let base = line.body.as_ptr() as usize;
+    let mut run: Option<(usize, usize)> = None;
+    let mut events = line.events();
+    while let Some(body) = events.next_body() {
+        let body = body?;
+        let start = (body.as_ptr() as usize).wrapping_sub(base);
+        if event(body).is_some() {
+            scratch.clear();
+            scratch.push(T4_LEN);
+            push_varint(scratch, body.len() as u64);
+            let entry = start.wrapping_sub(scratch.len());
+            let framed = entry <= start && line.body.get(entry..start) == Some(&scratch[..]);
+            match run {
+                Some((from, to)) if framed && to == entry => run = Some((from, start + body.len())),
+                _ => {
+                    if let Some((from, to)) = run.take() {
+                        out.write_all(line.body.get(from..to).unwrap_or_default())?;
+                    }
+                    if framed {
+                        run = Some((entry, start + body.len()));
+                    } else {
+                        out.write_all(scratch)?;
+                        out.write_all(body)?;
+                    }
+                }
+            }
+        } else {
+            if let Some((from, to)) = run.take() {
+                out.write_all(line.body.get(from..to).unwrap_or_default())?;
+            }
+            scratch.clear();
+            encode_event_entry(&decoded(body)?, scratch);
+            out.write_all(scratch)?;
+        }
+    }
+    if let Some((from, to)) = run.take() {
+        out.write_all(line.body.get(from..to).unwrap_or_default())?;
+    }
+    scratch.clear();
+    encode_line_tail(&shell, scratch);
+    out.write_all(scratch)?;
+    Ok(())
+}
+
+fn varint_len(v: u64) -> usize {
+    (64 - (v | 1).leading_zeros() as usize).div_ceil(7)
 }
 
 /// Whether `plane` (an XPlane's bytes) is canonical but for the contents of its lines, which are
