@@ -197,17 +197,17 @@ fn finish(
 
 /// xprof's OpStats of an XSpace file (the planes OpStats reads, read again), for the
 /// `op_metrics`, `steps`, `kernels` and `hlo_ops` tables.
-fn op_stats(
-    path: &Path,
-    host: &str,
-) -> Result<profkit_xprof::op_stats::OpStatsBuild, profkit_xplane::Error> {
-    let file = std::fs::File::open(path)?;
+fn op_stats(path: &Path, host: &str) -> Result<profkit_xprof::op_stats::OpStatsBuild, Failure> {
+    // Opened as every input is (a gzip input under the command's `--max-inflated`).
+    let input = Input::open(path, Some(Format::Xspace))?;
+    let name = input.name.clone();
     // Every part but the tf-function stats, which no table holds.
     let parts = profkit_xprof::op_stats::Parts {
         tf_functions: false,
         ..profkit_xprof::op_stats::Parts::ALL
     };
-    let space = profkit_xprof::op_stats::read_for(file, ReadOptions::default(), parts)?;
+    let space = profkit_xprof::op_stats::read_for(input.reader, ReadOptions::default(), parts)
+        .map_err(|e| bad(&name, profkit_arrow::Error::from(e)))?;
     Ok(profkit_xprof::op_stats::build_for(
         vec![space],
         &[host],
@@ -262,8 +262,7 @@ fn write_host(mut host: Host, out: &Path, overwrite: bool) -> Result<(), Failure
             let stats = path
                 .as_deref()
                 .map(|path| op_stats(path, &host.name))
-                .transpose()
-                .map_err(|e| bad(&name, profkit_arrow::Error::from(e)))?;
+                .transpose()?;
             let (mut writer, _watched) = create().map_err(|e| bad(&name, e))?;
             let written = writer
                 .write_host_tables(&mut batches)
