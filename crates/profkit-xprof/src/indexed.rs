@@ -386,15 +386,18 @@ impl IndexedPlane {
     /// Where `preprocess::sort::insert_sorted` would put the line's events and `events` (the
     /// same order, ties included): indices into the line's events followed by `events`.
     pub(crate) fn insert_order(&self, line: usize, events: &[XEvent]) -> Vec<usize> {
-        let keys: Vec<(i64, i64)> = self
-            .line(line)
-            .map(|(_, e)| e.map(|e| (e.offset_ps(), e.duration_ps())).collect())
-            .unwrap_or_default();
         let added: Vec<(i64, i64)> = events
             .iter()
             .map(|e| (e.offset_ps().unwrap_or(0), e.duration_ps))
             .collect();
-        crate::preprocess::insert_order(&keys, &added)
+        // The line's keys read from its events, not gathered (16 bytes an event of the line).
+        let old = self.lines.get(line).map_or(0, Vec::len);
+        let keys = || {
+            self.line(line)
+                .into_iter()
+                .flat_map(|(_, e)| e.map(|e| (e.offset_ps(), e.duration_ps())))
+        };
+        crate::preprocess::insert_order_of(old, keys, &added)
     }
 
     /// Adds `events` to line number `line` in `order` (see [`IndexedPlane::insert_order`]).

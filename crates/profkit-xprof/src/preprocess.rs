@@ -83,7 +83,7 @@ pub(crate) use facts::SpaceFacts;
 pub(crate) use grouping::forest::{Mark, Marks};
 pub(crate) use regions::add_regions_indexed;
 pub(crate) use runtime::has_runtime_events;
-pub(crate) use sort::insert_order;
+pub(crate) use sort::insert_order_of;
 #[cfg(test)]
 pub(crate) use sort::insert_sorted as insert_sorted_for_tests;
 

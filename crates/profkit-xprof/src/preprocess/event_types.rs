@@ -11,6 +11,9 @@ pub(crate) const LOOP_OPS: &[&str] = &[
 ];
 
 /// Every name TSL's `FindHostEventType` knows (an event with one of these names is not a kernel).
+// `EventType::Other` holds a position in this list in a byte.
+const _: () = assert!(HOST_EVENT_TYPES.len() < u8::MAX as usize);
+
 pub(crate) const HOST_EVENT_TYPES: &[&str] = &[
     "UnknownHostEventType",
     "TraceContext",
@@ -143,7 +146,7 @@ pub(crate) enum EventType {
     KernelLaunch,
     KernelExecute,
     /// Another of TSL's host event types, by its position in the list.
-    Other(u16),
+    Other(u8),
 }
 
 impl EventType {
@@ -172,7 +175,7 @@ impl EventType {
             "KernelLaunch" => EventType::KernelLaunch,
             "KernelExecute" => EventType::KernelExecute,
             _ => match HOST_EVENT_TYPES.iter().position(|n| *n == name) {
-                Some(i) => EventType::Other(u16::try_from(i).unwrap_or(u16::MAX)),
+                Some(i) => EventType::Other(u8::try_from(i).unwrap_or(u8::MAX)),
                 None => match tf_op_category(name) {
                     OpCategory::TensorFlow => EventType::TfOpRun,
                     OpCategory::TfData => EventType::Iterator,

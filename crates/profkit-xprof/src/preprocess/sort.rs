@@ -146,10 +146,20 @@ fn sort_order(keys: &[(i64, i64)]) -> Option<Vec<usize>> {
 
 /// The order [`insert_sorted`] gives a line's events of keys `keys` (offset, duration) once events
 /// of keys `added` are added: indices into `keys` followed by `added`.
+#[cfg(test)]
 pub(crate) fn insert_order(keys: &[(i64, i64)], added: &[(i64, i64)]) -> Vec<usize> {
-    let old = keys.len();
+    insert_order_of(keys.len(), || keys.iter().copied(), added)
+}
+
+/// [`insert_order`] of the `old` keys that `keys` gives (as many times as needed: once when the
+/// line is in order, which is what makes the keys of a long line worth not gathering).
+pub(crate) fn insert_order_of<I: Iterator<Item = (i64, i64)>>(
+    old: usize,
+    keys: impl Fn() -> I,
+    added: &[(i64, i64)],
+) -> Vec<usize> {
     let ranks = added.iter().map(key_rank).collect();
-    if let Some(places) = places(keys.iter().map(key_rank), ranks) {
+    if let Some(places) = places(keys().map(|k| key_rank(&k)), ranks) {
         let mut by_rank: Vec<usize> = (0..added.len()).collect();
         by_rank.sort_by_key(|&j| added.get(j).map(key_rank));
         let mut order = vec![usize::MAX; old + added.len()];
@@ -167,7 +177,7 @@ pub(crate) fn insert_order(keys: &[(i64, i64)], added: &[(i64, i64)]) -> Vec<usi
         }
         return order;
     }
-    let all: Vec<(i64, i64)> = keys.iter().chain(added).copied().collect();
+    let all: Vec<(i64, i64)> = keys().chain(added.iter().copied()).collect();
     sort_order(&all).unwrap_or_else(|| (0..all.len()).collect())
 }
 

@@ -26,12 +26,13 @@
 //! execution and TensorFlow op: whether the nearest `EagerExecute` among the event and its
 //! ancestors (breadth first) has an `is_func` of 0.
 //!
-//! Memory: one node per event of the planes that take part (see [`Forest::takes_part`]), 8 bytes
-//! each, and its parent on its line (4 bytes: the nesting links, most of them); 24 bytes per
-//! producer or consumer of a context and 8 per other link while linking; while grouping, each
-//! node's children (4 bytes per node and per link), its other parents (8 bytes per link), its
-//! group and the searches' marks (4 bytes each); from the first pass to the second only the
-//! groups and the marks (a byte per node, and the step names) stay.
+//! Memory: one node per event of the planes that take part (see [`Forest::takes_part`]), 4 bytes
+//! each, and its parent on its line (4 bytes: the nesting links, most of them); 16 bytes per
+//! producer or consumer of a context and 8 per other link while linking; the stats and times of
+//! the few nodes that need them (roots, executor events) in vectors by node, 16 to 24 bytes an
+//! entry; while grouping, each node's children (4 bytes per node and per link), its other parents
+//! (8 bytes per link), its group (4 bytes) and the searches' marks (a bit); from the first pass
+//! to the second only the groups and the marks (a byte per node, and the step names) stay.
 
 use std::collections::BTreeMap;
 
@@ -49,10 +50,12 @@ use crate::preprocess::stats::start_timestamp_ns;
 use crate::preprocess::tpu::{tensor_core_id, tpu_grouping_line, tpu_plane_has_core_id};
 
 mod groups;
+mod node_map;
 #[cfg(test)]
 mod tests;
 
 pub(crate) use groups::{LaunchStats, Mark, Marks};
+use node_map::NodeMap;
 
 const NONE: u32 = u32::MAX;
 /// `ConnectContextGroups` skips a context with this many producers and consumers.
@@ -109,21 +112,23 @@ const STAT_KINDS: [StatKind; 13] = [
     StatKind::DeviceId,
 ];
 
-/// One event of the graph (8 bytes: its parent on its line, start, end and group are kept
+/// One event of the graph (4 bytes: its parent on its line, start, end and group are kept
 /// beside it, the times only for the nodes that need them). Where its event is follows from its
 /// place: a plane's nodes are its events in line and event order (the grouping line's only, on
 /// TPU planes).
 #[derive(Clone, Debug)]
 struct Node {
-    /// TSL's root level ([`NO_ROOT`]: not a root).
-    root_level: i32,
+    /// TSL's root level when it fits in 16 bits ([`NO_ROOT_16`]: not a root; [`WIDE_ROOT`]: in
+    /// [`Forest::wide_roots`]).
+    root: i16,
     ty: EventType,
-    /// On a line named `Steps`, `Sparse Core Steps`, `XLA Modules` or `Sparse Core Modules`
-    /// (TSL's `IsTPUParentLineEvent`: an implicit root).
-    tpu_step: bool,
 }
 
-const NO_ROOT: i32 = i32::MIN;
+// The sizes the memory of the module documentation counts.
+const _: () = assert!(std::mem::size_of::<Node>() == 4);
+const _: () = assert!(std::mem::size_of::<ContextUse>() == 16);
+const NO_ROOT_16: i16 = i16::MIN;
+const WIDE_ROOT: i16 = i16::MIN + 1;
 /// In the search for an `EagerExecute`: not searched yet, on the walk in progress, none found.
 const UNKNOWN: u32 = u32::MAX - 1;
 const IN_CHAIN: u32 = u32::MAX - 2;
@@ -134,22 +139,60 @@ const NO_GROUP: u32 = u32::MAX;
 /// read: `is_func` of `EagerExecute` events, `id` of executor events, tf.data functions and roots.
 #[derive(Clone, Debug, Default)]
 struct NodeStats {
-    graph_type: HashMap<u32, String>,
-    iter_num: HashMap<u32, i64>,
-    step_num: HashMap<u32, i64>,
-    step_id: HashMap<u32, i64>,
-    is_func: HashMap<u32, i64>,
+    graph_type: NodeMap<String>,
+    iter_num: NodeMap<i64>,
+    step_num: NodeMap<i64>,
+    step_id: NodeMap<i64>,
+    is_func: NodeMap<i64>,
 }
 
 /// A producer or consumer context key: its type and id.
 type ContextKey = (i64, u64);
 
-/// An event taking part in a producer/consumer context.
-#[derive(Clone, Debug)]
+/// An event taking part in a producer/consumer context (16 bytes): the context's id, the node,
+/// and its type (an index into [`ContextTypes`]) with whether the node consumes it.
+#[derive(Clone, Copy, Debug)]
 struct ContextUse {
-    key: ContextKey,
+    id: u64,
     node: u32,
-    consumer: bool,
+    /// The type's index, shifted left once; the low bit set for a consumer.
+    type_consumer: u32,
+}
+
+impl ContextUse {
+    fn type_index(&self) -> usize {
+        (self.type_consumer >> 1) as usize
+    }
+
+    fn consumer(&self) -> bool {
+        self.type_consumer & 1 == 1
+    }
+}
+
+/// The context types seen (few: TSL's context types), each once, by index.
+#[derive(Clone, Debug, Default)]
+struct ContextTypes {
+    types: Vec<i64>,
+    index: HashMap<i64, u32>,
+}
+
+impl ContextTypes {
+    /// The index of `ty`, `None` past 2^31 types (a context then takes no part).
+    fn index(&mut self, ty: i64) -> Option<u32> {
+        if let Some(&i) = self.index.get(&ty) {
+            return Some(i);
+        }
+        let i = u32::try_from(self.types.len())
+            .ok()
+            .filter(|&i| i < 1 << 31)?;
+        self.types.push(ty);
+        self.index.insert(ty, i);
+        Some(i)
+    }
+
+    fn get(&self, index: usize) -> i64 {
+        self.types.get(index).copied().unwrap_or(0)
+    }
 }
 
 /// The nodes of a plane taken in: first and end, and on a TPU plane the grouping line (whose
@@ -176,18 +219,24 @@ pub(crate) struct Forest {
     /// Each node's parent on its line (`ConnectIntraThread`), [`NONE`] for none: the first links
     /// TSL makes, by child.
     nest: Vec<u32>,
+    /// The nodes on a line named `Steps`, `Sparse Core Steps`, `XLA Modules` or `Sparse Core
+    /// Modules` (TSL's `IsTPUParentLineEvent`: implicit roots).
+    tpu_steps: NodeMap<()>,
+    /// The root levels that do not fit a [`Node`] (a `_r` stat outside 16 bits).
+    wide_roots: NodeMap<i32>,
     /// Start (`TimestampPs`) and end (as TSL's unsigned `Timespan` holds it) in picoseconds, of
     /// the roots, executor events and TPU steps.
-    spans: HashMap<u32, (i64, u64)>,
+    spans: NodeMap<(i64, u64)>,
     /// Each node's group ([`NO_GROUP`]: none), once grouped.
     groups: Vec<u32>,
     stats: NodeStats,
     /// The event names of the roots (by node).
-    root_names: HashMap<u32, String>,
+    root_names: NodeMap<String>,
     /// The links after those of [`Forest::nest`], in the order TSL adds them: (parent, child).
     links: Vec<(u32, u32)>,
     /// The producers and consumers of contexts, in the order they were taken in.
     contexts: Vec<ContextUse>,
+    context_types: ContextTypes,
     /// The events xprof counts as launches on a device (see [`Forest::launches_grouped`]).
     launches: Vec<Launch>,
     /// The index of the first plane named `/host:CPU`, and its earliest line timestamp.
@@ -526,8 +575,8 @@ impl Forest {
                 if !g.is_async {
                     open.push((node, span));
                 }
-                if let (Some(n), Some(level)) = (self.nodes.get_mut(node as usize), g.root_level) {
-                    n.root_level = level;
+                if let Some(level) = g.root_level {
+                    self.set_root_level(node, level);
                     self.keep_span(node, line, &event);
                     self.keep_step_id(node, &event_stats);
                 }
@@ -612,10 +661,12 @@ impl Forest {
         let node = u32::try_from(self.nodes.len()).unwrap_or(NONE);
         self.nodes.push(Node {
             ty,
-            root_level: NO_ROOT,
-            tpu_step,
+            root: NO_ROOT_16,
         });
         self.nest.push(parent);
+        if tpu_step {
+            self.tpu_steps.insert(node, ());
+        }
         if tpu_step || ty == EventType::ExecutorStateProcess {
             self.keep_span(node, xline, event);
         }
@@ -640,6 +691,29 @@ impl Forest {
             self.keep_step_id(node, event_stats);
         }
         node
+    }
+
+    /// Whether the node is an implicit root: by its type, or as a TPU step.
+    fn implicit_root(&self, node: u32) -> bool {
+        self.nodes
+            .get(node as usize)
+            .is_some_and(|n| n.ty.is_implicit_root())
+            || self.tpu_steps.contains_key(&node)
+    }
+
+    fn set_root_level(&mut self, node: u32, level: i32) {
+        let root = match i16::try_from(level) {
+            Ok(root) if root != NO_ROOT_16 && root != WIDE_ROOT => root,
+            // As when levels were kept in 32 bits with `i32::MIN` for none: not a root.
+            _ if level == i32::MIN => NO_ROOT_16,
+            _ => {
+                self.wide_roots.insert(node, level);
+                WIDE_ROOT
+            }
+        };
+        if let Some(n) = self.nodes.get_mut(node as usize) {
+            n.root = root;
+        }
     }
 
     fn keep_step_id(&mut self, node: u32, event_stats: &EventStats<'_>) {
@@ -669,17 +743,19 @@ impl Forest {
 
     fn set_context(&mut self, g: &Grouping, node: u32) {
         if let (Some(t), Some(id)) = (g.producer_type, g.producer_id) {
-            self.contexts.push(ContextUse {
-                key: (t, id),
-                node,
-                consumer: false,
-            });
+            self.add_context(t, id, node, false);
         }
         if let (Some(t), Some(id)) = (g.consumer_type, g.consumer_id) {
+            self.add_context(t, id, node, true);
+        }
+    }
+
+    fn add_context(&mut self, ty: i64, id: u64, node: u32, consumer: bool) {
+        if let Some(index) = self.context_types.index(ty) {
             self.contexts.push(ContextUse {
-                key: (t, id),
+                id,
                 node,
-                consumer: true,
+                type_consumer: index << 1 | u32::from(consumer),
             });
         }
     }

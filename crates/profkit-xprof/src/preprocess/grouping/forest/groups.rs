@@ -74,18 +74,19 @@ impl Parents {
 }
 
 /// What a breadth-first search over ancestors reuses from one search to the next: the nodes seen
-/// (those marked with the current stamp) and the queue.
+/// (a bit per node, and the nodes marked, so that the next search clears only those: a search
+/// over ancestors sees few) and the queue.
 struct Search {
-    seen: Vec<u32>,
-    stamp: u32,
+    seen: Vec<u64>,
+    marked: Vec<u32>,
     queue: VecDeque<u32>,
 }
 
 impl Search {
     fn new(nodes: usize) -> Search {
         Search {
-            seen: vec![0; nodes],
-            stamp: 0,
+            seen: vec![0; nodes.div_ceil(64)],
+            marked: Vec::new(),
             queue: VecDeque::new(),
         }
     }
@@ -93,23 +94,25 @@ impl Search {
     /// Starts a search: nothing seen, nothing queued.
     fn start(&mut self) {
         self.queue.clear();
-        self.stamp = self.stamp.wrapping_add(1);
-        if self.stamp == 0 {
-            self.seen.fill(0);
-            self.stamp = 1;
+        for node in self.marked.drain(..) {
+            if let Some(word) = self.seen.get_mut(node as usize / 64) {
+                *word = 0;
+            }
         }
     }
 
     /// Marks the node seen; whether it was not yet.
     fn insert(&mut self, node: u32) -> bool {
-        match self.seen.get_mut(node as usize) {
-            Some(s) if *s == self.stamp => false,
-            Some(s) => {
-                *s = self.stamp;
-                true
-            }
-            None => false,
+        let Some(word) = self.seen.get_mut(node as usize / 64) else {
+            return false;
+        };
+        let bit = 1u64 << (node % 64);
+        if *word & bit != 0 {
+            return false;
         }
+        *word |= bit;
+        self.marked.push(node);
+        true
     }
 }
 
@@ -122,6 +125,9 @@ impl Forest {
         }
         self.done = true;
         self.connect_inter_thread();
+        // Only linking reads the keys.
+        self.launch_keys = Vec::new();
+        self.iterator_keys = Vec::new();
         self.connect_contexts();
         let tf_data: HashSet<i64> = self
             .nodes
@@ -158,22 +164,24 @@ impl Forest {
         self.marks.eager = eager;
         // Only what `apply` and the marks need stays for the second pass.
         self.nodes = Vec::new();
-        self.launch_keys = Vec::new();
-        self.iterator_keys = Vec::new();
-        self.spans = HashMap::default();
+        self.spans = NodeMap::default();
+        self.wide_roots = NodeMap::default();
+        self.tpu_steps = NodeMap::default();
         self.stats = NodeStats::default();
-        self.root_names = HashMap::default();
+        self.root_names = NodeMap::default();
     }
 
     /// TSL's `ConnectContextGroups`: every producer of a context to each of its consumers,
     /// contexts by key, unless both sides have [`MAX_CONTEXT_FANOUT`] or more.
     fn connect_contexts(&mut self) {
         let mut contexts = std::mem::take(&mut self.contexts);
+        let types = std::mem::take(&mut self.context_types);
+        let key = |c: &ContextUse| (types.get(c.type_index()), c.id);
         // Stable: each context's producers and consumers keep the order they were taken in.
-        contexts.sort_by_key(|c| c.key);
-        for context in contexts.chunk_by(|a, b| a.key == b.key) {
-            let producers = || context.iter().filter(|c| !c.consumer).map(|c| c.node);
-            let consumers = || context.iter().filter(|c| c.consumer).map(|c| c.node);
+        contexts.sort_by_key(key);
+        for context in contexts.chunk_by(|a, b| key(a) == key(b)) {
+            let producers = || context.iter().filter(|c| !c.consumer()).map(|c| c.node);
+            let consumers = || context.iter().filter(|c| c.consumer()).map(|c| c.node);
             if producers().count() >= MAX_CONTEXT_FANOUT
                 && consumers().count() >= MAX_CONTEXT_FANOUT
             {
@@ -279,17 +287,19 @@ impl Forest {
         roots
     }
 
+    /// The node's root level, 0 when it is not a root.
     fn root_level(&self, node: u32) -> i32 {
-        match self.nodes.get(node as usize).map(|n| n.root_level) {
-            Some(NO_ROOT) | None => 0,
-            Some(level) => level,
+        match self.nodes.get(node as usize).map(|n| n.root) {
+            Some(NO_ROOT_16) | None => 0,
+            Some(WIDE_ROOT) => self.wide_roots.get(&node).copied().unwrap_or(0),
+            Some(level) => i32::from(level),
         }
     }
 
     fn is_root(&self, node: u32) -> bool {
         self.nodes
             .get(node as usize)
-            .is_some_and(|n| n.root_level != NO_ROOT)
+            .is_some_and(|n| n.root != NO_ROOT_16)
     }
 
     fn group_of(&self, node: u32) -> Option<i64> {
@@ -369,7 +379,7 @@ impl Forest {
             // higher first, then start), which is all the sort compares.
             let mut roots: Vec<((std::cmp::Reverse<i32>, i64), u32)> = Vec::new();
             for (i, n) in self.nodes.iter().enumerate() {
-                if n.root_level == NO_ROOT {
+                if n.root == NO_ROOT_16 {
                     continue;
                 }
                 let node = i as u32;
@@ -450,11 +460,7 @@ impl Forest {
             }
         }
         let name = self.group_name(root, parents, search);
-        let implicit = self
-            .nodes
-            .get(root as usize)
-            .is_some_and(|n| n.ty.is_implicit_root() || n.tpu_step);
-        if !implicit {
+        if !self.implicit_root(root) {
             self.marks.step_names.insert(root, name.clone());
         }
         self.names.insert(i64::from(group_id), name);
@@ -469,11 +475,7 @@ impl Forest {
         }) {
             name.push_str(stats.graph_type.get(&n).map_or("", String::as_str));
             name.push(' ');
-        } else if !self
-            .nodes
-            .get(root as usize)
-            .is_some_and(|n| n.ty.is_implicit_root() || n.tpu_step)
-        {
+        } else if !self.implicit_root(root) {
             name.push_str(self.root_names.get(&root).map_or("", String::as_str));
             name.push(' ');
         }

@@ -1,0 +1,82 @@
+//! A map keyed by node, for values only some nodes have: the nodes' entries in node order in one
+//! vector, looked up by binary search. Nodes are numbered as they are taken in and their values
+//! are set as they are, so an entry goes at the end (or replaces the last); a hash map cost twice
+//! the memory (its control bytes and spare capacity) for lookups the grouping makes few of.
+
+/// Values by node, kept in node order.
+#[derive(Clone, Debug)]
+pub(super) struct NodeMap<V> {
+    entries: Vec<(u32, V)>,
+}
+
+impl<V> Default for NodeMap<V> {
+    fn default() -> Self {
+        NodeMap {
+            entries: Vec::new(),
+        }
+    }
+}
+
+impl<V> NodeMap<V> {
+    /// Sets the value of `node` (a later value for the same node replacing the earlier one).
+    pub(super) fn insert(&mut self, node: u32, value: V) {
+        match self.entries.last_mut() {
+            None => self.entries.push((node, value)),
+            Some(last) if last.0 < node => self.entries.push((node, value)),
+            Some(last) if last.0 == node => last.1 = value,
+            // Out of order: kept sorted (not a path the forest takes).
+            Some(_) => match self.entries.binary_search_by_key(&node, |e| e.0) {
+                Ok(at) => {
+                    if let Some(entry) = self.entries.get_mut(at) {
+                        entry.1 = value;
+                    }
+                }
+                Err(at) => self.entries.insert(at, (node, value)),
+            },
+        }
+    }
+
+    pub(super) fn get(&self, node: &u32) -> Option<&V> {
+        let at = self.entries.binary_search_by_key(node, |e| e.0).ok()?;
+        self.entries.get(at).map(|e| &e.1)
+    }
+
+    pub(super) fn contains_key(&self, node: &u32) -> bool {
+        self.get(node).is_some()
+    }
+
+    #[cfg(test)]
+    pub(super) fn len(&self) -> usize {
+        self.entries.len()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::NodeMap;
+
+    #[test]
+    fn a_node_map_reads_as_a_map_whatever_the_order_of_its_inserts() {
+        let mut map = NodeMap::default();
+        let mut reference = std::collections::BTreeMap::new();
+        // In order, repeated, then out of order (before, between and on existing keys).
+        for (node, value) in [
+            (1, 10),
+            (3, 30),
+            (3, 31),
+            (7, 70),
+            (0, 5),
+            (5, 50),
+            (3, 32),
+            (9, 90),
+        ] {
+            map.insert(node, value);
+            reference.insert(node, value);
+        }
+        assert_eq!(map.len(), reference.len());
+        for node in 0..12u32 {
+            assert_eq!(map.get(&node), reference.get(&node), "node {node}");
+            assert_eq!(map.contains_key(&node), reference.contains_key(&node));
+        }
+    }
+}
