@@ -23,6 +23,17 @@ pub struct XEventView<'a> {
 impl<'a> XEventView<'a> {
     #[inline(always)]
     pub(super) fn parse(root: Root<'a>, body: &'a [u8], line_timestamp_ns: i64) -> Walk<Self> {
+        Self::parse_fields::<false>(root, body, line_timestamp_ns)
+    }
+
+    /// The event's fields; with `PREFIX`, none after its first stat (see
+    /// [`XEventView::from_body_prefix`]), else all of them, its stats counted.
+    #[inline(always)]
+    fn parse_fields<const PREFIX: bool>(
+        root: Root<'a>,
+        body: &'a [u8],
+        line_timestamp_ns: i64,
+    ) -> Walk<Self> {
         let mut event = XEventView {
             root,
             stats: &[],
@@ -50,6 +61,9 @@ impl<'a> XEventView<'a> {
                     if first_stat.is_none() {
                         first_stat = Some(at);
                     }
+                    if PREFIX {
+                        break;
+                    }
                     f.bytes()?;
                     event.stat_count = event.stat_count.saturating_add(1);
                 }
@@ -65,16 +79,21 @@ impl<'a> XEventView<'a> {
         Ok(event)
     }
 
-    /// The view of one event from its encoded body (as [`Events::next_with_body`] gives it), on a
-    /// line starting at `line_timestamp_ns`; errors are located in `XEvent`.
-    pub fn from_body(body: &'a [u8], line_timestamp_ns: i64) -> Result<Self> {
-        let root = Root {
+    /// The root of an event read from its own body (errors located in `XEvent`).
+    fn body_root(body: &'a [u8]) -> Root<'a> {
+        Root {
             msg: Msg::Event,
             body,
             base: 0,
             open: true,
             plane: None,
-        };
+        }
+    }
+
+    /// The view of one event from its encoded body (as [`Events::next_with_body`] gives it), on a
+    /// line starting at `line_timestamp_ns`; errors are located in `XEvent`.
+    pub fn from_body(body: &'a [u8], line_timestamp_ns: i64) -> Result<Self> {
+        let root = Self::body_root(body);
         Self::parse(root, body, line_timestamp_ns).map_err(|Bad| root.error())
     }
 
@@ -85,51 +104,8 @@ impl<'a> XEventView<'a> {
     /// (the two views agree); [`XEventView::stat_count`] is 0 on such a view.
     #[inline]
     pub fn from_body_prefix(body: &'a [u8], line_timestamp_ns: i64) -> Result<Self> {
-        let root = Root {
-            msg: Msg::Event,
-            body,
-            base: 0,
-            open: true,
-            plane: None,
-        };
-        Self::parse_prefix(root, body, line_timestamp_ns).map_err(|Bad| root.error())
-    }
-
-    #[inline(always)]
-    fn parse_prefix(root: Root<'a>, body: &'a [u8], line_timestamp_ns: i64) -> Walk<Self> {
-        let mut event = XEventView {
-            root,
-            stats: &[],
-            metadata_id: 0,
-            data: None,
-            duration_ps: 0,
-            line_timestamp_ns,
-            stat_count: 0,
-        };
-        let mut f = Fields::new(body);
-        while !f.at_end() {
-            let at = f.pos;
-            let key = f.varint()?;
-            match key_byte(key) {
-                T1_VARINT => event.metadata_id = f.varint()? as i64,
-                T2_VARINT => {
-                    event.data = Some(x_event::Data::OffsetPs(f.varint()? as i64));
-                }
-                T3_VARINT => event.duration_ps = f.varint()? as i64,
-                T5_VARINT => {
-                    event.data = Some(x_event::Data::NumOccurrences(f.varint()? as i64));
-                }
-                T4_LEN => {
-                    event.stats = body.get(at..).unwrap_or_default();
-                    break;
-                }
-                _ => {
-                    let (number, wire_type) = checked_tag(key)?;
-                    f.other(Msg::Event, number, wire_type)?;
-                }
-            }
-        }
-        Ok(event)
+        let root = Self::body_root(body);
+        Self::parse_fields::<true>(root, body, line_timestamp_ns).map_err(|Bad| root.error())
     }
 
     /// `metadata_id`.
