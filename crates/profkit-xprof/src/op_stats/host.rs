@@ -403,6 +403,17 @@ mod tests {
 
     use super::*;
 
+    /// Each op's name, category, occurrences and the time `time` reads of it.
+    fn rows(
+        db: &OpMetricsDb,
+        time: impl Fn(&crate::proto::OpMetrics) -> u64,
+    ) -> Vec<(&str, &str, u32, u64)> {
+        db.metrics_db
+            .iter()
+            .map(|m| (m.name.as_str(), m.category.as_str(), m.occurrences, time(m)))
+            .collect()
+    }
+
     fn plane(timestamp_ns: i64) -> XPlane {
         let mut plane = XPlane::default();
         let mut b = PlaneBuilder::new(&mut plane);
@@ -443,18 +454,7 @@ mod tests {
             }
         }
         let db = host_op_metrics_db(&plane);
-        let ops: Vec<(&str, &str, u32, u64)> = db
-            .metrics_db
-            .iter()
-            .map(|m| {
-                (
-                    m.name.as_str(),
-                    m.category.as_str(),
-                    m.occurrences,
-                    m.self_time_ps,
-                )
-            })
-            .collect();
+        let ops = rows(&db, |m| m.self_time_ps);
         assert_eq!(
             ops,
             [
@@ -497,18 +497,7 @@ mod tests {
             )),
         });
         let db = host_op_metrics_db(&plane);
-        let ops: Vec<(&str, &str, u32, u64)> = db
-            .metrics_db
-            .iter()
-            .map(|m| {
-                (
-                    m.name.as_str(),
-                    m.category.as_str(),
-                    m.occurrences,
-                    m.time_ps,
-                )
-            })
-            .collect();
+        let ops = rows(&db, |m| m.time_ps);
         assert_eq!(
             ops,
             [
