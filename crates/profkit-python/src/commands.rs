@@ -397,8 +397,9 @@ fn op_metrics(
                     .unwrap_or_else(|| name.split('.').next().unwrap_or_default().to_owned())
             });
             let file = std::fs::File::open(path).map_err(|e| input(&e))?;
-            let space = profkit_xprof::op_stats::read_for(
-                file,
+            // Read so that the host threads' plane can be let go of while grouping.
+            let space = profkit_xprof::op_stats::read_seekable_for(
+                std::io::BufReader::with_capacity(1 << 16, file),
                 profkit_xplane::ReadOptions::default(),
                 parts,
             )

@@ -133,7 +133,9 @@ pub(crate) fn preprocess_space(
 }
 
 /// [`preprocess_space`] of a space whose plane number `host.0` (the host threads', its marks
-/// kept aside) is indexed (`host.1`), its place among the planes taken by its shadow.
+/// kept aside) is indexed (`host.1`), its place among the planes taken by its shadow. Its bytes
+/// are let go of while the forest groups when they can be read again (`IndexedPlane::release`):
+/// the caller then reads them again.
 pub(crate) fn preprocess_space_indexed(
     space: &mut XSpace,
     derived_timelines: bool,
@@ -172,6 +174,11 @@ pub(crate) fn preprocess_space_indexed(
         }
         vec![false; space.planes.len()]
     };
+    // Grouping reads the forest alone: the indexed plane's bytes may go meanwhile (when they can
+    // be read again; the caller restores them).
+    if let Some((_, indexed)) = host.as_mut() {
+        indexed.release();
+    }
     facts.finish();
     for ((index, plane), regions_in) in space.planes.iter_mut().enumerate().zip(regions_in) {
         let materialise = !(host_marks_aside && plane.name == HOST_PLANE_NAME);

@@ -123,3 +123,101 @@ fn kernel_stats_alone_skip_the_host_threads() {
     assert!(!Parts::ALL.reads_plane("Task Environment"));
     assert_eq!(Parts::for_tool("memory_profile"), Parts::ALL);
 }
+
+/// Read from an input that can be read again (`read_seekable_for`: the host threads' plane let go
+/// of while grouping, read again after), every tool is what it is from the same space read once,
+/// wherever the space starts in its input.
+#[test]
+fn read_again_each_tool_is_the_same() {
+    let tools = [
+        "framework_op_stats",
+        "overview_page",
+        "input_pipeline_analyzer",
+        "hlo_stats",
+        "pod_viewer",
+    ];
+    let mut checked = 0;
+    for (name, bytes) in cases() {
+        if op_stats::read_space(bytes.as_slice(), Default::default()).is_err() {
+            continue;
+        }
+        for tool in tools {
+            let parts = Parts::for_tool(tool);
+            let once =
+                op_stats::read_space_for(bytes.as_slice(), Default::default(), parts).unwrap();
+            let expected = render(tool, &op_stats::build_for(vec![once], &["host"], parts));
+            // Seven bytes before the space: offsets are from where the reader starts.
+            let mut input = std::io::Cursor::new([b"prefix!".as_slice(), &bytes].concat());
+            input.set_position(7);
+            let again = op_stats::read_seekable_for(&mut input, Default::default(), parts).unwrap();
+            let got = render(tool, &op_stats::build_for(vec![again], &["host"], parts));
+            assert_eq!(got, expected, "{name}: {tool}");
+            // Gzipped, its bytes are kept (their offsets are in the decompressed stream).
+            let mut gz = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::fast());
+            std::io::Write::write_all(&mut gz, &bytes).unwrap();
+            let gzipped = std::io::Cursor::new(gz.finish().unwrap());
+            let again = op_stats::read_seekable_for(gzipped, Default::default(), parts).unwrap();
+            let got = render(tool, &op_stats::build_for(vec![again], &["host"], parts));
+            assert_eq!(got, expected, "{name}: {tool}, gzipped");
+            checked += 1;
+        }
+    }
+    assert!(checked > 50, "{checked}");
+}
+
+/// An input whose bytes change once it is read again from a place past its start (as a file
+/// rewritten while a command reads it).
+struct Changing {
+    first: std::io::Cursor<Vec<u8>>,
+    then: Vec<u8>,
+}
+
+impl Read for Changing {
+    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+        self.first.read(buf)
+    }
+}
+
+impl std::io::Seek for Changing {
+    fn seek(&mut self, to: std::io::SeekFrom) -> std::io::Result<u64> {
+        // Back to the start (after a look at its first bytes) is not yet a read again.
+        if matches!(to, std::io::SeekFrom::Start(n) if n > 0) && !self.then.is_empty() {
+            let at = self.first.position();
+            self.first = std::io::Cursor::new(std::mem::take(&mut self.then));
+            self.first.set_position(at);
+        }
+        self.first.seek(to)
+    }
+}
+
+#[test]
+fn a_plane_that_changed_when_read_again_is_an_error() {
+    let (name, bytes) = cases()
+        .into_iter()
+        .find(|(name, _)| name == "real-tf-fit")
+        .expect("the real Keras fit case");
+    let parts = Parts::for_tool("framework_op_stats");
+    // A byte changed, from the end of the space back until one of the host threads' plane (most
+    // of a TensorFlow profile's bytes, and the only plane read again) is.
+    let mut found = false;
+    for at in (0..bytes.len()).rev().step_by(97).take(40) {
+        let mut then = bytes.clone();
+        if let Some(b) = then.get_mut(at) {
+            *b ^= 0x01;
+        }
+        let input = Changing {
+            first: std::io::Cursor::new(bytes.clone()),
+            then,
+        };
+        match op_stats::read_seekable_for(input, Default::default(), parts) {
+            Err(e) => {
+                let text = e.to_string();
+                assert!(text.contains("changed"), "{name}: {text}");
+                found = true;
+                break;
+            }
+            Ok(_) => continue,
+        }
+    }
+    assert!(found, "{name}: no change was noticed");
+}

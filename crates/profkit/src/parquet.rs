@@ -200,14 +200,12 @@ fn finish(
 fn op_stats(path: &Path, host: &str) -> Result<profkit_xprof::op_stats::OpStatsBuild, Failure> {
     // Opened as every input is (a gzip input under the command's `--max-inflated`).
     let input = Input::open(path, Some(Format::Xspace))?;
-    let name = input.name.clone();
     // Every part but the tf-function stats, which no table holds.
     let parts = profkit_xprof::op_stats::Parts {
         tf_functions: false,
         ..profkit_xprof::op_stats::Parts::ALL
     };
-    let space = profkit_xprof::op_stats::read_for(input.reader, ReadOptions::default(), parts)
-        .map_err(|e| bad(&name, profkit_arrow::Error::from(e)))?;
+    let space = crate::xprof::read_for(input, parts)?;
     Ok(profkit_xprof::op_stats::build_for(
         vec![space],
         &[host],

@@ -73,10 +73,26 @@ fn read_op_stats_spaces(
     read_each(paths, |input| read_for(input, parts))
 }
 
-/// The planes of an input that these parts of OpStats read, its host threads' plane indexed.
-fn read_for(input: Input, parts: Parts) -> Result<OpStatsSpace, Failure> {
-    op_stats::read_for(input.reader, profkit_xplane::ReadOptions::default(), parts)
-        .map_err(|e| Failure::BadInput(format!("{}: {e}", input.name)))
+/// The planes of an input that these parts of OpStats read, its host threads' plane indexed; a
+/// plain file is read so that its bytes can be read again (see `op_stats::read_seekable_for`).
+pub(crate) fn read_for(input: Input, parts: Parts) -> Result<OpStatsSpace, Failure> {
+    let options = profkit_xplane::ReadOptions::default();
+    let bad = |e: profkit_xplane::Error| Failure::BadInput(format!("{}: {e}", input.name));
+    let file = input
+        .path
+        .as_deref()
+        .filter(|_| !input.gzip)
+        .filter(|p| p.as_os_str() != "-" && p.is_file())
+        .and_then(|p| std::fs::File::open(p).ok());
+    match file {
+        Some(file) => op_stats::read_seekable_for(
+            std::io::BufReader::with_capacity(1 << 16, file),
+            options,
+            parts,
+        )
+        .map_err(bad),
+        None => op_stats::read_for(input.reader, options, parts).map_err(bad),
+    }
 }
 
 /// Each input read by `read`, with its host's name.

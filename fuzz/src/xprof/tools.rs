@@ -455,6 +455,30 @@ fn indexed_reads(data: &[u8], space: &XSpace) {
             (Err(a), Err(b)) => assert_eq!(a.to_string(), b.to_string()),
             (a, b) => panic!("indexed read {:?}, decoded {:?}", a.is_ok(), b.is_ok()),
         }
+        // Read again while grouping (`read_seekable_for`): the same errors, the same OpStats.
+        let parts = Parts::for_tool("framework_op_stats");
+        let once = read_for(bytes, Default::default(), parts);
+        let again = profkit_xprof::op_stats::read_seekable_for(
+            std::io::Cursor::new(bytes),
+            Default::default(),
+            parts,
+        );
+        match (once, again) {
+            (Ok(once), Ok(again)) => {
+                let once = profkit_xprof::op_stats::build_for(vec![once], &["fuzz"], parts);
+                let again = profkit_xprof::op_stats::build_for(vec![again], &["fuzz"], parts);
+                // As bytes: a NaN a stat gives is the same NaN, though not equal to itself.
+                let bytes = |b: &profkit_xprof::op_stats::OpStatsBuild| {
+                    prost::Message::encode_to_vec(&b.op_stats)
+                };
+                assert!(
+                    bytes(&once) == bytes(&again),
+                    "OpStats read again differ from those read once"
+                );
+            }
+            (Err(a), Err(b)) => assert_eq!(a.to_string(), b.to_string()),
+            (a, b) => panic!("read once {:?}, read again {:?}", a.is_ok(), b.is_ok()),
+        }
     }
 }
 
