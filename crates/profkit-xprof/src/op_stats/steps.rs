@@ -441,9 +441,12 @@ fn per_core_step(
 /// 2.24.2 asks) for steps without per-core op metrics (hosts and GPUs).
 pub fn step_db(has_device: bool, steps: &StepEvents) -> StepDatabaseResult {
     let mut db = StepDatabaseResult::default();
+    let mut events = Vec::new();
     for (&step, details) in steps {
+        events.clear();
+        events.extend(details.events.iter());
         db.step_sequence
-            .extend(per_core_step(has_device, step, details, &details.events));
+            .extend(per_core_step(has_device, step, details, &events));
     }
     db
 }
@@ -460,8 +463,8 @@ fn non_overlapped_step_db(
     let mut bounds = Vec::new();
     let mut events = Vec::new();
     for (&step, details) in steps {
-        non_overlapped_into(&details.events, &mut bounds, &mut events);
-        super::event_span::add_precision_stats(&events, &mut precision);
+        non_overlapped_into(details.events.iter(), &mut bounds, &mut events);
+        super::event_span::add_precision_stats(events.iter().copied(), &mut precision);
         db.step_sequence
             .extend(per_core_step(has_device, step, details, &events));
     }
