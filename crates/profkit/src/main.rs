@@ -26,8 +26,8 @@ mod allocator {
 
     const TUNABLES: &str = "GLIBC_TUNABLES";
     const THRESHOLD: &str = "glibc.malloc.mmap_threshold";
-    /// 1 MiB: below it, blocks come from the heap as before.
-    const BYTES: u32 = 1 << 20;
+    /// 128 KiB: below it, blocks come from the heap as before.
+    const BYTES: u32 = 1 << 17;
 
     pub(super) fn tune() {
         let tunables = std::env::var_os(TUNABLES).unwrap_or_default();
