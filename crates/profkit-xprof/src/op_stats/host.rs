@@ -10,8 +10,6 @@
 //! thread's database is closed with its span (first begin to last end) and an `IDLE` op for the
 //! time outside ops, then summed into the plane's.
 
-use std::sync::Arc;
-
 use profkit_xplane::{XEventMetadata, XPlane};
 use rayon::prelude::*;
 use rustc_hash::{FxHashMap, FxHashSet};
@@ -161,15 +159,15 @@ struct EventStats<'a> {
 
 /// `CollectTfOpsFromHostThreadsXPlane`: the ops of the plane by event metadata id (or input
 /// pipeline stage id), the first event to name an id deciding.
-fn collect_ops(plane: &IndexedPlane, host: &HostPlane<'_>) -> FxHashMap<i64, Arc<HostOp>> {
-    let mut ops = FxHashMap::default();
+fn collect_ops(plane: &IndexedPlane, host: &HostPlane<'_>) -> HostOps {
+    let mut ops = HostOps::default();
     if host.stage_id.is_none() {
         // No event is a stage: an op is its metadata's name, whichever event names it first,
         // so the metadata say it without a walk (ops of metadata no event uses are never read).
         for (&id, md) in &host.shadow.event_metadata {
             let op = from_full_name(&md.name);
             if !md.name.is_empty() && op.is_op {
-                ops.insert(id, Arc::new(op));
+                ops.insert(id, op);
             }
         }
         return ops;
@@ -185,14 +183,17 @@ fn collect_ops(plane: &IndexedPlane, host: &HostPlane<'_>) -> FxHashMap<i64, Arc
             }
             if let Some(stage) = stats.stage_id {
                 if let Some(category) = stats.stage_category {
-                    ops.entry(stage).or_insert_with(|| {
-                        Arc::new(HostOp {
-                            name: name.to_owned(),
-                            op_type: category.to_owned(),
-                            id: stage,
-                            is_op: true,
-                        })
-                    });
+                    if !ops.by_key.contains_key(&stage) {
+                        ops.insert(
+                            stage,
+                            HostOp {
+                                name: name.to_owned(),
+                                op_type: category.to_owned(),
+                                id: stage,
+                                is_op: true,
+                            },
+                        );
+                    }
                 }
                 continue;
             }
@@ -200,84 +201,127 @@ fn collect_ops(plane: &IndexedPlane, host: &HostPlane<'_>) -> FxHashMap<i64, Arc
                 continue;
             }
             let op = from_full_name(name);
-            if op.is_op {
-                ops.entry(event.metadata_id())
-                    .or_insert_with(|| Arc::new(op));
+            if op.is_op && !ops.by_key.contains_key(&event.metadata_id()) {
+                ops.insert(event.metadata_id(), op);
             }
         }
     }
     ops
 }
 
+/// The ops of a plane, each once, numbered by the order they were found; by key (event metadata
+/// id or input pipeline stage id).
+#[derive(Default)]
+struct HostOps {
+    ops: Vec<HostOp>,
+    by_key: FxHashMap<i64, u32>,
+}
+
+impl HostOps {
+    /// Adds the op of a key not in yet (nothing past [`Activity::MAX_OPS`] ops).
+    fn insert(&mut self, key: i64, op: HostOp) {
+        let Ok(index) = u32::try_from(self.ops.len()) else {
+            return;
+        };
+        if index < Activity::MAX_OPS {
+            self.by_key.insert(key, index);
+            self.ops.push(op);
+        }
+    }
+}
+
+/// A begin or an end of an op on a thread, in 16 bytes (a line of a real 1 GB profile has tens
+/// of millions, held and sorted at once): its time, the op event's number on the line, and the op
+/// (the plane's op or the line's `tf_op` op of that index) with whether it begins and is eager.
+#[derive(Clone, Copy)]
 struct Activity {
     ts: u64,
     id: u32,
-    begin: bool,
-    op: Arc<HostOp>,
-    is_eager: bool,
+    code: u32,
+}
+
+impl Activity {
+    const BEGIN: u32 = 1 << 31;
+    const EAGER: u32 = 1 << 30;
+    const TF_OP: u32 = 1 << 29;
+    /// The ops an index can name: more than an indexed plane (under 4 GiB, at least six bytes
+    /// an op's event and its name) can hold.
+    const MAX_OPS: u32 = 1 << 29;
+
+    fn pair(ts: (u64, u64), id: u32, op: u32, tf_op: bool, is_eager: bool) -> [Activity; 2] {
+        let code =
+            op | if tf_op { Self::TF_OP } else { 0 } | if is_eager { Self::EAGER } else { 0 };
+        [
+            Activity {
+                ts: ts.0,
+                id,
+                code: code | Self::BEGIN,
+            },
+            Activity { ts: ts.1, id, code },
+        ]
+    }
+
+    fn begin(&self) -> bool {
+        self.code & Self::BEGIN != 0
+    }
+
+    fn is_eager(&self) -> bool {
+        self.code & Self::EAGER != 0
+    }
+
+    fn op<'o>(&self, ops: &'o HostOps, tf_ops: &'o [HostOp]) -> Option<&'o HostOp> {
+        let index = (self.code & (Self::MAX_OPS - 1)) as usize;
+        if self.code & Self::TF_OP != 0 {
+            tf_ops.get(index)
+        } else {
+            ops.ops.get(index)
+        }
+    }
 }
 
 /// One thread's database (`ConvertHostThreadsXLineToTfMetricsDbData`).
 fn line_db<'a>(
     timestamp_ns: i64,
     events: impl Iterator<Item = Event<'a>>,
-    ops: &FxHashMap<i64, Arc<HostOp>>,
+    ops: &HostOps,
     host: &HostPlane<'a>,
     marks: Option<Marks<'_>>,
 ) -> OpMetricsDb {
-    let mut activities = Vec::new();
+    let mut activities: Vec<Activity> = Vec::new();
     let mut next_id = 0u32;
     // The ops of `tf_op` stats, by their value (the same value makes the same op).
-    let mut tf_ops: FxHashMap<&str, Arc<HostOp>> = FxHashMap::default();
+    let mut tf_index: FxHashMap<&str, u32> = FxHashMap::default();
+    let mut tf_ops: Vec<HostOp> = Vec::new();
     for (index, event) in events.enumerate() {
         // As xprof's `Timespan`: 64-bit picoseconds, wrapping (a line starting in 2023 in
         // nanoseconds since 1970 is past 2^64 picoseconds).
         let (begin, end) = event.timespan(timestamp_ns);
         let (_, stats) = host.read(event);
         let key = stats.stage_id.unwrap_or(event.metadata_id());
-        if let Some(op) = ops.get(&key) {
+        if let Some(&op) = ops.by_key.get(&key) {
             next_id = next_id.wrapping_add(1);
-            let op = op.clone();
             // Grouping's `is_eager`, where it is kept beside the plane, is the event's.
             let is_eager = match marks.as_ref().and_then(|m| m.at(index).is_eager) {
                 Some(eager) => eager,
                 None => stats.is_eager.is_some_and(|v| v != 0),
             };
-            activities.push(Activity {
-                ts: begin,
-                id: next_id,
-                begin: true,
-                op: op.clone(),
-                is_eager,
-            });
-            activities.push(Activity {
-                ts: end,
-                id: next_id,
-                begin: false,
-                op,
-                is_eager,
-            });
+            activities.extend(Activity::pair((begin, end), next_id, op, false, is_eager));
         }
         if let Some(full) = stats.tf_op.filter(|s| !s.is_empty()) {
             next_id = next_id.wrapping_add(1);
-            let op = tf_ops
-                .entry(full)
-                .or_insert_with(|| Arc::new(from_full_name(full)))
-                .clone();
-            activities.push(Activity {
-                ts: begin,
-                id: next_id,
-                begin: true,
-                op: op.clone(),
-                is_eager: false,
-            });
-            activities.push(Activity {
-                ts: end,
-                id: next_id,
-                begin: false,
-                op,
-                is_eager: false,
-            });
+            let op = match tf_index.get(full) {
+                Some(&op) => Some(op),
+                None => u32::try_from(tf_ops.len())
+                    .ok()
+                    .filter(|&i| i < Activity::MAX_OPS)
+                    .inspect(|&i| {
+                        tf_index.insert(full, i);
+                        tf_ops.push(from_full_name(full));
+                    }),
+            };
+            if let Some(op) = op {
+                activities.extend(Activity::pair((begin, end), next_id, op, true, false));
+            }
         }
     }
     let mut builder = DbBuilder::default();
@@ -289,7 +333,10 @@ fn line_db<'a>(
     let mut stack: Vec<(u32, u64, u64)> = Vec::new();
     let mut infeed_last: Option<(u64, u64)> = None;
     for a in &activities {
-        if a.begin {
+        let Some(op) = a.op(ops, &tf_ops) else {
+            continue;
+        };
+        if a.begin() {
             stack.push((a.id, a.ts, 0));
             continue;
         }
@@ -304,11 +351,11 @@ fn line_db<'a>(
             continue;
         };
         let duration = a.ts.saturating_sub(start);
-        enter_op(&mut builder, &a.op, a.is_eager, duration, children);
+        enter_op(&mut builder, op, a.is_eager(), duration, children);
         if let Some(parent) = stack.last_mut() {
             parent.2 = parent.2.wrapping_add(duration);
         }
-        if is_infeed_enqueue(&a.op.op_type) {
+        if is_infeed_enqueue(&op.op_type) {
             if let Some((last_begin, last_end)) = infeed_last {
                 let db = &mut builder.db;
                 db.total_host_infeed_enq_duration_ps = db
@@ -433,6 +480,35 @@ mod tests {
             .set_offset_ps(20_000)
             .set_duration_ps(2_000);
         plane
+    }
+
+    #[test]
+    fn an_activity_keeps_its_op_and_flags_in_its_code() {
+        let op = |name: &str| HostOp {
+            name: name.to_owned(),
+            op_type: String::new(),
+            id: 0,
+            is_op: true,
+        };
+        let mut ops = HostOps::default();
+        ops.insert(7, op("plane"));
+        let tf_ops = [op("tf 0"), op("tf 1")];
+        let last = Activity::MAX_OPS - 1;
+        for (index, tf, eager) in [(0, false, true), (1, true, false), (last, true, true)] {
+            let [b, e] = Activity::pair((3, 9), 42, index, tf, eager);
+            assert_eq!((b.ts, e.ts, b.id, e.id), (3, 9, 42, 42));
+            assert!(b.begin() && !e.begin());
+            assert_eq!((b.is_eager(), e.is_eager()), (eager, eager));
+            let name = b.op(&ops, &tf_ops).map(|o| o.name.as_str());
+            let expected = match (index, tf) {
+                (0, false) => Some("plane"),
+                (1, true) => Some("tf 1"),
+                _ => None,
+            };
+            assert_eq!(name, expected);
+            assert_eq!(e.op(&ops, &tf_ops).map(|o| o.name.as_str()), expected);
+        }
+        assert_eq!(ops.by_key.get(&7), Some(&0));
     }
 
     #[test]
