@@ -766,6 +766,30 @@ fn every_case_is_xprofs() {
         if let Err(e) = same_profile(&name, &ours, &expected(dir)) {
             failures.push(e);
         }
+        // Read as the command reads it: the host plane decoded only when it names allocator
+        // events; the same profile either way.
+        let bytes = std::fs::read(case_input(dir)).unwrap();
+        let bytes = if bytes.starts_with(&[0x1f, 0x8b]) {
+            let mut out = Vec::new();
+            std::io::Read::read_to_end(&mut flate2::read::GzDecoder::new(&bytes[..]), &mut out)
+                .unwrap();
+            out
+        } else {
+            bytes
+        };
+        let lean = profkit_xprof::op_stats::read_space_decoding(
+            &bytes[..],
+            ReadOptions::default(),
+            profkit_xprof::op_stats::Parts::ALL,
+            profkit_xprof::tools::memory_profile::reads_events,
+        )
+        .unwrap();
+        let lean = memory_profile_json(std::slice::from_ref(&lean)).unwrap();
+        if lean != ours {
+            failures.push(format!(
+                "{name}: read without the host events, a different profile"
+            ));
+        }
         checked += 1;
     }
     assert!(failures.is_empty(), "{}", failures.join("\n"));

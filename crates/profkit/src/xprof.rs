@@ -171,7 +171,19 @@ pub(crate) fn run(args: XprofArgs) -> Result<(), Failure> {
         let (op_spaces, hosts) = read_op_stats_spaces(inputs, parts)?;
         (Vec::new(), op_spaces, hosts)
     } else {
-        let (spaces, hosts) = read_spaces(inputs, tool.as_deref() == Some("trace_viewer"), parts)?;
+        let (spaces, hosts) = match tool.as_deref() {
+            // Its host plane decoded only when it has allocator events.
+            Some("memory_profile") => read_each(inputs, |input| {
+                op_stats::read_space_decoding(
+                    input.reader,
+                    profkit_xplane::ReadOptions::default(),
+                    parts,
+                    profkit_xprof::tools::memory_profile::reads_events,
+                )
+                .map_err(|e| Failure::BadInput(format!("{}: {e}", input.name)))
+            })?,
+            t => read_spaces(inputs, t == Some("trace_viewer"), parts)?,
+        };
         (spaces, Vec::new(), hosts)
     };
     // Standard output is the session's (the terminal, or the library API's capture).

@@ -278,6 +278,27 @@ pub fn read_space_for<R: std::io::Read>(
     read_with(reader, options, parts, false).map(OpStatsSpace::into_space)
 }
 
+/// [`read_space_for`], the host threads' plane decoded only when `decode_host` says so of it
+/// without its events (its metadata and its lines' own fields): otherwise it stays so, and its
+/// events are never held decoded. A tool that reads only some kinds of events (the memory
+/// profile's allocator events) decodes a plane that names none of them for nothing.
+pub fn read_space_decoding<R: std::io::Read>(
+    reader: R,
+    options: profkit_xplane::ReadOptions,
+    parts: Parts,
+    decode_host: impl FnOnce(&profkit_xplane::XPlane) -> bool,
+) -> Result<XSpace, profkit_xplane::Error> {
+    let read = read_with(reader, options, parts, true)?;
+    let decode = match &read.host {
+        Some((_, host)) => decode_host(host.shadow()),
+        None => true,
+    };
+    if decode {
+        return Ok(read.into_space());
+    }
+    Ok(read.space)
+}
+
 /// What [`build_for`] reads of one host's space, read by [`read_for`]: the planes OpStats reads,
 /// the host threads' plane kept as its bytes with an index of its events rather than decoded
 /// (about a fifth of the memory). Any `XSpace` converts into one.

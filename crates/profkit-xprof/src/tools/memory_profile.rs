@@ -114,6 +114,15 @@ pub fn memory_profile_json(spaces: &[XSpace]) -> Result<String> {
         .unwrap_or_default())
 }
 
+/// Whether the memory profile reads the events of this host threads' plane: only when its
+/// metadata name allocator events (without, the profile is the same from the plane without its
+/// events, see [`crate::op_stats::read_space_decoding`]).
+pub fn reads_events(host: &profkit_xplane::XPlane) -> bool {
+    host.event_metadata
+        .values()
+        .any(|m| events::activity(&m.name).is_some())
+}
+
 /// The memory profile of one host's space; `None` without a `/host:CPU` plane.
 pub fn from_space(space: &XSpace) -> Option<MemoryProfile> {
     let index = space
@@ -122,10 +131,7 @@ pub fn from_space(space: &XSpace) -> Option<MemoryProfile> {
         .position(|p| p.name == HOST_PLANE_NAME)?;
     let host = space.planes.get(index)?;
     // Preprocessing only matters to allocator events: without any, it is not run.
-    let has_events = host
-        .event_metadata
-        .values()
-        .any(|m| events::activity(&m.name).is_some());
+    let has_events = reads_events(host);
     let visit = if has_events {
         steps::visit(space, index, host)
     } else {
