@@ -237,6 +237,18 @@ const HOSTILE_SIZE: usize = 6 << 20;
 /// its planes table is now written in batches of 65,536 rows as they come).
 const KNOWN_OVER: &[(&str, &str)] = &[];
 
+/// The xprof tools run on every hostile XSpace.
+const XPROF_TOOLS: &[&str] = &[
+    "framework_op_stats",
+    "overview_page",
+    "input_pipeline_analyzer",
+    "memory_profile",
+    "kernel_stats",
+    "hlo_stats",
+    "op_profile",
+    "roofline_model",
+];
+
 /// Every command on every hostile input of `conformance::limits`: each ends with success or a
 /// clean error (exit 0 or 1, never killed), and its peak resident set stays under 64 times the
 /// input plus the base. The inputs budgeted readers refuse are refused with the budget's message.
@@ -293,6 +305,19 @@ fn hostile_inputs_stay_within_the_memory_bound() {
         } else if !case.name.starts_with("poplar") {
             commands.push(vec!["report".into(), file.clone()]);
         }
+        // xprof's tools: the host ones (OpStats, the steps, the memory profile) and the device
+        // ones.
+        if case.name.starts_with("xspace") {
+            for tool in XPROF_TOOLS {
+                commands.push(vec![
+                    "xprof".into(),
+                    (*tool).into(),
+                    file.clone(),
+                    "-o".into(),
+                    out(&format!("{tool}.json")),
+                ]);
+            }
+        }
         if let Some(from) = case.from {
             for command in &mut commands {
                 command.extend(["--from".into(), from.into()]);
@@ -302,7 +327,12 @@ fn hostile_inputs_stay_within_the_memory_bound() {
         for args in commands {
             let args: Vec<&str> = args.iter().map(String::as_str).collect();
             let run = profkit_measured(&args, Stdin::Bytes(&[]));
-            let what = format!("{} {}", case.name, args.first().copied().unwrap_or(""));
+            let command = match args.as_slice() {
+                ["xprof", tool, ..] => format!("xprof {tool}"),
+                [first, ..] => (*first).to_owned(),
+                [] => String::new(),
+            };
+            let what = format!("{} {command}", case.name);
             table.push_str(&format!(
                 "{what:<48} {:>10} {:>6.1}x exit {:?}\n",
                 mb(run.peak),
