@@ -52,6 +52,20 @@ pub(crate) struct IndexedPlane {
     origin: Option<u64>,
     /// The bytes let go of, to be read again ([`IndexedPlane::restore`]).
     released: Option<Released>,
+    /// Once split ([`IndexedPlane::split_lines`]): each line's events' bytes on their own, `bytes`
+    /// then empty, so that a line's bytes can be let go of as soon as a pass is done with it.
+    parts: Vec<Part>,
+}
+
+/// The bytes of one line's events, read on their own: where they start in the plane's bytes, and
+/// when let go of, what reads them again.
+#[derive(Clone, Debug, Default)]
+struct Part {
+    base: u32,
+    bytes: bytes::Bytes,
+    len: usize,
+    hash: u64,
+    released: bool,
 }
 
 /// What [`IndexedPlane::restore`] reads again: where, how much, and a hash of what it was.
@@ -60,6 +74,30 @@ struct Released {
     offset: u64,
     len: usize,
     hash: u64,
+}
+
+/// `len` bytes of `input` from byte `offset`, which must hash to `hash` (what was read there
+/// before): else the input changed meanwhile, an error.
+fn read_checked<R: std::io::Read + std::io::Seek>(
+    input: &mut R,
+    offset: u64,
+    len: usize,
+    hash: u64,
+) -> std::io::Result<Vec<u8>> {
+    input.seek(std::io::SeekFrom::Start(offset))?;
+    let mut bytes = Vec::new();
+    bytes
+        .try_reserve_exact(len)
+        .map_err(std::io::Error::other)?;
+    let mut part = std::io::Read::take(&mut *input, len as u64);
+    let got = std::io::Read::read_to_end(&mut part, &mut bytes)?;
+    if got != len || bytes_hash(&bytes) != hash {
+        return Err(std::io::Error::other(format!(
+            "the input changed while it was read: its {len} bytes from byte offset {offset} (a \
+             plane) are not what they were"
+        )));
+    }
+    Ok(bytes)
 }
 
 /// A hash of a plane's bytes, to tell whether what is read again is what was read.
@@ -326,6 +364,12 @@ impl IndexedPlane {
         let Some(offset) = self.origin else {
             return;
         };
+        if !self.parts.is_empty() {
+            for line in 0..self.parts.len() {
+                self.release_line(line);
+            }
+            return;
+        }
         if self.released.is_some() {
             return;
         }
@@ -343,26 +387,89 @@ impl IndexedPlane {
         &mut self,
         input: &mut R,
     ) -> std::io::Result<()> {
+        if let Some(origin) = self.origin {
+            for part in &mut self.parts {
+                if part.released {
+                    let offset = origin.saturating_add(u64::from(part.base));
+                    part.bytes = read_checked(input, offset, part.len, part.hash)?.into();
+                    part.released = false;
+                }
+            }
+        }
         let Some(released) = self.released else {
             return Ok(());
         };
-        input.seek(std::io::SeekFrom::Start(released.offset))?;
-        let mut bytes = Vec::new();
-        bytes
-            .try_reserve_exact(released.len)
-            .map_err(std::io::Error::other)?;
-        let mut part = std::io::Read::take(&mut *input, released.len as u64);
-        let got = std::io::Read::read_to_end(&mut part, &mut bytes)?;
-        if got != released.len || bytes_hash(&bytes) != released.hash {
-            return Err(std::io::Error::other(format!(
-                "the input changed while it was read: its {} bytes from byte offset {} (a plane) \
-                 are not what they were",
-                released.len, released.offset
-            )));
-        }
-        self.bytes = bytes.into();
+        self.bytes = read_checked(input, released.offset, released.len, released.hash)?.into();
         self.released = None;
         Ok(())
+    }
+
+    /// Splits the plane's bytes by line, each line's events' bytes read again on their own from
+    /// `input` (the input they were read from, at [`IndexedPlane::set_origin`]'s offset) and
+    /// checked to be what they were; the plane's bytes are let go of first, so that memory does
+    /// not hold both. Then [`IndexedPlane::release_line`] lets go of a line's bytes once a pass is
+    /// done with it, and [`IndexedPlane::restore`] reads the lines let go of again. Nothing without
+    /// an origin, or once split or released.
+    pub(crate) fn split_lines<R: std::io::Read + std::io::Seek>(
+        &mut self,
+        input: &mut R,
+    ) -> std::io::Result<()> {
+        let Some(origin) = self.origin else {
+            return Ok(());
+        };
+        if !self.parts.is_empty() || self.released.is_some() {
+            return Ok(());
+        }
+        // Each line's bounds over its events' bodies in the plane's bytes, and their hash.
+        let mut parts = Vec::with_capacity(self.lines.len());
+        for slots in &self.lines {
+            let mut bounds: Option<(u32, u32)> = None;
+            for slot in slots.iter().filter(|s| s.len != ADDED && s.len != PLAIN) {
+                let end = slot.start.saturating_add(slot.len & !PREFIX);
+                bounds = Some(match bounds {
+                    Some((lo, hi)) => (lo.min(slot.start), hi.max(end)),
+                    None => (slot.start, end),
+                });
+            }
+            let (base, end) = bounds.unwrap_or((0, 0));
+            let bytes = self.bytes.get(base as usize..end as usize).unwrap_or(&[]);
+            parts.push(Part {
+                base,
+                bytes: bytes::Bytes::new(),
+                len: bytes.len(),
+                hash: bytes_hash(bytes),
+                released: false,
+            });
+        }
+        self.bytes = bytes::Bytes::new();
+        for part in &mut parts {
+            let offset = origin.saturating_add(u64::from(part.base));
+            part.bytes = read_checked(input, offset, part.len, part.hash)?.into();
+        }
+        self.parts = parts;
+        Ok(())
+    }
+
+    /// Lets go of line number `line`'s bytes, once split ([`IndexedPlane::split_lines`]); nothing
+    /// may read its events until [`IndexedPlane::restore`].
+    pub(crate) fn release_line(&mut self, line: usize) {
+        if let Some(part) = self.parts.get_mut(line) {
+            part.bytes = bytes::Bytes::new();
+            part.released = true;
+        }
+    }
+
+    /// Whether the plane's bytes are split by line.
+    pub(crate) fn is_split(&self) -> bool {
+        !self.parts.is_empty()
+    }
+
+    /// The bytes line number `line`'s events lie in, and where they start in the plane's bytes.
+    fn line_bytes(&self, line: usize) -> (&[u8], u32) {
+        match self.parts.get(line) {
+            Some(part) => (&part.bytes, part.base),
+            None => (&self.bytes, 0),
+        }
     }
 
     /// The index of an encoded plane on its own (faults as decoding it reports them); `None` for
@@ -428,6 +535,7 @@ impl IndexedPlane {
             plain: Vec::new(),
             origin: None,
             released: None,
+            parts: Vec::new(),
         }
     }
 
@@ -461,6 +569,7 @@ impl IndexedPlane {
                 plane: self,
                 slots: slots.iter(),
                 timestamp_ns: fields.timestamp_ns,
+                bytes: self.line_bytes(line),
             },
         ))
     }
@@ -471,29 +580,34 @@ impl IndexedPlane {
             .lines
             .iter()
             .zip(&self.lines)
-            .map(|(fields, slots)| {
+            .enumerate()
+            .map(|(line, (fields, slots))| {
                 (
                     fields,
                     LineEvents {
                         plane: self,
                         slots: slots.iter(),
                         timestamp_ns: fields.timestamp_ns,
+                        bytes: self.line_bytes(line),
                     },
                 )
             })
     }
 
-    fn event(&self, slot: Slot, timestamp_ns: i64) -> Option<Event<'_>> {
+    fn event<'b>(
+        &'b self,
+        slot: Slot,
+        (bytes, base): (&'b [u8], u32),
+        timestamp_ns: i64,
+    ) -> Option<Event<'b>> {
         if slot.len == ADDED {
             return self.added.get(slot.start as usize).map(Event::Owned);
         }
         if slot.len == PLAIN {
             return self.plain.get(slot.start as usize).map(Event::Plain);
         }
-        let start = slot.start as usize;
-        let body = self
-            .bytes
-            .get(start..start + (slot.len & !PREFIX) as usize)?;
+        let start = slot.start.checked_sub(base)? as usize;
+        let body = bytes.get(start..start + (slot.len & !PREFIX) as usize)?;
         if slot.len & PREFIX != 0 {
             XEventView::from_body_prefix(body, timestamp_ns).ok()
         } else {
@@ -618,6 +732,7 @@ impl<'a> PlaneRef<'a> {
                     plane: p,
                     slots: slots.iter(),
                     timestamp_ns,
+                    bytes: p.line_bytes(line),
                 })
             }
             PlaneRef::Owned(p) => PlaneEvents::Owned(
@@ -671,6 +786,8 @@ pub(crate) struct LineEvents<'a> {
     plane: &'a IndexedPlane,
     slots: std::slice::Iter<'a, Slot>,
     timestamp_ns: i64,
+    /// The bytes the line's events lie in, and where they start in the plane's.
+    bytes: (&'a [u8], u32),
 }
 
 impl<'a> Iterator for LineEvents<'a> {
@@ -679,7 +796,7 @@ impl<'a> Iterator for LineEvents<'a> {
     #[inline]
     fn next(&mut self) -> Option<Event<'a>> {
         let slot = *self.slots.next()?;
-        self.plane.event(slot, self.timestamp_ns)
+        self.plane.event(slot, self.bytes, self.timestamp_ns)
     }
 
     fn size_hint(&self) -> (usize, Option<usize>) {
@@ -959,6 +1076,49 @@ mod tests {
                     assert_eq!(format!("{stats:?}"), format!("{expected:?}"));
                 }
             }
+        }
+    }
+
+    /// A plane split by line reads as it did, a line let go of and read again too; a line whose
+    /// bytes changed meanwhile is an error.
+    #[test]
+    fn a_plane_split_by_line_is_the_same_plane() {
+        let encode = profkit_xplane::encode_plane;
+        for (case, plane) in case_planes() {
+            let bytes = encode(&plane);
+            // The plane's bytes at byte 5 of an input.
+            let mut input = vec![7u8; 5];
+            input.extend_from_slice(&bytes);
+            let mut file = std::io::Cursor::new(input.clone());
+            let mut indexed = IndexedPlane::from_bytes(bytes.into()).unwrap().unwrap();
+            indexed.set_origin(5);
+            indexed.split_lines(&mut file).unwrap();
+            assert!(indexed.is_split() || indexed.line_count() == 0, "{case}");
+            assert!(
+                encode(&indexed.to_owned_plane()) == encode(&plane),
+                "{case}"
+            );
+            for line in 0..indexed.line_count() {
+                indexed.release_line(line);
+            }
+            indexed.restore(&mut file).unwrap();
+            assert!(
+                encode(&indexed.to_owned_plane()) == encode(&plane),
+                "{case}"
+            );
+            // A byte of a line's events changed before the line is read again.
+            let Some(line) = (0..indexed.line_count()).find(|&l| indexed.parts[l].len > 0) else {
+                continue;
+            };
+            let at = 5 + indexed.parts[line].base as usize;
+            let mut changed = input;
+            changed[at] ^= 1;
+            indexed.release_line(line);
+            let error = indexed
+                .restore(&mut std::io::Cursor::new(changed))
+                .unwrap_err()
+                .to_string();
+            assert!(error.contains("changed"), "{case}: {error}");
         }
     }
 

@@ -447,6 +447,9 @@ pub fn read_seekable_for<R: std::io::Read + std::io::Seek>(
     };
     let has_gpu = has_gpu_plane(&read.space);
     host.set_origin(start.saturating_add(read.host_offset));
+    // Each line's bytes on their own, so that the forest's intake lets go of each line's as it
+    // is done with it, not of the whole plane's after.
+    host.split_lines(&mut input)?;
     let facts = crate::preprocess::preprocess_space_indexed(
         &mut read.space,
         has_gpu,

@@ -175,7 +175,11 @@ impl SpaceFacts {
         if taken {
             add_regions_indexed(plane);
         }
-        self.observe_taken(plane.shadow(), taken.then_some(PlaneRef::Indexed(plane)));
+        let index = self.observe_head(plane.shadow());
+        if taken && self.takes_in(plane.shadow()) {
+            // A plane split by line lets go of each line's bytes once taken in.
+            self.forest.add_plane_releasing(index, plane);
+        }
         taken
     }
 
@@ -198,6 +202,14 @@ impl SpaceFacts {
     /// What the plane's names, metadata and plane stats say (`plane` may be its shadow), and the
     /// forest's intake of `indexed`, the plane with its regions, when it takes part.
     fn observe_taken(&mut self, plane: &XPlane, indexed: Option<PlaneRef<'_>>) {
+        let index = self.observe_head(plane);
+        if let Some(indexed) = indexed.filter(|_| self.takes_in(plane)) {
+            self.forest.add_plane(index, indexed);
+        }
+    }
+
+    /// What the plane's names, metadata and plane stats say; the plane's index.
+    fn observe_head(&mut self, plane: &XPlane) -> usize {
         let index = self.planes;
         if plane.name == TASK_ENV_PLANE_NAME {
             self.from_chrome |= says_from_chrome(plane);
@@ -213,9 +225,7 @@ impl SpaceFacts {
             plane.event_metadata.values().map(|m| m.name.as_str()),
             plane.stat_metadata.values().map(|m| m.name.as_str()),
         );
-        if let Some(indexed) = indexed.filter(|_| self.takes_in(plane)) {
-            self.forest.add_plane(index, indexed);
-        }
+        index
     }
 
     /// Groups the events taken in; call after the last plane.

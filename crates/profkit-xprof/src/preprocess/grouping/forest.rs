@@ -457,6 +457,35 @@ impl Forest {
 
     /// Takes in plane number `index` (after its regions were added).
     pub(crate) fn add_plane(&mut self, index: usize, indexed: PlaneRef<'_>) {
+        let first = u32::try_from(self.nodes.len()).unwrap_or(NONE);
+        if self.add_lines(index, indexed, None) {
+            self.close_plane(index, first, None);
+        }
+    }
+
+    /// [`Forest::add_plane`] of an indexed plane whose bytes are split by line
+    /// ([`IndexedPlane::split_lines`]): a line's bytes are let go of once it is taken in, so that
+    /// the forest grows as the plane's bytes go. The same forest as [`Forest::add_plane`].
+    pub(crate) fn add_plane_releasing(
+        &mut self,
+        index: usize,
+        plane: &mut crate::indexed::IndexedPlane,
+    ) {
+        if !plane.is_split() || plane.shadow().name.starts_with(TPU_PLANE_PREFIX) {
+            self.add_plane(index, PlaneRef::Indexed(plane));
+            return;
+        }
+        let first = u32::try_from(self.nodes.len()).unwrap_or(NONE);
+        for line in 0..plane.line_count() {
+            self.add_lines(index, PlaneRef::Indexed(plane), Some(line));
+            plane.release_line(line);
+        }
+        self.close_plane(index, first, None);
+    }
+
+    /// Takes in the lines of plane number `index` (`only` one of them when given); whether the
+    /// caller closes the plane (a TPU plane closes itself).
+    fn add_lines(&mut self, index: usize, indexed: PlaneRef<'_>, only: Option<usize>) -> bool {
         let plane = indexed.shadow();
         let stats = PlaneStats::of(plane);
         let is_host = plane.name == HOST_PLANE_NAME;
@@ -500,14 +529,14 @@ impl Forest {
         if plane.name.starts_with(TPU_PLANE_PREFIX) {
             self.close_plane(index, first, None);
             if !tpu_plane_has_core_id(&plane.name) {
-                return;
+                return false;
             }
             let Some(grouping) = tpu_grouping_line(indexed.lines().map(|(l, e)| (l, e.len())))
             else {
-                return;
+                return false;
             };
             let Some((line, events)) = indexed.line(grouping) else {
-                return;
+                return false;
             };
             let mut parents = Vec::with_capacity(events.len());
             for event in events {
@@ -544,14 +573,22 @@ impl Forest {
                 self.tensor_core_roots.push(parents);
             }
             self.close_plane(index, first, Some(grouping));
-            return;
+            return false;
         }
-        let events = indexed.event_count();
+        let events = match only {
+            Some(line) => indexed.line_len(line),
+            None => indexed.event_count(),
+        };
         self.nodes.reserve_exact(events);
         self.nest.reserve_exact(events);
         let launches_here = self.first_host == Some(index);
         let mut open: Vec<(u32, (u64, u64))> = Vec::new();
-        for (line, line_events) in indexed.lines() {
+        let lines = indexed
+            .lines()
+            .enumerate()
+            .filter(|(l, _)| only.is_none_or(|o| o == *l))
+            .map(|(_, line)| line);
+        for (line, line_events) in lines {
             let launch_line = launches_here && !is_derived_line_id(line.id);
             open.clear();
             for event in line_events {
@@ -629,7 +666,7 @@ impl Forest {
                 }
             }
         }
-        self.close_plane(index, first, None);
+        true
     }
 
     fn close_plane(&mut self, index: usize, first: u32, grouping_line: Option<usize>) {
