@@ -630,35 +630,69 @@ impl IndexedPlane {
 
     /// Where `preprocess::sort::insert_sorted` would put the line's events and `events` (the
     /// same order, ties included): indices into the line's events followed by `events`.
-    pub(crate) fn insert_order(&self, line: usize, events: &[XEvent]) -> Vec<usize> {
+    pub(crate) fn insert_order(
+        &self,
+        line: usize,
+        events: &[XEvent],
+    ) -> crate::preprocess::InsertPlan {
         let added: Vec<(i64, i64)> = events
             .iter()
             .map(|e| (e.offset_ps().unwrap_or(0), e.duration_ps))
             .collect();
         // The line's keys read from its events, not gathered (16 bytes an event of the line).
-        let old = self.lines.get(line).map_or(0, Vec::len);
         let keys = || {
             self.line(line)
                 .into_iter()
                 .flat_map(|(_, e)| e.map(|e| (e.offset_ps(), e.duration_ps())))
         };
-        crate::preprocess::insert_order_of(old, keys, &added)
+        crate::preprocess::insert_plan_of(keys, &added)
     }
 
     /// Adds `events` to line number `line` in `order` (see [`IndexedPlane::insert_order`]).
-    pub(crate) fn insert(&mut self, line: usize, events: Vec<XEvent>, order: Vec<usize>) {
+    pub(crate) fn insert(
+        &mut self,
+        line: usize,
+        events: Vec<XEvent>,
+        plan: crate::preprocess::InsertPlan,
+    ) {
         let added: Vec<Slot> = events.into_iter().map(|e| self.add(e)).collect();
         let Some(slots) = self.lines.get_mut(line) else {
             return;
         };
-        let old = std::mem::take(slots);
-        *slots = order
-            .into_iter()
-            .filter_map(|i| match old.get(i) {
-                Some(&slot) => Some(slot),
-                None => added.get(i - old.len()).copied(),
-            })
-            .collect();
+        match plan {
+            // The line's slots moved up in place, from its end, the added ones in their places:
+            // no second list of the line.
+            crate::preprocess::InsertPlan::Places(places) => {
+                let old = slots.len();
+                slots.resize(old + added.len(), Slot { start: 0, len: 0 });
+                let mut from = old;
+                let mut places = places.iter().rev().peekable();
+                for to in (0..slots.len()).rev() {
+                    let slot = match places.peek() {
+                        Some(&&(place, j)) if place == to => {
+                            places.next();
+                            added.get(j).copied()
+                        }
+                        _ => {
+                            from = from.saturating_sub(1);
+                            slots.get(from).copied()
+                        }
+                    };
+                    if let (Some(slot), Some(target)) = (slot, slots.get_mut(to)) {
+                        *target = slot;
+                    }
+                }
+            }
+            crate::preprocess::InsertPlan::Order(order) => {
+                let old = std::mem::take(slots);
+                let mut new = Vec::with_capacity(order.len());
+                new.extend(order.into_iter().filter_map(|i| match old.get(i) {
+                    Some(&slot) => Some(slot),
+                    None => added.get(i - old.len()).copied(),
+                }));
+                *slots = new;
+            }
+        }
     }
 
     /// The owned plane: the shadow with every line's events decoded, in order.

@@ -141,6 +141,28 @@ impl<R: Read> Splitter<R> {
     }
 }
 
+impl<R: Read + std::io::Seek> Splitter<R> {
+    /// Splits `plane`, the plane whose body (`body_len` bytes) the last item ended with, by line
+    /// ([`crate::indexed::IndexedPlane::split_lines`]), reading its lines again from the input,
+    /// then puts the input back where it was (the splitter's buffer still reads on from there).
+    /// `None` when the input fails.
+    pub(crate) fn split_lines(
+        &mut self,
+        plane: &mut crate::indexed::IndexedPlane,
+        body_len: u64,
+    ) -> Option<()> {
+        let buffered = self.reader.buffer().len() as u64;
+        let inner = self.reader.get_mut();
+        let position = inner.stream_position().ok()?;
+        let body_at = position.checked_sub(buffered)?.checked_sub(body_len)?;
+        plane.set_origin(body_at);
+        let split = plane.split_lines(inner);
+        plane.clear_origin();
+        inner.seek(std::io::SeekFrom::Start(position)).ok()?;
+        split.ok()
+    }
+}
+
 /// Decodes each line of a plane's bytes lightly, in order, handing it to `f`; `None` on anything
 /// unexpected (the full decode then says what).
 pub(crate) fn for_each_line(bytes: &Bytes, mut f: impl FnMut(LineLite)) -> Option<()> {

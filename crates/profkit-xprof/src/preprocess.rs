@@ -83,9 +83,9 @@ pub(crate) use facts::SpaceFacts;
 pub(crate) use grouping::forest::{Mark, Marks};
 pub(crate) use regions::add_regions_indexed;
 pub(crate) use runtime::has_runtime_events;
-pub(crate) use sort::insert_order_of;
 #[cfg(test)]
 pub(crate) use sort::insert_sorted as insert_sorted_for_tests;
+pub(crate) use sort::{InsertPlan, insert_plan_of};
 
 use grouping::tpu::group_tpu_plane_events;
 use sort::sort_events_stable;

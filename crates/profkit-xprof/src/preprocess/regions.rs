@@ -57,7 +57,7 @@ pub(crate) fn add_regions_indexed(plane: &mut IndexedPlane) -> usize {
     };
     // Each line's regions and their places, on the pool's threads for a big plane.
     let plane_ref = &*plane;
-    let plan = |line: usize| -> Option<(Vec<XEvent>, Vec<usize>)> {
+    let plan = |line: usize| -> Option<(Vec<XEvent>, crate::preprocess::InsertPlan)> {
         let (fields, events) = plane_ref.line(line)?;
         let events = events.map(|e| (e.metadata_id(), e.offset_ps(), e));
         let has_consumer = |e: &crate::indexed::Event<'_>| {
@@ -77,7 +77,7 @@ pub(crate) fn add_regions_indexed(plane: &mut IndexedPlane) -> usize {
         let order = plane_ref.insert_order(line, &regions);
         Some((regions, order))
     };
-    let plans: Vec<Option<(Vec<XEvent>, Vec<usize>)>> =
+    let plans: Vec<Option<(Vec<XEvent>, crate::preprocess::InsertPlan)>> =
         if plane.event_count() >= PARALLEL_EVENTS && rayon::current_num_threads() > 1 {
             use rayon::prelude::*;
             (0..plane.line_count()).into_par_iter().map(plan).collect()

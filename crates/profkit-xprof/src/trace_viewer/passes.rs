@@ -239,7 +239,7 @@ pub(super) fn full_pass<R: Read>(
 
 /// The first pass without decoding the events of planes whose events it does not need (see
 /// [`crate::lite`]); `None` when anything is unexpected, for [`full_pass`] to say what.
-pub(super) fn light_pass<R: Read>(
+pub(super) fn light_pass<R: Read + std::io::Seek>(
     input: &mut R,
     options: &TraceViewerOptions,
     progress: &mut Progress<'_>,
@@ -266,7 +266,12 @@ pub(super) fn light_pass<R: Read>(
                     // A plane without derived lines (the host threads'): its events read through
                     // an index of its bytes, not decoded.
                     drop(lite);
+                    let body_len = bytes.len() as u64;
                     let mut indexed = crate::indexed::IndexedPlane::from_bytes(bytes).ok()??;
+                    // Split by line (each line's bytes read again from the input), so that the
+                    // forest's intake lets go of each line's bytes once taken in; the input is
+                    // put back where the splitter left it.
+                    splitter.split_lines(&mut indexed, body_len)?;
                     facts.observe_indexed(&mut indexed);
                     let name = indexed.shadow().name.clone();
                     shadows.push(kept(&name, || Some(Shadow::of(indexed.shadow(), &facts)))?);
