@@ -23,7 +23,7 @@
 
 use profkit_xplane::constants::{GPU_PLANE_PREFIX, TPU_PLANE_PREFIX};
 use profkit_xplane::{XLine, XPlane, XSpace};
-use rustc_hash::{FxHashMap, FxHashSet};
+use rustc_hash::FxHashMap;
 
 mod read;
 
@@ -104,7 +104,7 @@ fn host_line_step_events<'a>(
     line_index: usize,
     (line, events): (&'a XLine, LineEvents<'a>),
     device_steps: Option<&StepEvents>,
-    async_parents: &FxHashSet<(i64, i64)>,
+    async_parents: &[(i64, i64)],
     marks: Option<Marks<'a>>,
     stack: &mut Vec<StageRef>,
     steps: &mut Groups,
@@ -118,7 +118,7 @@ fn host_line_step_events<'a>(
         };
         let span = timespan(ts, event);
         let async_parent = match (stats.consumer_type, stats.consumer_id) {
-            (Some(t), Some(id)) => async_parents.contains(&(t, id)),
+            (Some(t), Some(id)) => async_parents.binary_search(&(t, id)).is_ok(),
             _ => false,
         };
         let mut current = StageRef {
@@ -189,15 +189,20 @@ fn host_step_events_marked<'a>(
 ) -> StepEvents {
     let shadow = plane.shadow();
     let ids = StatIds::new(shadow);
-    let mut parents = FxHashSet::default();
+    // The producers' contexts, sorted, each once (a hash set of them cost twice the memory: a
+    // 1 GB profile has millions).
+    let mut parents = Vec::new();
     if ids.has(StatKind::ProducerType) && ids.has(StatKind::ProducerId) {
         for (_, events) in plane.lines() {
             for event in events {
                 if let Some(parent) = ids.producer(event) {
-                    parents.insert(parent);
+                    parents.push(parent);
                 }
             }
         }
+        parents.sort_unstable();
+        parents.dedup();
+        parents.shrink_to_fit();
     }
     let names: FxHashMap<i64, HostName<'_>> = shadow
         .event_metadata
