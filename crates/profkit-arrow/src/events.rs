@@ -27,7 +27,7 @@ use side::*;
 use stat_text::*;
 
 /// Rows per record batch unless [`Options::batch_rows`] says otherwise.
-pub const DEFAULT_BATCH_ROWS: usize = 16 * 1024;
+pub const DEFAULT_BATCH_ROWS: usize = 8 * 1024;
 
 /// How batches are made.
 #[derive(Clone, Debug)]
