@@ -8,8 +8,10 @@ fn main() -> std::process::ExitCode {
     profkit::run_args(std::env::args_os())
 }
 
-/// glibc's allocator, tuned for the command's memory: every block of 1 MiB or more is mapped on
-/// its own and given back to the system when freed. By default glibc raises that threshold as
+/// glibc's allocator, tuned for the command's memory: every block of 128 KiB or more is mapped on
+/// its own and given back to the system when freed (1 MiB left the Parquet writer's pages and
+/// builders, a few hundred KiB each, in the heap: 4 MB more at its peak). By default glibc raises
+/// that threshold as
 /// big blocks are freed (up to 32 MiB), after which the big buffers of one phase of a command
 /// (the grouping forest, a plane's lines, the writer's buffers) stay in the heap when freed and
 /// the next phase's peak stacks on them: `xprof framework_op_stats` of a 14.3 MB profile peaked at
