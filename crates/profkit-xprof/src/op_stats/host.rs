@@ -446,14 +446,14 @@ pub(crate) fn host_op_metrics_db_marked(
 }
 
 /// The events from which the threads' databases are built in parallel.
-const PARALLEL_EVENTS: usize = 50_000;
+pub(super) const PARALLEL_EVENTS: usize = 50_000;
 
 /// The events from which the threads' databases are built one after the other again (about a
 /// 100 MB profile): a thread's op begins and ends (16 bytes each, two an op event, sorted at once)
 /// of two big threads at a time are too much beside the plane's bytes and index (on a 1 GB
 /// profile whose two busiest threads hold 87% of the events, 440 MB: 1,991 MiB at the peak
 /// instead of 1,824, for 3.4 s of the command's 21 s).
-const SEQUENTIAL_EVENTS: usize = 4_000_000;
+pub(super) const SEQUENTIAL_EVENTS: usize = 4_000_000;
 
 #[cfg(test)]
 mod tests {

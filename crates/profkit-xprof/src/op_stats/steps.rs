@@ -88,6 +88,23 @@ impl Groups {
         self.steps.get_mut(i)
     }
 
+    /// Adds the steps of the lines after this one's (`other`), as if their events had followed:
+    /// new steps in the order `other` met them, markers and events after this one's, and a step
+    /// this one has not named takes `other`'s name.
+    fn append(&mut self, other: Groups) {
+        for (group, details, name_line) in other.steps {
+            let Some((_, step, named)) = self.get(group) else {
+                continue;
+            };
+            step.markers.extend(details.markers);
+            step.events.append(details.events);
+            if named.is_none() && name_line.is_some() {
+                *named = name_line;
+                step.step_name = details.step_name;
+            }
+        }
+    }
+
     fn into_step_events(self) -> StepEvents {
         self.steps.into_iter().map(|(g, d, _)| (g, d)).collect()
     }
@@ -187,17 +204,50 @@ fn host_step_events_marked<'a>(
     device_steps: Option<&StepEvents>,
     marks: Option<&HostMarks<'a>>,
 ) -> StepEvents {
+    // The threads on the pool's threads when the plane is big (as its op metrics are).
+    let parallel = (super::host::PARALLEL_EVENTS..super::host::SEQUENTIAL_EVENTS)
+        .contains(&plane.event_count())
+        && plane.line_count() > 1;
+    host_step_events_on(plane, device_steps, marks, parallel)
+}
+
+/// [`host_step_events_marked`], the threads one after the other or, when `parallel`, each on
+/// its own on the pool's threads (the same steps: the lines' are appended in line order).
+fn host_step_events_on<'a>(
+    plane: &'a IndexedPlane,
+    device_steps: Option<&StepEvents>,
+    marks: Option<&HostMarks<'a>>,
+    parallel: bool,
+) -> StepEvents {
     let shadow = plane.shadow();
     let ids = StatIds::new(shadow);
+    let lines = plane.line_count();
     // The producers' contexts, sorted, each once (a hash set of them cost twice the memory: a
     // 1 GB profile has millions).
     let mut parents = Vec::new();
     if ids.has(StatKind::ProducerType) && ids.has(StatKind::ProducerId) {
-        for (_, events) in plane.lines() {
-            for event in events {
-                if let Some(parent) = ids.producer(event) {
-                    parents.push(parent);
-                }
+        let line_parents = |i: usize, parents: &mut Vec<(i64, i64)>| {
+            if let Some((_, events)) = plane.line(i) {
+                parents.extend(events.filter_map(|event| ids.producer(event)));
+            }
+        };
+        if parallel {
+            use rayon::prelude::*;
+            let parts: Vec<Vec<(i64, i64)>> = (0..lines)
+                .into_par_iter()
+                .map(|i| {
+                    let mut parents = Vec::new();
+                    line_parents(i, &mut parents);
+                    parents
+                })
+                .collect();
+            parents.reserve_exact(parts.iter().map(Vec::len).sum());
+            for part in parts {
+                parents.extend(part);
+            }
+        } else {
+            for i in 0..lines {
+                line_parents(i, &mut parents);
             }
         }
         parents.sort_unstable();
@@ -210,21 +260,42 @@ fn host_step_events_marked<'a>(
         .map(|(id, md)| (*id, HostName::new(&md.name)))
         .collect();
     let unnamed = HostName::new("");
+    let line_steps = |i: usize, steps: &mut Groups, stack: &mut Vec<StageRef>| {
+        if let Some(line) = plane.line(i) {
+            host_line_step_events(
+                &ids,
+                &names,
+                &unnamed,
+                i,
+                line,
+                device_steps,
+                &parents,
+                marks.map(|m| m.line(i)),
+                stack,
+                steps,
+            );
+        }
+    };
+    // The threads' steps appended in line order either way.
     let mut steps = Groups::default();
-    let mut stack = Vec::new();
-    for (i, line) in plane.lines().enumerate() {
-        host_line_step_events(
-            &ids,
-            &names,
-            &unnamed,
-            i,
-            line,
-            device_steps,
-            &parents,
-            marks.map(|m| m.line(i)),
-            &mut stack,
-            &mut steps,
-        );
+    if parallel {
+        use rayon::prelude::*;
+        let parts: Vec<Groups> = (0..lines)
+            .into_par_iter()
+            .map(|i| {
+                let mut steps = Groups::default();
+                line_steps(i, &mut steps, &mut Vec::new());
+                steps
+            })
+            .collect();
+        for part in parts {
+            steps.append(part);
+        }
+    } else {
+        let mut stack = Vec::new();
+        for i in 0..lines {
+            line_steps(i, &mut steps, &mut stack);
+        }
     }
     steps.into_step_events()
 }
@@ -674,6 +745,71 @@ mod tests {
         assert_eq!(breakdown.type_ps[&HOST_COMPUTE], 40);
         assert_eq!(breakdown.type_ps[&UNKNOWN_TIME], 40);
         assert_eq!(db.step_sequence[1].device_memory_transfers.len(), 3);
+    }
+
+    /// Four threads whose steps are named, marked and typed on several of them, with producers
+    /// and consumers of contexts across threads.
+    fn threads_plane() -> XPlane {
+        let mut plane = XPlane::default();
+        let mut b = PlaneBuilder::new(&mut plane);
+        b.set_name("/host:CPU");
+        for thread in 0..4i64 {
+            let mut line = b.line(thread + 1);
+            for step in 0..6i64 {
+                let at = step * 1000 + thread * 7;
+                // Steps 1 and 4 are named on threads 1 and 3 only, step 2 on every thread.
+                let named = step == 2 || (thread % 2 == 1 && (step == 1 || step == 4));
+                let mut root = line.add_event(if thread == 0 { "train" } else { "Run" });
+                root.set_offset_ps(at)
+                    .set_duration_ps(900)
+                    .add_stat("group_id", step);
+                if named {
+                    root.add_stat("step_name", format!("step {step} of {thread}"));
+                }
+                line.add_event("Iterator::Prefetch")
+                    .set_offset_ps(at + 10)
+                    .set_duration_ps(100)
+                    .add_stat("group_id", step)
+                    .add_stat("_pt", 1i64)
+                    .add_stat("_p", step * 10 + thread);
+                line.add_event("Iterator::Map")
+                    .set_offset_ps(at + 200)
+                    .set_duration_ps(50)
+                    .add_stat("group_id", step)
+                    .add_stat("_ct", 1i64)
+                    .add_stat("_c", step * 10 + (thread + 1) % 4);
+                line.add_event("IteratorGetNextOp")
+                    .set_offset_ps(at + 300)
+                    .set_duration_ps(40)
+                    .add_stat("group_id", step);
+                line.add_event("model/MatMul:MatMul")
+                    .set_offset_ps(at + 400)
+                    .set_duration_ps(100 + thread)
+                    .add_stat("group_id", step);
+            }
+        }
+        plane
+    }
+
+    #[test]
+    fn threads_on_the_pool_give_the_steps_of_threads_one_after_the_other() {
+        let plane = IndexedPlane::of_owned(&threads_plane());
+        let one = host_step_events_on(&plane, None, None, false);
+        let pool = rayon::ThreadPoolBuilder::new()
+            .num_threads(3)
+            .build()
+            .unwrap();
+        let many = pool.install(|| host_step_events_on(&plane, None, None, true));
+        assert_eq!(format!("{one:?}"), format!("{many:?}"));
+        assert_eq!(one.len(), 6);
+        assert_eq!(one[&1].step_name, "step 1 of 1");
+        assert_eq!(one[&2].step_name, "step 2 of 0");
+        // A marker a thread: `train` explicit, the other roots by their step name.
+        assert_eq!(one[&2].markers.len(), 4);
+        assert_eq!(one[&3].step_name, "");
+        // Every thread's events of a step (thread 0's `train` is a marker, the others' roots
+        // host compute), each thread's after the one before.
+        assert_eq!(one[&0].events.iter().count(), 4 + 3 * 5);
     }
 
     #[test]
