@@ -149,11 +149,17 @@ impl Forest {
         drop(children);
         let mut eager = vec![-1i8; nodes];
         let mut memo = vec![UNKNOWN; nodes];
+        let mut chain = Vec::new();
         for ty in [EventType::KernelExecute, EventType::TfOpRun] {
             for i in 0..nodes {
                 if self.nodes.get(i).is_some_and(|n| n.ty == ty) {
-                    let found =
-                        self.nearest_eager_execute(i as u32, &parents, &mut memo, &mut search);
+                    let found = self.nearest_eager_execute(
+                        i as u32,
+                        &parents,
+                        &mut memo,
+                        &mut search,
+                        &mut chain,
+                    );
                     let is_eager = found != NOT_FOUND && self.stats.is_func.get(&found) == Some(&0);
                     if let Some(e) = eager.get_mut(i) {
                         *e = i8::from(is_eager);
@@ -234,23 +240,24 @@ impl Forest {
     /// the iteration's other executor events linked under it.
     fn tensorflow_loops(&mut self, tf_data: &HashSet<i64>) -> Vec<u32> {
         // Each executor event of a loop, by step id, then iteration, then node (the sort is
-        // stable).
+        // stable): the nodes with a step id walked in node order, their iteration and start read
+        // by cursors over those maps rather than a search each.
         let mut events: Vec<LoopEvent> = Vec::new();
-        for (i, n) in self.nodes.iter().enumerate() {
-            if n.ty != EventType::ExecutorStateProcess {
+        let mut iter_num = self.stats.iter_num.cursor();
+        let mut spans = self.spans.cursor();
+        for (node, &step) in self.stats.step_id.iter() {
+            if self.nodes.get(node as usize).map(|n| n.ty) != Some(EventType::ExecutorStateProcess)
+            {
                 continue;
             }
-            let node = i as u32;
-            let (Some(&step), Some(&iter)) = (
-                self.stats.step_id.get(&node),
-                self.stats.iter_num.get(&node),
-            ) else {
+            let Some(&iter) = iter_num.get(node) else {
                 continue;
             };
             if tf_data.contains(&step) {
                 continue;
             }
-            events.push((step, iter, self.start(node), node));
+            let start = spans.get(node).map_or(0, |s| s.0);
+            events.push((step, iter, start, node));
         }
         events.sort_by_key(|&(step, iter, _, _)| (step, iter));
         // Each iteration: the start of its first event (the earliest, the first taken in of
@@ -495,20 +502,22 @@ impl Forest {
 
     /// The `EagerExecute` TSL's `EventNode::IsEager` finds for `node` (breadth first over it and
     /// its ancestors), or [`NOT_FOUND`]. Runs of single parents are remembered in `memo`, so that
-    /// deep nesting costs each event one step rather than a walk to the top.
+    /// deep nesting costs each event one step rather than a walk to the top; `chain` is the run
+    /// being walked (reused from one event to the next).
     fn nearest_eager_execute(
         &self,
         node: u32,
         parents: &Parents,
         memo: &mut [u32],
         search: &mut Search,
+        chain: &mut Vec<u32>,
     ) -> u32 {
         let is_eager_execute = |n: u32| {
             self.nodes
                 .get(n as usize)
                 .is_some_and(|n| n.ty == EventType::EagerExecute)
         };
-        let mut chain = Vec::new();
+        chain.clear();
         let mut at = node;
         let answer = loop {
             let known = memo.get(at as usize).copied().unwrap_or(NOT_FOUND);
@@ -541,7 +550,7 @@ impl Forest {
         if memo.get(at as usize) == Some(&UNKNOWN) {
             chain.push(at);
         }
-        for n in chain {
+        for &n in chain.iter() {
             if let Some(m) = memo.get_mut(n as usize) {
                 *m = answer;
             }

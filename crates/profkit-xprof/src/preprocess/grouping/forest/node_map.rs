@@ -41,6 +41,19 @@ impl<V> NodeMap<V> {
         self.entries.get(at).map(|e| &e.1)
     }
 
+    /// The entries in node order.
+    pub(super) fn iter(&self) -> impl Iterator<Item = (u32, &V)> + '_ {
+        self.entries.iter().map(|(node, value)| (*node, value))
+    }
+
+    /// A reader of values for nodes asked in increasing order (each lookup from where the last
+    /// one ended: a walk of the map in all, not a search per node).
+    pub(super) fn cursor(&self) -> Cursor<'_, V> {
+        Cursor {
+            entries: &self.entries,
+        }
+    }
+
     pub(super) fn contains_key(&self, node: &u32) -> bool {
         self.get(node).is_some()
     }
@@ -48,6 +61,25 @@ impl<V> NodeMap<V> {
     #[cfg(test)]
     pub(super) fn len(&self) -> usize {
         self.entries.len()
+    }
+}
+
+/// See [`NodeMap::cursor`].
+pub(super) struct Cursor<'a, V> {
+    entries: &'a [(u32, V)],
+}
+
+impl<'a, V> Cursor<'a, V> {
+    /// The value of `node`, which must not be below the node of the previous call (a node below
+    /// it reads as having none).
+    pub(super) fn get(&mut self, node: u32) -> Option<&'a V> {
+        while let Some(((first, value), rest)) = self.entries.split_first() {
+            if *first >= node {
+                return (*first == node).then_some(value);
+            }
+            self.entries = rest;
+        }
+        None
     }
 }
 
@@ -74,6 +106,11 @@ mod tests {
             reference.insert(node, value);
         }
         assert_eq!(map.len(), reference.len());
+        let mut cursor = map.cursor();
+        for node in [0u32, 1, 1, 2, 3, 6, 7, 9, 11] {
+            assert_eq!(cursor.get(node), reference.get(&node), "node {node}");
+        }
+        assert!(map.iter().map(|(n, _)| n).eq(reference.keys().copied()));
         for node in 0..12u32 {
             assert_eq!(map.get(&node), reference.get(&node), "node {node}");
             assert_eq!(map.contains_key(&node), reference.contains_key(&node));
