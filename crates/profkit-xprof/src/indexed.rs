@@ -459,6 +459,38 @@ impl IndexedPlane {
         }
     }
 
+    /// Takes line number `line`'s bytes out, once split ([`IndexedPlane::split_lines`]), with
+    /// where they start in the plane's bytes: the line is then let go of as
+    /// [`IndexedPlane::release_line`] lets go of it, and its events are read from the bytes
+    /// taken ([`IndexedPlane::line_in`]) until they are dropped. `None` when not split, or let go
+    /// of already.
+    pub(crate) fn take_line_bytes(&mut self, line: usize) -> Option<(bytes::Bytes, u32)> {
+        let part = self.parts.get_mut(line).filter(|p| !p.released)?;
+        part.released = true;
+        Some((std::mem::take(&mut part.bytes), part.base))
+    }
+
+    /// Line number `line`'s events read from `bytes`, its bytes taken out
+    /// ([`IndexedPlane::take_line_bytes`]) starting at `base` in the plane's bytes.
+    pub(crate) fn line_in<'b>(
+        &'b self,
+        line: usize,
+        bytes: &'b [u8],
+        base: u32,
+    ) -> Option<(&'b XLine, LineEvents<'b>)> {
+        let fields = self.shadow.lines.get(line)?;
+        let slots = self.lines.get(line)?;
+        Some((
+            fields,
+            LineEvents {
+                plane: self,
+                slots: slots.iter(),
+                timestamp_ns: fields.timestamp_ns,
+                bytes: (bytes, base),
+            },
+        ))
+    }
+
     /// Whether the plane's bytes are split by line.
     pub(crate) fn is_split(&self) -> bool {
         !self.parts.is_empty()

@@ -36,6 +36,26 @@ impl<V> NodeMap<V> {
         }
     }
 
+    /// Adds the entries of `other` (those of nodes after this map's, as a part's are: moved in
+    /// at its end; else inserted one by one).
+    pub(super) fn append(&mut self, other: NodeMap<V>) {
+        let after = match (self.entries.last(), other.entries.first()) {
+            (Some(last), Some(first)) => last.0 < first.0,
+            _ => true,
+        };
+        if after {
+            if self.entries.is_empty() {
+                self.entries = other.entries;
+            } else {
+                self.entries.extend(other.entries);
+            }
+        } else {
+            for (node, value) in other.entries {
+                self.insert(node, value);
+            }
+        }
+    }
+
     pub(super) fn get(&self, node: &u32) -> Option<&V> {
         let at = self.entries.binary_search_by_key(node, |e| e.0).ok()?;
         self.entries.get(at).map(|e| &e.1)
@@ -106,6 +126,24 @@ mod tests {
             reference.insert(node, value);
         }
         assert_eq!(map.len(), reference.len());
+        // Appended after its last node, and over it.
+        let mut after = NodeMap::default();
+        after.insert(10, 100);
+        after.insert(12, 120);
+        let mut over = NodeMap::default();
+        over.insert(3, 33);
+        over.insert(11, 110);
+        let mut appended = map.clone();
+        appended.append(after);
+        appended.append(over);
+        let mut expected = reference.clone();
+        expected.extend([(10, 100), (12, 120), (3, 33), (11, 110)]);
+        assert!(
+            appended
+                .iter()
+                .map(|(n, v)| (n, *v))
+                .eq(expected.into_iter())
+        );
         let mut cursor = map.cursor();
         for node in [0u32, 1, 1, 2, 3, 6, 7, 9, 11] {
             assert_eq!(cursor.get(node), reference.get(&node), "node {node}");

@@ -244,3 +244,92 @@ fn loop_ops_stop_grouping_but_not_regions() {
     let host = planes.first().expect("one plane");
     assert_eq!(stat(host, "train", "group_id"), None);
 }
+
+/// A host plane of four threads with every kind of node state the intake keeps: roots (one of a
+/// level beyond 16 bits), TF1 loop iterations, graph types, eager executions, launches with
+/// their device, async events, and contexts whose types first appear on later threads.
+fn threads_plane() -> XPlane {
+    plane("/host:CPU", |b| {
+        for thread in 0..4i64 {
+            let mut line = b.line(thread + 1);
+            for step in 0..5i64 {
+                let at = step * 10_000 + thread * 3;
+                line.add_event("SessionRun")
+                    .set_offset_ps(at)
+                    .set_duration_ps(9_000)
+                    .add_stat("_r", if thread == 2 { 70_000i64 } else { 1 })
+                    .add_stat("step_num", step)
+                    .add_stat("graph_type", "train");
+                line.add_event("ExecutorState::Process")
+                    .set_offset_ps(at + 10)
+                    .set_duration_ps(800)
+                    .add_stat("id", 7i64)
+                    .add_stat("iter_num", step);
+                line.add_event("EagerExecute")
+                    .set_offset_ps(at + 20)
+                    .set_duration_ps(500)
+                    .add_stat("is_func", thread % 2);
+                line.add_event("MatMul:MatMul")
+                    .set_offset_ps(at + 30)
+                    .set_duration_ps(100);
+                line.add_event("cudaLaunchKernel")
+                    .set_offset_ps(at + 200)
+                    .set_duration_ps(50)
+                    .add_stat("correlation_id", step * 4 + thread)
+                    .add_stat("device_id", 0i64);
+                line.add_event("async")
+                    .set_offset_ps(at + 300)
+                    .set_duration_ps(5_000)
+                    .add_stat("_a", 1i64);
+                line.add_event("Produce")
+                    .set_offset_ps(at + 900)
+                    .set_duration_ps(40)
+                    .add_stat("_pt", thread + 1)
+                    .add_stat("_p", step);
+                line.add_event("Consume")
+                    .set_offset_ps(at + 950)
+                    .set_duration_ps(40)
+                    .add_stat("_ct", (thread + 1) % 4 + 1)
+                    .add_stat("_c", step);
+            }
+        }
+    })
+}
+
+#[test]
+fn lines_taken_in_on_the_pool_make_the_forest_of_lines_taken_in_in_turn() {
+    use crate::indexed::IndexedPlane;
+    let bytes = profkit_xplane::encode_plane(&threads_plane());
+    let split = || {
+        let mut indexed = IndexedPlane::from_bytes(bytes.clone().into())
+            .unwrap()
+            .unwrap();
+        indexed.set_origin(0);
+        indexed
+            .split_lines(&mut std::io::Cursor::new(&bytes))
+            .unwrap();
+        assert!(indexed.is_split());
+        indexed
+    };
+    let forest = |parallel: bool| {
+        let mut plane = split();
+        let mut forest = super::Forest::default();
+        // A plane before, so that the host plane's nodes do not start at 0.
+        forest.add_plane(0, crate::indexed::PlaneRef::Owned(&threads_plane()));
+        forest.add_lines_releasing(1, &mut plane, parallel);
+        forest
+    };
+    let one = forest(false);
+    let pool = rayon::ThreadPoolBuilder::new()
+        .num_threads(3)
+        .build()
+        .unwrap();
+    let many = pool.install(|| forest(true));
+    assert_eq!(format!("{one:?}"), format!("{many:?}"));
+    let grouped = |mut forest: super::Forest| {
+        forest.group();
+        assert!(!forest.names.is_empty());
+        format!("{forest:?}")
+    };
+    assert_eq!(grouped(one), grouped(many));
+}
