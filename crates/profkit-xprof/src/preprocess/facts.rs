@@ -70,6 +70,11 @@ pub(crate) struct SpaceFacts {
     pub planes: usize,
     /// The space says it was read from a Chrome trace (see [`profkit_chrome::SOURCE_FORMAT_STAT`]).
     pub from_chrome: bool,
+    /// Whether a host plane split by line is taken into the forest a line after the other, not
+    /// its lines on the pool's threads ([`Forest::add_plane_releasing`]): the trace viewer's first
+    /// pass, whose second thread reads ahead meanwhile, gained no time from them and held 3 MB
+    /// more on a 14 MB profile.
+    pub sequential_intake: bool,
 }
 
 impl SpaceFacts {
@@ -178,7 +183,8 @@ impl SpaceFacts {
         let index = self.observe_head(plane.shadow());
         if taken && self.takes_in(plane.shadow()) {
             // A plane split by line lets go of each line's bytes once taken in.
-            self.forest.add_plane_releasing(index, plane);
+            let parallel = !self.sequential_intake;
+            self.forest.add_plane_releasing(index, plane, parallel);
         }
         taken
     }

@@ -272,6 +272,7 @@ pub(super) fn light_pass<R: Read + std::io::Seek>(
                     // forest's intake lets go of each line's bytes once taken in; the input is
                     // put back where the splitter left it.
                     splitter.split_lines(&mut indexed, body_len)?;
+                    facts.sequential_intake = true;
                     facts.observe_indexed(&mut indexed);
                     let name = indexed.shadow().name.clone();
                     shadows.push(kept(&name, || Some(Shadow::of(indexed.shadow(), &facts)))?);
