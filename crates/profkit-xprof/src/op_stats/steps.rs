@@ -233,18 +233,24 @@ fn host_step_events_on<'a>(
         };
         if parallel {
             use rayon::prelude::*;
-            let parts: Vec<Vec<(i64, i64)>> = (0..lines)
+            // Each line's, sorted and deduplicated before they are put together (in order, as
+            // soon as two neighbours are done), so that few are held twice.
+            parents = (0..lines)
                 .into_par_iter()
                 .map(|i| {
                     let mut parents = Vec::new();
                     line_parents(i, &mut parents);
+                    parents.sort_unstable();
+                    parents.dedup();
                     parents
                 })
-                .collect();
-            parents.reserve_exact(parts.iter().map(Vec::len).sum());
-            for part in parts {
-                parents.extend(part);
-            }
+                .reduce(Vec::new, |mut a, b| {
+                    if a.is_empty() {
+                        return b;
+                    }
+                    a.extend(b);
+                    a
+                });
         } else {
             for i in 0..lines {
                 line_parents(i, &mut parents);
@@ -280,17 +286,18 @@ fn host_step_events_on<'a>(
     let mut steps = Groups::default();
     if parallel {
         use rayon::prelude::*;
-        let parts: Vec<Groups> = (0..lines)
+        // Neighbours appended as soon as both are done (in order: appending is associative).
+        steps = (0..lines)
             .into_par_iter()
             .map(|i| {
                 let mut steps = Groups::default();
                 line_steps(i, &mut steps, &mut Vec::new());
                 steps
             })
-            .collect();
-        for part in parts {
-            steps.append(part);
-        }
+            .reduce(Groups::default, |mut a, b| {
+                a.append(b);
+                a
+            });
     } else {
         let mut stack = Vec::new();
         for i in 0..lines {
