@@ -2,7 +2,8 @@
 //! are written in pieces on every thread of the pool and put together in order, so the bytes of a
 //! run on one thread and on several are the same (a real-shaped TensorFlow profile, whose host
 //! plane is grouped and gets threadpool regions, and every XSpace case of `conformance/`, in both
-//! layouts).
+//! layouts). The same holds of OpStats read from a file, whose host plane's lines are grouped
+//! and their steps found on every thread of the pool.
 
 use std::io::Cursor;
 use std::path::Path;
@@ -61,4 +62,36 @@ fn every_xspace_case_converts_to_the_same_bytes_on_any_number_of_threads() {
         }
     }
     assert!(seen > 20, "only {seen} cases found");
+}
+
+#[test]
+fn op_stats_of_a_real_shaped_file_are_the_same_on_any_number_of_threads() {
+    use profkit_xprof::op_stats::{Parts, build_for, read_seekable_for};
+    let mut bytes = Vec::new();
+    let written = profkit_bench::real_shaped::write(&mut bytes, 1_500_000).unwrap();
+    // Enough events that the host plane's lines are taken in and stepped on the pool.
+    assert!(written.events > 50_000, "{written:?}");
+    let built = |threads: usize, parts: Parts| {
+        let pool = rayon::ThreadPoolBuilder::new()
+            .num_threads(threads)
+            .build()
+            .unwrap();
+        pool.install(|| {
+            let read = read_seekable_for(
+                Cursor::new(&bytes),
+                profkit_xplane::ReadOptions::default(),
+                parts,
+            )
+            .unwrap();
+            build_for(vec![read], &["host"], parts).encode()
+        })
+    };
+    for tool in ["framework_op_stats", "overview_page"] {
+        let parts = Parts::for_tool(tool);
+        let one = built(1, parts);
+        assert!(
+            one == built(3, parts),
+            "{tool}: the OpStats on three threads are not the ones on one thread"
+        );
+    }
 }
