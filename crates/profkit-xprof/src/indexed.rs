@@ -593,17 +593,8 @@ impl IndexedPlane {
 
     /// Line number `line`'s own fields (no events) and its events, in order.
     pub(crate) fn line(&self, line: usize) -> Option<(&XLine, LineEvents<'_>)> {
-        let fields = self.shadow.lines.get(line)?;
-        let slots = self.lines.get(line)?;
-        Some((
-            fields,
-            LineEvents {
-                plane: self,
-                slots: slots.iter(),
-                timestamp_ns: fields.timestamp_ns,
-                bytes: self.line_bytes(line),
-            },
-        ))
+        let (bytes, base) = self.line_bytes(line);
+        self.line_in(line, bytes, base)
     }
 
     /// Every line with its events, in order.
