@@ -129,7 +129,7 @@ pub(crate) fn preprocess_space(
     derived_timelines: bool,
     host_marks_aside: bool,
 ) -> SpaceFacts {
-    preprocess_space_indexed(space, derived_timelines, host_marks_aside, None)
+    preprocess_space_indexed(space, derived_timelines, host_marks_aside, None, true)
 }
 
 /// [`preprocess_space`] of a space whose plane number `host.0` (the host threads', its marks
@@ -141,6 +141,7 @@ pub(crate) fn preprocess_space_indexed(
     derived_timelines: bool,
     host_marks_aside: bool,
     mut host: Option<(usize, &mut crate::indexed::IndexedPlane)>,
+    lines_on_pool: bool,
 ) -> SpaceFacts {
     // Whether the space is preprocessed at all, from the planes' names alone.
     let mut probe = SpaceFacts::default();
@@ -151,7 +152,10 @@ pub(crate) fn preprocess_space_indexed(
             plane.stat_metadata.values().map(|m| m.name.as_str()),
         );
     }
-    let mut facts = SpaceFacts::default();
+    let mut facts = SpaceFacts {
+        sequential_intake: !lines_on_pool,
+        ..SpaceFacts::default()
+    };
     let regions_in: Vec<bool> = if probe.preprocesses() {
         // The regions go in as the facts take each plane in (no copy of the plane), and are
         // not added again below.

@@ -205,7 +205,8 @@ fn op_stats(path: &Path, host: &str) -> Result<profkit_xprof::op_stats::OpStatsB
         tf_functions: false,
         ..profkit_xprof::op_stats::Parts::ALL
     };
-    let space = crate::xprof::read_for(input, parts)?;
+    // Its peak is while the host plane's lines are grouped: one after the other, the least.
+    let space = crate::xprof::read_for_on(input, parts, false)?;
     Ok(profkit_xprof::op_stats::build_for(
         vec![space],
         &[host],

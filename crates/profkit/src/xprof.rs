@@ -76,6 +76,16 @@ fn read_op_stats_spaces(
 /// The planes of an input that these parts of OpStats read, its host threads' plane indexed; a
 /// plain file is read so that its bytes can be read again (see `op_stats::read_seekable_for`).
 pub(crate) fn read_for(input: Input, parts: Parts) -> Result<OpStatsSpace, Failure> {
+    read_for_on(input, parts, true)
+}
+
+/// [`read_for`], the host threads' lines grouped on the pool's threads or not (see
+/// `op_stats::read_seekable_for_on`).
+pub(crate) fn read_for_on(
+    input: Input,
+    parts: Parts,
+    lines_on_pool: bool,
+) -> Result<OpStatsSpace, Failure> {
     let options = profkit_xplane::ReadOptions::default();
     let bad = |e: profkit_xplane::Error| Failure::BadInput(format!("{}: {e}", input.name));
     let file = input
@@ -85,10 +95,11 @@ pub(crate) fn read_for(input: Input, parts: Parts) -> Result<OpStatsSpace, Failu
         .filter(|p| p.as_os_str() != "-" && p.is_file())
         .and_then(|p| std::fs::File::open(p).ok());
     match file {
-        Some(file) => op_stats::read_seekable_for(
+        Some(file) => op_stats::read_seekable_for_on(
             std::io::BufReader::with_capacity(1 << 16, file),
             options,
             parts,
+            lines_on_pool,
         )
         .map_err(bad),
         None => op_stats::read_for(input.reader, options, parts).map_err(bad),

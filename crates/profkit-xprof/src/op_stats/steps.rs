@@ -194,19 +194,22 @@ fn host_line_step_events<'a>(
 
 /// `ConvertHostThreadsXPlaneToStepEvents`: every line's step events, united.
 pub fn host_step_events(plane: &XPlane, device_steps: Option<&StepEvents>) -> StepEvents {
-    host_step_events_marked(&IndexedPlane::of_owned(plane), device_steps, None)
+    host_step_events_marked(&IndexedPlane::of_owned(plane), device_steps, None, true)
 }
 
 /// [`host_step_events`] of an indexed plane, with its grouping marks when they are kept beside
-/// it.
+/// it; its threads on the pool's threads when `lines_on_pool` allows it.
 fn host_step_events_marked<'a>(
     plane: &'a IndexedPlane,
     device_steps: Option<&StepEvents>,
     marks: Option<&HostMarks<'a>>,
+    lines_on_pool: bool,
 ) -> StepEvents {
-    // The threads on the pool's threads when the plane is big (as its op metrics are).
-    let parallel = (super::host::PARALLEL_EVENTS..super::host::SEQUENTIAL_EVENTS)
-        .contains(&plane.event_count())
+    // The threads on the pool's threads when the plane is big (as its op metrics are), unless
+    // asked for in turn.
+    let parallel = lines_on_pool
+        && (super::host::PARALLEL_EVENTS..super::host::SEQUENTIAL_EVENTS)
+            .contains(&plane.event_count())
         && plane.line_count() > 1;
     host_step_events_on(plane, device_steps, marks, parallel)
 }
@@ -563,10 +566,12 @@ pub fn hostname(space: &XSpace) -> &str {
 /// one preprocessed space: `step_db`, the device op metrics' `precision_stats`, the
 /// `core_id_to_details` (on GPU and CPU-only hosts core 1 with the host name; on TPU hosts each
 /// device plane's `core_details` stat), and on TPU hosts `hlo_metrics_db_complete_steps_only`.
+/// The host threads' steps are found on the pool's threads when `lines_on_pool` allows it.
 pub(crate) fn fill<'a>(
     space: &'a XSpace,
     host_plane: Option<&'a IndexedPlane>,
     host_marks: Option<&HostMarks<'a>>,
+    lines_on_pool: bool,
     stats: &mut OpStats,
     missing: &mut Vec<String>,
 ) {
@@ -615,7 +620,9 @@ pub(crate) fn fill<'a>(
     let has_device = !device_planes.is_empty();
     // A GPU host's steps are its devices': its host steps would go unread.
     let mut host_steps = match host_plane {
-        Some(p) if is_tpu || !has_device => Some(host_step_events_marked(p, None, host_marks)),
+        Some(p) if is_tpu || !has_device => {
+            Some(host_step_events_marked(p, None, host_marks, lines_on_pool))
+        }
         _ => None,
     };
     if !has_device {
