@@ -34,8 +34,8 @@
 //! (8 bytes per link), its group (4 bytes) and the searches' marks (a bit); from the first pass
 //! to the second only the groups and the marks (a byte per node, and the step names) stay.
 //!
-//! A plane split by line (read from a file for OpStats) of 50,000 to 4 million events has its
-//! lines taken in on the pool's threads, each into a part numbered as the whole would number it, the parts
+//! A plane split by line (read from a file for OpStats, unless the lines are asked for in turn)
+//! of 50,000 to 4 million events has its lines taken in on the pool's threads, each into a part numbered as the whole would number it, the parts
 //! joined in line order as each one's turn comes and each line's bytes let go of once its part is
 //! made: the same forest as taken in line after line (a test compares both), for a little more
 //! memory while the parts in flight wait (about 2 MB on a 14 MB profile).
