@@ -432,28 +432,17 @@ pub(crate) fn host_op_metrics_db_marked(
     // either way.
     let lines = plane.line_count();
     let events = plane.event_count();
-    let dbs: Vec<OpMetricsDb> =
-        if (PARALLEL_EVENTS..SEQUENTIAL_EVENTS).contains(&events) && lines > 1 {
-            (0..lines).into_par_iter().map(db_of).collect()
-        } else {
-            (0..lines).map(db_of).collect()
-        };
+    let dbs: Vec<OpMetricsDb> = if crate::indexed::LINES_ON_POOL.contains(&events) && lines > 1 {
+        (0..lines).into_par_iter().map(db_of).collect()
+    } else {
+        (0..lines).map(db_of).collect()
+    };
     let mut combined = DbBuilder::default();
     for db in &dbs {
         combined.combine(db, false);
     }
     combined.db
 }
-
-/// The events from which the threads' databases are built in parallel.
-pub(super) const PARALLEL_EVENTS: usize = 50_000;
-
-/// The events from which the threads' databases are built one after the other again (about a
-/// 100 MB profile): a thread's op begins and ends (16 bytes each, two an op event, sorted at once)
-/// of two big threads at a time are too much beside the plane's bytes and index (on a 1 GB
-/// profile whose two busiest threads hold 87% of the events, 440 MB: 1,991 MiB at the peak
-/// instead of 1,824, for 3.4 s of the command's 21 s).
-pub(super) const SEQUENTIAL_EVENTS: usize = 4_000_000;
 
 #[cfg(test)]
 mod tests {

@@ -208,8 +208,7 @@ fn host_step_events_marked<'a>(
     // The threads on the pool's threads when the plane is big (as its op metrics are), unless
     // asked for in turn.
     let parallel = lines_on_pool
-        && (super::host::PARALLEL_EVENTS..super::host::SEQUENTIAL_EVENTS)
-            .contains(&plane.event_count())
+        && crate::indexed::LINES_ON_POOL.contains(&plane.event_count())
         && plane.line_count() > 1;
     host_step_events_on(plane, device_steps, marks, parallel)
 }

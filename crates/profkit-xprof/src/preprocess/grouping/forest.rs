@@ -35,9 +35,9 @@
 //! to the second only the groups and the marks (a byte per node, and the step names) stay.
 //!
 //! A plane split by line (read from a file for OpStats, unless the lines are asked for in turn)
-//! of 50,000 to 4 million events has its lines taken in on the pool's threads, each into a part numbered as the whole would number it, the parts
-//! joined in line order as each one's turn comes and each line's bytes let go of once its part is
-//! made: the same forest as taken in line after line (a test compares both), for a little more
+//! of 50,000 to 4 million events has its lines taken in on the pool's threads, each into a part
+//! numbered as the whole would number it, the parts joined in line order as each one's turn comes
+//! and each line's bytes let go of once its part is made: the same forest as taken in line after line (a test compares both), for a little more
 //! memory while the parts in flight wait (about 2 MB on a 14 MB profile).
 
 use std::collections::BTreeMap;
@@ -64,11 +64,6 @@ pub(crate) use groups::{LaunchStats, Mark, Marks};
 use node_map::NodeMap;
 
 const NONE: u32 = u32::MAX;
-/// The events of a plane from which its lines are taken in on the pool's threads, and up to
-/// which (about a 100 MB profile), so that the parts do not hold much beside the plane's bytes;
-/// as the host op metrics do.
-const PARALLEL_EVENTS: usize = 50_000;
-const SEQUENTIAL_EVENTS: usize = 4_000_000;
 
 /// `ConnectContextGroups` skips a context with this many producers and consumers.
 const MAX_CONTEXT_FANOUT: usize = 64;
@@ -569,7 +564,7 @@ impl Forest {
         }
         let events = plane.event_count();
         let parallel = allow_parallel
-            && (PARALLEL_EVENTS..SEQUENTIAL_EVENTS).contains(&events)
+            && crate::indexed::LINES_ON_POOL.contains(&events)
             && plane.line_count() > 1
             && rayon::current_num_threads() > 1;
         self.add_lines_releasing(index, plane, parallel);
